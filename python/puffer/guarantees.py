@@ -1,0 +1,350 @@
+"""Privacy guarantee objects and the conversions between them (spec 000 §1.2–1.4, §2.1).
+
+All objects are frozen, hashable, comparable with ``==`` and JSON-serialisable through
+``to_dict`` / ``from_dict``. Each carries a :class:`Provenance` saying which mechanism and
+theorem produced it, the sensitivity and where it was attained, the noise, and a digest of
+the framework. Provenance does not take part in ``==``.
+
+Conversions (all rounded upward, so a reported epsilon is never below the true bound):
+
+* ``RPP.to_pp(delta)``: Prop 2.2, (alpha, eps)-RPP => (eps + log(1/delta)/(alpha-1), delta)-PP.
+* ``RPPCurve.to_pp(delta)``: the same minimised over the listed orders and, when the curve
+  was built from a function (``RPPCurve.from_function``), refined continuously between grid
+  points (any alpha > 1 gives a valid bound, so the optimiser's accuracy never affects
+  soundness, only tightness).
+* ``ApproxRPP.to_pp(delta)``: Prop 4.1, (alpha, eps, d)-approximate RPP =>
+  (eps + log(1/d)/(alpha-1), 2d)-PP. ``delta`` is the PP delta wanted, >= 2 * self.delta; the
+  approximate-RPP delta used is delta/2 (an (alpha, eps, d)-approximate RPP mechanism is also
+  (alpha, eps, d')-approximate RPP for every d' >= d, events with P >= 1 - d having P >= 1 - d').
+
+``PP`` places delta on point probabilities as in the paper's proofs (spec 000 §1.2 [!]); for
+delta = 0 this coincides with the usual set-based definition.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from . import _validate as V
+from .errors import ParameterError
+
+__all__ = ["Provenance", "PP", "RPP", "RPPCurve", "ApproxRPP", "default_orders", "round_up"]
+
+
+def round_up(x: float, ulps: int = 4) -> float:
+    """x moved up by a few ulps: covers the rounding of a short float formula (each step
+    <= 1 ulp), so the result is an upper bound on the exact value."""
+    if not math.isfinite(x):
+        return x
+    for _ in range(ulps):
+        x = math.nextafter(x, math.inf)
+    return x
+
+
+def default_orders() -> np.ndarray:
+    """The 156 Renyi orders of Google's dp_accounting: 1 + x/10 for x = 1..99, the integers
+    11..63, and 128, 256, 512, 1024 (shared/anchors)."""
+    grid = [1.0 + x / 10.0 for x in range(1, 100)] + [float(k) for k in range(11, 64)] + [128.0, 256.0, 512.0, 1024.0]
+    return np.array(grid, dtype=np.float64)
+
+
+def _log_term(alpha: float, delta: float) -> float:
+    """log(1/delta)/(alpha - 1), the Prop 2.2 penalty; 0 for alpha = inf."""
+    if math.isinf(alpha):
+        return 0.0
+    return -math.log(delta) / (alpha - 1.0)
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a guarantee came from.
+
+    mechanism, theorem: names (e.g. ``"GeneralWasserstein"``, ``"spec 000 Cor 3.1"``).
+    sensitivity: the sensitivity used (None if not applicable); witness: where it was attained
+    (e.g. ``{"theta": 3, "pair": ["X_1=0", "X_1=1"]}``); noise: a description of the noise law;
+    framework: a digest of the framework; notes: free text.
+    """
+
+    mechanism: str = ""
+    theorem: str = ""
+    sensitivity: float | None = None
+    witness: Any = None
+    noise: Any = None
+    framework: str | None = None
+    notes: str = ""
+
+    def to_dict(self) -> dict:
+        return {
+            "mechanism": self.mechanism, "theorem": self.theorem, "sensitivity": self.sensitivity,
+            "witness": self.witness, "noise": self.noise, "framework": self.framework,
+            "notes": self.notes,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict | None) -> "Provenance | None":
+        return None if d is None else cls(**d)
+
+    def __hash__(self) -> int:
+        return hash((self.mechanism, self.theorem, self.sensitivity, self.framework))
+
+
+def _prov(p: Any) -> Provenance | None:
+    if p is None or isinstance(p, Provenance):
+        return p
+    if isinstance(p, dict):
+        return Provenance(**p)
+    raise ParameterError("provenance", p, "a Provenance, a dict or None")
+
+
+def _num(x: float) -> Any:
+    """JSON-safe float (inf as the string 'inf')."""
+    return "inf" if x == math.inf else x
+
+
+def _unnum(x: Any) -> float:
+    return math.inf if x == "inf" else float(x)
+
+
+class _Guarantee:
+    """Shared JSON helpers; each guarantee class defines to_dict / from_dict."""
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict())
+
+    @classmethod
+    def from_json(cls, s: str):
+        return cls.from_dict(json.loads(s))
+
+
+@dataclass(frozen=True)
+class PP(_Guarantee):
+    """(eps, delta)-Pufferfish privacy (spec 000 §1.2). delta = 0 is pure eps-PP.
+
+    >>> PP(1.0, 1e-6)
+    PP(eps=1.0, delta=1e-06)
+    """
+
+    eps: float
+    delta: float = 0.0
+    provenance: Provenance | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "eps", V.nonneg("eps", self.eps, allow_inf=True))
+        object.__setattr__(self, "delta", V.delta("delta", self.delta))
+        object.__setattr__(self, "provenance", _prov(self.provenance))
+
+    def implies(self, other: "PP") -> bool:
+        """True if this guarantee is at least as strong as ``other``."""
+        return self.eps <= other.eps and self.delta <= other.delta
+
+    def to_dict(self) -> dict:
+        return {"type": "PP", "eps": _num(self.eps), "delta": self.delta,
+                "provenance": None if self.provenance is None else self.provenance.to_dict()}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "PP":
+        return cls(_unnum(d["eps"]), d.get("delta", 0.0), Provenance.from_dict(d.get("provenance")))
+
+
+@dataclass(frozen=True)
+class RPP(_Guarantee):
+    """(alpha, eps)-Renyi Pufferfish privacy (spec 000 §1.3); alpha = inf is eps-PP.
+
+    >>> round(RPP(2.0, 0.5).to_pp(1e-5).eps, 9)  # 0.5 + log(1e5)/(2 - 1), rounded up
+    12.012925465
+    """
+
+    alpha: float
+    eps: float
+    provenance: Provenance | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "alpha", V.alpha("alpha", self.alpha))
+        object.__setattr__(self, "eps", V.nonneg("eps", self.eps, allow_inf=True))
+        object.__setattr__(self, "provenance", _prov(self.provenance))
+
+    def to_pp(self, delta: float) -> PP:
+        """Prop 2.2: (alpha, eps)-RPP => (eps + log(1/delta)/(alpha - 1), delta)-PP, delta in (0, 1).
+        For alpha = inf, delta = 0 is allowed and the result is eps-PP."""
+        if math.isinf(self.alpha):
+            delta = V.delta("delta", delta)
+            return PP(self.eps, delta, self.provenance)
+        delta = V.delta_open("delta", delta)
+        return PP(round_up(self.eps + _log_term(self.alpha, delta)), delta, self.provenance)
+
+    def to_dict(self) -> dict:
+        return {"type": "RPP", "alpha": _num(self.alpha), "eps": _num(self.eps),
+                "provenance": None if self.provenance is None else self.provenance.to_dict()}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "RPP":
+        return cls(_unnum(d["alpha"]), _unnum(d["eps"]), Provenance.from_dict(d.get("provenance")))
+
+
+@dataclass(frozen=True)
+class ApproxRPP(_Guarantee):
+    """(alpha, eps, delta)-approximate RPP (spec 000 §1.4, Def 4.1)."""
+
+    alpha: float
+    eps: float
+    delta: float
+    provenance: Provenance | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "alpha", V.alpha("alpha", self.alpha))
+        object.__setattr__(self, "eps", V.nonneg("eps", self.eps, allow_inf=True))
+        object.__setattr__(self, "delta", V.delta("delta", self.delta))
+        object.__setattr__(self, "provenance", _prov(self.provenance))
+
+    def to_pp(self, delta: float | None = None) -> PP:
+        """Prop 4.1 (the 2-delta rule): => (eps + log(2/delta)/(alpha - 1), delta)-PP, where
+        ``delta`` (default ``2 * self.delta``) is the PP delta wanted and must be >= 2 * self.delta.
+        For alpha = inf (Prop C.1) the result is (eps, self.delta)-PP."""
+        if math.isinf(self.alpha):
+            if delta is None:
+                delta = self.delta
+            delta = V.delta("delta", delta)
+            if delta < self.delta:
+                raise ParameterError("delta", delta, f"a PP delta >= {self.delta} (Prop C.1)")
+            return PP(self.eps, delta, self.provenance)
+        if delta is None:
+            delta = 2.0 * self.delta
+        delta = V.delta_open("delta", delta)
+        if delta < 2.0 * self.delta:
+            raise ParameterError("delta", delta,
+                                 f"a PP delta >= 2 * self.delta = {2.0 * self.delta} (Prop 4.1)")
+        # log(1/(delta/2)) computed as log(2) - log(delta): both terms rounded, covered by round_up.
+        eps = self.eps + (math.log(2.0) - math.log(delta)) / (self.alpha - 1.0)
+        return PP(round_up(eps, 6), delta, self.provenance)
+
+    def to_dict(self) -> dict:
+        return {"type": "ApproxRPP", "alpha": _num(self.alpha), "eps": _num(self.eps),
+                "delta": self.delta,
+                "provenance": None if self.provenance is None else self.provenance.to_dict()}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "ApproxRPP":
+        return cls(_unnum(d["alpha"]), _unnum(d["eps"]), d["delta"], Provenance.from_dict(d.get("provenance")))
+
+
+@dataclass(frozen=True, eq=False)
+class RPPCurve(_Guarantee):
+    """(alpha, eps(alpha))-RPP at every listed order (spec 000 §2.1 item 3 [G]).
+
+    ``alphas`` strictly increasing, each > 1 (inf allowed as the last); ``eps`` >= 0, same length
+    (inf allowed: no guarantee at that order). Build from a certified function with
+    :meth:`from_function` to let ``to_pp`` refine between grid points.
+
+    >>> c = RPPCurve.from_function(lambda a: a * 0.5, [2.0, 4.0, 8.0])  # Gaussian, Delta/sigma = 1
+    >>> round(c.to_pp(1e-5).eps, 6)  # closed form c + 2 sqrt(c log(1/delta)), c = 0.5
+    5.298317
+    """
+
+    alphas: tuple
+    eps: tuple
+    provenance: Provenance | None = field(default=None, repr=False)
+    fn: Callable[[float], float] | None = field(default=None, repr=False)
+
+    def __post_init__(self):
+        a = V.float_array("alphas", self.alphas, ndim=1, finite=False)
+        e = V.float_array("eps", self.eps, ndim=1, finite=False)
+        if a.shape != e.shape:
+            raise ParameterError("eps", f"length {e.shape[0]}", f"one eps per order ({a.shape[0]} orders)")
+        for i, x in enumerate(a):
+            V.alpha(f"alphas[{i}]", x)
+        if (e < 0).any():
+            raise ParameterError("eps", f"{e[np.argmax(e < 0)]!r}", "eps >= 0 at every order")
+        if a.size > 1 and not (np.diff(a) > 0).all():
+            raise ParameterError("alphas", self.alphas, "strictly increasing orders")
+        if self.fn is not None and not callable(self.fn):
+            raise ParameterError("fn", self.fn, "a callable alpha -> eps or None")
+        object.__setattr__(self, "alphas", tuple(float(x) for x in a))
+        object.__setattr__(self, "eps", tuple(float(x) for x in e))
+        object.__setattr__(self, "provenance", _prov(self.provenance))
+
+    @classmethod
+    def from_function(cls, fn: Callable[[float], float], alphas: Sequence[float] | None = None,
+                      provenance: Provenance | None = None) -> "RPPCurve":
+        """Curve from a function alpha -> eps that is a valid RPP bound at *every* alpha > 1
+        (e.g. a GWM epsilon(alpha)); evaluated on ``alphas`` (default: :func:`default_orders`)."""
+        grid = default_orders() if alphas is None else alphas
+        vals = [float(fn(float(x))) for x in grid]
+        return cls(tuple(grid), tuple(vals), provenance, fn)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RPPCurve):
+            return NotImplemented
+        return self.alphas == other.alphas and self.eps == other.eps
+
+    def __hash__(self) -> int:
+        return hash((self.alphas, self.eps))
+
+    def __len__(self) -> int:
+        return len(self.alphas)
+
+    def at(self, alpha: float) -> RPP:
+        """The RPP guarantee at a listed order (or any order if built from a function)."""
+        alpha = V.alpha("alpha", alpha)
+        if alpha in self.alphas:
+            return RPP(alpha, self.eps[self.alphas.index(alpha)], self.provenance)
+        if self.fn is not None:
+            return RPP(alpha, float(self.fn(alpha)), self.provenance)
+        raise ParameterError("alpha", alpha, f"one of the curve's {len(self.alphas)} orders")
+
+    def _objective(self, alpha: float, log_inv_delta: float, eps: float | None = None) -> float:
+        e = float(self.fn(alpha)) if eps is None else eps
+        if math.isnan(e) or e < 0:
+            raise ParameterError("fn", f"eps({alpha}) = {e}", "a certified eps >= 0")
+        if math.isinf(alpha):
+            return e
+        return round_up(e + log_inv_delta / (alpha - 1.0))
+
+    def to_pp(self, delta: float) -> PP:
+        """The smallest eps' over orders with eps' = eps(alpha) + log(1/delta)/(alpha - 1)."""
+        delta = V.delta_open("delta", delta)
+        L = -math.log(delta)
+        vals = [self._objective(a, L, e) for a, e in zip(self.alphas, self.eps)]
+        k = int(np.argmin(vals))
+        best_a, best = self.alphas[k], vals[k]
+        if self.fn is not None and len(self.alphas) > 1 and math.isfinite(best):
+            # Golden-section search in t = log(alpha - 1) between the neighbouring grid points.
+            finite = [a for a in self.alphas if math.isfinite(a)]
+            kk = finite.index(best_a) if best_a in finite else len(finite) - 1
+            lo = math.log(finite[max(kk - 1, 0)] - 1.0)
+            hi = math.log(finite[min(kk + 1, len(finite) - 1)] - 1.0)
+            g = (math.sqrt(5.0) - 1.0) / 2.0
+            f = lambda t: self._objective(1.0 + math.exp(t), L)  # noqa: E731
+            c, d = hi - g * (hi - lo), lo + g * (hi - lo)
+            fc, fd = f(c), f(d)
+            for _ in range(60):
+                if fc <= fd:
+                    hi, d, fd = d, c, fc
+                    c = hi - g * (hi - lo)
+                    fc = f(c)
+                else:
+                    lo, c, fc = c, d, fd
+                    d = lo + g * (hi - lo)
+                    fd = f(d)
+                if hi - lo < 1e-10:
+                    break
+            for t, v in ((c, fc), (d, fd)):
+                if v < best:
+                    best, best_a = v, 1.0 + math.exp(t)
+        prov = self.provenance
+        if prov is not None:
+            prov = Provenance(**{**prov.to_dict(), "notes": (prov.notes + f" RPP->PP at alpha={best_a!r}").strip()})
+        return PP(best, delta, prov)
+
+    def to_dict(self) -> dict:
+        return {"type": "RPPCurve", "alphas": [_num(a) for a in self.alphas],
+                "eps": [_num(e) for e in self.eps],
+                "provenance": None if self.provenance is None else self.provenance.to_dict()}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "RPPCurve":
+        return cls(tuple(_unnum(a) for a in d["alphas"]), tuple(_unnum(e) for e in d["eps"]),
+                   Provenance.from_dict(d.get("provenance")))

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Idempotent set-up from nothing on Debian (root): system packages, a virtual environment in
+# .venv, and puffer built and installed into it with its test and bench extras.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PKGS="g++ cmake libhwy-dev libboost-dev libbenchmark-dev"
+missing=""
+for p in $APT_PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+python3 -c 'import sysconfig,os,sys; sys.exit(0 if os.path.exists(os.path.join(sysconfig.get_paths()["include"],"Python.h")) else 1)' \
+  || missing="$missing python3-dev"
+python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing="$missing python3-venv"
+if [ -n "$missing" ]; then
+  echo "setup: apt-get install$missing"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq $missing >/dev/null
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  python3 -m venv .venv
+fi
+PY=.venv/bin/python
+# Build tools first: the project is installed without build isolation so that the CMake
+# build directory (build/) is reused and re-runs rebuild only what changed.
+$PY -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
+$PY -m pip install -q --disable-pip-version-check "scikit-build-core>=0.10" "pybind11>=2.12" "numpy>=1.24"
+$PY -m pip install -q --disable-pip-version-check --no-build-isolation ".[test,bench]"
