@@ -1,0 +1,143 @@
+"""Guarantee objects: validation with exact exception types, serialisation, and the RPP->PP
+conversions (spec 000 §2.1) against hand-computed values."""
+import json
+import math
+
+import numpy as np
+import pytest
+
+import puffer
+from puffer import PP, RPP, ApproxRPP, ParameterError, ParameterTypeError, Provenance, RPPCurve
+
+
+def test_rpp_to_pp_prop_2_2_hand_values():
+    # (2, 0.5)-RPP, delta = 1e-5: 0.5 + log(1e5)/1 = 12.012925464970229 (hand: 5*ln 10 = 11.51292546497023)
+    g = RPP(2.0, 0.5).to_pp(1e-5)
+    exact = 0.5 + 5 * math.log(10)
+    assert g.delta == 1e-5
+    assert exact <= g.eps <= exact * (1 + 1e-14)
+    # (11, 1)-RPP, delta = e^-10: 1 + 10/10 = 2
+    g2 = RPP(11.0, 1.0).to_pp(math.exp(-10))
+    assert 2.0 <= g2.eps <= 2.0 + 1e-14
+    # alpha = inf is pure PP
+    assert RPP(math.inf, 0.7).to_pp(0.0) == PP(0.7, 0.0)
+
+
+def test_conversions_never_round_down():
+    import mpmath
+
+    mpmath.mp.dps = 40
+    rng = np.random.default_rng(1)
+    for _ in range(2000):
+        a = 1.0 + 10 ** rng.uniform(-3, 3)
+        e = rng.uniform(0, 5)
+        d = 10 ** rng.uniform(-12, -0.1)
+        # exact value of eps + log(1/d)/(a - 1) for the same double inputs, at 40 digits
+        exact = mpmath.mpf(e) + mpmath.log(1 / mpmath.mpf(d)) / (mpmath.mpf(a) - 1)
+        assert RPP(a, e).to_pp(d).eps >= exact
+
+
+def test_approx_rpp_two_delta_rule():
+    # Prop 4.1: (alpha, eps, d)-approx RPP => (eps + log(1/d)/(alpha-1), 2d)-PP
+    g = ApproxRPP(3.0, 0.2, 1e-6).to_pp()
+    assert g.delta == 2e-6
+    exact = 0.2 + math.log(1e6) / 2
+    assert exact <= g.eps <= exact * (1 + 1e-14)
+    # asking for a larger PP delta uses d' = delta/2 >= d
+    g2 = ApproxRPP(3.0, 0.2, 1e-6).to_pp(1e-4)
+    exact2 = 0.2 + math.log(2e4) / 2
+    assert g2.delta == 1e-4 and exact2 <= g2.eps <= exact2 * (1 + 1e-14)
+    with pytest.raises(ParameterError, match="'delta'"):
+        ApproxRPP(3.0, 0.2, 1e-6).to_pp(1e-6)  # below 2 * 1e-6
+    # Prop C.1: alpha = inf gives (eps, delta)-PP
+    assert ApproxRPP(math.inf, 0.3, 1e-6).to_pp() == PP(0.3, 1e-6)
+
+
+def test_curve_grid_and_continuous_refinement_gaussian_closed_form():
+    # Gaussian GWM: eps(alpha) = alpha c; the optimum over all alpha > 1 is c + 2 sqrt(c log(1/delta))
+    c, delta = 0.5, 1e-5
+    closed = c + 2 * math.sqrt(c * math.log(1 / delta))
+    grid_only = RPPCurve(tuple(puffer.default_orders()), tuple(a * c for a in puffer.default_orders()))
+    refined = RPPCurve.from_function(lambda a: a * c)
+    g_grid, g_ref = grid_only.to_pp(delta), refined.to_pp(delta)
+    assert g_ref.eps >= closed and g_grid.eps >= closed
+    assert g_ref.eps <= closed * (1 + 1e-9)           # continuous refinement reaches the optimum
+    assert g_grid.eps > g_ref.eps                      # alpha* = 1 + sqrt(2 log 1e5) = 5.798 is off-grid
+    # hand value at the best grid point alpha = 5.8: 2.9 + log(1e5)/4.8
+    assert math.isclose(g_grid.eps, 2.9 + math.log(1e5) / 4.8, rel_tol=1e-14)
+
+
+def test_default_orders_are_dp_accounting_grid():
+    o = puffer.default_orders()
+    assert len(o) == 156
+    assert o[0] == 1.1 and o[98] == 10.9 and o[99] == 11.0 and o[151] == 63.0
+    assert o[-4:].tolist() == [128.0, 256.0, 512.0, 1024.0]
+    assert (np.diff(o) > 0).all()
+
+
+def test_curve_at_and_validation():
+    c = RPPCurve((2.0, 4.0, math.inf), (0.5, 1.0, 3.0))
+    assert c.at(4.0) == RPP(4.0, 1.0)
+    with pytest.raises(ParameterError, match="'alpha'"):
+        c.at(3.0)
+    # orders 2 and 4 give 0.5 + 6.9078 and 1 + 2.3026; the pure-PP order gives 3.0, the minimum
+    assert c.to_pp(1e-3).eps == 3.0
+    with pytest.raises(ParameterError, match="alphas"):
+        RPPCurve((4.0, 2.0), (1.0, 0.5))
+    with pytest.raises(ParameterError, match="'eps'"):
+        RPPCurve((2.0, 4.0), (1.0,))
+    with pytest.raises(ParameterError, match="alphas"):
+        RPPCurve((1.0, 2.0), (1.0, 1.0))
+    with pytest.raises(ParameterError, match="'eps'"):
+        RPPCurve((2.0,), (-1.0,))
+    with pytest.raises(ParameterError, match="'eps'"):
+        RPPCurve((2.0,), (np.nan,))
+
+
+@pytest.mark.parametrize(
+    "make, param, exc",
+    [
+        (lambda: RPP(1.0, 0.5), "alpha", ParameterError),
+        (lambda: RPP(0.5, 0.5), "alpha", ParameterError),
+        (lambda: RPP(np.nan, 0.5), "alpha", ParameterError),
+        (lambda: RPP(2.0, -0.1), "eps", ParameterError),
+        (lambda: RPP(2.0, np.nan), "eps", ParameterError),
+        (lambda: RPP("2", 0.5), "alpha", ParameterTypeError),
+        (lambda: PP(-1.0), "eps", ParameterError),
+        (lambda: PP(1.0, 1.0), "delta", ParameterError),
+        (lambda: PP(1.0, -0.1), "delta", ParameterError),
+        (lambda: PP(1.0, np.nan), "delta", ParameterError),
+        (lambda: PP(True), "eps", ParameterTypeError),
+        (lambda: ApproxRPP(2.0, 1.0, 1.0), "delta", ParameterError),
+        (lambda: ApproxRPP(1.0, 1.0, 0.1), "alpha", ParameterError),
+        (lambda: RPP(2.0, 0.5).to_pp(0.0), "delta", ParameterError),
+        (lambda: RPP(2.0, 0.5).to_pp(1.0), "delta", ParameterError),
+        (lambda: RPPCurve((2.0,), (1.0,)).to_pp(np.nan), "delta", ParameterError),
+        (lambda: PP(1.0, provenance=3), "provenance", ParameterError),
+    ],
+)
+def test_rejections(make, param, exc):
+    with pytest.raises(exc) as info:
+        make()
+    assert info.value.param == param
+    assert f"'{param}'" in str(info.value)
+
+
+def test_frozen_comparable_hashable():
+    a, b = PP(1.0, 1e-6), PP(1.0, 1e-6, Provenance("X"))
+    assert a == b and hash(a) == hash(b)   # provenance does not take part in ==
+    assert PP(0.5).implies(PP(1.0, 1e-6)) and not PP(1.0).implies(PP(0.5))
+    with pytest.raises(AttributeError):
+        a.eps = 2.0  # type: ignore[misc]
+
+
+def test_json_round_trip_with_provenance():
+    prov = Provenance("GeneralWasserstein", "spec 000 Cor 3.1", 2.0, {"theta": 3, "pair": ["a", "b"]},
+                      {"family": "Gaussian", "sigma": 1.5}, "sha256:abc")
+    objs = [PP(1.0, 1e-6, prov), RPP(2.0, 0.5, prov), ApproxRPP(3.0, 0.1, 1e-7, prov),
+            RPPCurve((2.0, math.inf), (0.5, math.inf), prov), PP(math.inf)]
+    for g in objs:
+        s = g.to_json()
+        json.loads(s)  # valid JSON (inf encoded as a string)
+        back = type(g).from_json(s)
+        assert back == g and back.provenance == g.provenance
