@@ -1,0 +1,248 @@
+#include "models/markov.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "common/errors.hpp"
+#include "common/parallel.hpp"
+
+namespace puffer::models {
+namespace {
+
+constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+
+// Per-theta workspace: forward F[t][x][s] and backward B[t][x][s], s in [0, R).
+struct Work {
+  std::size_t T, k, R;
+  std::vector<double> F, B, J;
+  double& f(std::size_t t, std::size_t x, std::size_t s) { return F[(t * k + x) * R + s]; }
+  double& b(std::size_t t, std::size_t x, std::size_t s) { return B[(t * k + x) * R + s]; }
+};
+
+// Linear-space pass with per-slice rescaling (valid when nothing can underflow, see header).
+void forward_backward_linear(Work& w, const double* P, const double* init, const std::vector<std::size_t>& dv) {
+  const std::size_t T = w.T, k = w.k, R = w.R;
+  std::fill(w.F.begin(), w.F.end(), 0.0);
+  std::fill(w.B.begin(), w.B.end(), 0.0);
+  for (std::size_t x = 0; x < k; ++x) w.f(0, x, dv[x]) = init[x];
+  for (std::size_t t = 0; t + 1 < T; ++t) {
+    const std::size_t hi = (t + 1) * (R - 1) / T + 1;  // reachable sums after t+1 steps
+    double mx = 0.0;
+    for (std::size_t y = 0; y < k; ++y) {
+      double* dst = &w.f(t + 1, y, 0) + dv[y];
+      for (std::size_t x = 0; x < k; ++x) {
+        const double p = P[x * k + y];
+        if (p == 0.0) continue;
+        const double* src = &w.f(t, x, 0);
+        for (std::size_t s = 0; s < hi && s + dv[y] < R; ++s) dst[s] += p * src[s];
+      }
+    }
+    for (std::size_t y = 0; y < k; ++y)
+      for (std::size_t s = 0; s < R; ++s) mx = std::max(mx, w.f(t + 1, y, s));
+    if (mx > 0.0)
+      for (std::size_t y = 0; y < k; ++y)
+        for (std::size_t s = 0; s < R; ++s) w.f(t + 1, y, s) /= mx;
+  }
+  for (std::size_t x = 0; x < k; ++x) w.b(T - 1, x, 0) = 1.0;
+  for (std::size_t t = T - 1; t-- > 0;) {
+    const std::size_t hi = (T - 1 - t) * (R - 1) / T + 1;  // reachable sums of the remaining steps
+    double mx = 0.0;
+    for (std::size_t x = 0; x < k; ++x) {
+      double* dst = &w.b(t, x, 0);
+      for (std::size_t y = 0; y < k; ++y) {
+        const double p = P[x * k + y];
+        if (p == 0.0) continue;
+        const double* src = &w.b(t + 1, y, 0);
+        for (std::size_t s = 0; s < hi && s + dv[y] < R; ++s) dst[s + dv[y]] += p * src[s];
+      }
+      for (std::size_t s = 0; s < R; ++s) mx = std::max(mx, dst[s]);
+    }
+    if (mx > 0.0)
+      for (std::size_t x = 0; x < k; ++x)
+        for (std::size_t s = 0; s < R; ++s) w.b(t, x, s) /= mx;
+  }
+}
+
+inline double lse(double a, double b) {
+  if (a == kNegInf) return b;
+  if (b == kNegInf) return a;
+  return a > b ? a + std::log1p(std::exp(b - a)) : b + std::log1p(std::exp(a - b));
+}
+
+// Log-space pass: F and B hold log-probabilities (no rescaling needed).
+void forward_backward_log(Work& w, const double* P, const double* init, const std::vector<std::size_t>& dv) {
+  const std::size_t T = w.T, k = w.k, R = w.R;
+  std::fill(w.F.begin(), w.F.end(), kNegInf);
+  std::fill(w.B.begin(), w.B.end(), kNegInf);
+  for (std::size_t x = 0; x < k; ++x)
+    if (init[x] > 0.0) w.f(0, x, dv[x]) = std::log(init[x]);
+  for (std::size_t t = 0; t + 1 < T; ++t)
+    for (std::size_t y = 0; y < k; ++y)
+      for (std::size_t x = 0; x < k; ++x) {
+        const double p = P[x * k + y];
+        if (p == 0.0) continue;
+        const double lp = std::log(p);
+        for (std::size_t s = 0; s + dv[y] < R; ++s) {
+          const double v = w.f(t, x, s);
+          if (v != kNegInf) w.f(t + 1, y, s + dv[y]) = lse(w.f(t + 1, y, s + dv[y]), v + lp);
+        }
+      }
+  for (std::size_t x = 0; x < k; ++x) w.b(T - 1, x, 0) = 0.0;
+  for (std::size_t t = T - 1; t-- > 0;)
+    for (std::size_t x = 0; x < k; ++x)
+      for (std::size_t y = 0; y < k; ++y) {
+        const double p = P[x * k + y];
+        if (p == 0.0) continue;
+        const double lp = std::log(p);
+        for (std::size_t s = 0; s + dv[y] < R; ++s) {
+          const double v = w.b(t + 1, y, s);
+          if (v != kNegInf) w.b(t, x, s + dv[y]) = lse(w.b(t, x, s + dv[y]), v + lp);
+        }
+      }
+}
+
+// True when every reachable entry of every rescaled slice and of every product F*B stays
+// above 1e-300 (relative to the slice maxima): each reachable entry is at least the
+// probability of one path, >= min_init * min_p^(T-1), and slice maxima are <= 1.
+bool linear_is_safe(const double* P, const double* init, std::size_t k, std::size_t T) {
+  double min_p = 1.0, min_init = 1.0;
+  for (std::size_t j = 0; j < k * k; ++j)
+    if (P[j] > 0.0) min_p = std::min(min_p, P[j]);
+  for (std::size_t x = 0; x < k; ++x)
+    if (init[x] > 0.0) min_init = std::min(min_init, init[x]);
+  const double log_floor = std::log(min_init) + 2.0 * static_cast<double>(T) * std::log(min_p);
+  return log_floor > std::log(1e-300);
+}
+
+}  // namespace
+
+void validate(const MarkovChainSpec& spec, double tol) {
+  require(spec.k >= 1 && spec.k <= 64, "k", spec.k, "1 to 64 states");
+  require(spec.T >= 1 && spec.T <= 100000, "T", spec.T, "a chain length in [1, 100000]");
+  require(spec.n_theta >= 1, "n_theta", spec.n_theta, "at least one prior");
+  std::int64_t vmin = spec.values[0], vmax = spec.values[0];
+  for (std::size_t x = 0; x < spec.k; ++x) {
+    vmin = std::min(vmin, spec.values[x]);
+    vmax = std::max(vmax, spec.values[x]);
+  }
+  require(vmax - vmin <= 1000000, "values", vmax - vmin, "a value span <= 1e6");
+  require(static_cast<double>(spec.T) * static_cast<double>(vmax - vmin) <= 5e7, "T * value span",
+          static_cast<double>(spec.T) * static_cast<double>(vmax - vmin), "a sum range <= 5e7");
+  for (std::size_t th = 0; th < spec.n_theta; ++th) {
+    const double* P = spec.trans + th * spec.k * spec.k;
+    const double* pi = spec.init + th * spec.k;
+    double s0 = 0.0;
+    for (std::size_t x = 0; x < spec.k; ++x) {
+      require(std::isfinite(pi[x]) && pi[x] >= 0.0, "init", pi[x], "finite probabilities >= 0");
+      s0 += pi[x];
+      double s = 0.0;
+      for (std::size_t y = 0; y < spec.k; ++y) {
+        const double p = P[x * spec.k + y];
+        require(std::isfinite(p) && p >= 0.0, "transition", p, "finite probabilities >= 0");
+        s += p;
+      }
+      require(std::fabs(s - 1.0) <= tol, "transition row sum", s, "rows summing to 1");
+    }
+    require(std::fabs(s0 - 1.0) <= tol, "init sum", s0, "an initial law summing to 1");
+  }
+}
+
+std::vector<std::uint8_t> sum_laws(const MarkovChainSpec& spec, unsigned threads,
+                                   const std::function<void(std::size_t, std::size_t, std::size_t, const Law&)>& emit) {
+  const std::size_t k = spec.k, T = spec.T;
+  std::int64_t vmin = spec.values[0], vmax = spec.values[0];
+  for (std::size_t x = 0; x < k; ++x) {
+    vmin = std::min(vmin, spec.values[x]);
+    vmax = std::max(vmax, spec.values[x]);
+  }
+  std::vector<std::size_t> dv(k);
+  for (std::size_t x = 0; x < k; ++x) dv[x] = static_cast<std::size_t>(spec.values[x] - vmin);
+  const std::size_t span = static_cast<std::size_t>(vmax - vmin);
+  const std::size_t R = T * span + 1;
+  const double base = static_cast<double>(T) * static_cast<double>(vmin);
+  std::vector<std::uint8_t> used_log(spec.n_theta, 0);
+
+  parallel_for(spec.n_theta, threads, [&](std::size_t th) {
+    thread_local Work w;
+    w.T = T; w.k = k; w.R = R;
+    w.F.assign(T * k * R, 0.0);
+    w.B.assign(T * k * R, 0.0);
+    const double* P = spec.trans + th * k * k;
+    const double* init = spec.init + th * k;
+    const bool lin = linear_is_safe(P, init, k, T);
+    used_log[th] = lin ? 0 : 1;
+    if (lin) forward_backward_linear(w, P, init, dv);
+    else forward_backward_log(w, P, init, dv);
+    Law law;
+    std::vector<double> J(R);
+    std::vector<double> marg(init, init + k), next(k);  // P(X_i = .), by m_{i+1} = m_i P
+    for (std::size_t i = 0; i < T; ++i) {
+      if (i > 0) {
+        std::fill(next.begin(), next.end(), 0.0);
+        for (std::size_t x = 0; x < k; ++x)
+          for (std::size_t y = 0; y < k; ++y) next[y] += marg[x] * P[x * k + y];
+        marg.swap(next);
+      }
+      for (std::size_t a = 0; a < k; ++a) {
+        // J[s] = sum_{s1} F_i[a][s1] * B_i[a][s - s1]   (joint of S and X_i = a, up to a scale)
+        const double* Fa = &w.f(i, a, 0);
+        const double* Ba = &w.b(i, a, 0);
+        std::size_t f_lo = R, f_hi = 0, b_hi = 0;
+        for (std::size_t s = 0; s < R; ++s) {
+          const bool fz = lin ? Fa[s] != 0.0 : Fa[s] != kNegInf;
+          const bool bz = lin ? Ba[s] != 0.0 : Ba[s] != kNegInf;
+          if (fz) { f_lo = std::min(f_lo, s); f_hi = s; }
+          if (bz) b_hi = s;
+        }
+        law.atoms.clear();
+        law.probs.clear();
+        law.secret_prob = 0.0;
+        if (f_lo == R) {  // P(X_i = a) = 0: the secret is impossible under this prior
+          emit(th, i, a, law);
+          continue;
+        }
+        const std::size_t n_out = std::min(R, f_hi + b_hi + 1);
+        if (lin) {
+          std::fill(J.begin(), J.begin() + n_out, 0.0);
+          for (std::size_t s1 = f_lo; s1 <= f_hi; ++s1) {
+            const double fv = Fa[s1];
+            if (fv == 0.0) continue;
+            for (std::size_t s2 = 0; s2 <= b_hi && s1 + s2 < R; ++s2) J[s1 + s2] += fv * Ba[s2];
+          }
+          double tot = 0.0;
+          for (std::size_t s = 0; s < n_out; ++s) tot += J[s];
+          for (std::size_t s = 0; s < n_out; ++s)
+            if (J[s] > 0.0) {
+              law.atoms.push_back(base + static_cast<double>(s));
+              law.probs.push_back(J[s] / tot);
+            }
+        } else {
+          std::fill(J.begin(), J.begin() + n_out, kNegInf);
+          for (std::size_t s1 = f_lo; s1 <= f_hi; ++s1) {
+            const double fv = Fa[s1];
+            if (fv == kNegInf) continue;
+            for (std::size_t s2 = 0; s2 <= b_hi && s1 + s2 < R; ++s2)
+              if (Ba[s2] != kNegInf) J[s1 + s2] = lse(J[s1 + s2], fv + Ba[s2]);
+          }
+          double ltot = kNegInf;
+          for (std::size_t s = 0; s < n_out; ++s) ltot = lse(ltot, J[s]);
+          for (std::size_t s = 0; s < n_out; ++s)
+            if (J[s] != kNegInf) {
+              // An atom whose conditional mass underflows double is still kept (at the
+              // smallest positive double): dropping it could shrink W-infinity.
+              double p = std::exp(J[s] - ltot);
+              if (p == 0.0) p = std::numeric_limits<double>::denorm_min();
+              law.atoms.push_back(base + static_cast<double>(s));
+              law.probs.push_back(p);
+            }
+        }
+        law.secret_prob = marg[a];
+        emit(th, i, a, law);
+      }
+    }
+  });
+  return used_log;
+}
+
+}  // namespace puffer::models

@@ -1,0 +1,45 @@
+// Conditional laws of the sum query S = sum_t v(X_t) over a k-state Markov chain of length T,
+// given the secret X_i = a (Song, Wang, Chaudhuri 2017 setting; spec 000 §4.2 item 1):
+//   P(S = s | X_i = a, theta)  for every prior theta = (transition matrix, initial law),
+// every position i and every state a, by a forward pass, a backward pass and one convolution
+// per (i, a). State values v are integers, so S lives on the integer grid
+// [T * min v, T * max v].
+//
+// Arithmetic: plain doubles with each time slice rescaled to max 1 when no reachable entry can
+// fall below 1e-300 of its slice's maximum (checked a priori from the smallest positive
+// transition / initial probability and T); otherwise the prior is recomputed in log space
+// (log-sum-exp). So an atom of positive probability is never lost to underflow, which would
+// shrink a W-infinity sensitivity (spec 003 §2: naive float gives 84 where the truth is 100).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace puffer::models {
+
+struct MarkovChainSpec {
+  const double* trans;   // n_theta * k * k, row-major, row = from-state (rows sum to 1)
+  const double* init;    // n_theta * k, law of X_1
+  std::size_t n_theta;
+  std::size_t k;
+  const std::int64_t* values;  // k integer state values
+  std::size_t T;
+};
+
+// Validates the spec; throws puffer::InvalidArgument naming the bad entry.
+void validate(const MarkovChainSpec& spec, double tol);
+
+// One conditional law: atoms (integers as doubles, increasing) and masses (> 0, sum 1).
+struct Law {
+  std::vector<double> atoms, probs;
+  double secret_prob = 0.0;  // P(X_i = a | theta); 0 means the secret is impossible
+};
+
+// Calls emit(theta, i, a, law) for every theta, position i in [0, T), state a in [0, k).
+// Priors are processed in parallel (parallel_for over theta); emit must be thread-safe
+// across different theta values. Returns, per theta, whether log space was needed.
+std::vector<std::uint8_t> sum_laws(const MarkovChainSpec& spec, unsigned threads,
+                                   const std::function<void(std::size_t, std::size_t, std::size_t, const Law&)>& emit);
+
+}  // namespace puffer::models

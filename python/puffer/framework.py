@@ -1,0 +1,404 @@
+"""Pufferfish frameworks (S, Q, Theta): secrets, discriminative secret pairs, priors, and the
+conditional query laws mu_i^theta = P(f(X) | s_i, theta) that every sensitivity is built from
+(spec 000 §1.2, §1.10; spec 001 §1.1, §3.6).
+
+A :class:`Framework` holds, for every prior theta and every secret s with P(s | theta) > 0, the
+law of the query output given s. Pairs whose secrets have zero probability under a prior are
+skipped for that prior and listed in :attr:`Framework.skipped`. Pairs are unordered for every
+mechanism puffer implements (W-infinity, W_p, near radius and the Kantorovich theorems are
+symmetric), so (a, b) and (b, a) are merged.
+
+Ways to build one:
+
+* ``Framework(secrets, pairs, priors, query)``: priors are joint pmfs over small datasets
+  (enumeration); secrets are predicates on a dataset; the query maps a dataset to R or R^d.
+* :meth:`Framework.from_conditionals`: the conditional laws directly, per prior and secret.
+* :meth:`Framework.from_joint_counts`: a contingency table of (secret value, query value)
+  counts, e.g. the Adult race x education table of spec 001 §4.5 (exact masses).
+* :mod:`puffer.models`: independent users, the correlated examples of spec 000 and Markov
+  chains (computed in C++).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+
+import numpy as np
+
+from . import _validate as V
+from .dist import DiscreteDist
+from .errors import ParameterError, ParameterTypeError
+
+__all__ = ["Framework", "Sensitivity", "PairRecord"]
+
+
+@dataclass(frozen=True)
+class PairRecord:
+    """One (prior, pair) evaluation of a sensitivity."""
+
+    theta: Hashable
+    pair: tuple
+    value: float
+
+
+@dataclass(frozen=True)
+class Sensitivity:
+    """A sensitivity (max over priors and pairs) with where it was attained.
+
+    ``kind`` names the quantity (``"w_inf"``, ``"w_p"``, ``"near_radius"``, ``"plan"`` ...),
+    ``witness`` is the (theta, pair) attaining the max, ``records`` the per-(theta, pair) values.
+    """
+
+    value: float
+    kind: str
+    witness: tuple | None
+    norm: float | None = None
+    records: tuple = field(default=(), repr=False)
+    params: dict = field(default_factory=dict, repr=False)
+
+    def to_dict(self) -> dict:
+        w = None if self.witness is None else {"theta": _jsonable(self.witness[0]),
+                                               "pair": [_jsonable(s) for s in self.witness[1]]}
+        return {"value": self.value if math.isfinite(self.value) else "inf", "kind": self.kind,
+                "norm": self.norm, "witness": w, **({"params": self.params} if self.params else {})}
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, (str, int, float, bool)) or x is None:
+        return x
+    if isinstance(x, (tuple, list)):
+        return [_jsonable(v) for v in x]
+    return repr(x)
+
+
+def _canon_pairs(secrets: Sequence[Hashable], pairs: Any) -> list[tuple]:
+    known = set(secrets)
+    if isinstance(pairs, str):
+        if pairs != "all":
+            raise ParameterError("pairs", pairs, "'all' or a sequence of (secret, secret) pairs")
+        return [(a, b) for i, a in enumerate(secrets) for b in secrets[i + 1:]]
+    try:
+        items = list(pairs)
+    except TypeError as exc:
+        raise ParameterTypeError("pairs", pairs, "a sequence of (secret, secret) pairs") from exc
+    out, seen = [], set()
+    for pr in items:
+        if not isinstance(pr, (tuple, list)) or len(pr) != 2:
+            raise ParameterError("pairs", pr, "pairs of two secrets")
+        a, b = pr
+        for s in (a, b):
+            if s not in known:
+                raise ParameterError("pairs", pr, f"pairs of known secrets (unknown secret {s!r})")
+        if a == b:
+            raise ParameterError("pairs", pr, "two different secrets")
+        key = frozenset((a, b))
+        if key not in seen:
+            seen.add(key)
+            out.append((a, b))
+    if not out:
+        raise ParameterError("pairs", pairs, "at least one pair")
+    return out
+
+
+class Framework:
+    """A Pufferfish framework with its conditional query laws.
+
+    Parameters
+    ----------
+    secrets : mapping label -> predicate(dataset) -> bool
+        The secrets s_i as events about the dataset.
+    pairs : sequence of (label, label), or ``"all"``
+        The discriminative pairs Q (unordered).
+    priors : mapping label -> (datasets, probs) or a sequence of them
+        Each prior theta is a joint pmf over datasets: ``datasets`` an array of shape (N, n)
+        (one row per dataset) or a list of datasets, ``probs`` their probabilities. Masses given
+        as ``Fraction`` are kept exact.
+    query : callable(dataset) -> float or array of shape (d,)
+        The query f; its output dimension must be the same for every dataset.
+
+    Examples
+    --------
+    Two correlated bits (spec 000 Example 1, p = 1/2, rho = 0.3), counting query:
+
+    >>> from fractions import Fraction as F
+    >>> data = [(0, 0), (0, 1), (1, 0), (1, 1)]
+    >>> probs = [F(13, 40), F(7, 40), F(7, 40), F(13, 40)]
+    >>> fw = Framework({"X1=0": lambda x: x[0] == 0, "X1=1": lambda x: x[0] == 1},
+    ...                [("X1=0", "X1=1")], {"theta": (data, probs)}, query=sum)
+    >>> fw.conditional("theta", "X1=1")
+    DiscreteDist(atoms=[1., 2.], probs=[7/20, 13/20], exact)
+    """
+
+    def __init__(self, secrets: Mapping[Hashable, Callable[[Any], bool]], pairs: Any,
+                 priors: Any, query: Callable[[Any], Any], *, name: str = "framework"):
+        if not isinstance(secrets, Mapping) or not secrets:
+            raise ParameterTypeError("secrets", secrets, "a non-empty mapping label -> predicate")
+        for lab, pred in secrets.items():
+            if not callable(pred):
+                raise ParameterTypeError(f"secrets[{lab!r}]", pred, "a callable predicate")
+        if not callable(query):
+            raise ParameterTypeError("query", query, "a callable dataset -> value")
+        prior_map = self._prior_map(priors)
+        laws: dict = {}
+        sprob: dict = {}
+        dim = None
+        for th, (datasets, probs) in prior_map.items():
+            exact = any(isinstance(p, (Fraction, str)) for p in probs)
+            ps = [Fraction(p) if exact else float(p) for p in probs]
+            if len(ps) != len(datasets):
+                raise ParameterError(f"priors[{th!r}]", f"{len(datasets)} datasets, {len(ps)} probs",
+                                     "one probability per dataset")
+            if any((p < 0) or (not exact and not math.isfinite(p)) for p in ps):
+                raise ParameterError(f"priors[{th!r}]", probs, "finite probabilities >= 0")
+            total = sum(ps, Fraction(0) if exact else 0.0)
+            if (exact and total != 1) or (not exact and abs(total - 1.0) > 1e-9):
+                raise ParameterError(f"priors[{th!r}]", f"probabilities summing to {total}",
+                                     "a distribution (probabilities summing to 1)")
+            outs = []
+            for ds in datasets:
+                y = np.atleast_1d(np.asarray(query(ds), dtype=np.float64))
+                if y.ndim != 1 or not np.isfinite(y).all():
+                    raise ParameterError("query", f"{y!r} on dataset {ds!r}", "a finite number or 1-D vector")
+                if dim is None:
+                    dim = y.shape[0]
+                elif y.shape[0] != dim:
+                    raise ParameterError("query", f"output of dimension {y.shape[0]} on dataset {ds!r}",
+                                         f"the same output dimension ({dim}) on every dataset")
+                outs.append(y)
+            Y = np.array(outs)
+            for s, pred in secrets.items():
+                mask = [bool(pred(ds)) for ds in datasets]
+                mass = sum((p for p, m in zip(ps, mask) if m), Fraction(0) if exact else 0.0)
+                sprob[(th, s)] = float(mass)
+                if mass == 0:
+                    continue
+                sel = [i for i, m in enumerate(mask) if m and ps[i] != 0]
+                atoms = Y[sel, 0] if dim == 1 else Y[sel]
+                cond = [ps[i] / mass for i in sel]
+                laws[(th, s)] = DiscreteDist(atoms, cond, normalize=not exact)
+        self._setup(list(secrets), pairs, list(prior_map), laws, sprob, dim or 1, name)
+
+    # ------------------------------------------------------------------ construction helpers
+    @staticmethod
+    def _prior_map(priors: Any) -> dict:
+        if isinstance(priors, Mapping):
+            items = list(priors.items())
+        elif isinstance(priors, (list, tuple)):
+            items = list(enumerate(priors))
+        else:
+            raise ParameterTypeError("priors", priors, "a mapping or sequence of (datasets, probs)")
+        if not items:
+            raise ParameterError("priors", priors, "at least one prior")
+        out = {}
+        for lab, pr in items:
+            if not isinstance(pr, (tuple, list)) or len(pr) != 2:
+                raise ParameterTypeError(f"priors[{lab!r}]", pr, "a (datasets, probs) pair")
+            datasets, probs = pr
+            out[lab] = (list(datasets), list(probs))
+        return out
+
+    def _setup(self, secrets: list, pairs: Any, thetas: list, laws: dict, sprob: dict,
+               dim: int, name: str) -> None:
+        if len(set(secrets)) != len(secrets):
+            raise ParameterError("secrets", secrets, "distinct secret labels")
+        self._secrets = tuple(secrets)
+        self._pairs = tuple(_canon_pairs(secrets, pairs))
+        self._thetas = tuple(thetas)
+        self._laws = laws
+        self._sprob = sprob
+        self._dim = int(dim)
+        self.name = name
+        self._digest = None
+        self.group_sensitivity: float | None = None
+        self.group_note = ""
+
+    @classmethod
+    def from_conditionals(cls, conditionals: Mapping[Hashable, Mapping[Hashable, DiscreteDist | None]],
+                          pairs: Any, *, name: str = "framework") -> "Framework":
+        """Framework from the laws directly: ``conditionals[theta][secret]`` is a DiscreteDist, or
+        ``None`` when P(secret | theta) = 0 (pairs with it are then skipped for that theta)."""
+        if not isinstance(conditionals, Mapping) or not conditionals:
+            raise ParameterTypeError("conditionals", conditionals, "a non-empty mapping theta -> {secret: DiscreteDist}")
+        secrets: list = []
+        laws, sprob, dim = {}, {}, None
+        for th, per in conditionals.items():
+            if not isinstance(per, Mapping):
+                raise ParameterTypeError(f"conditionals[{th!r}]", per, "a mapping secret -> DiscreteDist")
+            for s, law in per.items():
+                if s not in secrets:
+                    secrets.append(s)
+                if law is None:
+                    sprob[(th, s)] = 0.0
+                    continue
+                if not isinstance(law, DiscreteDist):
+                    raise ParameterTypeError(f"conditionals[{th!r}][{s!r}]", law, "a DiscreteDist or None")
+                if dim is None:
+                    dim = law.dim
+                elif law.dim != dim:
+                    raise ParameterError(f"conditionals[{th!r}][{s!r}]", f"a law on R^{law.dim}",
+                                         f"laws of one dimension (R^{dim})")
+                laws[(th, s)] = law
+                sprob[(th, s)] = math.nan  # positive but not given
+        self = cls.__new__(cls)
+        self._setup(secrets, pairs, list(conditionals), laws, sprob, dim or 1, name)
+        return self
+
+    @classmethod
+    def from_joint_counts(cls, counts: Any, secret_labels: Sequence[Hashable], x_values: Sequence[float],
+                          pairs: Any = "all", *, theta: Hashable = "empirical",
+                          name: str = "joint counts") -> "Framework":
+        """Framework whose single prior is the empirical joint law of a (secret, query value)
+        contingency table: ``counts[r][c]`` records with secret ``secret_labels[r]`` and query
+        value ``x_values[c]``. Masses are exact (count / row total). The encoding of categorical
+        query values as numbers (``x_values``) is part of the query (spec 001 §6 item 8)."""
+        rows = [list(r) for r in counts]
+        if len(rows) != len(secret_labels):
+            raise ParameterError("counts", f"{len(rows)} rows", f"one row per secret ({len(secret_labels)})")
+        xs = V.float_array("x_values", x_values, ndim=1)
+        per = {}
+        for lab, r in zip(secret_labels, rows):
+            if len(r) != xs.shape[0]:
+                raise ParameterError("counts", f"row {lab!r} of length {len(r)}", f"{xs.shape[0]} columns")
+            cs = [V.integer("counts", c, lo=0) for c in r]
+            per[lab] = None if sum(cs) == 0 else DiscreteDist.from_counts(xs, cs)
+        fw = cls.from_conditionals({theta: per}, pairs, name=name)
+        for lab, r in zip(secret_labels, rows):
+            fw._sprob[(theta, lab)] = float(Fraction(sum(int(c) for c in r), sum(sum(int(c) for c in rr) for rr in rows)))
+        return fw
+
+    # ------------------------------------------------------------------ access
+    @property
+    def secrets(self) -> tuple:
+        return self._secrets
+
+    @property
+    def pairs(self) -> tuple:
+        return self._pairs
+
+    @property
+    def thetas(self) -> tuple:
+        return self._thetas
+
+    @property
+    def dim(self) -> int:
+        """Output dimension d of the query."""
+        return self._dim
+
+    def conditional(self, theta: Hashable, secret: Hashable) -> DiscreteDist | None:
+        """mu_secret^theta, or None when P(secret | theta) = 0."""
+        if theta not in self._thetas:
+            raise ParameterError("theta", theta, f"one of the framework's {len(self._thetas)} priors")
+        if secret not in self._secrets:
+            raise ParameterError("secret", secret, "one of the framework's secrets")
+        return self._laws.get((theta, secret))
+
+    def secret_probability(self, theta: Hashable, secret: Hashable) -> float:
+        """P(secret | theta) (NaN when the framework was built from conditionals without it)."""
+        return self._sprob.get((theta, secret), 0.0)
+
+    def pair_laws(self) -> Iterator[tuple]:
+        """Yields (theta, (s_i, s_j), mu_i, mu_j) for every prior and every pair whose two
+        secrets have positive probability under it."""
+        for th in self._thetas:
+            for a, b in self._pairs:
+                P, Q = self._laws.get((th, a)), self._laws.get((th, b))
+                if P is not None and Q is not None:
+                    yield th, (a, b), P, Q
+
+    @property
+    def skipped(self) -> list[tuple]:
+        """(theta, pair, reason) for every (prior, pair) left out because a secret has zero
+        probability under that prior."""
+        out = []
+        for th in self._thetas:
+            for a, b in self._pairs:
+                missing = [s for s in (a, b) if (th, s) not in self._laws]
+                if missing:
+                    out.append((th, (a, b), f"P({missing[0]!r} | theta) = 0"))
+        return out
+
+    def n_evaluations(self) -> int:
+        return sum(1 for _ in self.pair_laws())
+
+    # ------------------------------------------------------------------ sensitivities
+    def _require_pairs(self) -> None:
+        if self.n_evaluations() == 0:
+            raise ParameterError("framework", self.name,
+                                 "at least one (prior, pair) whose secrets both have positive probability")
+
+    def w_inf(self, norm: float | None = None, *, threads: int = 0) -> Sensitivity:
+        """Delta_G = max over priors and pairs of W_inf(mu_i, mu_j) (spec 000 Thm 3.3; Song et
+        al.'s Wasserstein mechanism). ``norm`` (1, 2 or inf) is needed when d > 1."""
+        from . import transport
+
+        self._require_pairs()
+        recs = list(self.pair_laws())
+        if self._dim == 1:
+            vals = transport.w_inf_many([(P, Q) for _, _, P, Q in recs], threads=threads)
+        else:
+            if norm is None:
+                raise ParameterError("norm", norm, "1, 2 or inf for a query with d > 1")
+            vals = [transport.w_inf(P, Q, norm=norm) for _, _, P, Q in recs]
+        return self._collect("w_inf", recs, vals, norm)
+
+    def w_p(self, p: float) -> Sensitivity:
+        """max over priors and pairs of W_p (1-D; spec 000 Cor 4.1's W_p sensitivity)."""
+        from . import transport
+
+        self._require_pairs()
+        recs = list(self.pair_laws())
+        vals = [transport.w_p(P, Q, p) for _, _, P, Q in recs]
+        return self._collect("w_p", recs, vals, None, {"p": p})
+
+    def near_radius(self, delta: float) -> Sensitivity:
+        """Delta_{G,delta} = max over priors and pairs of the (z, delta)-nearness radius
+        (spec 000 §1.10, Thm 4.3), by the exact greedy of spec 000 §4.2 item 4."""
+        from . import transport
+
+        delta = V.delta_open("delta", delta)
+        self._require_pairs()
+        recs = list(self.pair_laws())
+        vals = [transport.near_radius(P, Q, delta) for _, _, P, Q in recs]
+        return self._collect("near_radius", recs, vals, None, {"delta": delta})
+
+    def support_diameter(self) -> Sensitivity:
+        """The DP-style baseline of spec 001 eq. (9): max over priors and pairs of the largest
+        distance between a point of supp mu_i and a point of supp mu_j (1-D)."""
+        self._require_pairs()
+        recs = list(self.pair_laws())
+        vals = []
+        for _, _, P, Q in recs:
+            if self._dim != 1:
+                raise ParameterError("framework", f"query on R^{self._dim}", "a 1-D query for the support diameter")
+            vals.append(float(max(P.atoms[-1] - Q.atoms[0], Q.atoms[-1] - P.atoms[0])))
+        return self._collect("support_diameter", recs, vals, None)
+
+    @staticmethod
+    def _collect(kind: str, recs: list, vals: Iterable[float], norm: float | None,
+                 params: dict | None = None) -> Sensitivity:
+        vals = [float(v) for v in vals]
+        k = int(np.argmax(vals))
+        records = tuple(PairRecord(th, pr, v) for (th, pr, _, _), v in zip(recs, vals))
+        return Sensitivity(vals[k], kind, (recs[k][0], recs[k][1]), norm, records, params or {})
+
+    # ------------------------------------------------------------------ identity
+    def digest(self) -> str:
+        """sha256 of the framework's pairs and conditional laws (for guarantee provenance)."""
+        if self._digest is None:
+            h = hashlib.sha256()
+            h.update(json.dumps([_jsonable(p) for p in self._pairs]).encode())
+            for (th, s) in sorted(self._laws, key=repr):
+                law = self._laws[(th, s)]
+                h.update(repr((th, s)).encode())
+                h.update(law.atoms.tobytes())
+                h.update(law.probs.tobytes())
+            self._digest = "sha256:" + h.hexdigest()[:32]
+        return self._digest
+
+    def __repr__(self) -> str:
+        return (f"Framework({self.name!r}: {len(self._secrets)} secrets, {len(self._pairs)} pairs, "
+                f"{len(self._thetas)} priors, query on R^{self._dim}, {len(self.skipped)} skipped)")

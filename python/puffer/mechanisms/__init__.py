@@ -1,0 +1,16 @@
+"""Calibrated Pufferfish mechanisms.
+
+* :mod:`.wasserstein` — spec 000 (Pierquin et al.): the Wasserstein mechanism (Song et al.),
+  the General Wasserstein Mechanism (Thm 3.3 / Cor 3.1), its approximate (Thm 4.3) and
+  distribution-aware (Thm 4.5) relaxations.
+* :mod:`.kantorovich` — spec 001 (Ding 2022): Lemma 1 / Theorem 1 (Laplace and general
+  exponential-mechanism noise), Theorem 2 (relaxed), Theorem 3 (Gaussian), and the
+  support-diameter DP baseline.
+"""
+from ._base import GroupComparison, Mechanism
+from .kantorovich import Kantorovich, KantorovichGaussian
+from .wasserstein import (ApproximateWasserstein, DistributionAwareWasserstein, GeneralWasserstein,
+                          Wasserstein)
+
+__all__ = ["Mechanism", "GroupComparison", "Wasserstein", "GeneralWasserstein",
+           "ApproximateWasserstein", "DistributionAwareWasserstein", "Kantorovich", "KantorovichGaussian"]

@@ -1,0 +1,268 @@
+"""The Kantorovich mechanisms of spec 001 (Ding 2022, "Kantorovich Mechanism for Pufferfish
+Privacy"). All use the quantile ("north-west corner") coupling pi* of each pair of conditional
+laws (1-D queries only, spec 001 §0), per prior and pair; the noise parameter is the max.
+
+* Lemma 1 / Theorem 1 (``method="thm1"``): noise density ∝ exp(-eta(theta) d(z)) with d a metric
+  and eta non-increasing; theta = eta^{-1}(eps / sup_{supp pi*} d(x - x')). Laplace (default):
+  theta = b = Delta / eps, with Delta = W_inf (Lemma 1 equals Song et al.'s Wasserstein mechanism).
+* Theorem 2 (``method="thm2"``): the relaxed condition (16a)/(16b) [FIX: sums over one index, row
+  constraint against p(x|s_i)], solved per row and column of pi* for the root eta_k; theta =
+  eta^{-1}(min eta_k). Never above Theorem 1.
+* Theorem 3 (:class:`KantorovichGaussian`): Gaussian noise, delta-approximation of (eps, S)-PP
+  with theta = c Delta / eps; ``variant="b"`` (any eps) uses the exact constant k/2 = 0.418660...
+  [FIX: the paper prints the anti-conservative 0.41, available as ``paper_constant=True``];
+  ``variant="a"`` (eps <= 1, delta <= 0.4058) and ``variant="tail"`` (the proof's condition solved
+  numerically, spec 001 §2.5 [DERIVED]).
+* ``method="support_diameter"``: the DP-style baseline of eq. (9), for comparison.
+
+Roots are bracketed so that the returned theta is on the safe (larger) side and rounded upward.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import _validate as V
+from ..errors import ParameterError, UnboundedSensitivityError
+from ..framework import Framework, Sensitivity
+from ..guarantees import PP, round_up
+from ._base import Mechanism, scale_up
+
+__all__ = ["Kantorovich", "KantorovichGaussian", "thm2_eta", "gaussian_constant", "GAUSSIAN_K"]
+
+# k = (2/e)^(1/3) (2/pi)^(1/6) (spec 001 §2.5 (b)); the paper rounds k/2 to 0.41.
+GAUSSIAN_K = (2.0 / math.e) ** (1.0 / 3.0) * (2.0 / math.pi) ** (1.0 / 6.0)
+
+
+def thm2_eta(dist: np.ndarray, mass: np.ndarray, rows: np.ndarray, cols: np.ndarray,
+             eps: float) -> tuple[float, tuple | None]:
+    """Theorem 2 for one plan: min over constrained rows and columns of the root eta_k of
+    sum_k m_k exp(eta d_k) = e^eps M_k (spec 001 §3.5), as a feasible (lower) value, and which
+    row/column binds (("row" | "col", x)). (inf, None) when nothing is constrained.
+
+    All groups are solved at once by a vectorised bisection on the log-sum-exp form
+    h_k(eta) = log sum m exp(eta d) - eps - log M_k (increasing in eta; h_k(eps / max d) <= 0)."""
+    keys, kinds, d_all, m_all, gid = [], [], [], [], []
+    n_groups = 0
+    for kind, key in (("row", rows), ("col", cols)):
+        order = np.argsort(key, kind="stable")
+        ks = key[order]
+        starts = np.r_[0, np.flatnonzero(np.diff(ks)) + 1]
+        g = np.repeat(np.arange(starts.size), np.diff(np.r_[starts, ks.size])) + n_groups
+        keys += ks[starts].tolist()
+        kinds += [kind] * starts.size
+        d_all.append(dist[order]); m_all.append(mass[order]); gid.append(g)
+        n_groups += starts.size
+    d = np.concatenate(d_all); m = np.concatenate(m_all); g = np.concatenate(gid)
+    dmax = np.zeros(n_groups); np.maximum.at(dmax, g, d)
+    live = dmax > 0                                   # groups with all mass at d = 0: unconstrained
+    if not live.any():
+        return math.inf, None
+    M = np.bincount(g, weights=m, minlength=n_groups)
+    m0 = np.bincount(g, weights=np.where(d == 0, m, 0.0), minlength=n_groups)
+    dpos = np.where(d > 0, d, np.inf); dmin = np.full(n_groups, np.inf); np.minimum.at(dmin, g, dpos)
+    logm = np.log(m)
+    target = eps + np.log(M)
+
+    def h(eta: np.ndarray) -> np.ndarray:
+        t = logm + eta[g] * d
+        mx = np.full(n_groups, -np.inf); np.maximum.at(mx, g, t)
+        s = np.bincount(g, weights=np.exp(t - mx[g]), minlength=n_groups)
+        return mx + np.log(s) - target
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lo = np.where(live, eps / np.where(live, dmax, 1.0), 0.0)
+        hi = np.where(live, np.log((math.exp(eps) * M - m0) / np.maximum(M - m0, 1e-300))
+                      / np.where(live, dmin, 1.0) * (1 + 1e-9) + 1e-300, 1.0)
+    for _ in range(64):                               # rounding guards on the analytic brackets
+        bad = live & (h(hi) < 0)
+        if not bad.any():
+            break
+        hi = np.where(bad, hi * 2.0, hi)
+    for _ in range(64):
+        bad = live & (h(lo) > 0)
+        if not bad.any():
+            break
+        lo = np.where(bad, lo * (1 - 1e-12), lo)
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if not ((mid > lo) & (mid < hi) & live).any():
+            break
+        ok = h(mid) <= 0.0
+        lo = np.where(live & ok, mid, lo)             # keep lo feasible: h(lo) <= 0
+        hi = np.where(live & ~ok, mid, hi)
+    eta = np.where(live, lo, np.inf)
+    k = int(np.argmin(eta))
+    return float(eta[k]), (kinds[k], float(keys[k]))
+
+
+def gaussian_constant(eps: float, delta: float, variant: str = "b", paper_constant: bool = False) -> float:
+    """The constant c of Theorem 3 (theta = c Delta / eps), rounded upward (spec 001 §3.7)."""
+    if variant == "a":
+        if eps > 1:
+            raise ParameterError("eps", eps, "eps <= 1 for Theorem 3(a) (use variant='b' or 'tail')")
+        c = math.sqrt(2.0 * math.log(1.25 / delta))
+        if c < 1.5:
+            raise ParameterError("delta", delta, "delta <= 1.25 exp(-9/8) = 0.4058 for Theorem 3(a)")
+        return round_up(c)
+    if variant == "b":
+        half_k = 0.41 if paper_constant else GAUSSIAN_K / 2.0
+        a = half_k * delta ** (-1.0 / 3.0)
+        # the theorem needs c strictly greater than the root: a relative margin of 1e-12
+        return round_up((a + math.sqrt(a * a + eps / 2.0)) * (1.0 + 1e-12))
+    if variant == "tail":
+        rhs = math.log(math.sqrt(2.0 / math.pi) / delta)
+        g = lambda t: math.log(t) + 0.5 * t * t - rhs  # noqa: E731  increasing on t > 0
+        lo, hi = 1e-300, 1.0
+        while g(hi) <= 0:
+            hi *= 2.0
+        for _ in range(300):  # keep the upper end: a larger t* means a larger c (more noise)
+            mid = 0.5 * (lo + hi)
+            if mid <= lo or mid >= hi:
+                break
+            if g(mid) > 0:
+                hi = mid
+            else:
+                lo = mid
+        t = hi
+        return round_up((t + math.sqrt(t * t + 2.0 * eps)) / 2.0 * (1.0 + 1e-12))
+    raise ParameterError("variant", variant, "'a', 'b' or 'tail'")
+
+
+class _ExponentialNoise:
+    """Noise ∝ exp(-eta(theta) d(z)) for a user metric d: described, not sampled."""
+
+    def __init__(self, theta: float, metric: Callable):
+        self.scale = theta
+        self.metric = metric
+
+    def __repr__(self) -> str:
+        return f"ExponentialMechanismNoise(theta={self.scale!r}, metric={getattr(self.metric, '__name__', self.metric)!r})"
+
+
+class Kantorovich(Mechanism):
+    """Kantorovich mechanism (spec 001 Lemma 1, Theorems 1 and 2, eq. (9) baseline).
+
+    Parameters
+    ----------
+    framework : Framework with a 1-D query
+    eps : target eps of (eps, S)-Pufferfish privacy
+    method : ``"thm1"`` (default), ``"thm2"`` or ``"support_diameter"``
+    metric, eta_inv : a metric on differences d(z) (vectorised) and the inverse of eta(theta) for
+        the general exponential mechanism (default: d = |z|, eta = 1/theta, i.e. Laplace).
+
+    >>> import puffer
+    >>> m = puffer.mechanisms.Kantorovich(puffer.models.correlated_pair(), eps=1.0, method="thm2")
+    >>> m.noise.scale <= 2.0
+    True
+    """
+
+    def __init__(self, framework: Framework, eps: float, *, method: str = "thm1",
+                 metric: Callable[[np.ndarray], np.ndarray] | None = None,
+                 eta_inv: Callable[[float], float] | None = None):
+        from .. import transport
+        from ..noise import Laplace
+
+        self.framework = self._check_framework(framework)
+        if framework.dim != 1:
+            raise ParameterError("framework", f"query on R^{framework.dim}",
+                                 "a 1-D query (the quantile coupling is optimal only in 1-D, spec 001 §0)")
+        self.eps = V.positive("eps", eps)
+        if method not in ("thm1", "thm2", "support_diameter"):
+            raise ParameterError("method", method, "'thm1', 'thm2' or 'support_diameter'")
+        if (metric is None) != (eta_inv is None):
+            raise ParameterError("eta_inv", eta_inv, "metric and eta_inv given together (or neither, for Laplace)")
+        inv = (lambda v: 1.0 / v) if eta_inv is None else eta_inv
+        self.method = method
+        self.theorem = {"thm1": "spec 001 Lemma 1 / Theorem 1", "thm2": "spec 001 Theorem 2 (relaxed)",
+                        "support_diameter": "spec 001 eq. (9) (DP-style baseline)"}[method]
+        self.binding = None
+        if method == "support_diameter":
+            self.sensitivity = framework.support_diameter()
+            theta = 0.0 if self.sensitivity.value == 0 else inv(self.eps / self.sensitivity.value)
+        elif method == "thm1" and metric is None:
+            self.sensitivity = framework.w_inf()   # = sup over supp pi* of |x - x'| (spec 001 §1.5)
+            theta = 0.0 if self.sensitivity.value == 0 else inv(self.eps / self.sensitivity.value)
+        else:
+            recs, best_theta, best_rec = [], 0.0, None
+            for th, pair, P, Q in framework.pair_laws():
+                plan = transport.quantile_coupling(P, Q)
+                src, tgt = np.asarray(plan.source, float), np.asarray(plan.target, float)
+                mass = np.asarray(plan.mass, float)
+                dd = np.abs(src - tgt) if metric is None else np.asarray(metric(src - tgt), float)
+                if not np.isfinite(dd).all() or (dd < 0).any():
+                    raise ParameterError("metric", "a value that is negative or not finite", "a metric d(z) >= 0")
+                if method == "thm1":
+                    dmax = float(np.max(dd))
+                    t = 0.0 if dmax == 0 else inv(self.eps / dmax)
+                    where = None
+                    recs.append((th, pair, dmax))
+                else:
+                    eta, where = thm2_eta(dd, mass, src, tgt, self.eps)
+                    t = 0.0 if math.isinf(eta) else inv(eta)
+                    recs.append((th, pair, float(np.max(dd))))
+                if t > best_theta or best_rec is None:
+                    best_theta, best_rec = max(t, best_theta), (th, pair, where)
+            if best_rec is None:
+                raise ParameterError("framework", framework.name, "at least one pair of possible secrets")
+            vals = [r[2] for r in recs]
+            from ..framework import PairRecord
+            k = int(np.argmax(vals))
+            self.sensitivity = Sensitivity(vals[k], "plan" if metric is None else "plan_metric",
+                                           (recs[k][0], recs[k][1]), None,
+                                           tuple(PairRecord(a, b, c) for a, b, c in recs))
+            theta = best_theta
+            self.binding = best_rec
+        if not math.isfinite(theta):
+            raise UnboundedSensitivityError(f"the noise parameter is infinite (witness {self.sensitivity.witness})")
+        theta = scale_up(theta)
+        self.theta = theta
+        if theta == 0:
+            self.noise = None
+        elif metric is None:
+            self.noise = Laplace(theta)
+        else:
+            self.noise = _ExponentialNoise(theta, metric)
+        self.variance = 2.0 * theta * theta if metric is None else None
+        note = "" if theta > 0 else "identical conditionals: no noise needed"
+        if self.binding is not None and self.binding[2] is not None:
+            note = f"binding {self.binding[2][0]} x={self.binding[2][1]!r} at theta={self.binding[0]!r}, pair {self.binding[1]}"
+        self.guarantee = PP(self.eps, 0.0, self._provenance(note))
+        self.group = self._group(theta, lambda g: scale_up(inv(self.eps / g))) if theta > 0 else None
+
+
+class KantorovichGaussian(Mechanism):
+    """Theorem 3 of spec 001: Gaussian noise N(0, theta^2), theta = c Delta / eps, a
+    delta-approximation of (eps, S)-Pufferfish privacy ("|privacy loss| <= eps with probability
+    >= 1 - delta over the noise"; tag ``pufferfish-delta-approx (Ding 2022, Thm 3)``).
+
+    >>> import puffer
+    >>> m = puffer.mechanisms.KantorovichGaussian(puffer.models.correlated_pair(), eps=1.0, delta=1e-5, variant="a")
+    >>> round(m.noise.scale, 5)     # 4.844805 * 2 / 1
+    9.68961
+    """
+
+    theorem = "spec 001 Theorem 3 (Gaussian, delta-approximation)"
+
+    def __init__(self, framework: Framework, eps: float, delta: float, *, variant: str = "b",
+                 paper_constant: bool = False):
+        from ..noise import Gaussian
+
+        self.framework = self._check_framework(framework)
+        if framework.dim != 1:
+            raise ParameterError("framework", f"query on R^{framework.dim}", "a 1-D query")
+        self.eps = V.positive("eps", eps)
+        self.delta = V.delta_open("delta", delta)
+        self.c = gaussian_constant(self.eps, self.delta, variant, paper_constant)
+        self.sensitivity = framework.w_inf()
+        if not math.isfinite(self.sensitivity.value):
+            raise UnboundedSensitivityError(f"plan sensitivity is infinite (witness {self.sensitivity.witness})")
+        theta = scale_up(self.c * self.sensitivity.value / self.eps)
+        self.noise = Gaussian(theta) if theta > 0 else None
+        self.variance = theta * theta
+        self.guarantee = PP(self.eps, self.delta, self._provenance(
+            f"pufferfish-delta-approx (Ding 2022, Thm 3), variant {variant}"
+            + (", paper constant 0.41" if paper_constant else "")))
+        self.group = self._group(theta, lambda g: scale_up(self.c * g / self.eps)) if theta > 0 else None

@@ -1,0 +1,304 @@
+"""Built-in correlated-data models: frameworks whose conditional query laws are computed
+exactly (exact rationals where the inputs are rational) or in underflow-safe floating point
+by the C++ core.
+
+* :func:`independent_users` — V users with independent Bernoulli(p_i) values, counting query;
+  secrets X_i = 0, X_i = 1 and the "absent" secret X_i = ⊥ (spec 001 §1.8, §3.8; Poisson-binomial
+  laws).
+* :func:`correlated_pair` — spec 000 Example 1: two bits with P(X_i = 1) = p and correlation rho,
+  counting query.
+* :func:`average_salary` — spec 000 Example 2 (literal version, spec 000 §3.2 [!]).
+* :func:`markov_chain` — k-state Markov chains of length T with a sum query (Song, Wang,
+  Chaudhuri 2017): secrets X_t = a, pairs (X_t = a, X_t = b), Theta a finite set of
+  (transition matrix, initial law) priors. Laws come from a forward/backward pass in C++.
+"""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any, Hashable, Sequence
+
+import numpy as np
+
+from . import _validate as V
+from . import _core
+from .dist import DiscreteDist
+from .errors import ParameterError, ParameterTypeError
+from .framework import Framework, Sensitivity, PairRecord
+
+__all__ = ["independent_users", "correlated_pair", "average_salary", "markov_chain",
+           "MarkovChainFramework", "stationary_distribution"]
+
+ABSENT = "⊥"
+
+
+def _probability_vector(name: str, p: Any) -> np.ndarray:
+    a = V.float_array(name, p, ndim=1)
+    if ((a < 0) | (a > 1)).any():
+        i = int(np.argmax((a < 0) | (a > 1)))
+        raise ParameterError(name, f"{a[i]!r} at index {i}", "probabilities in [0, 1]")
+    return a
+
+
+def independent_users(p: Any, users: Sequence[int] | None = None, *, absent: bool = True,
+                      priors: Sequence[Any] | None = None) -> Framework:
+    """Counting query X = sum_i S_i over independent users S_i ~ Bernoulli(p_i) (spec 001 §1.8).
+
+    Secrets: ``"S{i}=0"``, ``"S{i}=1"`` and, with ``absent=True``, ``"S{i}=⊥"`` (user i's record is
+    absent: the law of X is the unconditional Poisson-binomial). Pairs: (0, 1), (0, ⊥), (1, ⊥) for
+    each user in ``users`` (default: all). ``p`` is one prior; ``priors`` (a list of p vectors)
+    gives a set Theta instead. Conditionals: X | S_i = a is PB(p_-i) + a; X | ⊥_i is PB(p).
+
+    >>> fw = independent_users([0.7] * 25, users=[0])
+    >>> fw.w_inf().value
+    1.0
+    """
+    plist = [p] if priors is None else list(priors)
+    if priors is not None and p is not None:
+        raise ParameterError("priors", "given together with p", "either p or priors")
+    vecs = [_probability_vector("p", q) for q in plist]
+    V_ = vecs[0].shape[0]
+    if any(v.shape[0] != V_ for v in vecs):
+        raise ParameterError("priors", [v.shape[0] for v in vecs], "the same number of users in every prior")
+    us = list(range(V_)) if users is None else [V.integer("users", u, lo=0, hi=V_ - 1) for u in users]
+    conds: dict = {}
+    for t, pv in enumerate(vecs):
+        per = {}
+        for i in us:
+            rest = _core.models.poisson_binomial(pv, i)       # PB(p_-i) on {0..V-1}
+            full = _core.models.poisson_binomial(pv, -1)      # PB(p) on {0..V}
+            grid = np.arange(V_, dtype=np.float64)
+            per[f"S{i}=0"] = DiscreteDist(grid, rest, normalize=True) if pv[i] < 1 else None
+            per[f"S{i}=1"] = DiscreteDist(grid + 1, rest, normalize=True) if pv[i] > 0 else None
+            if absent:
+                per[f"S{i}={ABSENT}"] = DiscreteDist(np.arange(V_ + 1, dtype=np.float64), full, normalize=True)
+        conds[t if priors is not None else "p"] = per
+    pairs = []
+    for i in us:
+        pairs.append((f"S{i}=0", f"S{i}=1"))
+        if absent:
+            pairs += [(f"S{i}=0", f"S{i}={ABSENT}"), (f"S{i}=1", f"S{i}={ABSENT}")]
+    fw = Framework.from_conditionals(conds, pairs, name=f"independent users (V={V_})")
+    for th, per in conds.items():
+        pv = vecs[th] if priors is not None else vecs[0]
+        for i in us:
+            fw._sprob[(th, f"S{i}=0")] = float(1 - pv[i])
+            fw._sprob[(th, f"S{i}=1")] = float(pv[i])
+            if absent:
+                fw._sprob[(th, f"S{i}={ABSENT}")] = 1.0
+    fw.group_sensitivity = 1.0
+    fw.group_note = "independent users: one record changes the count by 1"
+    return fw
+
+
+def correlated_pair(p: Any = Fraction(1, 2), rho: Any = Fraction(3, 10)) -> Framework:
+    """Spec 000 Example 1: X_1, X_2 in {0, 1}, P(X_i = 1) = p, corr(X_1, X_2) = rho, query
+    X_1 + X_2; secrets X_1 = 0 / X_1 = 1. ``p`` and ``rho`` may be Fractions (exact laws).
+    Infeasible (p, rho) are rejected. Group sensitivity 2 (both records form one group)."""
+    exact = isinstance(p, Fraction) and isinstance(rho, Fraction)
+    P_ = p if exact else V.real("p", p, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
+    R_ = rho if exact else V.real("rho", rho, lo=-1.0, hi=1.0)
+    if exact and not (0 < P_ < 1 and -1 <= R_ <= 1):
+        raise ParameterError("p, rho", (p, rho), "p in (0, 1) and rho in [-1, 1]")
+    p11 = P_ * P_ + R_ * P_ * (1 - P_)
+    lo = max(0, 2 * P_ - 1)
+    if not (lo <= p11 <= P_):
+        raise ParameterError("rho", rho, f"a feasible correlation for p={p} (P(X1=X2=1) in [{lo}, {P_}])")
+    p10 = P_ * (1 - P_) * (1 - R_)
+    p00 = (1 - P_) ** 2 + R_ * P_ * (1 - P_)
+    data = [(0, 0), (0, 1), (1, 0), (1, 1)]
+    probs = [p00, p10, p10, p11]
+    fw = Framework({"X1=0": lambda x: x[0] == 0, "X1=1": lambda x: x[0] == 1},
+                   [("X1=0", "X1=1")], {"theta": (data, probs)}, query=lambda x: x[0] + x[1],
+                   name=f"correlated pair (p={p}, rho={rho})")
+    fw.group_sensitivity = 2.0
+    fw.group_note = "the two correlated records form one group: the count changes by up to 2"
+    return fw
+
+
+def average_salary(query: str = "average") -> Framework:
+    """Spec 000 Example 2 (literal definitions, spec 000 §3.2 [!]): X_1, X_2 independent, each
+    1 w.p. 1/2, 2 w.p. 499/1000, 100 w.p. 1/1000; query (X_1 + X_2)/2 (or ``query="sum"``);
+    secrets X_1 = a, all pairs. Literal Delta_G = 49.5 (99 for the sum), not the paper's 98."""
+    if query not in ("average", "sum"):
+        raise ParameterError("query", query, "'average' or 'sum'")
+    vals = [1, 2, 100]
+    marg = [Fraction(1, 2), Fraction(499, 1000), Fraction(1, 1000)]
+    data = [(a, b) for a in vals for b in vals]
+    probs = [marg[i] * marg[j] for i in range(3) for j in range(3)]
+    f = (lambda x: (x[0] + x[1]) / 2) if query == "average" else (lambda x: x[0] + x[1])
+    secrets = {f"X1={a}": (lambda x, a=a: x[0] == a) for a in vals}
+    fw = Framework(secrets, "all", {"theta": (data, probs)}, query=f, name=f"average salary ({query})")
+    fw.group_sensitivity = 99.0 / (2 if query == "average" else 1)
+    fw.group_note = "one record changes from 1 to 100"
+    return fw
+
+
+def stationary_distribution(trans: Any) -> np.ndarray:
+    """Stationary law(s) of transition matrices of shape (k, k) or (n, k, k): the solution of
+    pi P = pi, sum pi = 1 (unique for irreducible chains; an error otherwise)."""
+    M = np.asarray(trans, dtype=np.float64)
+    single = M.ndim == 2
+    M = M[None] if single else M
+    n, k, _ = M.shape
+    A = np.transpose(M, (0, 2, 1)) - np.eye(k)[None]
+    A[:, -1, :] = 1.0
+    b = np.zeros((n, k))
+    b[:, -1] = 1.0
+    try:
+        pi = np.linalg.solve(A, b[..., None])[..., 0]
+    except np.linalg.LinAlgError as exc:
+        raise ParameterError("trans", "a reducible chain", "irreducible transition matrices "
+                             "(or pass init= explicitly)") from exc
+    if (pi < -1e-12).any() or not np.isfinite(pi).all():
+        raise ParameterError("trans", "a chain without a unique stationary law", "irreducible matrices")
+    pi = np.clip(pi, 0.0, None)
+    pi /= pi.sum(axis=1, keepdims=True)
+    return pi[0] if single else pi
+
+
+class MarkovChainFramework(Framework):
+    """Secrets X_t = a of a k-state Markov chain of length T, sum query S = sum_t values[X_t],
+    priors Theta = {(P_theta, init_theta)}; pairs (X_t = a, X_t = b) for every t and a < b.
+
+    Conditional laws are computed in C++ (forward/backward + convolution, underflow-safe) for all
+    priors at once; :meth:`w_inf` runs the whole Delta_G computation in the core on all threads.
+    """
+
+    def __init__(self, trans: Any, T: int, *, init: Any = "stationary", values: Any = None,
+                 labels: Sequence[Hashable] | None = None, threads: int = 0):
+        M = V.float_array("trans", trans, ndim=(2, 3))
+        M = M[None] if M.ndim == 2 else M
+        if M.shape[1] != M.shape[2]:
+            raise ParameterError("trans", f"shape {M.shape}", "square transition matrices (k, k)")
+        n, k, _ = M.shape
+        if (M < 0).any() or (np.abs(M.sum(axis=2) - 1) > 1e-9).any():
+            raise ParameterError("trans", "a matrix with negative entries or rows not summing to 1",
+                                 "row-stochastic matrices")
+        T = V.integer("T", T, lo=1, hi=100_000)
+        if isinstance(init, str):
+            if init != "stationary":
+                raise ParameterError("init", init, "'stationary' or an array of initial laws")
+            pi = stationary_distribution(M)
+        else:
+            pi = V.float_array("init", init, ndim=(1, 2))
+            pi = np.broadcast_to(pi, (n, k)).copy() if pi.ndim == 1 else pi
+            if pi.shape != (n, k) or (pi < 0).any() or (np.abs(pi.sum(axis=1) - 1) > 1e-9).any():
+                raise ParameterError("init", f"shape {pi.shape}", f"laws of shape ({k},) or ({n}, {k})")
+        vals = np.arange(k, dtype=np.int64) if values is None else np.asarray(values)
+        if vals.shape != (k,) or not np.issubdtype(vals.dtype, np.integer):
+            raise ParameterError("values", values, f"{k} integer state values")
+        self._M = np.ascontiguousarray(M)
+        self._pi = np.ascontiguousarray(pi)
+        self._vals = vals.astype(np.int64)
+        self._T = T
+        self._k = k
+        self._threads = V.integer("threads", threads, lo=0, hi=1024)
+        thetas = list(range(n)) if labels is None else list(labels)
+        if len(thetas) != n:
+            raise ParameterError("labels", labels, f"{n} prior labels")
+        secrets = [f"X{t}={a}" for t in range(T) for a in range(k)]
+        pairs = [(f"X{t}={a}", f"X{t}={b}") for t in range(T) for a in range(k) for b in range(a + 1, k)]
+        self._setup(secrets, pairs, thetas, {}, {}, 1, f"Markov chain (k={k}, T={T}, |Theta|={n})")
+        self._computed = False
+        span = int(self._vals.max() - self._vals.min())
+        self.group_sensitivity = float(T * span)
+        self.group_note = "the whole chain is one correlated group: the sum changes by up to T * (max - min value)"
+
+    def _laws_block(self, lo: int, hi: int):
+        return _core.models.markov_sum_laws(self._M[lo:hi], self._pi[lo:hi], self._vals, self._T, self._threads)
+
+    def _ensure_laws(self) -> None:
+        if self._computed:
+            return
+        A, P, O, S, _ = self._laws_block(0, len(self._thetas))
+        k, T = self._k, self._T
+        for th_i, th in enumerate(self._thetas):
+            for t in range(T):
+                for a in range(k):
+                    j = (th_i * T + t) * k + a
+                    self._sprob[(th, f"X{t}={a}")] = float(S[j])
+                    if O[j + 1] > O[j]:
+                        self._laws[(th, f"X{t}={a}")] = DiscreteDist(A[O[j]:O[j + 1]], P[O[j]:O[j + 1]], normalize=True)
+        self._computed = True
+
+    def conditional(self, theta: Hashable, secret: Hashable) -> DiscreteDist | None:
+        self._ensure_laws()
+        return super().conditional(theta, secret)
+
+    def pair_laws(self):
+        self._ensure_laws()
+        return super().pair_laws()
+
+    @property
+    def skipped(self) -> list[tuple]:
+        self._ensure_laws()
+        return super().skipped
+
+    def w_inf(self, norm: float | None = None, *, threads: int | None = None, block: int = 128) -> Sensitivity:
+        """Delta_G over all priors, positions and state pairs, computed in blocks of priors
+        entirely in the core (laws and W-infinity), without building Python law objects."""
+        from . import transport
+
+        thr = self._threads if threads is None else V.integer("threads", threads, lo=0, hi=1024)
+        k, T = self._k, self._T
+        best, wit = -1.0, None
+        records = []
+        pa = [(a, b) for a in range(k) for b in range(a + 1, k)]
+        for lo in range(0, len(self._thetas), block):
+            hi = min(lo + block, len(self._thetas))
+            A, P, O, S, _ = _core.models.markov_sum_laws(self._M[lo:hi], self._pi[lo:hi], self._vals, T, thr)
+            base = np.arange(hi - lo)[:, None, None] * T * k + np.arange(T)[None, :, None] * k
+            ia = (base + np.array([a for a, _ in pa])[None, None, :]).ravel()
+            ib = (base + np.array([b for _, b in pa])[None, None, :]).ravel()
+            ok = (S[ia] > 0) & (S[ib] > 0)
+            ia, ib = ia[ok], ib[ok]
+            ap, pp, op = _gather_csr(A, P, O, ia)
+            aq, pq, oq = _gather_csr(A, P, O, ib)
+            w = transport.w_inf_batch(ap, pp, op, aq, pq, oq, threads=thr)
+            j = int(np.argmax(w))
+            if w[j] > best:
+                best = float(w[j])
+                th_i, rem = divmod(int(ia[j]), T * k)
+                t, a = divmod(rem, k)
+                b = int(ib[j]) % k
+                wit = (self._thetas[lo + th_i], (f"X{t}={a}", f"X{t}={b}"))
+            for idx, v in zip(ia, w):
+                th_i, rem = divmod(int(idx), T * k)
+                t, a = divmod(rem, k)
+                records.append((lo + th_i, t, a, float(v)))
+        if wit is None:
+            raise ParameterError("framework", self.name, "at least one pair of possible secrets")
+        recs = tuple(PairRecord(self._thetas[th], (f"X{t}={a}", f"X{t}=?"), v) for th, t, a, v in records) \
+            if len(records) <= 100_000 else ()
+        return Sensitivity(best, "w_inf", wit, None, recs)
+
+    def digest(self) -> str:
+        import hashlib
+        h = hashlib.sha256()
+        for arr in (self._M, self._pi, self._vals, np.array([self._T])):
+            h.update(np.ascontiguousarray(arr).tobytes())
+        return "sha256:" + h.hexdigest()[:32]
+
+
+def _gather_csr(A: np.ndarray, P: np.ndarray, O: np.ndarray, idx: np.ndarray):
+    """Sub-CSR of the laws listed in idx (vectorised gather)."""
+    lens = O[idx + 1] - O[idx]
+    off = np.zeros(idx.shape[0] + 1, dtype=np.int64)
+    np.cumsum(lens, out=off[1:])
+    starts = np.repeat(O[idx] - off[:-1], lens)
+    pos = np.arange(off[-1], dtype=np.int64) + starts
+    return A[pos], P[pos], off
+
+
+def markov_chain(trans: Any, T: int, *, init: Any = "stationary", values: Any = None,
+                 labels: Sequence[Hashable] | None = None, threads: int = 0) -> MarkovChainFramework:
+    """A :class:`MarkovChainFramework`: ``trans`` of shape (k, k) (one prior) or (n, k, k) (a set
+    Theta), ``init`` ``"stationary"`` or initial laws, ``values`` integer state values (default
+    0..k-1), sum query over T steps.
+
+    >>> fw = markov_chain([[0.9, 0.1], [0.2, 0.8]], T=5)   # shared/anchors §1.2: Delta_G = 5
+    >>> fw.w_inf().value
+    5.0
+    """
+    return MarkovChainFramework(trans, T, init=init, values=values, labels=labels, threads=threads)
