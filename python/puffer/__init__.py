@@ -11,11 +11,13 @@ from .errors import (NumericalError, ParameterError, ParameterTypeError, PufferE
 from .dist import DiscreteDist
 from .guarantees import PP, RPP, ApproxRPP, Provenance, RPPCurve, default_orders
 from . import _core  # noqa: F401  (the compiled core; fails loudly if the build is missing)
+from .framework import Framework, Sensitivity
+from . import models, mechanisms, audit
 
 __version__ = "0.1.0"
 
 __all__ = [
     "PufferError", "ParameterError", "ParameterTypeError", "NumericalError",
     "UnboundedSensitivityError", "DiscreteDist", "PP", "RPP", "ApproxRPP", "RPPCurve",
-    "Provenance", "default_orders",
+    "Provenance", "default_orders", "Framework", "Sensitivity", "models", "mechanisms", "audit",
 ]

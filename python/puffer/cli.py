@@ -179,3 +179,6 @@ def main(argv: list[str] | None = None) -> int:
     except PufferError as exc:
         print(f"puffer: error: {exc}", file=sys.stderr)
         return 2
+    except KeyError as exc:
+        print(f"puffer: error: the description lacks the field {exc}", file=sys.stderr)
+        return 2

@@ -253,6 +253,8 @@ class MarkovChainFramework(Framework):
             ib = (base + np.array([b for _, b in pa])[None, None, :]).ravel()
             ok = (S[ia] > 0) & (S[ib] > 0)
             ia, ib = ia[ok], ib[ok]
+            if ia.size == 0:
+                continue
             ap, pp, op = _gather_csr(A, P, O, ia)
             aq, pq, oq = _gather_csr(A, P, O, ib)
             w = transport.w_inf_batch(ap, pp, op, aq, pq, oq, threads=thr)
@@ -263,14 +265,13 @@ class MarkovChainFramework(Framework):
                 t, a = divmod(rem, k)
                 b = int(ib[j]) % k
                 wit = (self._thetas[lo + th_i], (f"X{t}={a}", f"X{t}={b}"))
-            for idx, v in zip(ia, w):
-                th_i, rem = divmod(int(idx), T * k)
-                t, a = divmod(rem, k)
-                records.append((lo + th_i, t, a, float(v)))
+            records.append((lo + ia // (T * k), (ia % (T * k)) // k, ia % k, ib % k, w))
         if wit is None:
             raise ParameterError("framework", self.name, "at least one pair of possible secrets")
-        recs = tuple(PairRecord(self._thetas[th], (f"X{t}={a}", f"X{t}=?"), v) for th, t, a, v in records) \
-            if len(records) <= 100_000 else ()
+        n_rec = sum(r[4].size for r in records)
+        recs = () if n_rec > 20_000 else tuple(
+            PairRecord(self._thetas[int(th)], (f"X{int(t)}={int(a)}", f"X{int(t)}={int(b)}"), float(v))
+            for TH, TT, AA, BB, W in records for th, t, a, b, v in zip(TH, TT, AA, BB, W))
         return Sensitivity(best, "w_inf", wit, None, recs)
 
     def digest(self) -> str:

@@ -1,0 +1,131 @@
+"""Model kernels against independent computations: brute-force enumeration of every path of
+the Markov chain (exact fractions), scipy's binomial pmf, and forced log-space paths."""
+import itertools
+import math
+from fractions import Fraction as F
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import puffer
+import puffer._core as core
+from puffer import models
+
+
+def brute_markov(M, pi, T, values):
+    """P(S = s | X_i = a) by enumerating all k^T paths with exact fractions."""
+    k = len(pi)
+    joint = {}
+    for path in itertools.product(range(k), repeat=T):
+        pr = F(pi[path[0]])
+        for a, b in zip(path, path[1:]):
+            pr *= F(M[a][b])
+        s = sum(values[x] for x in path)
+        for i, a in enumerate(path):
+            joint[(i, a, s)] = joint.get((i, a, s), F(0)) + pr
+    out = {}
+    for (i, a, s), p in joint.items():
+        out.setdefault((i, a), {})[s] = p
+    return {key: {s: p / sum(d.values()) for s, p in d.items()} for key, d in out.items()}
+
+
+@pytest.mark.parametrize("M, pi, T, values", [
+    ([[F(9, 10), F(1, 10)], [F(1, 5), F(4, 5)]], [F(2, 3), F(1, 3)], 5, [0, 1]),
+    ([[F(1, 2), F(1, 4), F(1, 4)], [F(1, 3), F(1, 3), F(1, 3)], [0, F(1, 2), F(1, 2)]], [F(1, 3), F(1, 3), F(1, 3)], 4, [0, 1, 3]),
+    ([[0, 1], [1, 0]], [F(1, 2), F(1, 2)], 4, [-1, 2]),  # periodic chain, negative value
+])
+def test_markov_laws_match_enumeration(M, pi, T, values):
+    A, P, O, S, L = core.models.markov_sum_laws(np.array([M], float), np.array([pi], float),
+                                               np.array(values), T)
+    ref = brute_markov(M, pi, T, values)
+    k = len(pi)
+    for i in range(T):
+        for a in range(k):
+            j = i * k + a
+            got = dict(zip(A[O[j]:O[j + 1]].tolist(), P[O[j]:O[j + 1]].tolist()))
+            want = ref.get((i, a), {})
+            assert set(got) == {float(s) for s, p in want.items() if p > 0}
+            for s, p in want.items():
+                if p > 0:
+                    assert got[float(s)] == pytest.approx(float(p), rel=1e-13, abs=0)
+    assert not L.any()
+
+
+def test_markov_log_space_path_keeps_tiny_atoms():
+    # min transition 1e-200: linear space would lose P(S = 0 | X_0 = 1)-type masses of 1e-400
+    M = np.array([[[1 - 1e-200, 1e-200], [1e-200, 1 - 1e-200]]])
+    A, P, O, S, L = core.models.markov_sum_laws(M, np.array([[0.5, 0.5]]), np.array([0, 1]), 4)
+    assert L.all()
+    j = 0 * 2 + 0  # position 0, state 0: atoms 0..3 all reachable, the far ones underflow double
+    assert A[O[j]:O[j + 1]].tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert (P[O[j]:O[j + 1]] > 0).all()
+    assert P[O[j]] == pytest.approx(1.0, rel=1e-12)
+
+
+def test_markov_validation():
+    with pytest.raises(puffer.ParameterError, match="transition"):
+        core.models.markov_sum_laws(np.array([[[0.5, 0.4], [0.5, 0.5]]]), np.array([[0.5, 0.5]]), np.array([0, 1]), 3)
+    with pytest.raises(puffer.ParameterError, match="init"):
+        core.models.markov_sum_laws(np.array([[[0.5, 0.5], [0.5, 0.5]]]), np.array([[0.7, 0.5]]), np.array([0, 1]), 3)
+    with pytest.raises(puffer.ParameterError, match="'T'"):
+        core.models.markov_sum_laws(np.array([[[0.5, 0.5], [0.5, 0.5]]]), np.array([[0.5, 0.5]]), np.array([0, 1]), 0)
+    with pytest.raises(puffer.ParameterError, match="trans"):
+        models.markov_chain([[0.5, 0.6], [0.5, 0.5]], T=3)
+    with pytest.raises(puffer.ParameterError, match="'init'"):
+        models.markov_chain([[0.5, 0.5], [0.5, 0.5]], T=3, init="uniform")
+    with pytest.raises(puffer.ParameterError, match="values"):
+        models.markov_chain([[0.5, 0.5], [0.5, 0.5]], T=3, values=[0.5, 1.0])
+    with pytest.raises(puffer.ParameterError, match="'T'"):
+        models.markov_chain([[0.5, 0.5], [0.5, 0.5]], T=-1)
+
+
+def test_stationary_distribution():
+    pi = models.stationary_distribution([[0.9, 0.1], [0.2, 0.8]])
+    np.testing.assert_allclose(pi, [2 / 3, 1 / 3], rtol=1e-14)
+    with pytest.raises(puffer.ParameterError):
+        models.stationary_distribution([[1.0, 0.0], [0.0, 1.0]])
+
+
+def test_poisson_binomial_against_scipy_and_brute_force():
+    np.testing.assert_allclose(core.models.poisson_binomial(np.full(24, 0.7)),
+                               stats.binom.pmf(np.arange(25), 24, 0.7), rtol=1e-12, atol=0)
+    p = np.array([0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.5])
+    brute = np.zeros(10)
+    for bits in itertools.product((0, 1), repeat=9):
+        pr = np.prod([pk if b else 1 - pk for pk, b in zip(p[1:], bits)])
+        brute[sum(bits)] += pr
+    np.testing.assert_allclose(core.models.poisson_binomial(p, 0), brute, rtol=1e-13)
+    # deterministic users shift the support; p in {0, 1} allowed
+    np.testing.assert_allclose(core.models.poisson_binomial(np.array([1.0, 0.0, 0.5])), [0, 0.5, 0.5, 0])
+
+
+def test_poisson_binomial_extreme_tails_never_underflow_to_zero():
+    x = core.models.poisson_binomial(np.full(3000, 0.7))
+    assert (x > 0).all()          # 0.3^3000 = 1e-1569 still has an atom
+    assert x.sum() == pytest.approx(1.0, rel=1e-12)
+    assert int(np.argmax(x)) == 2100
+    with pytest.raises(puffer.ParameterError, match="'p'"):
+        core.models.poisson_binomial(np.array([0.5, 1.5]))
+
+
+def test_correlated_pair_laws_spec000_example1():
+    fw = models.correlated_pair(F(1, 2), F(3, 10))
+    mu0, mu1 = fw.conditional("theta", "X1=0"), fw.conditional("theta", "X1=1")
+    # spec 000 §3.1: mu_0 Bernoulli with P(1) = p(1 - rho) = 7/20; mu_1 on {1, 2} with P(2) = p + rho(1 - p) = 13/20
+    assert mu0.exact_probs == (F(13, 20), F(7, 20)) and mu0.atoms.tolist() == [0.0, 1.0]
+    assert mu1.exact_probs == (F(7, 20), F(13, 20)) and mu1.atoms.tolist() == [1.0, 2.0]
+    with pytest.raises(puffer.ParameterError, match="rho"):
+        models.correlated_pair(F(1, 4), F(-1, 2))  # infeasible: rho >= -p/(1-p) = -1/3
+
+
+def test_independent_users_laws():
+    fw = models.independent_users([0.7] * 25, users=[0])
+    np.testing.assert_allclose(fw.conditional("p", "S0=0").probs, stats.binom.pmf(np.arange(25), 24, 0.7), rtol=1e-12)
+    assert fw.conditional("p", "S0=1").atoms[0] == 1.0
+    np.testing.assert_allclose(fw.conditional("p", "S0=⊥").probs, stats.binom.pmf(np.arange(26), 25, 0.7), rtol=1e-12)
+    assert len(fw.pairs) == 3
+    with pytest.raises(puffer.ParameterError, match="'p'"):
+        models.independent_users([0.5, 1.2])
+    with pytest.raises(puffer.ParameterError, match="users"):
+        models.independent_users([0.5, 0.2], users=[5])
