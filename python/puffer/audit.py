@@ -5,7 +5,7 @@ calibrated mechanism keeps its promise, and by users to see how conservative a t
   and discrete X (spec 001 §3.9): between consecutive atoms the ratio is a Möbius function of
   e^{2y/b}, hence monotone, so the sup is attained at an atom or as y -> ±inf. Log space.
 * :func:`renyi_divergence` — D_alpha(law(X_i + N) || law(X_j + N)) for discrete X and any noise
-  with a vectorised ``logpdf``, by adaptive quadrature in log space (scipy), split at the atoms.
+  with a vectorised ``logpdf``, by a sinh-mapped trapezoid rule in log space.
 * :func:`max_privacy_loss` — numeric sup of the log-ratio of the two noisy densities over a grid.
 * :func:`framework_loss` — the maximum of one of these over all priors and pairs of a framework.
 """
@@ -67,30 +67,26 @@ def _log_density(law: DiscreteDist, noise: Any, y: np.ndarray) -> np.ndarray:
 
 
 def renyi_divergence(P: DiscreteDist, Q: DiscreteDist, noise: Any, alpha: float, *,
-                     rtol: float = 1e-10) -> float:
-    """D_alpha(law(X + N) || law(Y + N)), X ~ P, Y ~ Q, N ~ noise (1-D, alpha in (1, inf)), by
-    scipy's adaptive quadrature on the log-space integrand split at the atoms (a numeric oracle,
-    not a certified bound)."""
-    from scipy import integrate
+                     n: int = 40001, reach: float = 1e8) -> float:
+    """D_alpha(law(X + N) || law(Y + N)), X ~ P, Y ~ Q, N ~ noise (1-D, alpha in (1, inf)).
 
+    A numeric oracle, not a certified bound: the real line is mapped by y = c + s sinh(u) (s the
+    noise scale, or a tenth of the support's half-width if larger) and the log-space integrand is
+    summed with the trapezoid rule on n points out to ``reach`` scales. For smooth noise
+    (Gaussian, logistic, Student-t) the error is far below 1e-12 relative; kinked densities
+    (Laplace) converge only like h^2 (about 1e-6 relative)."""
     _check_pair(P, Q)
     alpha = V.alpha("alpha", alpha, allow_inf=False)
     pts = np.union1d(P.atoms, Q.atoms)
-    scale = float(getattr(noise, "scale", 1.0))
-    grid = np.linspace(pts[0] - 50 * scale, pts[-1] + 50 * scale, 4001)
-    g = alpha * _log_density(P, noise, grid) + (1 - alpha) * _log_density(Q, noise, grid)
-    M = float(np.max(g))
-
-    def f(y: float) -> float:
-        yy = np.array([y])
-        return float(np.exp(alpha * _log_density(P, noise, yy)[0] + (1 - alpha) * _log_density(Q, noise, yy)[0] - M))
-
-    edges = [-np.inf, *pts.tolist(), np.inf]
-    total = 0.0
-    for a, b in zip(edges[:-1], edges[1:]):
-        val, _ = integrate.quad(f, a, b, limit=400, epsabs=0.0, epsrel=rtol)
-        total += val
-    return (math.log(total) + M) / (alpha - 1.0)
+    c, half = 0.5 * (pts[0] + pts[-1]), 0.5 * (pts[-1] - pts[0])
+    s = max(float(getattr(noise, "scale", 1.0)), half / 10.0)
+    U = math.asinh(reach * max(1.0, half / s))
+    u = np.linspace(-U, U, n)
+    y = c + s * np.sinh(u)
+    logw = np.log(s * np.cosh(u) * (u[1] - u[0]))
+    logw[[0, -1]] -= math.log(2.0)
+    g = alpha * _log_density(P, noise, y) + (1 - alpha) * _log_density(Q, noise, y) + logw
+    return float(_logsumexp(g)) / (alpha - 1.0)
 
 
 def max_privacy_loss(P: DiscreteDist, Q: DiscreteDist, noise: Any, *, width: float = 30.0,

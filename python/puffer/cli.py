@@ -110,7 +110,8 @@ def _guarantee_text(m) -> str:
     return repr(g)
 
 
-def run(config: dict, out=sys.stdout) -> int:
+def run(config: dict, out=None) -> int:
+    out = sys.stdout if out is None else out
     print(f"puffer: {config.get('name', 'framework from file')}", file=out)
     t0 = time.perf_counter()
     _progress("building the framework and its conditional laws", out)
