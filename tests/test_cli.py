@@ -44,11 +44,12 @@ def test_bad_files_give_clear_errors(tmp_path, capsys):
     missing = tmp_path / "m.json"
     missing.write_text(json.dumps({"model": {"kind": "markov_chain"}}))
     assert cli.main(["run", str(missing)]) == 2
-    assert "T" in capsys.readouterr().err
+    assert "'trans'" in capsys.readouterr().err
 
 
 def test_console_script_installed():
     exe = shutil.which("puffer", path=str(Path(sys.executable).parent))
     assert exe is not None
-    out = subprocess.run([exe, "demo"], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run([exe, "run", str(EXAMPLES / "household.toml")], capture_output=True, text=True,
+                         check=True).stdout
     assert "done in" in out
