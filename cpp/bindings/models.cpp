@@ -43,11 +43,13 @@ PUFFER_BIND_SUBMODULE(models, m) {
         std::vector<std::uint8_t> used_log;
         {
           py::gil_scoped_release release;
-          used_log = puffer::models::sum_laws(spec, threads, [&](std::size_t th, std::size_t i, std::size_t a, const Law& law) {
-            const std::size_t idx = (th * T + i) * spec.k + a;
-            atoms[idx] = law.atoms;
-            probs[idx] = law.probs;
-            secret[idx] = law.secret_prob;
+          used_log = puffer::models::sum_laws(spec, threads, [&](std::size_t th, std::size_t i, const std::vector<Law>& laws) {
+            for (std::size_t a = 0; a < spec.k; ++a) {
+              const std::size_t idx = (th * T + i) * spec.k + a;
+              atoms[idx] = laws[a].atoms;
+              probs[idx] = laws[a].probs;
+              secret[idx] = laws[a].secret_prob;
+            }
           });
         }
         std::vector<std::int64_t> off(n_laws + 1, 0);
@@ -72,6 +74,26 @@ PUFFER_BIND_SUBMODULE(models, m) {
       py::arg("tol") = 1e-9,
       "CSR conditional laws of sum_t values[X_t] given X_i = a, for every prior, position and state.");
 
+  m.def(
+      "markov_w_inf",
+      [](const CArr& trans, const CArr& init, const IArr& values, std::size_t T, unsigned threads, double tol) {
+        MarkovChainSpec spec = make_spec(trans, init, values, T);
+        puffer::models::validate(spec, tol);
+        const std::size_t n_pairs = spec.k * (spec.k - 1) / 2;
+        py::array_t<double> W({spec.n_theta, T, n_pairs});
+        double* w = W.mutable_data();
+        std::vector<std::uint8_t> used_log;
+        {
+          py::gil_scoped_release release;
+          used_log = puffer::models::w_inf_all_pairs(spec, threads, w);
+        }
+        py::array_t<bool> L(used_log.size());
+        for (std::size_t j = 0; j < used_log.size(); ++j) L.mutable_data()[j] = used_log[j] != 0;
+        return py::make_tuple(W, L);
+      },
+      py::arg("trans"), py::arg("init"), py::arg("values"), py::arg("T"), py::arg("threads") = 0,
+      py::arg("tol") = 1e-9,
+      "W_inf between the laws given X_i = a and X_i = b, shape (n_theta, T, k(k-1)/2); -1 where a secret is impossible.");
   m.def(
       "poisson_binomial",
       [](const CArr& p, long skip) {

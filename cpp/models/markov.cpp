@@ -6,6 +6,7 @@
 
 #include "common/errors.hpp"
 #include "common/parallel.hpp"
+#include "transport/transport.hpp"
 
 namespace puffer::models {
 namespace {
@@ -148,8 +149,7 @@ void validate(const MarkovChainSpec& spec, double tol) {
   }
 }
 
-std::vector<std::uint8_t> sum_laws(const MarkovChainSpec& spec, unsigned threads,
-                                   const std::function<void(std::size_t, std::size_t, std::size_t, const Law&)>& emit) {
+std::vector<std::uint8_t> sum_laws(const MarkovChainSpec& spec, unsigned threads, const PositionFn& emit) {
   const std::size_t k = spec.k, T = spec.T;
   std::int64_t vmin = spec.values[0], vmax = spec.values[0];
   for (std::size_t x = 0; x < k; ++x) {
@@ -174,7 +174,8 @@ std::vector<std::uint8_t> sum_laws(const MarkovChainSpec& spec, unsigned threads
     used_log[th] = lin ? 0 : 1;
     if (lin) forward_backward_linear(w, P, init, dv);
     else forward_backward_log(w, P, init, dv);
-    Law law;
+    thread_local std::vector<Law> laws;
+    laws.resize(k);
     std::vector<double> J(R);
     std::vector<double> marg(init, init + k), next(k);  // P(X_i = .), by m_{i+1} = m_i P
     for (std::size_t i = 0; i < T; ++i) {
@@ -185,6 +186,7 @@ std::vector<std::uint8_t> sum_laws(const MarkovChainSpec& spec, unsigned threads
         marg.swap(next);
       }
       for (std::size_t a = 0; a < k; ++a) {
+        Law& law = laws[a];
         // J[s] = sum_{s1} F_i[a][s1] * B_i[a][s - s1]   (joint of S and X_i = a, up to a scale)
         const double* Fa = &w.f(i, a, 0);
         const double* Ba = &w.b(i, a, 0);
@@ -198,10 +200,7 @@ std::vector<std::uint8_t> sum_laws(const MarkovChainSpec& spec, unsigned threads
         law.atoms.clear();
         law.probs.clear();
         law.secret_prob = 0.0;
-        if (f_lo == R) {  // P(X_i = a) = 0: the secret is impossible under this prior
-          emit(th, i, a, law);
-          continue;
-        }
+        if (f_lo == R) continue;  // P(X_i = a) = 0: the secret is impossible (empty law)
         const std::size_t n_out = std::min(R, f_hi + b_hi + 1);
         if (lin) {
           std::fill(J.begin(), J.begin() + n_out, 0.0);
@@ -238,11 +237,26 @@ std::vector<std::uint8_t> sum_laws(const MarkovChainSpec& spec, unsigned threads
             }
         }
         law.secret_prob = marg[a];
-        emit(th, i, a, law);
       }
+      emit(th, i, laws);
     }
   });
   return used_log;
+}
+
+std::vector<std::uint8_t> w_inf_all_pairs(const MarkovChainSpec& spec, unsigned threads, double* out) {
+  const std::size_t k = spec.k, T = spec.T, n_pairs = k * (k - 1) / 2;
+  return sum_laws(spec, threads, [&](std::size_t th, std::size_t i, const std::vector<Law>& laws) {
+    double* o = out + (th * T + i) * n_pairs;
+    for (std::size_t a = 0; a < k; ++a)
+      for (std::size_t b = a + 1; b < k; ++b, ++o) {
+        const Law &P = laws[a], &Q = laws[b];
+        *o = (P.atoms.empty() || Q.atoms.empty())
+                 ? -1.0
+                 : transport::w_inf_1d(P.atoms.data(), P.probs.data(), P.atoms.size(), Q.atoms.data(),
+                                       Q.probs.data(), Q.atoms.size());
+      }
+  });
 }
 
 }  // namespace puffer::models

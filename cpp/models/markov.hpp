@@ -36,10 +36,17 @@ struct Law {
   double secret_prob = 0.0;  // P(X_i = a | theta); 0 means the secret is impossible
 };
 
-// Calls emit(theta, i, a, law) for every theta, position i in [0, T), state a in [0, k).
-// Priors are processed in parallel (parallel_for over theta); emit must be thread-safe
-// across different theta values. Returns, per theta, whether log space was needed.
-std::vector<std::uint8_t> sum_laws(const MarkovChainSpec& spec, unsigned threads,
-                                   const std::function<void(std::size_t, std::size_t, std::size_t, const Law&)>& emit);
+// Calls emit(theta, i, laws) for every theta and position i in [0, T), with laws[a] the law
+// given X_i = a for every state a. Priors are processed in parallel (parallel_for over theta);
+// emit must be thread-safe across different theta values. Returns, per theta, whether log
+// space was needed.
+using PositionFn = std::function<void(std::size_t, std::size_t, const std::vector<Law>&)>;
+std::vector<std::uint8_t> sum_laws(const MarkovChainSpec& spec, unsigned threads, const PositionFn& emit);
+
+// W_inf(law | X_i = a, law | X_i = b) for every theta, position i and pair a < b (pairs in
+// lexicographic order), by the transport kernel's 1-D W_inf on the laws as they are computed
+// (no law is stored). out has n_theta * T * k(k-1)/2 entries; a pair with an impossible secret
+// gets -1. Returns the per-theta log-space flags.
+std::vector<std::uint8_t> w_inf_all_pairs(const MarkovChainSpec& spec, unsigned threads, double* out);
 
 }  // namespace puffer::models

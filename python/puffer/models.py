@@ -235,44 +235,29 @@ class MarkovChainFramework(Framework):
         self._ensure_laws()
         return super().skipped
 
-    def w_inf(self, norm: float | None = None, *, threads: int | None = None, block: int = 128) -> Sensitivity:
-        """Delta_G over all priors, positions and state pairs, computed in blocks of priors
-        entirely in the core (laws and W-infinity), without building Python law objects."""
-        from . import transport
-
+    def w_inf(self, norm: float | None = None, *, threads: int | None = None, block: int = 1024) -> Sensitivity:
+        """Delta_G over all priors, positions and state pairs, computed entirely in the core:
+        each position's conditional laws are built and fed straight to the transport kernel's
+        1-D W_inf (level rule of puffer.transport), priors in parallel, no law stored."""
         thr = self._threads if threads is None else V.integer("threads", threads, lo=0, hi=1024)
         k, T = self._k, self._T
-        best, wit = -1.0, None
-        records = []
-        pa = [(a, b) for a in range(k) for b in range(a + 1, k)]
+        pairs = [(a, b) for a in range(k) for b in range(a + 1, k)]
+        blocks = []
         for lo in range(0, len(self._thetas), block):
             hi = min(lo + block, len(self._thetas))
-            A, P, O, S, _ = _core.models.markov_sum_laws(self._M[lo:hi], self._pi[lo:hi], self._vals, T, thr)
-            base = np.arange(hi - lo)[:, None, None] * T * k + np.arange(T)[None, :, None] * k
-            ia = (base + np.array([a for a, _ in pa])[None, None, :]).ravel()
-            ib = (base + np.array([b for _, b in pa])[None, None, :]).ravel()
-            ok = (S[ia] > 0) & (S[ib] > 0)
-            ia, ib = ia[ok], ib[ok]
-            if ia.size == 0:
-                continue
-            ap, pp, op = _gather_csr(A, P, O, ia)
-            aq, pq, oq = _gather_csr(A, P, O, ib)
-            w = transport.w_inf_batch(ap, pp, op, aq, pq, oq, threads=thr)
-            j = int(np.argmax(w))
-            if w[j] > best:
-                best = float(w[j])
-                th_i, rem = divmod(int(ia[j]), T * k)
-                t, a = divmod(rem, k)
-                b = int(ib[j]) % k
-                wit = (self._thetas[lo + th_i], (f"X{t}={a}", f"X{t}={b}"))
-            records.append((lo + ia // (T * k), (ia % (T * k)) // k, ia % k, ib % k, w))
-        if wit is None:
+            W, _ = _core.models.markov_w_inf(self._M[lo:hi], self._pi[lo:hi], self._vals, T, thr)
+            blocks.append(W)
+        W = np.concatenate(blocks, axis=0)            # (n_theta, T, n_pairs); -1: impossible secret
+        if not (W >= 0).any():
             raise ParameterError("framework", self.name, "at least one pair of possible secrets")
-        n_rec = sum(r[4].size for r in records)
-        recs = () if n_rec > 20_000 else tuple(
-            PairRecord(self._thetas[int(th)], (f"X{int(t)}={int(a)}", f"X{int(t)}={int(b)}"), float(v))
-            for TH, TT, AA, BB, W in records for th, t, a, b, v in zip(TH, TT, AA, BB, W))
-        return Sensitivity(best, "w_inf", wit, None, recs)
+        th, t, pr = np.unravel_index(int(np.argmax(W)), W.shape)
+        a, b = pairs[pr]
+        wit = (self._thetas[th], (f"X{t}={a}", f"X{t}={b}"))
+        recs = ()
+        if W.size <= 20_000:
+            recs = tuple(PairRecord(self._thetas[i], (f"X{tt}={pairs[p][0]}", f"X{tt}={pairs[p][1]}"), float(W[i, tt, p]))
+                         for i, tt, p in zip(*np.nonzero(W >= 0)))
+        return Sensitivity(float(W[th, t, pr]), "w_inf", wit, None, recs)
 
     def digest(self) -> str:
         import hashlib
@@ -280,16 +265,6 @@ class MarkovChainFramework(Framework):
         for arr in (self._M, self._pi, self._vals, np.array([self._T])):
             h.update(np.ascontiguousarray(arr).tobytes())
         return "sha256:" + h.hexdigest()[:32]
-
-
-def _gather_csr(A: np.ndarray, P: np.ndarray, O: np.ndarray, idx: np.ndarray):
-    """Sub-CSR of the laws listed in idx (vectorised gather)."""
-    lens = O[idx + 1] - O[idx]
-    off = np.zeros(idx.shape[0] + 1, dtype=np.int64)
-    np.cumsum(lens, out=off[1:])
-    starts = np.repeat(O[idx] - off[:-1], lens)
-    pos = np.arange(off[-1], dtype=np.int64) + starts
-    return A[pos], P[pos], off
 
 
 def markov_chain(trans: Any, T: int, *, init: Any = "stationary", values: Any = None,
