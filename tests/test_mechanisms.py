@@ -206,6 +206,20 @@ def test_calibrated_mechanisms_keep_eps_on_random_frameworks(seed):
         assert true <= d.epsilon(alpha) * (1 + 1e-9) + 1e-12
         assert d.epsilon(alpha) <= g.epsilon(alpha) * (1 + 1e-12)      # Prop D.1
     assert g.epsilon(2.0) <= eps
+    kg = KantorovichGaussian(fw, min(eps, 1.0), 1e-3, variant="a")
+    if kg.noise is not None:
+        tail = audit.framework_loss(fw, lambda P, Q: audit.loss_tail_probability(P, Q, kg.noise, kg.eps))
+        assert tail <= 1e-3
+
+
+def test_loss_tail_oracle_gaussian_closed_form():
+    # point masses 0 vs 1 under N(0, s^2): loss = (2y - 1)/(2 s^2) for Y ~ N(0, s^2);
+    # P(|loss| > e) = P(Y > (1 + 2 s^2 e)/2) + P(Y < (1 - 2 s^2 e)/2)
+    from scipy import stats
+    s, e = 1.3, 0.4
+    want = stats.norm.sf((1 + 2 * s * s * e) / 2, scale=s) + stats.norm.cdf((1 - 2 * s * s * e) / 2, scale=s)
+    got = audit.loss_tail_probability(DiscreteDist([0], [1.0]), DiscreteDist([1], [1.0]), Gaussian(s), e)
+    assert got == pytest.approx(want, abs=5e-5)
 
 
 def test_framework_validation():
