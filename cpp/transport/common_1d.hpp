@@ -1,0 +1,98 @@
+// Shared helpers of the 1-D transport routines: input validation and compensated sums.
+#pragma once
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "common/errors.hpp"
+
+namespace puffer::transport::detail {
+
+// Kahan-Babuska running sum: s + c carries the exact sum of the terms to ~2 ulps whatever
+// their number (the level rule needs levels accurate to a few ulps, spec 001 §4.8).
+struct KSum {
+  double s = 0.0, c = 0.0;
+  inline void add(double x) {
+    double t = s + x;
+    double z = t - s;
+    c += (s - (t - z)) + (x - z);
+    s = t;
+  }
+  inline double val() const { return s + c; }
+};
+
+// Compensated total of p with 4 independent lanes (vectorisable), and input checks.
+// Returns the total; throws InvalidArgument naming `pname` / `xname` on bad input.
+inline double checked_total(const double* x, const double* p, std::size_t n, double sum_tol,
+                            const char* xname, const char* pname) {
+  if (n == 0) throw InvalidArgument(xname, "an empty law", "at least one atom");
+  if (!std::isfinite(x[0]) || !std::isfinite(x[n - 1]))
+    throw InvalidArgument(xname, "a non-finite atom", "finite atoms");
+  double s[4] = {0, 0, 0, 0}, c[4] = {0, 0, 0, 0}, mn[4] = {0, 0, 0, 0};
+  bool sorted = true;
+  std::size_t k = 0;
+  for (; k + 4 <= n; k += 4) {
+    for (int l = 0; l < 4; ++l) {
+      double v = p[k + l];
+      double t = s[l] + v;
+      double z = t - s[l];
+      c[l] += (s[l] - (t - z)) + (v - z);
+      s[l] = t;
+      mn[l] = v < mn[l] ? v : mn[l];
+    }
+  }
+  double tail_min = 0.0;
+  KSum rest;
+  for (; k < n; ++k) {
+    rest.add(p[k]);
+    tail_min = p[k] < tail_min ? p[k] : tail_min;
+  }
+  for (std::size_t i = 1; i < n; ++i) sorted &= (x[i] >= x[i - 1]);  // false on NaN
+  if (!sorted) {
+    for (std::size_t i = 1; i < n; ++i)
+      if (!(x[i] >= x[i - 1]))
+        throw InvalidArgument(xname, "unsorted or NaN at index " + std::to_string(i),
+                              "atoms sorted ascending, without NaN");
+  }
+  KSum tot;
+  for (int l = 0; l < 4; ++l) {
+    tot.add(s[l]);
+    tot.add(c[l]);
+  }
+  tot.add(rest.s);
+  tot.add(rest.c);
+  double T = tot.val();
+  double m = std::min(std::min(mn[0], mn[1]), std::min(std::min(mn[2], mn[3]), tail_min));
+  if (!std::isfinite(T) || m < 0.0) {
+    for (std::size_t i = 0; i < n; ++i)
+      if (!(p[i] >= 0.0) || !std::isfinite(p[i]))
+        throw InvalidArgument(pname, to_str(p[i]) + " at index " + std::to_string(i),
+                              "finite masses >= 0");
+    throw InvalidArgument(pname, "sum " + to_str(T), "a finite total");
+  }
+  if (!(T > 0.0)) throw InvalidArgument(pname, "all zero", "masses with a positive sum");
+  if (sum_tol >= 0.0 && std::fabs(T - 1.0) > sum_tol)
+    throw InvalidArgument(pname, "sum " + to_str(T), "masses summing to 1 within " + to_str(sum_tol));
+  return T;
+}
+
+// Level comparison of the level rule: a, b are the two levels in the representation where
+// they are small. Returns -1 (a first), 0 (tie), +1 (b first). near_tie counts non-bitwise ties.
+inline int level_cmp(double a, double b, double rtol, std::int64_t& near_tie) {
+  if (a == b) return 0;
+  double d = a - b;
+  double mx = a > b ? a : b;
+  if (std::fabs(d) <= rtol * mx) {
+    ++near_tie;
+    return 0;
+  }
+  return d < 0 ? -1 : 1;
+}
+
+inline void check_rtol(double rtol) {
+  if (!(rtol >= 0.0 && rtol < 1e-3)) throw InvalidArgument("rtol", to_str(rtol), "a relative tolerance in [0, 1e-3)");
+}
+
+}  // namespace puffer::transport::detail
