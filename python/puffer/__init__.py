@@ -10,6 +10,7 @@ from .errors import (NumericalError, ParameterError, ParameterTypeError, PufferE
                      UnboundedSensitivityError)
 from .dist import DiscreteDist
 from .guarantees import PP, RPP, ApproxRPP, Provenance, RPPCurve, default_orders
+from . import transport  # noqa: F401  (transport kernel: puffer.transport.w_inf, ...)
 from . import _core  # noqa: F401  (the compiled core; fails loudly if the build is missing)
 
 __version__ = "0.1.0"
@@ -18,4 +19,5 @@ __all__ = [
     "PufferError", "ParameterError", "ParameterTypeError", "NumericalError",
     "UnboundedSensitivityError", "DiscreteDist", "PP", "RPP", "ApproxRPP", "RPPCurve",
     "Provenance", "default_orders",
+    "transport",
 ]
