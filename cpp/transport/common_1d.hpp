@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <vector>
+#include <algorithm>
 
 #include "common/errors.hpp"
 
@@ -26,11 +28,12 @@ struct KSum {
 // Compensated total of p with 4 independent lanes (vectorisable), and input checks.
 // Returns the total; throws InvalidArgument naming `pname` / `xname` on bad input.
 inline double checked_total(const double* x, const double* p, std::size_t n, double sum_tol,
-                            const char* xname, const char* pname) {
+                            const char* xname, const char* pname, double* min_mass = nullptr) {
   if (n == 0) throw InvalidArgument(xname, "an empty law", "at least one atom");
   if (!std::isfinite(x[0]) || !std::isfinite(x[n - 1]))
     throw InvalidArgument(xname, "a non-finite atom", "finite atoms");
-  double s[4] = {0, 0, 0, 0}, c[4] = {0, 0, 0, 0}, mn[4] = {0, 0, 0, 0};
+  const double inf = std::numeric_limits<double>::infinity();
+  double s[4] = {0, 0, 0, 0}, c[4] = {0, 0, 0, 0}, mn[4] = {inf, inf, inf, inf};
   bool sorted = true;
   std::size_t k = 0;
   for (; k + 4 <= n; k += 4) {
@@ -43,7 +46,7 @@ inline double checked_total(const double* x, const double* p, std::size_t n, dou
       mn[l] = v < mn[l] ? v : mn[l];
     }
   }
-  double tail_min = 0.0;
+  double tail_min = inf;
   KSum rest;
   for (; k < n; ++k) {
     rest.add(p[k]);
@@ -73,9 +76,43 @@ inline double checked_total(const double* x, const double* p, std::size_t n, dou
     throw InvalidArgument(pname, "sum " + to_str(T), "a finite total");
   }
   if (!(T > 0.0)) throw InvalidArgument(pname, "all zero", "masses with a positive sum");
+  if (min_mass) *min_mass = m;
   if (sum_tol >= 0.0 && std::fabs(T - 1.0) > sum_tol)
     throw InvalidArgument(pname, "sum " + to_str(T), "masses summing to 1 within " + to_str(sum_tol));
   return T;
+}
+
+// ---- Canonical levels (the one definition shared by every float path, so the careful walk
+// and the fast path take identical decisions). Atoms are grouped in blocks of kBlock:
+//   t_b       = plain left-to-right sum of the masses of block b;
+//   L_b, R_b  = compensated sums of t_0..t_{b-1} and of t_{b+1}..;
+//   F_i       = fl(fl(L_b + (p_{b0} + ... + p_i)) * inv)         (inner sum left to right)
+//   S_i       = fl(fl(R_b + (p_{i+1} + ... + p_{b_end})) * inv)  (inner sum right to left)
+// with inv = 1/T. Relative error of F_i (or S_i) <= (2 (kBlock - 1) + 6) u whatever n is.
+constexpr std::size_t kBlock = 64;
+constexpr double kLevelErrU = 2.0 * (kBlock - 1) + 6.0;  // in units of u = 2^-53
+
+inline void block_bases(const double* p, std::size_t n, std::vector<double>& L, std::vector<double>& R) {
+  const std::size_t nb = (n + kBlock - 1) / kBlock;
+  std::vector<double> t(nb);
+  for (std::size_t b = 0; b < nb; ++b) {
+    double s = 0.0;
+    const std::size_t e = std::min(n, (b + 1) * kBlock);
+    for (std::size_t i = b * kBlock; i < e; ++i) s += p[i];
+    t[b] = s;
+  }
+  L.resize(nb);
+  R.resize(nb);
+  KSum a;
+  for (std::size_t b = 0; b < nb; ++b) {
+    L[b] = a.val();
+    a.add(t[b]);
+  }
+  KSum c;
+  for (std::size_t b = nb; b-- > 0;) {
+    R[b] = c.val();
+    c.add(t[b]);
+  }
 }
 
 // Level comparison of the level rule: a, b are the two levels in the representation where
@@ -94,5 +131,9 @@ inline int level_cmp(double a, double b, double rtol, std::int64_t& near_tie) {
 inline void check_rtol(double rtol) {
   if (!(rtol >= 0.0 && rtol < 1e-3)) throw InvalidArgument("rtol", to_str(rtol), "a relative tolerance in [0, 1e-3)");
 }
+
+// The careful staircase W_inf (coupling_1d.cpp); the fast path falls back to it.
+double w_inf_1d_careful(const double* x, const double* p, std::size_t n, const double* y, const double* q,
+                        std::size_t m, double rtol, double sum_tol);
 
 }  // namespace puffer::transport::detail

@@ -21,31 +21,34 @@ inline std::size_t next_pos(const double* p, std::size_t i, std::size_t n) {
   return i;
 }
 
-// Levels of one law (the single definition shared by every float path, so the plan and W_inf
-// always take identical decisions): F[i] = fl(sum_{k<=i} p_k) * (1/T) summed left to right,
-// S[i] = fl(sum_{k>i} p_k) * (1/T) summed right to left (plain recursive sums: relative error
-// <= (k-1) u for k terms, plus 2 u for the scaling; the tie band below covers it).
+// Levels of one law: the canonical block definition of common_1d.hpp.
 void levels(const double* p, std::size_t n, double T, std::vector<double>& F, std::vector<double>& S) {
   F.resize(n);
   S.resize(n);
   const double inv = 1.0 / T;
-  double a = 0.0;
-  for (std::size_t i = 0; i < n; ++i) {
-    a += p[i];
-    F[i] = a * inv;
-  }
-  double b = 0.0;
-  for (std::size_t i = n; i-- > 0;) {
-    S[i] = b * inv;
-    b += p[i];
+  std::vector<double> L, R;
+  detail::block_bases(p, n, L, R);
+  for (std::size_t b = 0; b < L.size(); ++b) {
+    const std::size_t s0 = b * detail::kBlock, e = std::min(n, s0 + detail::kBlock);
+    double a = 0.0;
+    for (std::size_t i = s0; i < e; ++i) {
+      a += p[i];
+      F[i] = (L[b] + a) * inv;
+    }
+    double c = 0.0;
+    for (std::size_t i = e; i-- > s0;) {
+      S[i] = (R[b] + c) * inv;
+      c += p[i];
+    }
   }
 }
 
 constexpr double kU = 0x1p-53;
 
 // The level rule: compare end levels of atom i of P (n atoms) and j of Q (m atoms) in the
-// representation where they are small. Tie iff |a - b| <= max(a, b) * (rtol + (ka + kb + 4) u),
-// ka, kb = numbers of summed terms (a rigorous bound on the rounding of both levels).
+// representation where they are small. Tie iff |a - b| <= max(a, b) * (rtol + band u), band =
+// kLevelErrU per law (small laws: the number of summed terms + 4), a rigorous bound on the
+// rounding of both computed levels.
 inline int cmp_levels(const std::vector<double>& FP, const std::vector<double>& SP, std::size_t i, std::size_t n,
                       const std::vector<double>& FQ, const std::vector<double>& SQ, std::size_t j, std::size_t m,
                       double rtol, std::int64_t& nt) {
@@ -53,17 +56,17 @@ inline int cmp_levels(const std::vector<double>& FP, const std::vector<double>& 
   if (std::min(FP[i], FQ[j]) <= 0.5) {
     a = FP[i];
     b = FQ[j];
-    ka = double(i + 1);
-    kb = double(j + 1);
+    ka = std::min(double(i + 1) + 4.0, detail::kLevelErrU);
+    kb = std::min(double(j + 1) + 4.0, detail::kLevelErrU);
   } else {  // upper tail: the larger survival ends first
     a = SQ[j];
     b = SP[i];
-    ka = double(m - 1 - j);
-    kb = double(n - 1 - i);
+    ka = std::min(double(m - 1 - j) + 4.0, detail::kLevelErrU);
+    kb = std::min(double(n - 1 - i) + 4.0, detail::kLevelErrU);
   }
   if (a == b) return 0;
   double mx = a > b ? a : b;
-  if (std::fabs(a - b) <= mx * (rtol + (ka + kb + 4.0) * kU)) {
+  if (std::fabs(a - b) <= mx * (rtol + (ka + kb) * kU)) {
     ++nt;
     return 0;
   }
@@ -145,8 +148,8 @@ Plan coupling_1d(const double* x, const double* p, std::size_t n, const double* 
   return plan;
 }
 
-double w_inf_1d(const double* x, const double* p, std::size_t n, const double* y, const double* q,
-                std::size_t m, double rtol, double sum_tol) {
+double detail::w_inf_1d_careful(const double* x, const double* p, std::size_t n, const double* y,
+                                const double* q, std::size_t m, double rtol, double sum_tol) {
   Laws L = prepare(x, p, n, y, q, m, rtol, sum_tol);
   double w = 0.0;
   walk(L, rtol, [&](std::size_t a, std::size_t b, double) {
