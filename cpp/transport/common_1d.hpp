@@ -25,6 +25,8 @@ struct KSum {
   inline double val() const { return s + c; }
 };
 
+constexpr std::size_t kBlock = 64;
+
 // Compensated total of p with 4 independent lanes (vectorisable), and input checks.
 // Returns the total; throws InvalidArgument naming `pname` / `xname` on bad input.
 inline double checked_total(const double* x, const double* p, std::size_t n, double sum_tol,
@@ -89,30 +91,80 @@ inline double checked_total(const double* x, const double* p, std::size_t n, dou
 //   F_i       = fl(fl(L_b + (p_{b0} + ... + p_i)) * inv)         (inner sum left to right)
 //   S_i       = fl(fl(R_b + (p_{i+1} + ... + p_{b_end})) * inv)  (inner sum right to left)
 // with inv = 1/T. Relative error of F_i (or S_i) <= (2 (kBlock - 1) + 6) u whatever n is.
-constexpr std::size_t kBlock = 64;
 constexpr double kLevelErrU = 2.0 * (kBlock - 1) + 6.0;  // in units of u = 2^-53
 
-inline void block_bases(const double* p, std::size_t n, std::vector<double>& L, std::vector<double>& R) {
+// Atoms: finite, sorted ascending (duplicates allowed). Throws InvalidArgument.
+inline void check_atoms(const double* x, std::size_t n, const char* xname) {
+  if (n == 0) throw InvalidArgument(xname, "an empty law", "at least one atom");
+  if (!std::isfinite(x[0]) || !std::isfinite(x[n - 1]))
+    throw InvalidArgument(xname, "a non-finite atom", "finite atoms");
+  bool sorted = true;
+  for (std::size_t i = 1; i < n; ++i) sorted &= (x[i] >= x[i - 1]);  // false on NaN
+  if (!sorted)
+    for (std::size_t i = 1; i < n; ++i)
+      if (!(x[i] >= x[i - 1]))
+        throw InvalidArgument(xname, "unsorted or NaN at index " + std::to_string(i),
+                              "atoms sorted ascending, without NaN");
+}
+
+// Masses of one law: block totals, the canonical bases L, R and total T (= compensated sum of
+// the block totals), the smallest mass. Throws on negative / non-finite masses or a total
+// farther than sum_tol from 1 (sum_tol < 0: any positive total).
+struct LawSetup {
+  double T = 0.0;
+  double min_mass = 0.0;
+};
+inline LawSetup setup_law(const double* p, std::size_t n, double sum_tol, const char* pname,
+                          std::vector<double>& L, std::vector<double>& R) {
+  if (n == 0) throw InvalidArgument(pname, "an empty law", "at least one atom");
   const std::size_t nb = (n + kBlock - 1) / kBlock;
-  std::vector<double> t(nb);
-  for (std::size_t b = 0; b < nb; ++b) {
-    double s = 0.0;
-    const std::size_t e = std::min(n, (b + 1) * kBlock);
-    for (std::size_t i = b * kBlock; i < e; ++i) s += p[i];
-    t[b] = s;
-  }
   L.resize(nb);
   R.resize(nb);
+  double mn = std::numeric_limits<double>::infinity();
+  // t_b into R (reused as scratch), four blocks at a time for instruction-level parallelism.
+  std::size_t b = 0;
+  for (; b + 4 <= nb && (b + 4) * kBlock <= n; b += 4) {
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0, m0 = mn, m1 = mn, m2 = mn, m3 = mn;
+    const double* q0 = p + b * kBlock;
+    for (std::size_t k = 0; k < kBlock; ++k) {
+      const double v0 = q0[k], v1 = q0[k + kBlock], v2 = q0[k + 2 * kBlock], v3 = q0[k + 3 * kBlock];
+      s0 += v0, s1 += v1, s2 += v2, s3 += v3;
+      m0 = v0 < m0 ? v0 : m0, m1 = v1 < m1 ? v1 : m1, m2 = v2 < m2 ? v2 : m2, m3 = v3 < m3 ? v3 : m3;
+    }
+    R[b] = s0, R[b + 1] = s1, R[b + 2] = s2, R[b + 3] = s3;
+    mn = std::min(std::min(m0, m1), std::min(std::min(m2, m3), mn));
+  }
+  for (; b < nb; ++b) {
+    double s = 0.0;
+    const std::size_t e = std::min(n, (b + 1) * kBlock);
+    for (std::size_t i = b * kBlock; i < e; ++i) {
+      s += p[i];
+      mn = p[i] < mn ? p[i] : mn;
+    }
+    R[b] = s;
+  }
   KSum a;
-  for (std::size_t b = 0; b < nb; ++b) {
-    L[b] = a.val();
-    a.add(t[b]);
+  for (std::size_t k = 0; k < nb; ++k) {
+    L[k] = a.val();
+    a.add(R[k]);
   }
+  const double T = a.val();
+  if (!std::isfinite(T) || !(mn >= 0.0)) {
+    for (std::size_t i = 0; i < n; ++i)
+      if (!(p[i] >= 0.0) || !std::isfinite(p[i]))
+        throw InvalidArgument(pname, to_str(p[i]) + " at index " + std::to_string(i), "finite masses >= 0");
+    throw InvalidArgument(pname, "sum " + to_str(T), "a finite total");
+  }
+  if (!(T > 0.0)) throw InvalidArgument(pname, "all zero", "masses with a positive sum");
+  if (sum_tol >= 0.0 && std::fabs(T - 1.0) > sum_tol)
+    throw InvalidArgument(pname, "sum " + to_str(T), "masses summing to 1 within " + to_str(sum_tol));
   KSum c;
-  for (std::size_t b = nb; b-- > 0;) {
-    R[b] = c.val();
-    c.add(t[b]);
+  for (std::size_t k = nb; k-- > 0;) {
+    const double t = R[k];
+    R[k] = c.val();
+    c.add(t);
   }
+  return {T, mn};
 }
 
 // Level comparison of the level rule: a, b are the two levels in the representation where

@@ -22,12 +22,11 @@ inline std::size_t next_pos(const double* p, std::size_t i, std::size_t n) {
 }
 
 // Levels of one law: the canonical block definition of common_1d.hpp.
-void levels(const double* p, std::size_t n, double T, std::vector<double>& F, std::vector<double>& S) {
+void levels(const double* p, std::size_t n, double T, const std::vector<double>& L, const std::vector<double>& R,
+            std::vector<double>& F, std::vector<double>& S) {
   F.resize(n);
   S.resize(n);
   const double inv = 1.0 / T;
-  std::vector<double> L, R;
-  detail::block_bases(p, n, L, R);
   for (std::size_t b = 0; b < L.size(); ++b) {
     const std::size_t s0 = b * detail::kBlock, e = std::min(n, s0 + detail::kBlock);
     double a = 0.0;
@@ -84,10 +83,13 @@ Laws prepare(const double* x, const double* p, std::size_t n, const double* y, c
              double rtol, double sum_tol) {
   detail::check_rtol(rtol);
   Laws L{x, p, y, q, n, m, 0, 0, {}, {}, {}, {}};
-  L.TP = detail::checked_total(x, p, n, sum_tol, "P.atoms", "P.probs");
-  L.TQ = detail::checked_total(y, q, m, sum_tol, "Q.atoms", "Q.probs");
-  levels(p, n, L.TP, L.FP, L.SP);
-  levels(q, m, L.TQ, L.FQ, L.SQ);
+  detail::check_atoms(x, n, "P.atoms");
+  detail::check_atoms(y, m, "Q.atoms");
+  std::vector<double> bl, br;
+  L.TP = detail::setup_law(p, n, sum_tol, "P.probs", bl, br).T;
+  levels(p, n, L.TP, bl, br, L.FP, L.SP);
+  L.TQ = detail::setup_law(q, m, sum_tol, "Q.probs", bl, br).T;
+  levels(q, m, L.TQ, bl, br, L.FQ, L.SQ);
   return L;
 }
 

@@ -1,22 +1,22 @@
 // Fast 1-D W_inf on presorted float arrays (the hot path of calibration and of w_inf_sorted).
 //
-// It takes exactly the decisions of the careful staircase walk (coupling_1d.cpp, the level
-// rule of transport.hpp) and so returns the same value, but it is organised for speed:
-//   1. one vectorisable validation pass per law (sortedness, finiteness, masses, total);
-//   2. one pass building a monotone int64 key per atom: bits(F_i) while F_i <= 1/2 and
-//      2 bits(1/2) - bits(S_i) above (F and S computed by the same recurrences as the careful
-//      walk, left-to-right and right-to-left, four independent chains interleaved);
-//   3. the staircase as an exact merge of the two key arrays, split by level into four
-//      independent segments walked in lock step (instruction-level parallelism).
-// Whenever two keys fall within the tie band of the level rule (a near tie), or a law has a
-// zero mass, the routine hands the whole problem to the careful walk, so near-tie semantics
-// live in one place only.
+// It takes exactly the decisions of the careful staircase walk (coupling_1d.cpp; the level
+// rule of transport.hpp, on the canonical block levels of common_1d.hpp) and so returns the
+// same value, but streams the data:
+//   1. one pass over the masses per law (block totals, bases, total, checks);
+//   2. the staircase from the bottom with levels F computed on the fly, while the smaller end
+//      level is <= 1/2 (where the careful walk compares F), and, interleaved with it, the same
+//      staircase from the top with survival levels S computed on the fly (where the careful
+//      walk compares S), until the two walks meet; atom order is checked on the way.
+// In a merge of two sorted sequences with exact comparisons the path does not depend on the
+// direction, so the two walks meet exactly at the forward walk's last pair. Any comparison
+// inside the tie band (a near tie), a zero mass, or a failure to meet hands the whole problem
+// to the careful walk, so near-tie semantics live in one place only.
 #include <algorithm>
 #include <cmath>
-#include <cstring>
+#include <vector>
 #include <cstdio>
 #include <cstdlib>
-#include <vector>
 
 #include "common/errors.hpp"
 #include "transport/common_1d.hpp"
@@ -26,64 +26,139 @@ namespace puffer::transport {
 namespace {
 
 constexpr double kU = 0x1p-53;
+using detail::kBlock;
+using detail::kLevelErrU;
 
-inline std::int64_t bits(double v) {
-  std::int64_t k;
-  std::memcpy(&k, &v, sizeof k);
-  return k;
-}
-inline double from_bits(std::int64_t k) {
-  double v;
-  std::memcpy(&v, &k, sizeof v);
-  return v;
-}
-const std::int64_t kHalf = bits(0.5);
-const std::int64_t kTop = 2 * bits(0.5);  // key of S = 0 (the last atom)
-
-struct Buffers {
-  std::vector<std::int64_t> kp, kq;
+struct Scratch {
+  std::vector<double> LP, RP, LQ, RQ;
 };
-thread_local Buffers tl_buf;
+thread_local Scratch tl_scratch;
 
-// Keys of one law: identical arithmetic to levels() in coupling_1d.cpp (the canonical block
-// levels of common_1d.hpp); an atom is "lower" iff F_i <= 1/2.
-void keys_law(const double* p, std::size_t n, double T, std::int64_t* k, std::vector<double>& L,
-              std::vector<double>& R) {
-  using detail::kBlock;
-  const double inv = 1.0 / T;
-  detail::block_bases(p, n, L, R);
-  const std::size_t nb = L.size();
-  for (std::size_t b = 0; b < nb; ++b) {
-    const std::size_t s0 = b * kBlock, e = std::min(n, s0 + kBlock);
-    const double lo_end = (b + 1 < nb ? L[b + 1] : T) * inv;
-    if (lo_end < 0.5 * (1 - 1e-12)) {  // every F in the block is <= 1/2
-      double a = 0.0;
-      const double base = L[b];
-      for (std::size_t i = s0; i < e; ++i) {
-        a += p[i];
-        k[i] = bits((base + a) * inv);
-      }
-    } else if (L[b] * inv > 0.5 * (1 + 1e-12)) {  // every F in the block is > 1/2
-      double c = 0.0;
-      const double base = R[b];
-      for (std::size_t i = e; i-- > s0;) {
-        k[i] = kTop - bits((base + c) * inv);
-        c += p[i];
-      }
-    } else {  // the block holding level 1/2: decide atom by atom from F
-      double c = 0.0;
-      for (std::size_t i = e; i-- > s0;) {
-        k[i] = kTop - bits((R[b] + c) * inv);
-        c += p[i];
-      }
-      double a = 0.0;
-      for (std::size_t i = s0; i < e; ++i) {
-        a += p[i];
-        const double f = (L[b] + a) * inv;
-        if (f <= 0.5) k[i] = bits(f);
+// Exact band of the level rule for values a != b with ka, kb summed terms.
+inline bool in_band(double a, double b, double ka, double kb, double rtol) {
+  const double mx = a > b ? a : b;
+  return std::fabs(a - b) <= mx * (rtol + (std::min(ka + 4.0, kLevelErrU) + std::min(kb + 4.0, kLevelErrU)) * kU);
+}
+
+enum class Status { ok, fallback, unsorted };
+
+// Moves the held atom of a backward walk from k to k-1, keeping c = the canonical in-block
+// suffix sum above it: c_{k-1} = c_k + p_k inside a block, 0 at the end of the previous block.
+inline void down(const double* pr, std::size_t& k, double& c, std::size_t& blk) {
+  const std::size_t nk = k - 1;
+  if (nk / kBlock == blk) {
+    c += pr[k];
+  } else {
+    c = 0.0;
+    blk = nk / kBlock;
+  }
+  k = nk;
+}
+
+Status lean(const double* x, const double* p, std::size_t n, const double* y, const double* q, std::size_t m,
+            double TP, double TQ, const std::vector<double>& LP, const std::vector<double>& RP,
+            const std::vector<double>& LQ, const std::vector<double>& RQ, double rtol, double& w_out) {
+  const double ip = 1.0 / TP, iq = 1.0 / TQ;
+  const double loose = rtol + 2.0 * kLevelErrU * kU;  // superset of every band
+  double w = 0.0;
+  bool sorted = true;
+  // Forward walk: current pair (i, j) and the canonical end levels F_i, G_j.
+  std::size_t i = 0, j = 0;
+  double ap = p[0], aq = q[0];
+  double F = (LP[0] + ap) * ip, G = (LQ[0] + aq) * iq;
+  // Backward walk: pair (bi, bj); SPe, SQe = S of atoms bi, bj (their end levels from the
+  // top); SP, SQ = S of atoms bi-1, bj-1 (their start levels), held with in-block suffix sums.
+  std::size_t bi = n - 1, bj = m - 1;
+  std::size_t hp = n - 1, hq = m - 1, blp = (n - 1) / kBlock, blq = (m - 1) / kBlock;
+  double cp = 0.0, cq = 0.0, SPe = 0.0, SQe = 0.0, SP = 1.0, SQ = 1.0;
+  if (n > 1) {
+    down(p, hp, cp, blp);
+    SP = (RP[blp] + cp) * ip;
+  }
+  if (m > 1) {
+    down(q, hq, cq, blq);
+    SQ = (RQ[blq] + cq) * iq;
+  }
+  // One backward step: emit (bi, bj), then move to the previous pair. Returns 0 (moved),
+  // 1 (paused: the previous pair may belong to the forward walk), -1 (give up).
+  const double pause = 0.5 * (1.0 - 0x1p-20);
+  auto back_step = [&](bool may_pause) -> int {
+    const double d = std::fabs(x[bi] - y[bj]);
+    w = d > w ? d : w;
+    if (bi == 0 && bj == 0) return -1;
+    if (SP != SQ && std::fabs(SP - SQ) <= (SP > SQ ? SP : SQ) * loose &&
+        in_band(SP, SQ, double(n - bi), double(m - bj), rtol))
+      return -1;
+    const bool dec_p = SP <= SQ, dec_q = SQ <= SP;  // the smaller survival starts higher
+    if (may_pause) {
+      // the previous pair is clearly in the upper half (both F > 1/2) only if both its end
+      // survivals are clearly below 1/2
+      const double e1 = dec_p ? SP : SPe, e2 = dec_q ? SQ : SQe;
+      if ((e1 > e2 ? e1 : e2) >= pause) return 1;
+    }
+    if (dec_p) {
+      if (bi == 0) return -1;
+      sorted &= x[bi] >= x[bi - 1];
+      --bi;
+      SPe = SP;
+      if (bi == 0) {
+        SP = 1.0;
+      } else {
+        down(p, hp, cp, blp);
+        SP = (RP[blp] + cp) * ip;
       }
     }
+    if (dec_q) {
+      if (bj == 0) return -1;
+      sorted &= y[bj] >= y[bj - 1];
+      --bj;
+      SQe = SQ;
+      if (bj == 0) {
+        SQ = 1.0;
+      } else {
+        down(q, hq, cq, blq);
+        SQ = (RQ[blq] + cq) * iq;
+      }
+    }
+    return 0;
+  };
+  bool paused = false;
+  while (true) {
+    const double d = std::fabs(x[i] - y[j]);
+    w = d > w ? d : w;
+    if (F > 0.5 && G > 0.5) break;  // the careful walk compares S from here on
+    if (F != G && std::fabs(F - G) <= (F > G ? F : G) * loose && in_band(F, G, double(i + 1), double(j + 1), rtol))
+      return Status::fallback;
+    const bool adv_p = F <= G, adv_q = G <= F;
+    if (adv_p) {
+      if (++i >= n) return Status::fallback;
+      sorted &= x[i] >= x[i - 1];
+      if (i % kBlock == 0) ap = 0.0;
+      ap += p[i];
+      F = (LP[i / kBlock] + ap) * ip;
+    }
+    if (adv_q) {
+      if (++j >= m) return Status::fallback;
+      sorted &= y[j] >= y[j - 1];
+      if (j % kBlock == 0) aq = 0.0;
+      aq += q[j];
+      G = (LQ[j / kBlock] + aq) * iq;
+    }
+    // interleave one backward step while its pairs are clearly in the upper half
+    if (!paused) {
+      const int r = back_step(true);
+      if (r < 0) return Status::fallback;
+      paused = r == 1;
+    }
   }
+  // (i, j) is the forward walk's last pair: the backward walk must arrive exactly there.
+  while (!(bi == i && bj == j)) {
+    if (bi < i || bj < j) return Status::fallback;
+    if (back_step(false) != 0) return Status::fallback;
+  }
+  if (!sorted) return Status::unsorted;
+  w_out = w;
+  return Status::ok;
 }
 
 }  // namespace
@@ -91,96 +166,23 @@ void keys_law(const double* p, std::size_t n, double T, std::int64_t* k, std::ve
 double w_inf_1d(const double* x, const double* p, std::size_t n, const double* y, const double* q,
                 std::size_t m, double rtol, double sum_tol) {
   detail::check_rtol(rtol);
-  double minp = 0, minq = 0;
-  const double TP = detail::checked_total(x, p, n, sum_tol, "P.atoms", "P.probs", &minp);
-  const double TQ = detail::checked_total(y, q, m, sum_tol, "Q.atoms", "Q.probs", &minq);
-  if (!(minp > 0.0) || !(minq > 0.0) || n < 64 || m < 64)
-    return detail::w_inf_1d_careful(x, p, n, y, q, m, rtol, sum_tol);
-  Buffers& B = tl_buf;
-  if (B.kp.size() < n) B.kp.resize(n);
-  if (B.kq.size() < m) B.kq.resize(m);
-  std::int64_t* kp = B.kp.data();
-  std::int64_t* kq = B.kq.data();
-  std::vector<double> bl, br;
-  keys_law(p, n, TP, kp, bl, br);
-  keys_law(q, m, TQ, kq, bl, br);
-  // Prefilter for near ties: a relative band r spans at most r * 2^53 + 2 ulps.
-  const double band_max = rtol + 2.0 * detail::kLevelErrU * kU;
-  const std::int64_t D = static_cast<std::int64_t>(band_max * 0x1p54) + 64;
-  bool fallback = false;
-  // Exact near-tie test of the careful walk at (i, j).
-  auto near_tie = [&](std::size_t i, std::size_t j) -> bool {
-    std::int64_t a = kp[i], b = kq[j];
-    // Levels near 1/2 are represented from the left for one law and from the right for the
-    // other: let the careful walk decide those.
-    if (std::llabs(a - kHalf) <= D || std::llabs(b - kHalf) <= D) return true;
-    double va, vb, ka, kb;
-    bool lo_a = a <= kHalf, lo_b = b <= kHalf;
-    if (lo_a && lo_b) {
-      va = from_bits(a), vb = from_bits(b);
-      ka = std::min(double(i + 1) + 4.0, detail::kLevelErrU), kb = std::min(double(j + 1) + 4.0, detail::kLevelErrU);
-    } else if (!lo_a && !lo_b) {
-      va = from_bits(kTop - a), vb = from_bits(kTop - b);
-      ka = std::min(double(n - 1 - i) + 4.0, detail::kLevelErrU), kb = std::min(double(m - 1 - j) + 4.0, detail::kLevelErrU);
-    } else {
-      return true;  // straddles 1/2: let the careful walk decide
+  if (n == 0) throw InvalidArgument("P.atoms", "an empty law", "at least one atom");
+  if (m == 0) throw InvalidArgument("Q.atoms", "an empty law", "at least one atom");
+  if (!std::isfinite(x[0]) || !std::isfinite(x[n - 1])) detail::check_atoms(x, n, "P.atoms");
+  if (!std::isfinite(y[0]) || !std::isfinite(y[m - 1])) detail::check_atoms(y, m, "Q.atoms");
+  Scratch& S = tl_scratch;
+  const detail::LawSetup sp = detail::setup_law(p, n, sum_tol, "P.probs", S.LP, S.RP);
+  const detail::LawSetup sq = detail::setup_law(q, m, sum_tol, "Q.probs", S.LQ, S.RQ);
+  if (sp.min_mass > 0.0 && sq.min_mass > 0.0) {
+    double w = 0.0;
+    const Status st = lean(x, p, n, y, q, m, sp.T, sq.T, S.LP, S.RP, S.LQ, S.RQ, rtol, w);
+    if (st == Status::ok) return w;
+    if (st == Status::unsorted) {
+      detail::check_atoms(x, n, "P.atoms");
+      detail::check_atoms(y, m, "Q.atoms");
     }
-    double mx = va > vb ? va : vb;
-    return std::fabs(va - vb) <= mx * (rtol + (ka + kb) * kU);
-  };
-  // Segment starts: P indices at quarter positions, Q index = first key > key of previous P atom.
-  constexpr int L = 4;
-  std::size_t si[L + 1], sj[L + 1];
-  si[0] = 0;
-  sj[0] = 0;
-  for (int l = 1; l < L; ++l) {
-    std::size_t s = n * l / L;
-    si[l] = s;
-    sj[l] = static_cast<std::size_t>(std::upper_bound(kq, kq + m, kp[s - 1]) - kq);
   }
-  si[L] = n;
-  sj[L] = m;
-  for (int l = 1; l <= L; ++l)
-    if (sj[l] < sj[l - 1] || sj[l] > m) return detail::w_inf_1d_careful(x, p, n, y, q, m, rtol, sum_tol);
-  // Four lanes in local registers; STEP is one staircase step of a lane (emit, compare keys,
-  // advance). The near-tie prefilter branch is almost never taken.
-  const double* __restrict X = x;
-  const double* __restrict Y = y;
-  const std::int64_t* __restrict KP = kp;
-  const std::int64_t* __restrict KQ = kq;
-  std::size_t i0 = si[0], j0 = sj[0], i1 = si[1], j1 = sj[1], i2 = si[2], j2 = sj[2], i3 = si[3], j3 = sj[3];
-  const std::size_t e0 = si[1], e1 = si[2], e2 = si[3], e3 = si[4];
-  double w0 = 0, w1 = 0, w2 = 0, w3 = 0;
-  std::size_t bad_i = 0, bad_j = 0;
-#define PUFFER_STEP(I, J, W)                                                  \
-  {                                                                           \
-    const double d_ = std::fabs(X[I] - Y[J]);                                 \
-    W = d_ > W ? d_ : W;                                                      \
-    const std::int64_t diff_ = KP[I] - KQ[J];                                 \
-    if (__builtin_expect(diff_ != 0 && diff_ <= D && diff_ >= -D, 0)) {       \
-      bad_i = I;                                                              \
-      bad_j = J;                                                              \
-      if (near_tie(bad_i, bad_j)) fallback = true;                            \
-    }                                                                         \
-    I += (diff_ <= 0);                                                        \
-    J += (diff_ >= 0);                                                        \
-  }
-  while (i0 < e0 && i1 < e1 && i2 < e2 && i3 < e3 && j3 < m && !fallback) {
-    PUFFER_STEP(i0, j0, w0)
-    PUFFER_STEP(i1, j1, w1)
-    PUFFER_STEP(i2, j2, w2)
-    PUFFER_STEP(i3, j3, w3)
-  }
-  while (i0 < e0 && j0 < m && !fallback) PUFFER_STEP(i0, j0, w0)
-  while (i1 < e1 && j1 < m && !fallback) PUFFER_STEP(i1, j1, w1)
-  while (i2 < e2 && j2 < m && !fallback) PUFFER_STEP(i2, j2, w2)
-  while (i3 < e3 && j3 < m && !fallback) PUFFER_STEP(i3, j3, w3)
-#undef PUFFER_STEP
-  if (fallback) return detail::w_inf_1d_careful(x, p, n, y, q, m, rtol, sum_tol);
-  // Each lane must end where the next one started (else rounding broke the split).
-  if (i0 != si[1] || j0 != sj[1] || i1 != si[2] || j1 != sj[2] || i2 != si[3] || j2 != sj[3])
-    return detail::w_inf_1d_careful(x, p, n, y, q, m, rtol, sum_tol);
-  return std::max(std::max(w0, w1), std::max(w2, w3));
+  return detail::w_inf_1d_careful(x, p, n, y, q, m, rtol, sum_tol);
 }
 
 }  // namespace puffer::transport
