@@ -129,21 +129,19 @@ Status lean(const double* x, const double* p, std::size_t n, const double* y, co
     if (F > 0.5 && G > 0.5) break;  // the careful walk compares S from here on
     if (F != G && std::fabs(F - G) <= (F > G ? F : G) * loose && in_band(F, G, double(i + 1), double(j + 1), rtol))
       return Status::fallback;
-    const bool adv_p = F <= G, adv_q = G <= F;
-    if (adv_p) {
-      if (++i >= n) return Status::fallback;
-      sorted &= x[i] >= x[i - 1];
-      if (i % kBlock == 0) ap = 0.0;
-      ap += p[i];
-      F = (LP[i / kBlock] + ap) * ip;
-    }
-    if (adv_q) {
-      if (++j >= m) return Status::fallback;
-      sorted &= y[j] >= y[j - 1];
-      if (j % kBlock == 0) aq = 0.0;
-      aq += q[j];
-      G = (LQ[j / kBlock] + aq) * iq;
-    }
+    // Branch-free advance (the comparison is unpredictable). Multiplying by 0.0 / 1.0 is exact,
+    // so ap and aq follow the canonical recurrences bit for bit; F, G are recomputed from the
+    // same inputs when their atom does not move (same value).
+    const std::size_t adv_p = F <= G, adv_q = G <= F;
+    i += adv_p;
+    j += adv_q;
+    if (__builtin_expect(i >= n || j >= m, 0)) return Status::fallback;
+    sorted &= (x[i] >= x[i - adv_p]) & (y[j] >= y[j - adv_q]);
+    const double rp = double(adv_p & ((i % kBlock) == 0)), rq = double(adv_q & ((j % kBlock) == 0));
+    ap = ap * (1.0 - rp) + double(adv_p) * p[i];
+    aq = aq * (1.0 - rq) + double(adv_q) * q[j];
+    F = (LP[i / kBlock] + ap) * ip;
+    G = (LQ[j / kBlock] + aq) * iq;
     // interleave one backward step while its pairs are clearly in the upper half
     if (!paused) {
       const int r = back_step(true);
