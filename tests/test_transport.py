@@ -416,3 +416,50 @@ def test_bad_raw_arrays_in_fast_paths():
         T.w_inf_batch(a, p, [0, 2], a, p, [0, 2], threads=-1)
     with pytest.raises(ParameterTypeError):
         T.w_inf_many([P for P in [DiscreteDist([0], [1.0])]])
+
+
+# ------------------------------------------------------------------ fast path == careful walk
+def test_fast_path_matches_careful_walk_on_adversarial_inputs():
+    """w_inf_sorted (ranks over level keys) must return exactly the plan's sensitivity (the
+    careful staircase walk) on inputs that exercise its fallbacks: exact ties, near ties from
+    decimal masses, collapsed tiny atoms, subnormal and zero masses, large random laws."""
+    rng = np.random.default_rng(11)
+
+    def check(x, p, y, q):
+        fast = T.w_inf_sorted(x, p, y, q)
+        P, Q = DiscreteDist(x, p), DiscreteDist(y, q)
+        assert fast == T.quantile_coupling(P, Q).sensitivity() == T.w_inf(P, Q)
+        return fast
+
+    for n in (1, 2, 63, 64, 65, 300, 5000):
+        x = np.sort(rng.normal(size=n))
+        y = np.sort(rng.normal(size=n) + 0.3)
+        p = rng.random(n); p /= p.sum()
+        q = rng.random(n); q /= q.sum()
+        check(x, p, y, q)
+        check(x, p, x + 2.5, p)                        # exact ties everywhere: shift
+        assert check(x, p, x + 2.5, p) == pytest.approx(2.5, abs=1e-12)
+    # decimal masses: many near ties between differently rounded sums
+    for n in (10, 200, 3000):
+        x = np.arange(n, dtype=float)
+        p = np.full(n, 0.1 / (n / 10))
+        q = np.tile([0.3, 0.0, 0.7], n // 3 + 1)[:n]
+        q = q / q.sum()
+        check(x, p, x, q)
+        check(x, np.round(p * 1e6) / 1e6 / np.sum(np.round(p * 1e6) / 1e6), x[::-1] * -1 + n, p[::-1])
+    # tiny and subnormal atoms in the middle and the tails
+    for tiny in (1e-300, 5e-324, 1e-17):
+        n = 400
+        x = np.arange(n, dtype=float)
+        p = rng.random(n); p /= p.sum()
+        p[[0, 150, 151, 399]] = 0.0
+        p /= p.sum()
+        p[[0, 150, 151, 399]] = tiny                   # total off by < 1e-16: within tolerance
+        q = rng.random(n); q /= q.sum()
+        check(x, p, x + 0.5, q)
+        check(x, q, x, p)
+    # zero masses (skipped atoms)
+    x = np.arange(500, dtype=float)
+    p = rng.random(500); p[rng.random(500) < 0.3] = 0.0; p /= p.sum()
+    q = rng.random(500); q /= q.sum()
+    check(x, p, x, q)

@@ -1,22 +1,25 @@
-// Fast 1-D W_inf on presorted float arrays (the hot path of calibration and of w_inf_sorted).
+// Fast 1-D W_inf on presorted float arrays (the hot path of calibration, w_inf_sorted and the
+// batches).
 //
-// It takes exactly the decisions of the careful staircase walk (coupling_1d.cpp; the level
-// rule of transport.hpp, on the canonical block levels of common_1d.hpp) and so returns the
-// same value, but streams the data:
+// It returns exactly the value of the careful staircase walk (coupling_1d.cpp; the level rule
+// of transport.hpp on the canonical block levels of common_1d.hpp) without walking:
 //   1. one pass over the masses per law (block totals, bases, total, checks);
-//   2. the staircase from the bottom with levels F computed on the fly, while the smaller end
-//      level is <= 1/2 (where the careful walk compares F), and, interleaved with it, the same
-//      staircase from the top with survival levels S computed on the fly (where the careful
-//      walk compares S), until the two walks meet; atom order is checked on the way.
-// In a merge of two sorted sequences with exact comparisons the path does not depend on the
-// direction, so the two walks meet exactly at the forward walk's last pair. Any comparison
-// inside the tie band (a near tie), a zero mass, or a failure to meet hands the whole problem
-// to the careful walk, so near-tie semantics live in one place only.
+//   2. one pass per law writing a monotone int64 key per atom (bits of F while F <= 1/2,
+//      2 bits(1/2) - bits(S) above), so key order is the order the careful walk compares;
+//   3. ranks instead of a merge: P atom i overlaps the Q atoms lo(i) .. hi(i) with
+//      lo(i) = #{Q keys <= key_{i-1}} and hi(i) = #{Q keys < key_i}; since y is sorted, the
+//      largest |x_i - y_j| over that range is at one of its ends. The ranks come from
+//      bucketing the keys by level (levels are spread over [0, 1] whatever the atoms), so the
+//      loop has no data-dependent branches.
+// With exact comparisons the staircase of the careful walk is exactly these ranges. Whenever a
+// key lies within the (loose) tie band of a key of the other law or of level 1/2, an atom's
+// range is empty (collapsed atom), a law has a zero mass, or more than two keys tie exactly,
+// the whole problem goes to the careful walk, so near-tie semantics live in one place only.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <vector>
-#include <cstdio>
-#include <cstdlib>
 
 #include "common/errors.hpp"
 #include "transport/common_1d.hpp"
@@ -34,126 +37,147 @@ struct Scratch {
 };
 thread_local Scratch tl_scratch;
 
-// Exact band of the level rule for values a != b with ka, kb summed terms.
-inline bool in_band(double a, double b, double ka, double kb, double rtol) {
-  const double mx = a > b ? a : b;
-  return std::fabs(a - b) <= mx * (rtol + (std::min(ka + 4.0, kLevelErrU) + std::min(kb + 4.0, kLevelErrU)) * kU);
-}
-
 enum class Status { ok, fallback, unsorted };
 
-// Moves the held atom of a backward walk from k to k-1, keeping c = the canonical in-block
-// suffix sum above it: c_{k-1} = c_k + p_k inside a block, 0 at the end of the previous block.
-inline void down(const double* pr, std::size_t& k, double& c, std::size_t& blk) {
-  const std::size_t nk = k - 1;
-  if (nk / kBlock == blk) {
-    c += pr[k];
-  } else {
-    c = 0.0;
-    blk = nk / kBlock;
+inline std::int64_t bits(double v) {
+  std::int64_t k;
+  std::memcpy(&k, &v, sizeof k);
+  return k;
+}
+inline double from_bits(std::int64_t k) {
+  double v;
+  std::memcpy(&v, &k, sizeof v);
+  return v;
+}
+const std::int64_t kHalf = bits(0.5);
+const std::int64_t kTop = 2 * bits(0.5);  // key of S = 0 (the top atom)
+
+// Monotone int64 key of every atom's end level: bits(F_i) while F_i <= 1/2, else
+// 2 bits(1/2) - bits(S_i). F, S are the canonical levels (identical arithmetic to levels() in
+// coupling_1d.cpp), so key order = the order the careful walk uses.
+void keys_law(const double* p, std::size_t n, double T, const std::vector<double>& L, const std::vector<double>& R,
+              std::int64_t* k) {
+  const double inv = 1.0 / T;
+  const std::size_t nb = L.size();
+  for (std::size_t b = 0; b < nb; ++b) {
+    const std::size_t s0 = b * kBlock, e = std::min(n, s0 + kBlock);
+    const double lo_end = (b + 1 < nb ? L[b + 1] : T) * inv;
+    if (lo_end < 0.5 * (1 - 1e-12)) {  // every F in the block is <= 1/2
+      double a = 0.0;
+      const double base = L[b];
+      for (std::size_t i = s0; i < e; ++i) {
+        a += p[i];
+        k[i] = bits((base + a) * inv);
+      }
+    } else if (L[b] * inv > 0.5 * (1 + 1e-12)) {  // every F in the block is > 1/2
+      double c = 0.0;
+      const double base = R[b];
+      for (std::size_t i = e; i-- > s0;) {
+        k[i] = kTop - bits((base + c) * inv);
+        c += p[i];
+      }
+    } else {  // the block holding level 1/2: decide atom by atom from F
+      double c = 0.0;
+      for (std::size_t i = e; i-- > s0;) {
+        k[i] = kTop - bits((R[b] + c) * inv);
+        c += p[i];
+      }
+      double a = 0.0;
+      for (std::size_t i = s0; i < e; ++i) {
+        a += p[i];
+        const double f = (L[b] + a) * inv;
+        if (f <= 0.5) k[i] = bits(f);
+      }
+    }
   }
-  k = nk;
 }
 
-Status lean(const double* x, const double* p, std::size_t n, const double* y, const double* q, std::size_t m,
-            double TP, double TQ, const std::vector<double>& LP, const std::vector<double>& RP,
-            const std::vector<double>& LQ, const std::vector<double>& RQ, double rtol, double& w_out) {
-  const double ip = 1.0 / TP, iq = 1.0 / TQ;
-  const double loose = rtol + 2.0 * kLevelErrU * kU;  // superset of every band
-  double w = 0.0;
+struct RankScratch {
+  std::vector<std::int64_t> kp, kq;
+  std::vector<std::int64_t> start;
+};
+thread_local RankScratch tl_rank;
+
+// Bucket of a key by its (approximate) level, monotone in the key: lower keys map into
+// [0, h], upper keys into [h, B-1].
+inline std::int64_t bucket_of(std::int64_t k, double B, std::int64_t h, std::int64_t last) {
+  if (k <= kHalf) {
+    const std::int64_t b = static_cast<std::int64_t>(from_bits(k) * B);
+    return b < h ? b : h;
+  }
+  std::int64_t b = static_cast<std::int64_t>((1.0 - from_bits(kTop - k)) * B);
+  b = b > h ? b : h;
+  return b < last ? b : last;
+}
+
+// W_inf by ranks instead of a walk. The staircase pairs P atom i with the Q atoms lo(i) ..
+// hi(i), lo(i) = #{Q keys <= key_{i-1}} (0 for i = 0), hi(i) = #{Q keys < key_i}; as y is
+// sorted, the largest |x_i - y_j| of that range is at an end. Ranks come from bucketing both
+// laws' keys by level (levels are spread over [0, 1] whatever the atoms), so there are no
+// unpredictable branches. Any key within the loose tie band of a key of the other law, or of
+// level 1/2, or an empty range (collapsed atom) returns fallback.
+Status ranked(const double* x, const double* p, std::size_t n, const double* y, const double* q, std::size_t m,
+              double TP, double TQ, const std::vector<double>& LP, const std::vector<double>& RP,
+              const std::vector<double>& LQ, const std::vector<double>& RQ, double rtol, double& w_out) {
+  RankScratch& S = tl_rank;
+  constexpr std::size_t kPad = 8;
+  if (S.kp.size() < n) S.kp.resize(n);
+  if (S.kq.size() < m + kPad) S.kq.resize(m + kPad);
+  std::int64_t* kp = S.kp.data();
+  std::int64_t* kq = S.kq.data();
+  keys_law(p, n, TP, LP, RP, kp);
+  keys_law(q, m, TQ, LQ, RQ, kq);
+  for (std::size_t t = 0; t < kPad; ++t) kq[m + t] = std::numeric_limits<std::int64_t>::max();
+  // Loose band in key units: a relative gap r spans at most r 2^54 ulps (normal numbers).
+  const double loose = rtol + 2.0 * kLevelErrU * kU;
+  const std::int64_t D = static_cast<std::int64_t>(loose * 0x1p54) + 64;
+  // Buckets of Q keys.
+  const std::int64_t B = static_cast<std::int64_t>(std::max<std::size_t>(2, (m + 1) & ~std::size_t(1)));
+  const std::int64_t h = B / 2, last = B - 1;
+  const double Bd = static_cast<double>(B);
+  if (S.start.size() < static_cast<std::size_t>(B + 1)) S.start.resize(B + 1);
+  std::int64_t* start = S.start.data();
+  std::fill(start, start + B + 1, 0);
+  bool bad = false;
+  for (std::size_t j = 0; j < m; ++j) {
+    ++start[bucket_of(kq[j], Bd, h, last) + 1];
+    bad |= std::llabs(kq[j] - kHalf) <= D;
+  }
+  for (std::int64_t b = 0; b < B; ++b) start[b + 1] += start[b];
   bool sorted = true;
-  // Forward walk: current pair (i, j) and the canonical end levels F_i, G_j.
-  std::size_t i = 0, j = 0;
-  double ap = p[0], aq = q[0];
-  double F = (LP[0] + ap) * ip, G = (LQ[0] + aq) * iq;
-  // Backward walk: pair (bi, bj); SPe, SQe = S of atoms bi, bj (their end levels from the
-  // top); SP, SQ = S of atoms bi-1, bj-1 (their start levels), held with in-block suffix sums.
-  std::size_t bi = n - 1, bj = m - 1;
-  std::size_t hp = n - 1, hq = m - 1, blp = (n - 1) / kBlock, blq = (m - 1) / kBlock;
-  double cp = 0.0, cq = 0.0, SPe = 0.0, SQe = 0.0, SP = 1.0, SQ = 1.0;
-  if (n > 1) {
-    down(p, hp, cp, blp);
-    SP = (RP[blp] + cp) * ip;
-  }
-  if (m > 1) {
-    down(q, hq, cq, blq);
-    SQ = (RQ[blq] + cq) * iq;
-  }
-  // One backward step: emit (bi, bj), then move to the previous pair. Returns 0 (moved),
-  // 1 (paused: the previous pair may belong to the forward walk), -1 (give up).
-  const double pause = 0.5 * (1.0 - 0x1p-20);
-  auto back_step = [&](bool may_pause) -> int {
-    const double d = std::fabs(x[bi] - y[bj]);
+  for (std::size_t i = 1; i < n; ++i) sorted &= x[i] >= x[i - 1];
+  for (std::size_t j = 1; j < m; ++j) sorted &= y[j] >= y[j - 1];
+  double w = 0.0;
+  std::int64_t prev_u = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::int64_t k = kp[i];
+    const std::int64_t b = bucket_of(k, Bd, h, last);
+    const std::int64_t s0 = start[b], e = start[b + 1];
+    std::int64_t lt;
+    if (e - s0 <= 4) {  // buckets hold ~1 key on average: four compares, no branch
+      const std::int64_t* c = kq + s0;
+      lt = (c[0] < k) + (c[1] < k) + (c[2] < k) + (c[3] < k);
+    } else {
+      lt = std::lower_bound(kq + s0, kq + e, k) - (kq + s0);
+    }
+    // keys equal to k (exact ties): at most two are followed here, more go to the careful walk
+    const std::int64_t eq = (kq[s0 + lt] == k) + ((kq[s0 + lt] == k) & (kq[s0 + lt + 1] == k));
+    bad |= (kq[s0 + lt] == k) & (kq[s0 + lt + 1] == k) & (kq[s0 + lt + 2] == k);
+    const std::int64_t le = lt + eq;
+    const std::int64_t l = s0 + lt, u = s0 + le;
+    // nearest Q keys below and above k (near-tie check), and level 1/2
+    const std::int64_t below = kq[l > 0 ? l - 1 : 0], above = kq[u];  // kq is padded above
+    bad |= (l > 0 && k - below <= D) | (u < static_cast<std::int64_t>(m) && above - k <= D) |
+           (std::llabs(k - kHalf) <= D);
+    const std::int64_t lo = prev_u, hi = l < static_cast<std::int64_t>(m) ? l : static_cast<std::int64_t>(m) - 1;
+    bad |= lo > hi;
+    const double xi = x[i];
+    const double d1 = std::fabs(xi - y[lo < hi ? lo : hi]), d2 = std::fabs(xi - y[hi]);
+    const double d = d1 > d2 ? d1 : d2;
     w = d > w ? d : w;
-    if (bi == 0 && bj == 0) return -1;
-    if (SP != SQ && std::fabs(SP - SQ) <= (SP > SQ ? SP : SQ) * loose &&
-        in_band(SP, SQ, double(n - bi), double(m - bj), rtol))
-      return -1;
-    const bool dec_p = SP <= SQ, dec_q = SQ <= SP;  // the smaller survival starts higher
-    if (may_pause) {
-      // the previous pair is clearly in the upper half (both F > 1/2) only if both its end
-      // survivals are clearly below 1/2
-      const double e1 = dec_p ? SP : SPe, e2 = dec_q ? SQ : SQe;
-      if ((e1 > e2 ? e1 : e2) >= pause) return 1;
-    }
-    if (dec_p) {
-      if (bi == 0) return -1;
-      sorted &= x[bi] >= x[bi - 1];
-      --bi;
-      SPe = SP;
-      if (bi == 0) {
-        SP = 1.0;
-      } else {
-        down(p, hp, cp, blp);
-        SP = (RP[blp] + cp) * ip;
-      }
-    }
-    if (dec_q) {
-      if (bj == 0) return -1;
-      sorted &= y[bj] >= y[bj - 1];
-      --bj;
-      SQe = SQ;
-      if (bj == 0) {
-        SQ = 1.0;
-      } else {
-        down(q, hq, cq, blq);
-        SQ = (RQ[blq] + cq) * iq;
-      }
-    }
-    return 0;
-  };
-  bool paused = false;
-  while (true) {
-    const double d = std::fabs(x[i] - y[j]);
-    w = d > w ? d : w;
-    if (F > 0.5 && G > 0.5) break;  // the careful walk compares S from here on
-    if (F != G && std::fabs(F - G) <= (F > G ? F : G) * loose && in_band(F, G, double(i + 1), double(j + 1), rtol))
-      return Status::fallback;
-    // Branch-free advance (the comparison is unpredictable). Multiplying by 0.0 / 1.0 is exact,
-    // so ap and aq follow the canonical recurrences bit for bit; F, G are recomputed from the
-    // same inputs when their atom does not move (same value).
-    const std::size_t adv_p = F <= G, adv_q = G <= F;
-    i += adv_p;
-    j += adv_q;
-    if (__builtin_expect(i >= n || j >= m, 0)) return Status::fallback;
-    sorted &= (x[i] >= x[i - adv_p]) & (y[j] >= y[j - adv_q]);
-    const double rp = double(adv_p & ((i % kBlock) == 0)), rq = double(adv_q & ((j % kBlock) == 0));
-    ap = ap * (1.0 - rp) + double(adv_p) * p[i];
-    aq = aq * (1.0 - rq) + double(adv_q) * q[j];
-    F = (LP[i / kBlock] + ap) * ip;
-    G = (LQ[j / kBlock] + aq) * iq;
-    // interleave one backward step while its pairs are clearly in the upper half
-    if (!paused) {
-      const int r = back_step(true);
-      if (r < 0) return Status::fallback;
-      paused = r == 1;
-    }
+    prev_u = u;
   }
-  // (i, j) is the forward walk's last pair: the backward walk must arrive exactly there.
-  while (!(bi == i && bj == j)) {
-    if (bi < i || bj < j) return Status::fallback;
-    if (back_step(false) != 0) return Status::fallback;
-  }
+  if (bad) return Status::fallback;
   if (!sorted) return Status::unsorted;
   w_out = w;
   return Status::ok;
@@ -173,7 +197,7 @@ double w_inf_1d(const double* x, const double* p, std::size_t n, const double* y
   const detail::LawSetup sq = detail::setup_law(q, m, sum_tol, "Q.probs", S.LQ, S.RQ);
   if (sp.min_mass > 0.0 && sq.min_mass > 0.0) {
     double w = 0.0;
-    const Status st = lean(x, p, n, y, q, m, sp.T, sq.T, S.LP, S.RP, S.LQ, S.RQ, rtol, w);
+    const Status st = ranked(x, p, n, y, q, m, sp.T, sq.T, S.LP, S.RP, S.LQ, S.RQ, rtol, w);
     if (st == Status::ok) return w;
     if (st == Status::unsorted) {
       detail::check_atoms(x, n, "P.atoms");
