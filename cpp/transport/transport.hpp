@@ -8,16 +8,16 @@
 // residues must not invent far-apart pairs).
 //
 // Float tolerance rule (the "level rule", used by every float 1-D routine here):
-//   * each law is normalised by its own total (compensated sum);
-//   * the end level of atom i is computed twice with plain running sums, scaled by 1/T: from
-//     the left, F_i = sum_{k<=i} p_k / T, and from the right, S_i = sum_{k>i} p_k / T;
+//   * each law is normalised by its own total T (compensated sum of block totals);
+//   * the end level of atom i is computed from the left, F_i = sum_{k<=i} p_k / T, and from the
+//     right, S_i = sum_{k>i} p_k / T, by the canonical block formulas of common_1d.hpp, whose
+//     relative error is <= E = min(k + 4, 132) * 2^-53 (k = number of summed masses);
 //   * two end levels (one per law) are compared in the representation where they are small:
-//     F if min(F_P, F_Q) <= 1/2, else S (reversed). With a, b the two values and ka, kb the
-//     numbers of terms summed for them, they are TIED iff
-//         |a - b| <= max(a, b) * (rtol + (ka + kb + 4) * 2^-53),
-//     which is a rigorous bound on the rounding error of the two computed levels plus `rtol`
-//     for the rounding of the inputs themselves (default 8 * 2^-53). A tie advances both
-//     pointers, so rounding leftovers never create an entry (spec 001 §4.8: 99 instead of 1);
+//     F if min(F_P, F_Q) <= 1/2, else S (reversed). With a, b the two values they are TIED iff
+//         |a - b| <= max(a, b) * (rtol + E_a + E_b),
+//     the error bounds of both computed levels plus `rtol` for the rounding of the inputs
+//     themselves (default 8 * 2^-53). A tie advances both pointers, so rounding leftovers never
+//     create an entry (spec 001 §4.8: 99 instead of 1);
 //   * otherwise the smaller level ends first. Every atom of positive mass appears in at least
 //     one plan entry, so a 1e-300 atom (or a subnormal one) is never dropped, in either tail.
 //   Levels that differ (relatively, in their small tail) by more than the band are ordered

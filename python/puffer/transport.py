@@ -19,22 +19,27 @@ Theorems and rules implemented
 
 The level rule (float masses)
 -----------------------------
-Each law is normalised by its own (compensated) total. The end level of atom i is computed
-from the left, F_i = (p_0 + ... + p_i) / T, and from the right, S_i = (p_{i+1} + ...) / T.
-Two end levels, one per law, are compared in the representation where they are small (F if
-the smaller F is <= 1/2, S otherwise), and are **tied** iff
+Each law is normalised by its own total T (a compensated sum). The end level of atom i is
+computed from the left, F_i = (p_0 + ... + p_i) / T, and from the right,
+S_i = (p_{i+1} + ...) / T, in one canonical way shared by every code path (blocks of 64 atoms:
+plain sums inside a block, compensated sums of the block totals across blocks), so that the
+relative error of every computed level is at most E = 132 * 2**-53 whatever n is (for the
+first/last k < 128 atoms of a law, (k + 4) * 2**-53). Two end levels, one per law, are
+compared in the representation where they are small (F if the smaller F is <= 1/2, S
+otherwise) and are **tied** iff
 
-    |a - b| <= max(a, b) * (rtol + (k_a + k_b + 4) * 2**-53),
+    |a - b| <= max(a, b) * (rtol + E_a + E_b),
 
-k_a, k_b being the numbers of masses summed for a and b: the second term is a rigorous bound
-on the rounding of both computed levels, ``rtol`` (default ``8 * 2**-53``) covers the rounding
-of the input masses themselves. Consequences: (1) levels equal in the intended law are tied,
-so rounding leftovers never pair far-apart atoms (spec 001 §4.8: W_inf = 1, not 99);
-(2) levels that differ by more than the band — relatively, in their own tail, so 1e-300
-counts — are ordered exactly, and every atom of positive mass (even subnormal) is in the
-plan, so W_inf is never under-reported for them; (3) only two *distinct* intended levels
-closer than the band are indistinguishable from rounding; exact mode decides those. The plan
-records how many ties were not bitwise equalities (``TransportPlan.near_ties``).
+E_a, E_b being those rigorous error bounds and ``rtol`` (default ``8 * 2**-53``) covering the
+rounding of the input masses themselves. Consequences: (1) levels equal in the intended law
+are tied, so rounding leftovers never pair far-apart atoms (spec 001 §4.8: W_inf = 1, not 99);
+(2) levels that differ by more than the band (about 3e-14 relative, in their own tail, so a
+1e-300 atom counts) are ordered exactly, and every atom of positive mass (even subnormal) is
+in the plan, so W_inf is never under-reported for them; (3) only two *distinct* intended
+levels closer than the band are indistinguishable from rounding; exact mode decides those. The
+plan records how many ties were not bitwise equalities (``TransportPlan.near_ties``). The fast
+W_inf path (ranks over level keys) returns exactly the value of the plan walk; it hands any
+near tie to the walk.
 
 Reported distances are the correctly rounded |x - y| (and the ℓ1 / ℓ2 / ℓ∞ norms of the
 difference in R^d, accurate to a few ulps); callers that turn them into noise scales round up.
