@@ -688,20 +688,24 @@ def w_inf_many(pairs: Iterable[tuple[Any, Any]], *, threads: int = 0, rtol: floa
     for k, pq in enumerate(pairs):
         if not (isinstance(pq, tuple) and len(pq) == 2):
             raise ParameterTypeError("pairs", pq, "a sequence of (P, Q) tuples")
-        P, Q = _law(f"pairs[{k}][0]", pq[0]), _law(f"pairs[{k}][1]", pq[1])
+        P, Q = pq
+        if type(P) is DiscreteDist and type(Q) is DiscreteDist and P._atoms.ndim == 1 and Q._atoms.ndim == 1 \
+                and not (P.is_exact and Q.is_exact):
+            fast.append(k)
+            continue
+        P, Q = _law(f"pairs[{k}][0]", P), _law(f"pairs[{k}][1]", Q)
         if _same_dim(P, Q) != 1:
             raise ParameterError(f"pairs[{k}]", f"laws on R^{P.dim}", "laws on R")
-        if isinstance(P, DiscreteDist) and isinstance(Q, DiscreteDist) and not (P.is_exact and Q.is_exact):
-            fast.append(k)
-        else:
-            out[k] = w_inf(P, Q, rtol=rtol)
+        out[k] = w_inf(P, Q, rtol=rtol)
     if fast:
         Ps = [pairs[k][0] for k in fast]
         Qs = [pairs[k][1] for k in fast]
-        op = np.concatenate(([0], np.cumsum([len(d) for d in Ps]))).astype(np.int64)
-        oq = np.concatenate(([0], np.cumsum([len(d) for d in Qs]))).astype(np.int64)
-        res = w_inf_batch(np.concatenate([d.atoms for d in Ps]), np.concatenate([d.probs for d in Ps]), op,
-                          np.concatenate([d.atoms for d in Qs]), np.concatenate([d.probs for d in Qs]), oq,
+        op = np.zeros(len(fast) + 1, dtype=np.int64)
+        oq = np.zeros(len(fast) + 1, dtype=np.int64)
+        np.cumsum([len(d._atoms) for d in Ps], out=op[1:])
+        np.cumsum([len(d._atoms) for d in Qs], out=oq[1:])
+        res = w_inf_batch(np.concatenate([d._atoms for d in Ps]), np.concatenate([d._probs for d in Ps]), op,
+                          np.concatenate([d._atoms for d in Qs]), np.concatenate([d._probs for d in Qs]), oq,
                           threads=threads, rtol=rtol)
         out[np.array(fast)] = res
     return out
