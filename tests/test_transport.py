@@ -310,7 +310,11 @@ def test_exact_paths_with_huge_denominators_use_python_integers():
     assert plan.sensitivity() == shift_criterion_w_inf(P, Q) == T.w_inf(P, Q) == 2.0
     P2 = DiscreteDist([[0, 0], [1, 1]], [F(1, big), 1 - F(1, big)])
     Q2 = DiscreteDist([[0, 0], [5, 5]], [F(1, 2), F(1, 2)])
-    assert T.w_inf(P2, Q2, norm=1) == 10.0
+    # (1,1) sends 1/2 to (5,5) at l1 distance 8, the rest to (0,0); the 1/2^70 atom stays put
+    assert T.w_inf(P2, Q2, norm=1) == 8.0 == lp_w_inf(P2.probs, Q2.probs, _dist_matrix(P2.atoms, Q2.atoms, 1))
+    v, plan = T.w_inf(P2, Q2, norm=1, return_plan=True)
+    r, c = plan.marginals()
+    assert tuple(r) == P2.exact_probs and tuple(c) == Q2.exact_probs
     # within z = 1 everything but 1/2^70 (stuck at atom 1) can be matched
     assert T.near_radius(P, Q, 0.0) == 2.0
     assert T.near_radius(P, Q, 1e-30) == 2.0     # 1e-30 < 1/2^70 ~ 8.5e-22
@@ -463,3 +467,23 @@ def test_fast_path_matches_careful_walk_on_adversarial_inputs():
     p = rng.random(500); p[rng.random(500) < 0.3] = 0.0; p /= p.sum()
     q = rng.random(500); q /= q.sum()
     check(x, p, x, q)
+
+
+def test_bottleneck_float_rule_trap_and_stranded_tiny_atom():
+    # the 2-D analogue of the float trap: decimal leftovers do not pair 1 with 100
+    P = DiscreteDist([[0, 0], [1, 0], [100, 0]], [0.1, 0.2, 0.7])
+    Q = DiscreteDist([[0, 0], [100, 0]], [0.3, 0.7])
+    for norm in (1, 2, math.inf):
+        assert T.w_inf(P, Q, norm=norm) == 1.0
+    # a stranded 1e-300 atom counts: it can only reach (0, 0), which is full, so mass must
+    # cross to (10, 0). Exact answer 10 (a -> b'); the float path may only over-report.
+    P = DiscreteDist([[0, 0], [10, 0], [0, 1]], [0.5, 0.5 - 1e-300, 1e-300])
+    Q = DiscreteDist([[0, 0], [10, 0]], [0.5, 0.5])
+    assert T.w_inf(P, Q, norm=2, exact=True) == 10.0
+    assert T.w_inf(P, Q, norm=2) >= 10.0
+    # a genuinely stranded tiny atom with consistent totals (exact masses) in R^2
+    big = 2 ** 80
+    P = DiscreteDist([[0, 0], [0, 3]], [1 - F(1, big), F(1, big)])
+    Q = DiscreteDist([[0, 0]], [F(1)])
+    assert T.w_inf(P, Q, norm=1) == 3.0
+    assert T.w_inf(DiscreteDist([[0, 0], [0, 3]], [1.0, 1e-300]), DiscreteDist([[0, 0]], [1.0]), norm=1) == 3.0

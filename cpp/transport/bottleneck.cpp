@@ -140,9 +140,21 @@ void check_points(const double* X, std::size_t n, std::size_t d, const char* nam
     if (!std::isfinite(X[k])) throw InvalidArgument(name, "a non-finite coordinate", "finite atoms");
 }
 
+// Feasibility of a threshold from the max-flow. Exact masses: the flow must carry all the
+// mass. Float masses (normalised): every atom, of either law, must be shipped up to a relative
+// `band` of its own mass (residual of its source / sink edge <= band * mass). So a genuinely
+// stranded atom, however small (1e-300), makes the threshold infeasible, while the ~1e-17
+// leftovers of decimal masses do not (the d-D form of the level rule).
 template <class T>
-Bottleneck solve(const Geometry& g, const std::vector<T>& P, const std::vector<T>& Q, T need, bool want_plan,
+struct Need {
+  T total;
+  double band;
+};
+
+template <class T>
+Bottleneck solve(const Geometry& g, const std::vector<T>& P, const std::vector<T>& Q, Need<T> need, bool want_plan,
                  std::size_t n, std::size_t m) {
+  // Edges s->i get ids 2i, edges j->t ids 2(n + j) (Dinic::add returns consecutive pairs).
   auto build = [&](double z, Dinic<T>& net, std::vector<int>& mid) {
     const int s = static_cast<int>(n + m), t = s + 1;
     for (std::size_t i = 0; i < n; ++i) net.add(s, static_cast<int>(i), P[i]);
@@ -155,7 +167,17 @@ Bottleneck solve(const Geometry& g, const std::vector<T>& P, const std::vector<T
   auto feasible = [&](double z) {
     Dinic<T> net(static_cast<int>(n + m + 2));
     std::vector<int> mid;
-    return build(z, net, mid) >= need;
+    const T flow = build(z, net, mid);
+    if constexpr (std::is_floating_point_v<T>) {
+      (void)flow;
+      for (std::size_t i = 0; i < n; ++i)
+        if (net.edge(static_cast<int>(2 * i)).cap > need.band * P[i]) return false;
+      for (std::size_t j = 0; j < m; ++j)
+        if (net.edge(static_cast<int>(2 * (n + j))).cap > need.band * Q[j]) return false;
+      return true;
+    } else {
+      return flow >= need.total;
+    }
   };
   std::size_t lo = 0, hi = g.cand.size() - 1;  // the largest candidate is always feasible
   while (lo < hi) {
@@ -225,8 +247,9 @@ Bottleneck w_inf_nd(const double* X, const double* p, std::size_t n, const doubl
     Q[b] = q[iq[b]] / TQ;
   }
   Geometry g = geometry(Xs.data(), ip.size(), Ys.data(), iq.size(), d, norm);
-  const double need = 1.0 - rtol * static_cast<double>(ip.size() + iq.size());
-  Bottleneck r = solve<double>(g, P, Q, need, want_plan, ip.size(), iq.size());
+  // band: rtol plus the rounding of the normalised masses and of the flow sums
+  const double band = rtol + 4.0 * static_cast<double>(ip.size() + iq.size() + 4) * 0x1p-53;
+  Bottleneck r = solve<double>(g, P, Q, Need<double>{1.0, band}, want_plan, ip.size(), iq.size());
   for (auto& s : r.plan.src) s = static_cast<std::int64_t>(ip[s]);
   for (auto& t : r.plan.dst) t = static_cast<std::int64_t>(iq[t]);
   return r;
@@ -269,7 +292,7 @@ Bottleneck w_inf_nd_exact(const double* X, const std::int64_t* a, std::size_t n,
   }
   Geometry g = geometry(Xs.data(), ip.size(), Ys.data(), iq.size(), d, norm);
   const i128 need = static_cast<i128>(den_p) * den_q;
-  Bottleneck r = solve<i128>(g, P, Q, need, want_plan, ip.size(), iq.size());
+  Bottleneck r = solve<i128>(g, P, Q, Need<i128>{need, 0.0}, want_plan, ip.size(), iq.size());
   const double scale = static_cast<double>(den_p) * static_cast<double>(den_q);
   for (auto& v : r.plan.mass) v /= scale;
   for (auto& s : r.plan.src) s = static_cast<std::int64_t>(ip[s]);

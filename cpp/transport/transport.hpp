@@ -76,7 +76,9 @@ void w_inf_1d_batch(const double* x, const double* p, const std::int64_t* offp, 
 // ------------------------------------------------------------------ d-D bottleneck W_inf
 // X: n x d row-major, Y: m x d. norm: 1, 2, or 0 (= l_inf). Float masses are normalised; a
 // threshold z is feasible iff every atom has a partner within z and the max-flow through the
-// edges of length <= z is >= 1 - rtol * (n + m) (the d-D form of the level rule).
+// edges of length <= z ships every atom of either law up to band * (its own mass),
+// band = rtol + 4 (n + m + 4) 2^-53 (the d-D form of the level rule: a stranded atom counts
+// however small its mass; decimal rounding leftovers do not).
 struct Bottleneck {
   double value = 0.0;
   Plan plan;  // filled when want_plan

@@ -538,7 +538,8 @@ def _w_inf_nd(P: DiscreteDist, Q: DiscreteDist, code: int, norm: Any, exact: boo
                 P.atoms, np.array(a, dtype=np.int64), dp, Q.atoms, np.array(b, dtype=np.int64), dq, code, want_plan)
             exact_m = tuple(Fraction(k, dp * dq) for k in _split128(hi, lo))
         else:
-            value, ent = _bottleneck_py(P.atoms, a, Q.atoms, b, code)
+            # common unit 1/(dp*dq), as in the C++ path
+            value, ent = _bottleneck_py(P.atoms, [k * dq for k in a], Q.atoms, [k * dp for k in b], code)
             rows = np.array([e[0] for e in ent], dtype=np.int64)
             cols = np.array([e[1] for e in ent], dtype=np.int64)
             exact_m = tuple(Fraction(e[2], dp * dq) for e in ent)
