@@ -188,6 +188,13 @@ def test_tiny_atoms_count_in_both_tails():
     assert T.quantile_coupling(P4, Q4).sensitivity() == 50.0
 
 
+def test_near_radius_delta_zero_keeps_tiny_atoms():
+    P = DiscreteDist([0, 100], [1.0, 1e-300])
+    Q = DiscreteDist([0], [1.0])
+    assert T.near_radius(P, Q, 0.0) == 100.0 == T.w_inf(P, Q)
+    assert T.near_radius(P, Q, 1e-6) == 0.0
+
+
 def test_identical_and_shifted_laws():
     P = DiscreteDist([0, 1, 5], [0.2, 0.3, 0.5])
     assert T.w_inf(P, P) == 0.0

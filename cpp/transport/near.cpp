@@ -76,6 +76,7 @@ double near_radius_1d(const double* x, const double* p, std::size_t n, const dou
                       std::size_t m, double delta, double rtol, double sum_tol) {
   detail::check_rtol(rtol);
   check_delta(delta);
+  if (delta == 0.0) return w_inf_1d(x, p, n, y, q, m, rtol, sum_tol);  // stranded tiny atoms count
   const double TP = detail::checked_total(x, p, n, sum_tol, "P.atoms", "P.probs");
   const double TQ = detail::checked_total(y, q, m, sum_tol, "Q.atoms", "Q.probs");
   std::vector<double> P(n), Q(m);

@@ -602,7 +602,10 @@ def near_radius(P: Any, Q: Any, delta: float, *, exact: bool | None = None, rtol
     {0} U {|x_i - y_j|}. delta = 0 gives W_inf. Laws on R.
 
     Float masses: the greedy takes exact minima (no rounding leftovers); the matched mass counts
-    as >= 1 - delta iff it is >= (1 - delta)(1 - rtol (n + m)) (the level rule's band).
+    as >= 1 - delta iff it is >= (1 - delta)(1 - rtol (n + m)), an absolute slack of about
+    (n + m) 1e-15 (unmatched mass below that is indistinguishable from rounding; use exact mode
+    when delta itself is that small). delta = 0 is W_inf under the level rule, where a stranded
+    atom counts however small its mass.
 
     >>> P = DiscreteDist([0, 10], [0.5, 0.5]); Q = DiscreteDist([10, 20], [0.5, 0.5])
     >>> near_radius(P, Q, 0.5), w_inf(P, Q)     # the quantile coupling is not optimal here
@@ -612,6 +615,8 @@ def near_radius(P: Any, Q: Any, delta: float, *, exact: bool | None = None, rtol
     delta = V.delta("delta", delta)
     if _same_dim(P, Q) != 1:
         raise ParameterError("P", f"a law on R^{P.dim}", "laws on R")
+    if delta == 0.0:
+        return w_inf(P, Q, exact=exact, rtol=rtol)
     if isinstance(P, LogDiscreteDist) or isinstance(Q, LogDiscreteDist):
         P = P.to_dist() if isinstance(P, LogDiscreteDist) else P
         Q = Q.to_dist() if isinstance(Q, LogDiscreteDist) else Q
