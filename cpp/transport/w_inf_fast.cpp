@@ -59,36 +59,59 @@ void keys_law(const double* p, std::size_t n, double T, const std::vector<double
               std::int64_t* k) {
   const double inv = 1.0 / T;
   const std::size_t nb = L.size();
-  for (std::size_t b = 0; b < nb; ++b) {
-    const std::size_t s0 = b * kBlock, e = std::min(n, s0 + kBlock);
+  // 0: every F in the block <= 1/2; 2: every F > 1/2; 1: the block holding level 1/2.
+  auto mode = [&](std::size_t b) {
     const double lo_end = (b + 1 < nb ? L[b + 1] : T) * inv;
-    if (lo_end < 0.5 * (1 - 1e-12)) {  // every F in the block is <= 1/2
-      double a = 0.0;
-      const double base = L[b];
-      for (std::size_t i = s0; i < e; ++i) {
-        a += p[i];
-        k[i] = bits((base + a) * inv);
+    if (lo_end < 0.5 * (1 - 1e-12)) return 0;
+    if (L[b] * inv > 0.5 * (1 + 1e-12)) return 2;
+    return 1;
+  };
+  std::size_t b = 0;
+  while (b < nb) {
+    const int md = mode(b);
+    // four full blocks of the same mode: interleave their (independent) recurrences
+    if (md != 1 && b + 4 < nb && mode(b + 3) == md && (b + 4) * kBlock <= n) {
+      if (md == 0) {
+        double a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+        const double B0 = L[b], B1 = L[b + 1], B2 = L[b + 2], B3 = L[b + 3];
+        const double* q0 = p + b * kBlock;
+        std::int64_t* k0 = k + b * kBlock;
+        for (std::size_t t = 0; t < kBlock; ++t) {
+          a0 += q0[t], a1 += q0[t + kBlock], a2 += q0[t + 2 * kBlock], a3 += q0[t + 3 * kBlock];
+          k0[t] = bits((B0 + a0) * inv), k0[t + kBlock] = bits((B1 + a1) * inv);
+          k0[t + 2 * kBlock] = bits((B2 + a2) * inv), k0[t + 3 * kBlock] = bits((B3 + a3) * inv);
+        }
+      } else {
+        double c0 = 0, c1 = 0, c2 = 0, c3 = 0;
+        const double B0 = R[b], B1 = R[b + 1], B2 = R[b + 2], B3 = R[b + 3];
+        const double* q0 = p + b * kBlock;
+        std::int64_t* k0 = k + b * kBlock;
+        for (std::size_t t = kBlock; t-- > 0;) {
+          k0[t] = kTop - bits((B0 + c0) * inv), k0[t + kBlock] = kTop - bits((B1 + c1) * inv);
+          k0[t + 2 * kBlock] = kTop - bits((B2 + c2) * inv), k0[t + 3 * kBlock] = kTop - bits((B3 + c3) * inv);
+          c0 += q0[t], c1 += q0[t + kBlock], c2 += q0[t + 2 * kBlock], c3 += q0[t + 3 * kBlock];
+        }
       }
-    } else if (L[b] * inv > 0.5 * (1 + 1e-12)) {  // every F in the block is > 1/2
-      double c = 0.0;
-      const double base = R[b];
-      for (std::size_t i = e; i-- > s0;) {
-        k[i] = kTop - bits((base + c) * inv);
-        c += p[i];
-      }
-    } else {  // the block holding level 1/2: decide atom by atom from F
+      b += 4;
+      continue;
+    }
+    const std::size_t s0 = b * kBlock, e = std::min(n, s0 + kBlock);
+    if (md != 0) {
       double c = 0.0;
       for (std::size_t i = e; i-- > s0;) {
         k[i] = kTop - bits((R[b] + c) * inv);
         c += p[i];
       }
+    }
+    if (md != 2) {
       double a = 0.0;
       for (std::size_t i = s0; i < e; ++i) {
         a += p[i];
         const double f = (L[b] + a) * inv;
-        if (f <= 0.5) k[i] = bits(f);
+        if (md == 0 || f <= 0.5) k[i] = bits(f);
       }
     }
+    ++b;
   }
 }
 
