@@ -463,9 +463,18 @@ def w_inf(P: Any, Q: Any, *, norm: Any = None, exact: bool | None = None, return
             return plan.sensitivity(), plan
         return float(_tr.w_inf_keys(lp.atoms, lp.level_keys(), lq.atoms, lq.level_keys(),
                                     _key_tol(len(lp), len(lq))))
-    if return_plan or _use_exact(P, Q, exact):
+    if return_plan:
         plan = quantile_coupling(P, Q, exact=exact, rtol=rtol)
-        return (plan.sensitivity(), plan) if return_plan else plan.sensitivity()
+        return plan.sensitivity(), plan
+    if _use_exact(P, Q, exact):
+        a, dp = _exact_masses(P)
+        b, dq = _exact_masses(Q)
+        if dp <= _INT62 and dq <= _INT62:  # only the support of the exact plan is needed
+            rows, cols = _tr.coupling_1d_exact(P.atoms, np.array(a, dtype=np.int64), dp,
+                                               Q.atoms, np.array(b, dtype=np.int64), dq)[:2]
+        else:
+            rows, cols, _ = _exact_walk_py(a, dp, b, dq)
+        return float(np.max(np.abs(P.atoms[np.asarray(rows)] - Q.atoms[np.asarray(cols)])))
     return float(_tr.w_inf_1d(P.atoms, P.probs, Q.atoms, Q.probs, _rtol(rtol), SUM_TOL))
 
 
