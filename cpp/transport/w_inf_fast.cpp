@@ -8,9 +8,9 @@
 //      2 bits(1/2) - bits(S) above), so key order is the order the careful walk compares;
 //   3. ranks instead of a merge: P atom i overlaps the Q atoms lo(i) .. hi(i) with
 //      lo(i) = #{Q keys <= key_{i-1}} and hi(i) = #{Q keys < key_i}; since y is sorted, the
-//      largest |x_i - y_j| over that range is at one of its ends. The ranks come from
-//      bucketing the keys by level (levels are spread over [0, 1] whatever the atoms), so the
-//      loop has no data-dependent branches.
+//      largest |x_i - y_j| over that range is at one of its ends. One pass over P advances the
+//      Q rank through windows of four keys (a branch-free step in the usual case), so there
+//      is no unpredictable branch per atom, unlike a two-pointer walk.
 // With exact comparisons the staircase of the careful walk is exactly these ranges. Whenever a
 // key lies within the (loose) tie band of a key of the other law or of level 1/2, an atom's
 // range is empty (collapsed atom), a law has a zero mass, or more than two keys tie exactly,
@@ -117,27 +117,12 @@ void keys_law(const double* p, std::size_t n, double T, const std::vector<double
 
 struct RankScratch {
   std::vector<std::int64_t> kp, kq;
-  std::vector<std::int64_t> start;
 };
 thread_local RankScratch tl_rank;
 
-// Bucket of a key by its (approximate) level, monotone in the key: lower keys map into
-// [0, h], upper keys into [h, B-1].
-inline std::int64_t bucket_of(std::int64_t k, double B, std::int64_t h, std::int64_t last) {
-  if (k <= kHalf) {
-    const std::int64_t b = static_cast<std::int64_t>(from_bits(k) * B);
-    return b < h ? b : h;
-  }
-  std::int64_t b = static_cast<std::int64_t>((1.0 - from_bits(kTop - k)) * B);
-  b = b > h ? b : h;
-  return b < last ? b : last;
-}
-
 // W_inf by ranks instead of a walk. The staircase pairs P atom i with the Q atoms lo(i) ..
 // hi(i), lo(i) = #{Q keys <= key_{i-1}} (0 for i = 0), hi(i) = #{Q keys < key_i}; as y is
-// sorted, the largest |x_i - y_j| of that range is at an end. Ranks come from bucketing both
-// laws' keys by level (levels are spread over [0, 1] whatever the atoms), so there are no
-// unpredictable branches. Any key within the loose tie band of a key of the other law, or of
+// sorted, the largest |x_i - y_j| of that range is at an end. Any key within the loose tie band of a key of the other law, or of
 // level 1/2, or an empty range (collapsed atom) returns fallback.
 Status ranked(const double* x, const double* p, std::size_t n, const double* y, const double* q, std::size_t m,
               double TP, double TQ, const std::vector<double>& LP, const std::vector<double>& RP,
@@ -154,45 +139,33 @@ Status ranked(const double* x, const double* p, std::size_t n, const double* y, 
   // Loose band in key units: a relative gap r spans at most r 2^54 ulps (normal numbers).
   const double loose = rtol + 2.0 * kLevelErrU * kU;
   const std::int64_t D = static_cast<std::int64_t>(loose * 0x1p54) + 64;
-  // Buckets of Q keys.
-  const std::int64_t B = static_cast<std::int64_t>(std::max<std::size_t>(2, (m + 1) & ~std::size_t(1)));
-  const std::int64_t h = B / 2, last = B - 1;
-  const double Bd = static_cast<double>(B);
-  if (S.start.size() < static_cast<std::size_t>(B + 1)) S.start.resize(B + 1);
-  std::int64_t* start = S.start.data();
-  std::fill(start, start + B + 1, 0);
   bool bad = false;
-  for (std::size_t j = 0; j < m; ++j) {
-    ++start[bucket_of(kq[j], Bd, h, last) + 1];
-    bad |= std::llabs(kq[j] - kHalf) <= D;
-  }
-  for (std::int64_t b = 0; b < B; ++b) start[b + 1] += start[b];
+  for (std::size_t j = 0; j < m; ++j) bad |= std::llabs(kq[j] - kHalf) <= D;
   bool sorted = true;
   for (std::size_t i = 1; i < n; ++i) sorted &= x[i] >= x[i - 1];
   for (std::size_t j = 1; j < m; ++j) sorted &= y[j] >= y[j - 1];
   double w = 0.0;
-  std::int64_t prev_u = 0;
+  std::int64_t prev_u = 0, j = 0, prev_k = std::numeric_limits<std::int64_t>::min();
+  const std::int64_t M = static_cast<std::int64_t>(m);
   for (std::size_t i = 0; i < n; ++i) {
     const std::int64_t k = kp[i];
-    const std::int64_t b = bucket_of(k, Bd, h, last);
-    const std::int64_t s0 = start[b], e = start[b + 1];
-    std::int64_t lt;
-    if (e - s0 <= 4) {  // buckets hold ~1 key on average: four compares, no branch
-      const std::int64_t* c = kq + s0;
-      lt = (c[0] < k) + (c[1] < k) + (c[2] < k) + (c[3] < k);
-    } else {
-      lt = std::lower_bound(kq + s0, kq + e, k) - (kq + s0);
+    bad |= k < prev_k;  // keys must be non-decreasing (else let the careful walk decide)
+    prev_k = k;
+    // l = #{Q keys < k}: advance j through a window of four keys at a time (kq is sorted and
+    // padded with INT64_MAX, so the keys below k form a prefix of the window)
+    while (true) {
+      const std::int64_t c = (kq[j] < k) + (kq[j + 1] < k) + (kq[j + 2] < k) + (kq[j + 3] < k);
+      j += c;
+      if (c < 4) break;
     }
-    // keys equal to k (exact ties): at most two are followed here, more go to the careful walk
-    const std::int64_t eq = (kq[s0 + lt] == k) + ((kq[s0 + lt] == k) & (kq[s0 + lt + 1] == k));
-    bad |= (kq[s0 + lt] == k) & (kq[s0 + lt + 1] == k) & (kq[s0 + lt + 2] == k);
-    const std::int64_t le = lt + eq;
-    const std::int64_t l = s0 + lt, u = s0 + le;
+    const std::int64_t l = j;
+    // keys equal to k (exact ties): one is followed here, more go to the careful walk
+    const std::int64_t e0 = kq[l] == k;
+    bad |= e0 & (kq[l + 1] == k);
+    const std::int64_t u = l + e0;
     // nearest Q keys below and above k (near-tie check), and level 1/2
-    const std::int64_t below = kq[l > 0 ? l - 1 : 0], above = kq[u];  // kq is padded above
-    bad |= (l > 0 && k - below <= D) | (u < static_cast<std::int64_t>(m) && above - k <= D) |
-           (std::llabs(k - kHalf) <= D);
-    const std::int64_t lo = prev_u, hi = l < static_cast<std::int64_t>(m) ? l : static_cast<std::int64_t>(m) - 1;
+    bad |= (l > 0 && k - kq[l > 0 ? l - 1 : 0] <= D) | (u < M && kq[u] - k <= D) | (std::llabs(k - kHalf) <= D);
+    const std::int64_t lo = prev_u, hi = l < M ? l : M - 1;
     bad |= lo > hi;
     const double xi = x[i];
     const double d1 = std::fabs(xi - y[lo < hi ? lo : hi]), d2 = std::fabs(xi - y[hi]);
