@@ -425,6 +425,11 @@ def test_bad_raw_arrays_in_fast_paths():
                       np.array([.5, .5, 1.0]), [0, 2, 3])
     with pytest.raises(ParameterError, match="threads"):
         T.w_inf_batch(a, p, [0, 2], a, p, [0, 2], threads=-1)
+    with pytest.raises(ParameterTypeError, match="offsets_p"):
+        T.w_inf_batch(a, p, [0.0, 2.0], a, p, [0, 2])
+    with pytest.raises(ParameterError, match="1-D"):
+        T.w_inf_sorted(a.reshape(1, 2), p, a, p)
+    assert T.w_inf_sorted([0, 1], [0.5, 0.5], a[::-1][::-1], p) == 0.0      # ints and views are converted
     with pytest.raises(ParameterTypeError):
         T.w_inf_many([P for P in [DiscreteDist([0], [1.0])]])
 

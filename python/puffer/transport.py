@@ -678,8 +678,14 @@ def w_inf_batch(atoms_p: Any, probs_p: Any, offsets_p: Any, atoms_q: Any, probs_
     array([1., 5.])
     """
     threads = V.integer("threads", threads, lo=0, hi=1024)
-    res = _tr.w_inf_1d_batch(atoms_p, probs_p, np.asarray(offsets_p, dtype=np.int64), atoms_q, probs_q,
-                             np.asarray(offsets_q, dtype=np.int64), threads, _rtol(rtol), float(sum_tol))
+    offs = []
+    for name, o in (("offsets_p", offsets_p), ("offsets_q", offsets_q)):
+        arr = np.asarray(o)
+        if arr.dtype.kind not in "iu":
+            raise ParameterTypeError(name, f"array of dtype {arr.dtype}", "an integer array of offsets")
+        offs.append(arr.astype(np.int64, copy=False))
+    res = _tr.w_inf_1d_batch(atoms_p, probs_p, offs[0], atoms_q, probs_q, offs[1], threads, _rtol(rtol),
+                             float(sum_tol))
     if out is not None:
         if not isinstance(out, np.ndarray) or out.shape != res.shape or out.dtype != np.float64:
             raise ParameterError("out", out, f"a float64 array of shape {res.shape}")
