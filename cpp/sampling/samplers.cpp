@@ -1,0 +1,558 @@
+// SIMD kernels of the noise samplers, compiled once per Highway target (foreach_target) and
+// dispatched at run time (see samplers.hpp for the stream layout and reproducibility contract).
+//
+// Designs (all exact transforms of uniforms, no truncation; tail mass reached in brackets):
+//  * uniform: (k + 1/2) 2^-53, k = top 53 bits, so u in (0,1) excluding 0 and 1.
+//  * "fine" uniforms for tails: u = (k + 1/2) 2^-63 from 63 bits, rounded once to double, so the
+//    smallest u is 2^-64 and small u keep full relative precision [tail mass 2^-64 ~ 5.4e-20].
+//  * exponential / Laplace: -b log u (Laplace: sign from bit 63) [|X| up to 64 ln2 b = 44.4 b].
+//  * logistic: v = (k + 1/2) 2^-64 in (0, 1/2), X = ±s (log1p(-v) - log v) [44.4 s].
+//  * Cauchy: X = ±gamma cos(pi u/2)/sin(pi u/2) (exact inverse of P(|X| > x) = (2/pi) atan(gamma/x))
+//    [|X| up to 1.2e19 gamma, tail mass 2^-64].
+//  * Gaussian: Box-Muller, R = sqrt(-2 log u1) (fine u1), theta uniform (CosSinUniform)
+//    [R up to 9.42 sigma; P(R > 9.42) = 2^-64].
+//  * Student-t (and GenCauchy = gamma t_{k-1}/sqrt(k-1)): Bailey's polar method (Math. Comp. 1994):
+//    (U,V) uniform in the unit disc (rejection, acceptance pi/4), W = U^2+V^2,
+//    T = U sqrt(nu (W^{-2/nu} - 1) / W), evaluated in log space [W down to ~2^-105].
+//  * generalized Gaussian: |X/s|^beta ~ Gamma(1/beta); Gamma(a) by Marsaglia-Tsang (2000) with a
+//    normal proposal, boosted by U^(1/a) when a < 1; the power 1/beta is taken in log space.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "sampling/samplers.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+#include <hwy/contrib/math/math-inl.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "common/errors.hpp"
+#include "sampling/philox.hpp"
+#include "sampling/samplers.hpp"
+
+HWY_BEFORE_NAMESPACE();
+namespace puffer::sampling {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+using DU = hn::ScalableTag<std::uint64_t>;
+using DI = hn::ScalableTag<std::int64_t>;
+using DF = hn::ScalableTag<double>;
+using VU = hn::Vec<DU>;
+using VF = hn::Vec<DF>;
+
+// Full 64-bit product of two values < 2^32 held in 64-bit lanes.
+HWY_INLINE VU MulWide(VU a, VU b) {
+#if HWY_TARGET == HWY_SCALAR
+  const VU lo = hn::Set(DU(), 0xFFFFFFFFull);
+  return hn::And(a, lo) * hn::And(b, lo);
+#else
+  const hn::Repartition<std::uint32_t, DU> d32;
+  return hn::MulEven(hn::BitCast(d32, a), hn::BitCast(d32, b));
+#endif
+}
+
+// Philox4x32-10 on U x Lanes(DU) independent blocks; counters in the low halves of 64-bit
+// lanes. U independent chains are interleaved so the multiply latency is hidden (the rounds of
+// one chain are strictly sequential). Returns the two 64-bit words of each block.
+template <int U>
+HWY_INLINE void PhiloxN(VU (&c0)[U], VU (&c1)[U], VU (&c2)[U], VU (&c3)[U], std::uint32_t k0, std::uint32_t k1,
+                        VU (&w0)[U], VU (&w1)[U]) {
+  const DU du;
+  const VU m0 = hn::Set(du, kPhiloxM0), m1 = hn::Set(du, kPhiloxM1);
+  const VU lo = hn::Set(du, 0xFFFFFFFFull);
+  for (int r = 0; r < 10; ++r) {
+    const VU key0 = hn::Set(du, k0), key1 = hn::Set(du, k1);
+    for (int u = 0; u < U; ++u) {
+      const VU p0 = MulWide(c0[u], m0), p1 = MulWide(c2[u], m1);
+      const VU n0 = hn::Xor(hn::Xor(hn::ShiftRight<32>(p1), c1[u]), key0);
+      const VU n2 = hn::Xor(hn::Xor(hn::ShiftRight<32>(p0), c3[u]), key1);
+      // Only the low 32 bits of each lane are meaningful: MulEven reads just those, so the
+      // high halves may carry garbage until the final masking below (saves two ANDs a round).
+      c1[u] = p1;
+      c3[u] = p0;
+      c0[u] = n0;
+      c2[u] = n2;
+    }
+    k0 += kPhiloxW0;
+    k1 += kPhiloxW1;
+  }
+  for (int u = 0; u < U; ++u) {
+    w0[u] = hn::Or(hn::And(c0[u], lo), hn::ShiftLeft<32>(c1[u]));
+    w1[u] = hn::Or(hn::And(c2[u], lo), hn::ShiftLeft<32>(c3[u]));
+  }
+}
+
+HWY_INLINE void Philox(VU c0, VU c1, VU c2, VU c3, std::uint32_t k0, std::uint32_t k1, VU& w0, VU& w1) {
+  VU a0[1] = {c0}, a1[1] = {c1}, a2[1] = {c2}, a3[1] = {c3}, o0[1], o1[1];
+  PhiloxN<1>(a0, a1, a2, a3, k0, k1, o0, o1);
+  w0 = o0[0];
+  w1 = o1[0];
+}
+
+// (k + 1/2) 2^-53 with k the top 53 bits: uniform on (0,1), never 0 or 1.
+HWY_INLINE VF U53(VU w) {
+  const DF df;
+  const DI di;
+  const VF k = hn::ConvertTo(df, hn::BitCast(di, hn::ShiftRight<11>(w)));
+  return hn::Mul(hn::Add(k, hn::Set(df, 0.5)), hn::Set(df, 0x1.0p-53));
+}
+// (k + 1/2) 2^-63 with k the low 63 bits, rounded once: (0,1], smallest 2^-64, full relative
+// precision near 0 (where the tails live).
+HWY_INLINE VF Fine63(VU w) {
+  const DF df;
+  const DI di;
+  const DU du;
+  const VF k = hn::ConvertTo(df, hn::BitCast(di, hn::And(w, hn::Set(du, 0x7FFFFFFFFFFFFFFFull))));
+  return hn::Mul(hn::Add(k, hn::Set(df, 0.5)), hn::Set(df, 0x1.0p-63));
+}
+// Sign bit (bit 63 of w) as a double mask to Xor into a non-negative magnitude.
+HWY_INLINE VF SignOf(VU w) {
+  const DF df;
+  const DU du;
+  return hn::BitCast(df, hn::And(w, hn::Set(du, 0x8000000000000000ull)));
+}
+
+// (cos theta, sin theta) for theta uniform on the circle, from 64 random bits: the top 2 bits
+// pick a quadrant q, the next 53 bits give delta uniform in (-pi/4, pi/4), and theta =
+// q pi/2 + delta (a measure-preserving map onto the circle; rotation invariance of the pair
+// makes the offset irrelevant). cos/sin of |delta| <= pi/4 by Taylor polynomials of degree
+// 18/17 (truncation < 1e-19, below double rounding).
+HWY_INLINE void CosSinUniform(VU w, VF& c, VF& s) {
+  const DF df;
+  const DU du;
+  const DI di;
+  const VF k = hn::ConvertTo(df, hn::BitCast(di, hn::And(hn::ShiftRight<9>(w), hn::Set(du, (1ull << 53) - 1))));
+  // delta = ((k + 1/2) 2^-53 - 1/2) pi/2
+  const VF d = hn::Mul(hn::Sub(hn::Mul(hn::Add(k, hn::Set(df, 0.5)), hn::Set(df, 0x1.0p-53)), hn::Set(df, 0.5)),
+                       hn::Set(df, 1.5707963267948966));
+  const VF x2 = hn::Mul(d, d);
+  // sin: d (1 - x2/3! + x2^2/5! - ... - x2^8/17!)
+  VF ps = hn::Set(df, 1.0 / 355687428096000.0);        // 1/17!
+  ps = hn::MulAdd(ps, x2, hn::Set(df, -1.0 / 1307674368000.0));  // -1/15!
+  ps = hn::MulAdd(ps, x2, hn::Set(df, 1.0 / 6227020800.0));      // 1/13!
+  ps = hn::MulAdd(ps, x2, hn::Set(df, -1.0 / 39916800.0));       // -1/11!
+  ps = hn::MulAdd(ps, x2, hn::Set(df, 1.0 / 362880.0));          // 1/9!
+  ps = hn::MulAdd(ps, x2, hn::Set(df, -1.0 / 5040.0));           // -1/7!
+  ps = hn::MulAdd(ps, x2, hn::Set(df, 1.0 / 120.0));
+  ps = hn::MulAdd(ps, x2, hn::Set(df, -1.0 / 6.0));
+  const VF sn = hn::MulAdd(hn::Mul(ps, x2), d, d);
+  // cos: 1 - x2/2! + x2^2/4! - ... - x2^9/18!
+  VF pc = hn::Set(df, -1.0 / 6402373705728000.0);               // -1/18!
+  pc = hn::MulAdd(pc, x2, hn::Set(df, 1.0 / 20922789888000.0));  // 1/16!
+  pc = hn::MulAdd(pc, x2, hn::Set(df, -1.0 / 87178291200.0));    // -1/14!
+  pc = hn::MulAdd(pc, x2, hn::Set(df, 1.0 / 479001600.0));       // 1/12!
+  pc = hn::MulAdd(pc, x2, hn::Set(df, -1.0 / 3628800.0));        // -1/10!
+  pc = hn::MulAdd(pc, x2, hn::Set(df, 1.0 / 40320.0));           // 1/8!
+  pc = hn::MulAdd(pc, x2, hn::Set(df, -1.0 / 720.0));
+  pc = hn::MulAdd(pc, x2, hn::Set(df, 1.0 / 24.0));
+  pc = hn::MulAdd(pc, x2, hn::Set(df, -0.5));
+  const VF cs = hn::MulAdd(pc, x2, hn::Set(df, 1.0));
+  // Quadrant rotation by q * 90 degrees: q=0 (c,s); 1 (-s,c); 2 (-c,-s); 3 (s,-c).
+  const VU q = hn::ShiftRight<62>(w);
+  const hn::Mask<DF> odd = hn::RebindMask(df, hn::Eq(hn::And(q, hn::Set(du, 1)), hn::Set(du, 1)));
+  const VF cc = hn::IfThenElse(odd, sn, cs), ss = hn::IfThenElse(odd, cs, sn);
+  // Negate cos for q in {1,2}, sin for q in {2,3}: sign masks built from the bits of q.
+  const VU b0 = hn::ShiftLeft<63>(q), b1 = hn::ShiftLeft<62>(q);  // bit 63 = q&1, (q&2)<<62 = bit 63
+  const VF negc = hn::BitCast(df, hn::And(hn::Xor(b0, b1), hn::Set(du, 0x8000000000000000ull)));
+  const VF negs = hn::BitCast(df, hn::And(b1, hn::Set(du, 0x8000000000000000ull)));
+  c = hn::Xor(cc, negc);
+  s = hn::Xor(ss, negs);
+}
+
+HWY_INLINE void Counters(std::uint64_t first, VU& c0, VU& c1) {
+  const DU du;
+  const VU idx = hn::Iota(du, first);
+  c0 = hn::And(idx, hn::Set(du, 0xFFFFFFFFull));
+  c1 = hn::ShiftRight<32>(idx);
+}
+
+// ---- pair samplers: block q -> values 2q, 2q+1. Group = 2 * kUnroll * Lanes values from an
+// even index (kUnroll interleaved Philox chains).
+constexpr int kUnroll = 2;
+
+template <int K>
+HWY_INLINE void PairValues(const KernelParams& p, VU w0, VU w1, VF& a, VF& b) {
+  const DF df;
+  const VF s = hn::Set(df, p.scale);
+  if constexpr (K == int(Kind::Uniform)) {
+    a = U53(w0);
+    b = U53(w1);
+  } else if constexpr (K == int(Kind::Exponential)) {
+    a = hn::Mul(hn::Neg(hn::Log(df, Fine63(w0))), s);
+    b = hn::Mul(hn::Neg(hn::Log(df, Fine63(w1))), s);
+  } else if constexpr (K == int(Kind::Laplace)) {
+    a = hn::Xor(hn::Mul(hn::Neg(hn::Log(df, Fine63(w0))), s), SignOf(w0));
+    b = hn::Xor(hn::Mul(hn::Neg(hn::Log(df, Fine63(w1))), s), SignOf(w1));
+  } else if constexpr (K == int(Kind::Logistic)) {
+    const VF v0 = hn::Mul(Fine63(w0), hn::Set(df, 0.5)), v1 = hn::Mul(Fine63(w1), hn::Set(df, 0.5));
+    a = hn::Xor(hn::Mul(hn::Sub(hn::Log1p(df, hn::Neg(v0)), hn::Log(df, v0)), s), SignOf(w0));
+    b = hn::Xor(hn::Mul(hn::Sub(hn::Log1p(df, hn::Neg(v1)), hn::Log(df, v1)), s), SignOf(w1));
+  } else if constexpr (K == int(Kind::Cauchy)) {
+    const VF h = hn::Set(df, 1.5707963267948966);
+    const VF t0 = hn::Mul(Fine63(w0), h), t1 = hn::Mul(Fine63(w1), h);
+    a = hn::Xor(hn::Mul(hn::Div(hn::Cos(df, t0), hn::Sin(df, t0)), s), SignOf(w0));
+    b = hn::Xor(hn::Mul(hn::Div(hn::Cos(df, t1), hn::Sin(df, t1)), s), SignOf(w1));
+  } else {  // Gaussian, Box-Muller
+    const VF r = hn::Mul(hn::Sqrt(hn::Mul(hn::Log(df, Fine63(w0)), hn::Set(df, -2.0))), s);
+    VF c, sn;
+    CosSinUniform(w1, c, sn);
+    a = hn::Mul(r, c);
+    b = hn::Mul(r, sn);
+  }
+}
+
+template <int K>
+HWY_INLINE void PairGroup(const KernelParams& p, StreamKey key, std::uint64_t g0, double* HWY_RESTRICT dst) {
+  const DF df;
+  const DU du;
+  const std::size_t N = hn::Lanes(df);
+  VU c0[kUnroll], c1[kUnroll], c2[kUnroll], c3[kUnroll], w0[kUnroll], w1[kUnroll];
+  for (int u = 0; u < kUnroll; ++u) {
+    Counters(g0 / 2 + u * N, c0[u], c1[u]);
+    c2[u] = hn::Zero(du);
+    c3[u] = hn::Set(du, key.word);
+  }
+  PhiloxN<kUnroll>(c0, c1, c2, c3, key.k0, key.k1, w0, w1);
+  for (int u = 0; u < kUnroll; ++u) {
+    VF a, b;
+    PairValues<K>(p, w0[u], w1[u], a, b);
+    hn::StoreInterleaved2(a, b, df, dst + 2 * N * u);
+  }
+}
+
+// ---- rejection samplers: value i owns sub-stream (i, sub). Group = Lanes values.
+HWY_INLINE VF StudentCandidate(const KernelParams& p, VU w0, VU w1, hn::Mask<DF>& ok) {
+  const DF df;
+  const VF one = hn::Set(df, 1.0), two = hn::Set(df, 2.0);
+  const VF u = hn::Sub(hn::Mul(U53(w0), two), one);  // (2k+1) 2^-53 - 1: in (-1,1), never 0
+  const VF v = hn::Sub(hn::Mul(U53(w1), two), one);
+  const VF w = hn::MulAdd(u, u, hn::Mul(v, v));
+  ok = hn::Lt(w, one);
+  const VF ws = hn::IfThenElse(ok, w, hn::Set(df, 0.5));  // keep logs finite in rejected lanes
+  // L = -(2/nu) log W >= 0; sqrt(expm1(L)) computed without overflow for large L.
+  const VF L = hn::Mul(hn::Log(df, ws), hn::Set(df, -2.0 / p.nu));
+  const VF small = hn::Sqrt(hn::Expm1(df, L));
+  const VF big = hn::Mul(hn::Exp(df, hn::Mul(L, hn::Set(df, 0.5))),
+                         hn::Sqrt(hn::Neg(hn::Expm1(df, hn::Neg(L)))));
+  const VF root = hn::IfThenElse(hn::Gt(L, hn::Set(df, 1.0)), big, small);
+  // T = U sqrt(nu) root / sqrt(W); p.scale already includes sqrt(nu) and the user scale.
+  return hn::Mul(hn::Div(hn::Mul(u, root), hn::Sqrt(ws)), hn::Set(df, p.scale));
+}
+
+HWY_INLINE VF GenGaussCandidate(const KernelParams& p, VU a0, VU a1, VU b0, VU b1, hn::Mask<DF>& ok) {
+  const DF df;
+  // Normal proposal (one Box-Muller coordinate).
+  const VF r = hn::Sqrt(hn::Mul(hn::Log(df, Fine63(a0)), hn::Set(df, -2.0)));
+  VF cth, sth;
+  CosSinUniform(a1, cth, sth);
+  const VF x = hn::Mul(r, cth);
+  const VF d = hn::Set(df, p.ma_d);
+  const VF v1 = hn::MulAdd(hn::Set(df, p.ma_c), x, hn::Set(df, 1.0));
+  const hn::Mask<DF> pos = hn::Gt(v1, hn::Zero(df));
+  const VF v1s = hn::IfThenElse(pos, v1, hn::Set(df, 1.0));
+  const VF v = hn::Mul(hn::Mul(v1s, v1s), v1s);
+  const VF logv = hn::Mul(hn::Log(df, v1s), hn::Set(df, 3.0));
+  // Marsaglia-Tsang acceptance: log u < x^2/2 + d - d v + d log v.
+  const VF rhs = hn::MulAdd(d, logv, hn::Sub(hn::MulAdd(hn::Mul(x, x), hn::Set(df, 0.5), d), hn::Mul(d, v)));
+  ok = hn::And(pos, hn::Lt(hn::Log(df, Fine63(b0)), rhs));
+  VF logg = hn::Add(hn::Log(df, d), logv);  // log(d v)
+  if (p.inv_a > 0.0) logg = hn::MulAdd(hn::Log(df, Fine63(b1)), hn::Set(df, p.inv_a), logg);
+  const VF mag = hn::Mul(hn::Exp(df, hn::Mul(logg, hn::Set(df, p.inv_beta))), hn::Set(df, p.scale));
+  return hn::Xor(mag, SignOf(b1));
+}
+
+template <int K>
+HWY_INLINE void RejectGroup(const KernelParams& p, StreamKey key, std::uint64_t g0, double* HWY_RESTRICT dst) {
+  const DF df;
+  const DU du;
+  VU c0, c1;
+  Counters(g0, c0, c1);
+  const VU word = hn::Set(du, key.word);
+  VU attempt = hn::Zero(du);
+  VF result = hn::Zero(df);
+  hn::Mask<DF> todo = hn::FirstN(df, hn::Lanes(df));
+  for (int it = 0;; ++it) {
+    if (it > 4000) throw NumericalFailure("sampler: rejection loop did not terminate (probability < 1e-300)");
+    hn::Mask<DF> ok;
+    VF cand;
+    if constexpr (K == int(Kind::GenGaussian)) {
+      VU a0, a1, b0, b1;
+      const VU sub = hn::Add(attempt, attempt);
+      Philox(c0, c1, sub, word, key.k0, key.k1, a0, a1);
+      Philox(c0, c1, hn::Add(sub, hn::Set(du, 1)), word, key.k0, key.k1, b0, b1);
+      cand = GenGaussCandidate(p, a0, a1, b0, b1, ok);
+    } else {
+      VU w0, w1;
+      Philox(c0, c1, attempt, word, key.k0, key.k1, w0, w1);
+      cand = StudentCandidate(p, w0, w1, ok);
+    }
+    const hn::Mask<DF> take = hn::And(todo, ok);
+    result = hn::IfThenElse(take, cand, result);
+    todo = hn::AndNot(ok, todo);
+    if (hn::AllFalse(df, todo)) break;
+    attempt = hn::Add(attempt, hn::IfThenElseZero(hn::RebindMask(du, todo), hn::Set(du, 1)));
+  }
+  hn::StoreU(result, df, dst);
+}
+
+template <int K>
+HWY_INLINE void Group(const KernelParams& p, StreamKey key, std::uint64_t g0, double* HWY_RESTRICT dst) {
+  if constexpr (K == int(Kind::StudentT) || K == int(Kind::GenGaussian)) {
+    RejectGroup<K>(p, key, g0, dst);
+  } else {
+    PairGroup<K>(p, key, g0, dst);
+  }
+}
+
+template <int K>
+constexpr bool IsPair() {
+  return !(K == int(Kind::StudentT) || K == int(Kind::GenGaussian));
+}
+
+// Values [start, start + n) of the stream into out (plus in, if given).
+template <int K, class T>
+void RunKind(const KernelParams& p, StreamKey key, std::uint64_t start, std::size_t n, const T* in, T* out) {
+  const DF df;
+  const std::size_t G = IsPair<K>() ? 2 * kUnroll * hn::Lanes(df) : hn::Lanes(df);
+  HWY_ALIGN double tmp[2 * kUnroll * HWY_MAX_BYTES / sizeof(double)];
+  std::uint64_t i = start;
+  const std::uint64_t end = start + n;
+  while (i < end) {
+    const bool aligned = !IsPair<K>() || (i % 2 == 0);
+    if (aligned && end - i >= G) {
+      // Whole groups straight into out.
+      std::size_t j = std::size_t(i - start);
+      if constexpr (std::is_same_v<T, double>) {
+        if (in == nullptr) {
+          for (; end - i >= G; i += G, j += G) Group<K>(p, key, i, out + j);
+          continue;
+        }
+      }
+      for (; end - i >= G; i += G, j += G) {
+        Group<K>(p, key, i, tmp);
+        if constexpr (std::is_same_v<T, double>) {
+          for (std::size_t l = 0; l < G; l += hn::Lanes(df)) {
+            hn::StoreU(hn::Add(hn::LoadU(df, in + j + l), hn::Load(df, tmp + l)), df, out + j + l);
+          }
+        } else {
+          for (std::size_t l = 0; l < G; ++l) out[j + l] = T((in ? double(in[j + l]) : 0.0) + tmp[l]);
+        }
+      }
+      continue;
+    }
+    // Ragged head/tail: compute the group containing i, copy the part we need.
+    const std::uint64_t g0 = IsPair<K>() ? (i & ~std::uint64_t(1)) : i;
+    Group<K>(p, key, g0, tmp);
+    const std::uint64_t stop = std::min<std::uint64_t>(end, g0 + G);
+    for (; i < stop; ++i) {
+      const std::size_t j = std::size_t(i - start);
+      out[j] = T((in ? double(in[j]) : 0.0) + tmp[i - g0]);
+    }
+  }
+}
+
+template <class T>
+void Run(const KernelParams& p, StreamKey key, std::uint64_t start, std::size_t n, const T* in, T* out) {
+  switch (Kind(p.kind)) {
+    case Kind::Uniform: return RunKind<int(Kind::Uniform), T>(p, key, start, n, in, out);
+    case Kind::Exponential: return RunKind<int(Kind::Exponential), T>(p, key, start, n, in, out);
+    case Kind::Laplace: return RunKind<int(Kind::Laplace), T>(p, key, start, n, in, out);
+    case Kind::Gaussian: return RunKind<int(Kind::Gaussian), T>(p, key, start, n, in, out);
+    case Kind::Cauchy: return RunKind<int(Kind::Cauchy), T>(p, key, start, n, in, out);
+    case Kind::Logistic: return RunKind<int(Kind::Logistic), T>(p, key, start, n, in, out);
+    case Kind::StudentT:
+    case Kind::GenCauchy: return RunKind<int(Kind::StudentT), T>(p, key, start, n, in, out);
+    case Kind::GenGaussian: return RunKind<int(Kind::GenGaussian), T>(p, key, start, n, in, out);
+  }
+}
+
+void RunF64(const KernelParams& p, StreamKey key, std::uint64_t start, std::size_t n, const double* in,
+            double* out) {
+  Run<double>(p, key, start, n, in, out);
+}
+void RunF32(const KernelParams& p, StreamKey key, std::uint64_t start, std::size_t n, const float* in,
+            float* out) {
+  Run<float>(p, key, start, n, in, out);
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace puffer::sampling
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+#include <atomic>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <mutex>
+
+#include "common/parallel.hpp"
+
+namespace puffer::sampling {
+namespace {
+
+using F64Fn = void (*)(const KernelParams&, StreamKey, std::uint64_t, std::size_t, const double*, double*);
+using F32Fn = void (*)(const KernelParams&, StreamKey, std::uint64_t, std::size_t, const float*, float*);
+struct Target {
+  std::int64_t bit;
+  F64Fn f64;
+  F32Fn f32;
+};
+
+// Every target compiled into this file, best first.
+const std::vector<Target>& compiled() {
+  static const std::vector<Target> t = [] {
+    std::vector<Target> v;
+#define PUFFER_ADD_TARGET(TGT, NS) v.push_back({TGT, &NS::RunF64, &NS::RunF32});
+#if HWY_TARGETS & HWY_AVX3_DL
+    PUFFER_ADD_TARGET(HWY_AVX3_DL, N_AVX3_DL)
+#endif
+#if HWY_TARGETS & HWY_AVX3
+    PUFFER_ADD_TARGET(HWY_AVX3, N_AVX3)
+#endif
+#if HWY_TARGETS & HWY_AVX2
+    PUFFER_ADD_TARGET(HWY_AVX2, N_AVX2)
+#endif
+#if HWY_TARGETS & HWY_SSE4
+    PUFFER_ADD_TARGET(HWY_SSE4, N_SSE4)
+#endif
+#if HWY_TARGETS & HWY_SSSE3
+    PUFFER_ADD_TARGET(HWY_SSSE3, N_SSSE3)
+#endif
+#if HWY_TARGETS & HWY_NEON
+    PUFFER_ADD_TARGET(HWY_NEON, N_NEON)
+#endif
+#if HWY_TARGETS & HWY_EMU128
+    PUFFER_ADD_TARGET(HWY_EMU128, N_EMU128)
+#endif
+#if HWY_TARGETS & HWY_SCALAR
+    PUFFER_ADD_TARGET(HWY_SCALAR, N_SCALAR)
+#endif
+#undef PUFFER_ADD_TARGET
+    std::vector<Target> out;
+    const std::int64_t supported = hwy::SupportedTargets();
+    for (const auto& x : v)
+      if ((x.bit & supported) != 0) out.push_back(x);
+    return out;
+  }();
+  return t;
+}
+
+std::string upper(std::string s) {
+  for (auto& c : s) c = char(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::atomic<int> g_target{-1};  // index into compiled(); -1 = not yet chosen
+std::mutex g_target_mu;
+
+int index_of(const std::string& name) {
+  const std::string u = upper(name);
+  if (u.empty() || u == "AUTO" || u == "BEST") return 0;
+  const auto& c = compiled();
+  for (std::size_t i = 0; i < c.size(); ++i)
+    if (upper(hwy::TargetName(c[i].bit)) == u) return int(i);
+  std::string avail;
+  for (const auto& t : c) avail += (avail.empty() ? "" : ", ") + std::string(hwy::TargetName(t.bit));
+  throw InvalidArgument("simd target", "'" + name + "'", "one of: auto, " + avail);
+}
+
+const Target& current() {
+  int i = g_target.load(std::memory_order_acquire);
+  if (i < 0) {
+    std::lock_guard<std::mutex> lk(g_target_mu);
+    i = g_target.load();
+    if (i < 0) {
+      const char* env = std::getenv("PUFFER_SIMD");
+      i = env ? index_of(env) : 0;
+      g_target.store(i);
+    }
+  }
+  return compiled()[std::size_t(i)];
+}
+
+constexpr std::size_t kTask = std::size_t(1) << 15;  // values per task (even: pair layout)
+
+template <class T, class Fn>
+void fill_any(Fn fn, const KernelParams& p, StreamKey key, std::uint64_t start, std::size_t n, const T* in,
+              T* out, unsigned threads) {
+  require(threads <= 1024, "threads", threads, "0 (all cores) to 1024");
+  require(out != nullptr || n == 0, "out", "null", "a buffer");
+  require(start <= ~std::uint64_t(0) - n, "start", start, "start + size < 2^64");
+  const std::size_t n_tasks = (n + kTask - 1) / kTask;
+  parallel_for(n_tasks, threads, [&](std::size_t t) {
+    const std::size_t off = t * kTask;
+    const std::size_t len = std::min(kTask, n - off);
+    fn(p, key, start + off, len, in ? in + off : nullptr, out + off);
+  });
+}
+
+}  // namespace
+
+KernelParams make_kernel_params(int kind, double p0, double p1) {
+  require(kind >= 0 && kind <= 8, "kind", kind, "a sampler kind in 0..8");
+  auto pos = [](const char* name, double v) { require(std::isfinite(v) && v > 0.0, name, v, "a finite number > 0"); };
+  KernelParams k;
+  k.kind = kind;
+  switch (Kind(kind)) {
+    case Kind::Uniform: break;
+    case Kind::Exponential: pos("scale", p0); k.scale = p0; break;
+    case Kind::Laplace: pos("b", p0); k.scale = p0; break;
+    case Kind::Gaussian: pos("sigma", p0); k.scale = p0; break;
+    case Kind::Cauchy: pos("gamma", p0); k.scale = p0; break;
+    case Kind::Logistic: pos("scale", p0); k.scale = p0; break;
+    case Kind::StudentT:
+      pos("nu", p0);
+      pos("scale", p1);
+      k.nu = p0;
+      k.scale = p1 * std::sqrt(p0);
+      break;
+    case Kind::GenCauchy:
+      pos("gamma", p0);
+      require(std::isfinite(p1) && p1 > 1.0, "k", p1, "a finite number > 1");
+      // (1 + (x/gamma)^2)^(-k/2) is gamma t_{k-1} / sqrt(k-1): T = U sqrt(nu) root / sqrt(W) with
+      // nu = k - 1, so the factors sqrt(nu) cancel.
+      k.kind = int(Kind::GenCauchy);
+      k.nu = p1 - 1.0;
+      k.scale = p0;
+      break;
+    case Kind::GenGaussian: {
+      pos("beta", p0);
+      pos("scale", p1);
+      const double a = 1.0 / p0;
+      require(a < 1e12 && std::isfinite(a), "beta", p0, "beta >= 1e-12");
+      const double ap = a < 1.0 ? a + 1.0 : a;
+      k.ma_d = ap - 1.0 / 3.0;
+      k.ma_c = 1.0 / std::sqrt(9.0 * k.ma_d);
+      k.inv_a = a < 1.0 ? 1.0 / a : 0.0;
+      k.inv_beta = 1.0 / p0;
+      k.scale = p1;
+      break;
+    }
+  }
+  return k;
+}
+
+void fill_f64(const KernelParams& p, StreamKey key, std::uint64_t start, std::size_t n, const double* in,
+              double* out, unsigned threads) {
+  fill_any<double>(current().f64, p, key, start, n, in, out, threads);
+}
+void fill_f32(const KernelParams& p, StreamKey key, std::uint64_t start, std::size_t n, const float* in,
+              float* out, unsigned threads) {
+  fill_any<float>(current().f32, p, key, start, n, in, out, threads);
+}
+
+std::vector<std::string> simd_targets() {
+  std::vector<std::string> names;
+  for (const auto& t : compiled()) names.emplace_back(hwy::TargetName(t.bit));
+  return names;
+}
+std::string simd_target() { return hwy::TargetName(current().bit); }
+void set_simd_target(const std::string& name) {
+  const int i = index_of(name);
+  std::lock_guard<std::mutex> lk(g_target_mu);
+  g_target.store(i);
+}
+
+}  // namespace puffer::sampling
+#endif  // HWY_ONCE
