@@ -19,3 +19,6 @@ __all__ = [
     "UnboundedSensitivityError", "DiscreteDist", "PP", "RPP", "ApproxRPP", "RPPCurve",
     "Provenance", "default_orders",
 ]
+from . import sampling, secure  # noqa: E402
+from .sampling import add_noise, sample  # noqa: E402
+__all__ += ["sampling", "secure", "sample", "add_noise"]
