@@ -275,7 +275,10 @@ def draw(kind: str, params: Mapping[str, Any] | None = None, size: int | tuple[i
     ch = _DEFAULT_CHUNK if chunk is None else V.integer("chunk", chunk, lo=1)
     stream = as_stream(rng)
     if out is not None:
-        dt = None if dtype is np.float64 and out.dtype == np.float32 else _dtype(dtype)
+        if not isinstance(out, np.ndarray):
+            raise ParameterTypeError("out", out, "a numpy.ndarray")
+        # dtype left at its default follows out; an explicit dtype must match it.
+        dt = None if dtype is np.float64 else _dtype(dtype)
         shape = None if size is None else _shape(size)
         out = _check_out(out, dt, shape)
         _fill(code, p0, p1, stream, out, None, thr, ch)
