@@ -226,12 +226,13 @@ HWY_INLINE VF StudentCandidate(const KernelParams& p, VU w0, VU w1, hn::Mask<DF>
   const VF w = hn::MulAdd(u, u, hn::Mul(v, v));
   ok = hn::Lt(w, one);
   const VF ws = hn::IfThenElse(ok, w, hn::Set(df, 0.5));  // keep logs finite in rejected lanes
-  // L = -(2/nu) log W >= 0; sqrt(expm1(L)) computed without overflow for large L.
+  // L = -(2/nu) log W >= 0; root = sqrt(expm1(L)), which overflows only for L > 709: there
+  // root = exp(L/2) to double precision (exp(-L) < 1e-300). Exp is evaluated only if a lane needs it.
   const VF L = hn::Mul(LogU(ws), hn::Set(df, -2.0 / p.nu));
-  const VF small = hn::Sqrt(hn::Expm1(df, L));
-  const VF big = hn::Mul(hn::Exp(df, hn::Mul(L, hn::Set(df, 0.5))),
-                         hn::Sqrt(hn::Neg(hn::Expm1(df, hn::Neg(L)))));
-  const VF root = hn::IfThenElse(hn::Gt(L, hn::Set(df, 1.0)), big, small);
+  const VF big_l = hn::Set(df, 700.0);
+  VF root = hn::Sqrt(hn::Expm1(df, hn::Min(L, big_l)));
+  const hn::Mask<DF> huge = hn::Gt(L, big_l);
+  if (!hn::AllFalse(df, huge)) root = hn::IfThenElse(huge, hn::Exp(df, hn::Mul(L, hn::Set(df, 0.5))), root);
   // T = U sqrt(nu) root / sqrt(W); p.scale already includes sqrt(nu) and the user scale.
   return hn::Mul(hn::Div(hn::Mul(u, root), hn::Sqrt(ws)), hn::Set(df, p.scale));
 }
@@ -249,56 +250,100 @@ HWY_INLINE VF GenGaussCandidate(const KernelParams& p, VU a0, VU a1, VU b0, VU b
   const VF v1s = hn::IfThenElse(pos, v1, hn::Set(df, 1.0));
   const VF v = hn::Mul(hn::Mul(v1s, v1s), v1s);
   const VF logv = hn::Mul(hn::Log(df, v1s), hn::Set(df, 3.0));
-  // Marsaglia-Tsang acceptance: log u < x^2/2 + d - d v + d log v.
-  const VF rhs = hn::MulAdd(d, logv, hn::Sub(hn::MulAdd(hn::Mul(x, x), hn::Set(df, 0.5), d), hn::Mul(d, v)));
-  ok = hn::And(pos, hn::Lt(LogU(Fine63(b0)), rhs));
-  VF logg = hn::Add(hn::Log(df, d), logv);  // log(d v)
+  // Marsaglia-Tsang acceptance: u < 1 - 0.0331 x^4 (squeeze, implies the exact test) or
+  // log u < x^2/2 + d - d v + d log v. The log is skipped when every lane passed the squeeze.
+  const VF u = Fine63(b0);
+  const VF x2 = hn::Mul(x, x);
+  ok = hn::And(pos, hn::Lt(u, hn::NegMulAdd(hn::Mul(x2, x2), hn::Set(df, 0.0331), hn::Set(df, 1.0))));
+  if (!hn::AllTrue(df, ok)) {
+    const VF rhs = hn::MulAdd(d, logv, hn::Sub(hn::MulAdd(x2, hn::Set(df, 0.5), d), hn::Mul(d, v)));
+    ok = hn::And(pos, hn::Or(ok, hn::Lt(LogU(u), rhs)));
+  }
+  VF logg = hn::Add(hn::Set(df, p.log_d), logv);  // log(d v)
   if (p.inv_a > 0.0) logg = hn::MulAdd(LogU(Fine63(b1)), hn::Set(df, p.inv_a), logg);
   const VF mag = hn::Mul(hn::Exp(df, hn::Mul(logg, hn::Set(df, p.inv_beta))), hn::Set(df, p.scale));
   return hn::Xor(mag, SignOf(b1));
 }
 
+// One attempt for the values idx (lanes) at attempt numbers att: candidate and acceptance.
 template <int K>
-HWY_INLINE void RejectGroup(const KernelParams& p, StreamKey key, std::uint64_t g0, double* HWY_RESTRICT dst) {
+HWY_INLINE VF Candidate(const KernelParams& p, StreamKey key, VU idx, VU att, hn::Mask<DF>& ok) {
+  const DU du;
+  const VU c0 = hn::And(idx, hn::Set(du, 0xFFFFFFFFull)), c1 = hn::ShiftRight<32>(idx);
+  const VU word = hn::Set(du, key.word);
+  if constexpr (K == int(Kind::GenGaussian)) {
+    VU c0s[2] = {c0, c0}, c1s[2] = {c1, c1}, c2s[2], c3s[2] = {word, word}, w0[2], w1[2];
+    c2s[0] = hn::Add(att, att);
+    c2s[1] = hn::Add(c2s[0], hn::Set(du, 1));
+    PhiloxN<2>(c0s, c1s, c2s, c3s, key.k0, key.k1, w0, w1);
+    return GenGaussCandidate(p, w0[0], w1[0], w0[1], w1[1], ok);
+  } else {
+    VU w0, w1;
+    Philox(c0, c1, att, word, key.k0, key.k1, w0, w1);
+    return StudentCandidate(p, w0, w1, ok);
+  }
+}
+
+// Rejection samplers. Value i owns the sub-stream (i, attempt = 0, 1, 2, ...) and takes its
+// first accepted attempt, so the result depends on i alone. Vectorised without waiting for the
+// slowest lane: a first pass tries attempt 0 for N consecutive values; rejected values go to a
+// pending list that is retried N at a time (compaction), so each vector pass does full work.
+template <int K, class T>
+void RunReject(const KernelParams& p, StreamKey key, std::uint64_t start, std::size_t n, const T* in, T* out) {
   const DF df;
   const DU du;
-  VU c0, c1;
-  Counters(g0, c0, c1);
-  const VU word = hn::Set(du, key.word);
-  VU attempt = hn::Zero(du);
-  VF result = hn::Zero(df);
-  hn::Mask<DF> todo = hn::FirstN(df, hn::Lanes(df));
-  for (int it = 0;; ++it) {
-    if (it > 4000) throw NumericalFailure("sampler: rejection loop did not terminate (probability < 1e-300)");
+  constexpr std::size_t kMax = HWY_MAX_BYTES / sizeof(double);
+  const std::size_t N = hn::Lanes(df);
+  HWY_ALIGN double vals[kMax];
+  HWY_ALIGN double okv[kMax];
+  HWY_ALIGN std::uint64_t bi[kMax], ba[kMax];
+  std::uint64_t pend_i[4 * kMax], pend_a[4 * kMax];
+  std::size_t np = 0;
+  const std::uint64_t end = start + n;
+  auto emit = [&](std::uint64_t i, double x) {
+    const std::size_t j = std::size_t(i - start);
+    out[j] = T((in ? double(in[j]) : 0.0) + x);
+  };
+  auto run = [&](VU idx, VU att, std::size_t m) {
     hn::Mask<DF> ok;
-    VF cand;
-    if constexpr (K == int(Kind::GenGaussian)) {
-      VU a0, a1, b0, b1;
-      const VU sub = hn::Add(attempt, attempt);
-      Philox(c0, c1, sub, word, key.k0, key.k1, a0, a1);
-      Philox(c0, c1, hn::Add(sub, hn::Set(du, 1)), word, key.k0, key.k1, b0, b1);
-      cand = GenGaussCandidate(p, a0, a1, b0, b1, ok);
-    } else {
-      VU w0, w1;
-      Philox(c0, c1, attempt, word, key.k0, key.k1, w0, w1);
-      cand = StudentCandidate(p, w0, w1, ok);
+    const VF c = Candidate<K>(p, key, idx, att, ok);
+    hn::Store(c, df, vals);
+    hn::Store(hn::IfThenElseZero(ok, hn::Set(df, 1.0)), df, okv);
+    hn::Store(idx, du, bi);
+    hn::Store(att, du, ba);
+    for (std::size_t l = 0; l < m; ++l) {
+      if (okv[l] != 0.0) {
+        emit(bi[l], vals[l]);
+      } else {
+        if (ba[l] >= 4000) throw NumericalFailure("sampler: rejection loop did not terminate (probability < 1e-300)");
+        pend_i[np] = bi[l];
+        pend_a[np] = ba[l] + 1;
+        ++np;
+      }
     }
-    const hn::Mask<DF> take = hn::And(todo, ok);
-    result = hn::IfThenElse(take, cand, result);
-    todo = hn::AndNot(ok, todo);
-    if (hn::AllFalse(df, todo)) break;
-    attempt = hn::Add(attempt, hn::IfThenElseZero(hn::RebindMask(du, todo), hn::Set(du, 1)));
+  };
+  auto drain = [&](bool all) {
+    while (np >= N || (all && np > 0)) {
+      const std::size_t m = std::min(N, np);
+      np -= m;
+      for (std::size_t l = 0; l < N; ++l) {  // pad partial vectors with a copy of lane 0
+        bi[l] = pend_i[np + (l < m ? l : 0)];
+        ba[l] = pend_a[np + (l < m ? l : 0)];
+      }
+      run(hn::Load(du, bi), hn::Load(du, ba), m);
+    }
+  };
+  for (std::uint64_t i = start; i < end; i += N) {
+    const std::size_t m = std::size_t(std::min<std::uint64_t>(N, end - i));
+    run(hn::Iota(du, i), hn::Zero(du), m);
+    drain(false);  // np < N before run, so np < 2N after: pend arrays (4 kMax) never overflow
   }
-  hn::StoreU(result, df, dst);
+  drain(true);
 }
 
 template <int K>
 HWY_INLINE void Group(const KernelParams& p, StreamKey key, std::uint64_t g0, double* HWY_RESTRICT dst) {
-  if constexpr (K == int(Kind::StudentT) || K == int(Kind::GenGaussian)) {
-    RejectGroup<K>(p, key, g0, dst);
-  } else {
-    PairGroup<K>(p, key, g0, dst);
-  }
+  PairGroup<K>(p, key, g0, dst);
 }
 
 template <int K>
@@ -358,8 +403,8 @@ void Run(const KernelParams& p, StreamKey key, std::uint64_t start, std::size_t 
     case Kind::Cauchy: return RunKind<int(Kind::Cauchy), T>(p, key, start, n, in, out);
     case Kind::Logistic: return RunKind<int(Kind::Logistic), T>(p, key, start, n, in, out);
     case Kind::StudentT:
-    case Kind::GenCauchy: return RunKind<int(Kind::StudentT), T>(p, key, start, n, in, out);
-    case Kind::GenGaussian: return RunKind<int(Kind::GenGaussian), T>(p, key, start, n, in, out);
+    case Kind::GenCauchy: return RunReject<int(Kind::StudentT), T>(p, key, start, n, in, out);
+    case Kind::GenGaussian: return RunReject<int(Kind::GenGaussian), T>(p, key, start, n, in, out);
   }
 }
 
@@ -521,6 +566,7 @@ KernelParams make_kernel_params(int kind, double p0, double p1) {
       const double ap = a < 1.0 ? a + 1.0 : a;
       k.ma_d = ap - 1.0 / 3.0;
       k.ma_c = 1.0 / std::sqrt(9.0 * k.ma_d);
+      k.log_d = std::log(k.ma_d);
       k.inv_a = a < 1.0 ? 1.0 / a : 0.0;
       k.inv_beta = 1.0 / p0;
       k.scale = p1;

@@ -42,6 +42,7 @@ struct KernelParams {
   double scale = 1.0;   // multiplier of the standard variate
   double nu = 1.0;      // Student-t degrees of freedom
   double ma_d = 0.0, ma_c = 0.0;  // Marsaglia-Tsang d, c for Gamma(a'), a' = a or a + 1
+  double log_d = 0.0;
   double inv_a = 0.0;   // 1/a when a < 1 (boost U^(1/a)), else 0
   double inv_beta = 1.0;
 };
