@@ -380,6 +380,8 @@ def test_secure_add_noise_public_api_and_padding():
      ParameterError),
     (lambda: puffer.add_noise(np.array([1e30]), ("laplace", {"b": 1.0}), secure=True, sensitivity=1.0,
                               granularity=2**-20), ParameterError),
+    (lambda: puffer.add_noise(np.array([2.0**40]), ("laplace", {"b": 1.0}), secure=True, sensitivity=1.0,
+                              granularity=2**-20), ParameterError),
     (lambda: puffer.add_noise(np.array([np.nan]), ("laplace", {"b": 1.0}), secure=True, sensitivity=1.0),
      ParameterError),
     (lambda: puffer.add_noise(np.ones(3), ("gaussian", {"sigma": 1e9}), secure=True, sensitivity=1.0,
@@ -406,3 +408,12 @@ def test_readonly_out_rejected():
     o.setflags(write=False)
     with pytest.raises(ParameterError):
         sampling.draw("laplace", {"b": 1.0}, 3, out=o)
+
+
+def test_secure_return_plan_and_large_inputs():
+    v = np.array([-(2.0**40), 0.0, 3.5])
+    y, plan = secure.secure_add_noise(v, ("laplace", {"b": 1.0}), sensitivity=1.0, norm="coordinate",
+                                      return_plan=True)
+    # default granularity coarsened so |x/g| <= 2^52 keeps the float output exact
+    assert plan.g_exp >= 41 - 52 and np.all(y / plan.granularity == np.round(y / plan.granularity))
+    assert plan.inflation == float(plan.padded_sensitivity / Fraction(1))

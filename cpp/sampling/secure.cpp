@@ -69,6 +69,7 @@ std::int64_t discrete_gaussian(ChaCha20& r, std::uint64_t N, std::uint64_t D, st
     if (diff >= (u128(1) << 63)) {
       // gamma >= 2^126 / 2^99: reject unless e^{-2^27}-unlikely survival (bern_exp throws then).
       if (!bern_exp(r, u128(1) << 27, 1)) continue;
+      throw NumericalFailure("secure sampling: discrete Gaussian acceptance with gamma > 2^27 survived");
     }
     if (bern_exp(r, diff * diff, den)) return y;
   }

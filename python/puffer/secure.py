@@ -35,7 +35,8 @@ sensitivity ``Δ`` is unchanged:
   zCDP curve as the continuous Gaussian (convert to (ε, δ) through the RDP curve).
 
 The default granularity is the largest power of two with ``c·g ≤ Δ / 1024`` (noise inflated by
-at most 0.1 %), provided the inputs still fit the integer lattice (``|x/g| < 2^62``).
+at most 0.1 %), coarsened if needed so that the inputs fit the lattice exactly (``|x/g| <= 2^52``);
+``secure_add_noise(..., return_plan=True)`` returns the :class:`SecurePlan` with the inflation paid.
 
 **What it does not guarantee.** The samplers use rejection loops whose running time depends
 on the random draws (not constant time: a timing side channel as in OpenDP, opendp#303);
@@ -131,8 +132,8 @@ def secure_plan(noise: Any, n: int, *, sensitivity: float, granularity: float | 
         g_exp = math.floor(math.log2(delta / 1024 / c))
         while Fraction(2) ** g_exp * c > Fraction(delta) / 1024:
             g_exp -= 1
-        if max_abs > 0:
-            g_exp = max(g_exp, math.frexp(max_abs)[1] - 61)
+        if max_abs > 0:  # keep |x/g| <= 2^52 so the float output is exact
+            g_exp = max(g_exp, math.frexp(max_abs)[1] - 52)
     else:
         g = V.positive("granularity", granularity)
         g_exp = _granularity_exp(g)
@@ -161,13 +162,14 @@ def secure_plan(noise: Any, n: int, *, sensitivity: float, granularity: float | 
 
 def secure_add_noise(values: Any, noise: Any, *, sensitivity: float, granularity: float | None = None,
                      norm: str | None = None, out: np.ndarray | None = None,
-                     threads: int | None = None) -> np.ndarray:
+                     threads: int | None = None, return_plan: bool = False):
     """``values`` snapped to g·Z plus exact discrete noise, as float64 lattice points.
 
     ``noise``: Laplace(b) or Gaussian(sigma) (object or ('laplace', {'b': ...}) tuple) calibrated
     for ``sensitivity`` in ``norm`` ('l1' default for Laplace, 'l2' for Gaussian, or
     'coordinate'); ``granularity`` a power of two (default: padding ≤ 0.1 % of the noise).
-    ``out`` (float64, same shape, C-contiguous) may be ``values`` itself.
+    ``out`` (float64, same shape, C-contiguous) may be ``values`` itself. With
+    ``return_plan=True`` returns ``(array, SecurePlan)`` (lattice, padding, inflation paid).
 
     >>> import numpy as np, puffer
     >>> y = puffer.add_noise(np.array([1.0, 2.0]), ("laplace", {"b": 1.0}), secure=True,
@@ -184,8 +186,8 @@ def secure_add_noise(values: Any, noise: Any, *, sensitivity: float, granularity
     max_abs = float(np.abs(src).max()) if src.size else 0.0
     plan = secure_plan(noise, src.size, sensitivity=sensitivity, granularity=granularity, norm=norm,
                        max_abs=max_abs)
-    if max_abs >= 2.0 ** (62 + plan.g_exp):
-        raise ParameterError("values", max_abs, f"|x| < 2^62 * granularity = {2.0 ** (62 + plan.g_exp):.3g}")
+    if max_abs > 2.0 ** (52 + plan.g_exp):
+        raise ParameterError("values", max_abs, f"|x| <= 2^52 * granularity = {2.0 ** (52 + plan.g_exp):.3g}")
     thr = _threads(threads)
     if out is None:
         res = np.array(src, dtype=np.float64, order="C", copy=True)
@@ -195,7 +197,7 @@ def secure_add_noise(values: Any, noise: Any, *, sensitivity: float, granularity
             np.copyto(res, src)
     _core.sampling.secure_add(plan.kind, plan.num, plan.den, plan.t, plan.g_exp, res.reshape(-1),
                               res.reshape(-1), thr)
-    return res
+    return (res, plan) if return_plan else res
 
 
 def discrete_laplace(scale: Fraction | float, size: int, *, threads: int | None = None) -> np.ndarray:
