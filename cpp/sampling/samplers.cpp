@@ -165,7 +165,11 @@ HWY_INLINE void Counters(std::uint64_t first, VU& c0, VU& c1) {
 
 // ---- pair samplers: block q -> values 2q, 2q+1. Group = 2 * kUnroll * Lanes values from an
 // even index (kUnroll interleaved Philox chains).
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX2
+constexpr int kUnroll = 4;  // four chains hide the multiply latency (measured +15-25 %)
+#else
 constexpr int kUnroll = 2;
+#endif
 
 template <int K>
 HWY_INLINE void PairValues(const KernelParams& p, VU w0, VU w1, VF& a, VF& b) {
