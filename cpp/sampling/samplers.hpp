@@ -8,6 +8,8 @@
 //  * "rejection" samplers (Student-t, GenCauchy, generalized Gaussian): value i uses the blocks
 //    (i, sub = attempt) [Student-t] or (i, sub = 2*attempt + {0,1}) [gen. Gaussian] until
 //    accepted; each value owns its sub-stream, so acceptance of one value never shifts another.
+// The Python facade reserves the top two bits of w for the layout (0 pair, 1 Student-t,
+// 2 gen. Gaussian) so that draws of different layouts from one stream never share a block.
 // Hence value i depends only on (key, w, i): output is bitwise identical for every thread count
 // and every chunking. Across SIMD targets the random bits are identical but the transcendental
 // functions (Highway contrib/math, FMA or not) differ in the last ulps, so results agree to a

@@ -9,7 +9,7 @@ Generator
     but are **not** bitwise equal across targets.
 
 Streams and ``rng=``
-    A :class:`Stream` is a 94-bit stream identity (62-bit Philox key and a 30-bit counter word)
+    A :class:`Stream` is a 94-bit stream identity (64-bit Philox key and a 30-bit counter word)
     derived from a :class:`numpy.random.SeedSequence`, plus a position. Every draw uses the
     next ``size`` positions of the stream, so successive draws from one :class:`Stream` never
     reuse randomness. ``rng=`` accepts
