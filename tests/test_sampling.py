@@ -417,3 +417,17 @@ def test_secure_return_plan_and_large_inputs():
     # default granularity coarsened so |x/g| <= 2^52 keeps the float output exact
     assert plan.g_exp >= 41 - 52 and np.all(y / plan.granularity == np.round(y / plan.granularity))
     assert plan.inflation == float(plan.padded_sensitivity / Fraction(1))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_add_noise_rejects_nonfinite_before_writing(dtype):
+    v = np.zeros(300_000, dtype=dtype)
+    v[200_001] = np.nan
+    w = v.copy()
+    with pytest.raises(ParameterError, match="200001"):
+        puffer.add_noise(w, ("laplace", {"b": 1.0}), rng=1, out=w)
+    np.testing.assert_array_equal(w, v)  # untouched (NaN == NaN here)
+    v[200_001] = -np.inf
+    assert C.first_nonfinite(v, 2) == 200_001
+    v[200_001] = 0.0
+    assert C.first_nonfinite(v, 2) == -1

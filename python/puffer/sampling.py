@@ -243,17 +243,15 @@ def _fill(code: int, p0: float, p1: float, stream: Stream, out: np.ndarray, valu
     flat_out = out.reshape(-1)
     flat_in = None if values is None else values.reshape(-1)
     n = flat_out.size
+    if flat_in is not None:  # reject NaN/inf before anything is written (in-place safety)
+        bad = _C.first_nonfinite(flat_in, threads)
+        if bad >= 0:
+            raise ParameterError("values", f"non-finite value {flat_in[bad]} at flat index {bad}", "finite values")
     k0, k1, word, start = stream._take(code, n)
     fn = _C.fill_f64 if out.dtype == np.float64 else _C.fill_f32
     for lo in range(0, n, chunk):
         hi = min(n, lo + chunk)
-        vin = None
-        if flat_in is not None:
-            vin = flat_in[lo:hi]
-            if not np.isfinite(vin).all():
-                bad = lo + int(np.flatnonzero(~np.isfinite(vin))[0])
-                raise ParameterError("values", f"non-finite value {flat_in[bad]} at flat index {bad}",
-                                     "finite values")
+        vin = None if flat_in is None else flat_in[lo:hi]
         fn(code, p0, p1, k0, k1, word, start + lo, flat_out[lo:hi], vin, threads)
 
 
