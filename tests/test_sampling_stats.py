@@ -11,7 +11,8 @@ counts). Then, on n = 10^6 values:
   expected counts >= 10), level ALPHA = 1e-4 (false-alarm rate 1e-4).
 
 Power: each test is applied to the same sample against the CDF with the scale multiplied by
-1.03 and must reject at the same ALPHA. For n = 10^6 a 3 % scale error moves the CDF by
+1.03 and must reject at the same ALPHA (once per law, on the best target: the power depends on
+the law and n only). For n = 10^6 a 3 % scale error moves the CDF by
 sup|F - F_1.03| >= 0.0048 for every law here (Cauchy is the smallest), while the KS critical
 value at 1e-4 is 0.0022, so by the DKW inequality a miss has probability < 1e-8; the chi^2
 statistic's noncentrality under a 3 % error is > 150 for every law (critical value 42.3 at
@@ -54,7 +55,6 @@ EXTRA = {
     "gen_cauchy_k1.5": ("gen_cauchy", {"gamma": 1.0, "k": 1.5}, lambda f: stats.t(0.5, scale=f / math.sqrt(0.5))),
 }
 TARGETS = sampling.simd_targets()
-KS_CRIT = None  # filled lazily
 
 
 @pytest.fixture(autouse=True)
@@ -79,7 +79,7 @@ def chi2_pvalue(sorted_x: np.ndarray, law) -> float:
     return float(stats.chi2.sf(chi2, df=len(expected) - 1))
 
 
-def check_law(x: np.ndarray, law_f) -> None:
+def check_law(x: np.ndarray, law_f, power: bool = True) -> None:
     assert np.isfinite(x).all()
     xs = np.sort(x.astype(np.float64))
     true, wrong = law_f(1.0), law_f(1.03)
@@ -87,9 +87,9 @@ def check_law(x: np.ndarray, law_f) -> None:
     p_chi = chi2_pvalue(xs, true)
     assert p_ks > ALPHA, f"KS rejects the exact CDF: p = {p_ks:.3g}"
     assert p_chi > ALPHA, f"chi^2 (tail bins) rejects the exact CDF: p = {p_chi:.3g}"
-    # Power: the same tests reject a 3 % scale error on this sample.
-    assert ks_pvalue(xs, wrong.cdf(xs)) < ALPHA
-    assert chi2_pvalue(xs, wrong) < ALPHA
+    if power:  # the same tests reject a 3 % scale error on this sample
+        assert ks_pvalue(xs, wrong.cdf(xs)) < ALPHA
+        assert chi2_pvalue(xs, wrong) < ALPHA
 
 
 @pytest.mark.slow
@@ -103,7 +103,9 @@ def test_distribution_every_target_and_thread_count(kind, target):
     x2 = sampling.draw(kind, params, N, rng=seed, threads=2)
     x8 = sampling.draw(kind, params, N, rng=seed, threads=8)
     assert np.array_equal(x1, x2) and np.array_equal(x1, x8), "thread count changed the output"
-    check_law(x1, law_f)
+    # The power of a test depends on the law and n, not on the target: shown once per law (best
+    # target); the size (false-alarm) check runs on every target.
+    check_law(x1, law_f, power=(target == TARGETS[0]))
 
 
 @pytest.mark.slow
