@@ -431,3 +431,13 @@ def test_add_noise_rejects_nonfinite_before_writing(dtype):
     assert C.first_nonfinite(v, 2) == 200_001
     v[200_001] = 0.0
     assert C.first_nonfinite(v, 2) == -1
+
+
+def test_stream_pickles_for_workers():
+    import pickle
+    s = sampling.Stream(3)
+    sampling.draw("laplace", {"b": 1.0}, 11, rng=s)
+    t = pickle.loads(pickle.dumps(s))
+    assert t.position == 11
+    assert np.array_equal(sampling.draw("laplace", {"b": 1.0}, 50, rng=s),
+                          sampling.draw("laplace", {"b": 1.0}, 50, rng=t))
