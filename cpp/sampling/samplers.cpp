@@ -60,6 +60,7 @@ HWY_INLINE void PhiloxN(VU (&c0)[U], VU (&c1)[U], VU (&c2)[U], VU (&c3)[U], std:
   const DU du;
   const VU m0 = hn::Set(du, kPhiloxM0), m1 = hn::Set(du, kPhiloxM1);
   const VU lo = hn::Set(du, 0xFFFFFFFFull);
+#pragma GCC unroll 10
   for (int r = 0; r < 10; ++r) {
     const VU key0 = hn::Set(du, k0), key1 = hn::Set(du, k1);
     for (int u = 0; u < U; ++u) {
