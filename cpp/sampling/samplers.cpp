@@ -6,7 +6,7 @@
 //  * "fine" uniforms for tails: u = (k + 1/2) 2^-63 from 63 bits, rounded once to double, so the
 //    smallest u is 2^-64 and small u keep full relative precision [tail mass 2^-64 ~ 5.4e-20].
 //  * exponential / Laplace: -b log u (Laplace: sign from bit 63) [|X| up to 64 ln2 b = 44.4 b].
-//  * logistic: v = (k + 1/2) 2^-64 in (0, 1/2), X = ±s (log1p(-v) - log v) [44.4 s].
+//  * logistic: v = (k + 1/2) 2^-64 in (0, 1/2], X = ±s (log1p(-v) - log v) [45.1 s, mass 2^-64].
 //  * Cauchy: X = ±gamma cos(pi u/2)/sin(pi u/2) (exact inverse of P(|X| > x) = (2/pi) atan(gamma/x))
 //    [|X| up to 1.2e19 gamma, tail mass 2^-64].
 //  * Gaussian: Box-Muller, R = sqrt(-2 log u1) (fine u1), theta uniform (CosSinUniform)

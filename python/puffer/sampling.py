@@ -40,7 +40,7 @@ Far tails (no truncation at a few sigma). Tail transforms use "fine" uniforms
     uniform         (k + 1/2) 2^-53, 53 bits        open interval (0, 1)
     exponential     -scale log u                    44.4 scale (2^-64)
     laplace         sign * b (-log u)               44.4 b (2^-64)
-    logistic        sign * s (log1p(-v) - log v)    44.4 s (2^-64)
+    logistic        sign * s (log1p(-v) - log v)    45.1 s (2^-64)
     gaussian        Box-Muller, R = sqrt(-2 log u)  R = 9.42 sigma (P(R > r) = 2^-64)
     cauchy          sign * gamma cot(pi u / 2)      1.2e19 gamma (2^-64)
     student_t       Bailey's polar method           W >= ~2^-105 (tail mass ~2^-105)
