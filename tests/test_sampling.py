@@ -520,3 +520,31 @@ def test_pair_transforms_value_by_value(kind, scale, target):
     C.fill_f64(code, scale, 0.0, k0, k1, word, 0, out)
     w0, w1 = _philox_np(np.arange(n // 2, dtype=np.uint64), 0, word, k0, k1)
     np.testing.assert_allclose(out, _expected_pair(kind, scale, w0, w1), rtol=1e-13, atol=1e-13 * scale)
+
+
+@pytest.mark.parametrize("target", sampling.simd_targets())
+@pytest.mark.parametrize("nu", [3.5, 0.3])
+def test_student_t_bailey_value_by_value(nu, target):
+    """Value i = Bailey's polar transform of its first accepted attempt (i, a): U, V uniform on
+    (-1, 1), W = U^2 + V^2 < 1, T = U sqrt(nu (W^(-2/nu) - 1) / W) (relative error <= 1e-12)."""
+    sampling.set_simd_target(target)
+    k0, k1, word, n, scale = 77, 88, 5, 1 << 16, 1.3
+    out = np.empty(n)
+    C.fill_f64(5, nu, scale, k0, k1, word, 0, out)
+    ref = np.empty(n)
+    idx = np.arange(n, dtype=np.uint64)
+    att = 0
+    while idx.size:
+        w0, w1 = _philox_np(idx, att, word, k0, k1)
+        u = 2.0 * (((w0 >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0**-53) - 1.0
+        v = 2.0 * (((w1 >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0**-53) - 1.0
+        w = u * u + v * v
+        ok = w < 1.0
+        with np.errstate(all="ignore"):
+            t = u * np.sqrt(nu * np.expm1(-2.0 / nu * np.log(w)) / w) * scale
+        ref[idx[ok].astype(np.int64)] = t[ok]
+        idx = idx[~ok]
+        att += 1
+    finite = np.isfinite(ref)
+    assert np.array_equal(np.isfinite(out), finite)
+    np.testing.assert_allclose(out[finite], ref[finite], rtol=1e-12)

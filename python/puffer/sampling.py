@@ -71,8 +71,8 @@ Example::
 """
 from __future__ import annotations
 
-import math
 import numbers
+import threading
 from typing import Any, Mapping
 
 import numpy as np
@@ -113,7 +113,7 @@ class Stream:
     the index of the next value drawn (draws of ``size`` values advance it by ``size``).
     """
 
-    __slots__ = ("_ss", "_k0", "_k1", "_word", "position")
+    __slots__ = ("_ss", "_k0", "_k1", "_word", "position", "_lock")
 
     def __init__(self, seed: Any = None):
         if isinstance(seed, np.random.SeedSequence):
@@ -131,6 +131,14 @@ class Stream:
         k = ss.generate_state(3, np.uint32)
         self._k0, self._k1, self._word = int(k[0]), int(k[1]), int(k[2]) & _WORD_MASK
         self.position = 0
+        self._lock = threading.Lock()  # draws from several Python threads get disjoint ranges
+
+    def __getstate__(self):
+        return (self._ss, self.position)
+
+    def __setstate__(self, state):
+        self.__init__(state[0])
+        self.position = state[1]
 
     @property
     def seed_sequence(self) -> np.random.SeedSequence:
@@ -142,10 +150,11 @@ class Stream:
         return [Stream(c) for c in self._ss.spawn(n)]
 
     def _take(self, kind_code: int, n: int) -> tuple[int, int, int, int]:
-        start = self.position
-        if start + n >= 1 << 64:
-            raise ParameterError("size", n, "a draw that keeps the stream position below 2^64")
-        self.position = start + n
+        with self._lock:
+            start = self.position
+            if start + n >= 1 << 64:
+                raise ParameterError("size", n, "a draw that keeps the stream position below 2^64")
+            self.position = start + n
         return self._k0, self._k1, self._word | (_LAYOUT[kind_code] << 30), start
 
     def __repr__(self) -> str:
