@@ -291,57 +291,62 @@ HWY_INLINE VF Candidate(const KernelParams& p, StreamKey key, VU idx, VU att, hn
 
 // Rejection samplers. Value i owns the sub-stream (i, attempt = 0, 1, 2, ...) and takes its
 // first accepted attempt, so the result depends on i alone. Vectorised without waiting for the
-// slowest lane: a first pass tries attempt 0 for N consecutive values; rejected values go to a
-// pending list that is retried N at a time (compaction), so each vector pass does full work.
+// slowest lane: a first pass tries attempt 0 for a batch of B = 4N consecutive values; rejected
+// values go to a pending list that is retried B at a time (compaction), so each pass does full
+// work. The bookkeeping is branch-free so independent vectors overlap in the pipeline.
 template <int K, class T>
 void RunReject(const KernelParams& p, StreamKey key, std::uint64_t start, std::size_t n, const T* in, T* out) {
   const DF df;
   const DU du;
-  constexpr std::size_t kMax = HWY_MAX_BYTES / sizeof(double);
-  const std::size_t N = hn::Lanes(df);
+  constexpr std::size_t kU = 4;
+  constexpr std::size_t kMax = kU * HWY_MAX_BYTES / sizeof(double);
+  const std::size_t N = hn::Lanes(df), B = kU * N;
   HWY_ALIGN double vals[kMax];
   HWY_ALIGN double okv[kMax];
   HWY_ALIGN std::uint64_t bi[kMax], ba[kMax];
   std::uint64_t pend_i[4 * kMax], pend_a[4 * kMax];
   std::size_t np = 0;
   const std::uint64_t end = start + n;
-  auto emit = [&](std::uint64_t i, double x) {
-    const std::size_t j = std::size_t(i - start);
-    out[j] = T((in ? double(in[j]) : 0.0) + x);
-  };
-  auto run = [&](VU idx, VU att, std::size_t m) {
-    hn::Mask<DF> ok;
-    const VF c = Candidate<K>(p, key, idx, att, ok);
-    hn::Store(c, df, vals);
-    hn::Store(hn::IfThenElseZero(ok, hn::Set(df, 1.0)), df, okv);
-    hn::Store(idx, du, bi);
-    hn::Store(att, du, ba);
+  // Candidates for the B lanes in bi/ba; the first m are real, the rest padding.
+  auto run = [&](std::size_t m) {
+    for (std::size_t u = 0; u < kU; ++u) {
+      hn::Mask<DF> ok;
+      const VF c = Candidate<K>(p, key, hn::Load(du, bi + u * N), hn::Load(du, ba + u * N), ok);
+      hn::Store(c, df, vals + u * N);
+      hn::Store(hn::IfThenElseZero(ok, hn::Set(df, 1.0)), df, okv + u * N);
+    }
     for (std::size_t l = 0; l < m; ++l) {
-      if (okv[l] != 0.0) {
-        emit(bi[l], vals[l]);
-      } else {
-        if (ba[l] >= 4000) throw NumericalFailure("sampler: rejection loop did not terminate (probability < 1e-300)");
-        pend_i[np] = bi[l];
-        pend_a[np] = ba[l] + 1;
-        ++np;
-      }
+      const std::size_t j = std::size_t(bi[l] - start);
+      const bool ok = okv[l] != 0.0;
+      const T cur = out[j];  // still untouched for a rejected lane (also when in == out)
+      const T fresh = T((in ? double(in[j]) : 0.0) + vals[l]);
+      out[j] = ok ? fresh : cur;
+      pend_i[np] = bi[l];
+      pend_a[np] = ba[l] + 1;
+      np += ok ? 0 : 1;
+      if (HWY_UNLIKELY(!ok && ba[l] >= 4000))
+        throw NumericalFailure("sampler: rejection loop did not terminate (probability < 1e-300)");
     }
   };
   auto drain = [&](bool all) {
-    while (np >= N || (all && np > 0)) {
-      const std::size_t m = std::min(N, np);
+    while (np >= B || (all && np > 0)) {
+      const std::size_t m = std::min(B, np);
       np -= m;
-      for (std::size_t l = 0; l < N; ++l) {  // pad partial vectors with a copy of lane 0
+      for (std::size_t l = 0; l < B; ++l) {  // pad a partial batch with copies of its first entry
         bi[l] = pend_i[np + (l < m ? l : 0)];
         ba[l] = pend_a[np + (l < m ? l : 0)];
       }
-      run(hn::Load(du, bi), hn::Load(du, ba), m);
+      run(m);
     }
   };
-  for (std::uint64_t i = start; i < end; i += N) {
-    const std::size_t m = std::size_t(std::min<std::uint64_t>(N, end - i));
-    run(hn::Iota(du, i), hn::Zero(du), m);
-    drain(false);  // np < N before run, so np < 2N after: pend arrays (4 kMax) never overflow
+  for (std::uint64_t i = start; i < end; i += B) {
+    const std::size_t m = std::size_t(std::min<std::uint64_t>(B, end - i));
+    for (std::size_t u = 0; u < kU; ++u) {
+      hn::Store(hn::Iota(du, i + u * N), du, bi + u * N);
+      hn::Store(hn::Zero(du), du, ba + u * N);
+    }
+    run(m);
+    drain(false);  // np < B before run, so np < 2B after: pend arrays (4 kMax) never overflow
   }
   drain(true);
 }
