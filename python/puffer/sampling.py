@@ -356,7 +356,7 @@ def add_noise(values: Any, noise: Any, *, rng: Any = None, out: np.ndarray | Non
     if out is None:
         res = np.array(src, dtype=src.dtype, order="C", copy=True)
         _fill(code, p0, p1, stream, res, res, thr, ch)
-        return res
+        return res[()] if res.ndim == 0 else res  # a scalar in, a numpy scalar out (as numpy)
     out = _check_out(out, src.dtype, src.shape)
     if out is src or not src.flags.c_contiguous or np.may_share_memory(out, src):
         if out is not src:
