@@ -11,6 +11,7 @@ from .errors import (NumericalError, ParameterError, ParameterTypeError, PufferE
 from .dist import DiscreteDist
 from .guarantees import PP, RPP, ApproxRPP, Provenance, RPPCurve, default_orders
 from . import _core  # noqa: F401  (the compiled core; fails loudly if the build is missing)
+from . import noise
 
 __version__ = "0.1.0"
 
@@ -18,4 +19,5 @@ __all__ = [
     "PufferError", "ParameterError", "ParameterTypeError", "NumericalError",
     "UnboundedSensitivityError", "DiscreteDist", "PP", "RPP", "ApproxRPP", "RPPCurve",
     "Provenance", "default_orders",
+    "noise",
 ]
