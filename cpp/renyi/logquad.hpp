@@ -184,16 +184,24 @@ class LogIntegrator {
     if (!(M_ > -kInf)) return;
     double lo = j > 0 ? ys[j - 1] : (opt_.half_line ? 0.0 : ys[j] - std::fabs(ys[j]));
     double hi = j + 1 < ys.size() ? ys[j + 1] : ys[j] * 2.0;
-    // Golden section (the integrand is unimodal near its maximum for the shipped families;
-    // for any other shape this only affects speed, never the value: every point is kept).
+    double flo = j > 0 ? Ls[j - 1] : eval1(lo);
+    double fhi = j + 1 < ys.size() ? Ls[j + 1] : eval1(hi);
+    // Golden section until the four bracket values agree to 0.05 (so the bracket is narrower
+    // than the peak's width and, L being concave near its maximum, M_ is within ~0.1 of the
+    // true maximum), or the bracket reaches floating-point resolution. The integrand is
+    // unimodal near its maximum for the shipped families; for any other shape this only
+    // affects speed, never the value (the pieces are refined adaptively).
     const double g = 0.6180339887498949;
     double c = hi - g * (hi - lo), d = lo + g * (hi - lo);
     double fc = eval1(c), fd = eval1(d);
     consider(c, fc); consider(d, fd);
-    for (int it = 0; it < 40; ++it) {
-      if (fc >= fd) { hi = d; d = c; fd = fc; c = hi - g * (hi - lo); fc = eval1(c); consider(c, fc); }
-      else { lo = c; c = d; fc = fd; d = lo + g * (hi - lo); fd = eval1(d); consider(d, fd); }
-      if (hi - lo <= 1e-4 * std::max(std::fabs(y_peak_), 1e-300)) break;
+    for (int it = 0; it < 300; ++it) {
+      const double top = std::max(std::max(fc, fd), std::max(flo, fhi));
+      const double bot = std::min(std::min(fc, fd), std::min(flo, fhi));
+      if (top - bot < 0.05) break;
+      if (!(hi - lo > 8.0 * std::numeric_limits<double>::epsilon() * std::max(std::fabs(lo), std::fabs(hi)))) break;
+      if (fc >= fd) { hi = d; fhi = fd; d = c; fd = fc; c = hi - g * (hi - lo); fc = eval1(c); consider(c, fc); }
+      else { lo = c; flo = fc; c = d; fc = fd; d = lo + g * (hi - lo); fd = eval1(d); consider(d, fd); }
     }
   }
 

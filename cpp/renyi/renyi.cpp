@@ -48,9 +48,10 @@ double log_psi(double b, double s) {
     for (int n = 2; n < 80; ++n) {
       pb *= b * s / n;
       p1 *= -s / n;
-      double term = pb + b * p1;
+      const double term = pb + b * p1;
       sum += term;
-      if (std::fabs(term) <= 1e-18 * std::fabs(sum)) break;
+      // stop on the size of the parts, not of the term (which is 0 at odd n when b = 1)
+      if (std::fabs(pb) + b * std::fabs(p1) <= 1e-18 * std::fabs(sum)) break;
     }
     return std::log(sum);
   }
@@ -150,7 +151,7 @@ struct SymRenyiFn {
       if (!(m > -kInf) || !(d > 0.0)) { out[i] = -kInf; continue; }
       const double ad = alpha * d;
       double t;
-      if (kl) t = std::log(d * std::sinh(d));
+      if (kl) t = d <= 20.0 ? std::log(d * std::sinh(d)) : std::log(d) + lsinh(d);
       else if (ad <= 20.0) t = std::log(std::sinh(ad) * std::sinh(beta * d));
       else t = lsinh(ad) + lsinh(beta * d);
       out[i] = S.logZ + m + kLn4 + t;
@@ -198,10 +199,21 @@ double laplace_closed(double alpha, double u) {
     }
     return round_up(D * (1.0 + 64.0 * kEps), 4);
   }
-  if (b == 0.0) {  // KL = u + e^{-u} - 1
-    double D = u + std::expm1(-u);
-    return round_up(D + 8.0 * kEps * u, 4);
+  if (b * u < 700.0) {
+    // exp(b D) - 1 = [alpha expm1(b u) + b expm1(-alpha u)] / (2 alpha - 1): both terms are
+    // O(b), so divide by b first (stable as alpha -> 1; b = 0 is KL = u + expm1(-u)). For
+    // alpha u >= 1/2 the two terms cancel by at most a factor 4.7.
+    const double T1 = alpha * (b == 0.0 ? u : std::expm1(b * u) / b);
+    const double T2 = std::expm1(-alpha * u);
+    const double sum = T1 + T2;
+    const double S = sum / (2.0 * alpha - 1.0);
+    const double rel = 8.0 * kEps * (std::fabs(T1) + std::fabs(T2)) / sum + 8.0 * kEps;
+    const double x = b * S;
+    const double D = (x == 0.0) ? S : S * (std::log1p(x) / x);
+    return round_up(D * (1.0 + rel), 4);
   }
+  // large b u: D = u + [log(alpha/(2 alpha - 1)) + log1p((b/alpha) e^{-(2 alpha - 1) u})] / b,
+  // the bracket is O(1) and b u >= 700, so there is no cancellation against u.
   const double t1 = std::log(alpha / (2.0 * alpha - 1.0));
   const double t2 = std::log1p((b / alpha) * std::exp(-(2.0 * alpha - 1.0) * u));
   const double D = u + (t1 + t2) / b;

@@ -18,6 +18,7 @@ from ..errors import NumericalError, ParameterError, ParameterTypeError
 from ..guarantees import Provenance, RPPCurve, default_orders, round_up
 
 _EPS = np.finfo(np.float64).eps
+_ALPHA_MAX = 2.0 ** 16
 
 
 def _alpha_array(name: str, alpha: Any, *, allow_one: bool = False) -> np.ndarray:
@@ -25,8 +26,7 @@ def _alpha_array(name: str, alpha: Any, *, allow_one: bool = False) -> np.ndarra
     a = V.float_array(name, alpha, finite=False, allow_empty=True)
     bad = ~((a >= 1.0) if allow_one else (a > 1.0))
     if bad.any():
-        idx = np.argwhere(bad)[0]
-        raise ParameterError(name, float(a[tuple(idx)]),
+        raise ParameterError(name, float(a.ravel()[np.argmax(bad.ravel())]),
                              "a Renyi order > 1 (inf allowed)" if not allow_one else "an order >= 1")
     return a
 
@@ -38,7 +38,7 @@ def _finite_array(name: str, x: Any) -> np.ndarray:
 def _nonneg_array(name: str, x: Any) -> np.ndarray:
     a = V.float_array(name, x, finite=True, allow_empty=True)
     if (a < 0).any():
-        raise ParameterError(name, float(a[np.argmax(a < 0)]), "a radius >= 0")
+        raise ParameterError(name, float(a.ravel()[np.argmax(a.ravel() < 0)]), "a radius >= 0")
     return a
 
 
@@ -205,7 +205,8 @@ class NoiseFamily:
         if alphas is None and math.isfinite(float(self.R(math.inf, delta_g))):
             # pure PP is available (Laplace, Cauchy, ...): keep alpha = inf on the curve so
             # that to_pp can pick it (the grid alone misses it, e.g. Laplace's eps = Delta/b)
-            grid = np.append(grid, math.inf)
+            # orders up to 2^16 let to_pp refine toward it (calibrate_pp searches the same range)
+            grid = np.concatenate([grid, 2.0 ** np.arange(11, 17), [math.inf]])
         vals = self.R(grid, np.full(grid.shape, delta_g))
         fn = lambda a: float(self.R(float(a), delta_g))  # noqa: E731
         return RPPCurve(tuple(float(x) for x in grid), tuple(float(x) for x in np.atleast_1d(vals)),
@@ -264,8 +265,10 @@ class NoiseFamily:
                 return 0.0
             return self._max_shift(alpha, rem)
 
-        # golden section on t = log((alpha - 1)/(a_min - 1) - 1), maximising the shift
-        lo, hi = -12.0, 14.0
+        # golden section on t = log((alpha - 1)/(a_min - 1) - 1), maximising the shift;
+        # alpha <= 2^16, the range of rpp_curve's grid, so to_pp can find the same order
+        lo = -12.0
+        hi = math.log(max((_ALPHA_MAX - 1.0) / (a_min - 1.0) - 1.0, math.exp(lo + 1.0)))
         g = (math.sqrt(5.0) - 1.0) / 2.0
         f = lambda t: shift_at(1.0 + (a_min - 1.0) * (1.0 + math.exp(t)))  # noqa: E731
         c, dd = hi - g * (hi - lo), lo + g * (hi - lo)
