@@ -42,7 +42,7 @@ struct LogQuadOptions {
   bool half_line = true;      // [0, inf) if true, else (-inf, inf)
   double scale_hint = 1.0;    // typical length scale (centre of the geometric scan)
   double rtol = 1e-11;        // target relative error of Q (the bound, not the estimate)
-  double drop = 32.0;         // build breakpoints until L < M - drop
+  double drop = 20.0;         // build breakpoints until L < M - drop (the mapped tail takes the rest)
   int max_pieces = 600;
   double fail_rtol = 1e-6;    // if the error cannot be brought below this, fail
   // Absolute rounding error of L near the peak (the caller knows the size of the terms that
@@ -52,25 +52,37 @@ struct LogQuadOptions {
 
 namespace detail {
 
-struct GK21Rule {
-  std::array<double, 21> x{}, wk{}, wg{};
-  GK21Rule() {
-    using GK = boost::math::quadrature::gauss_kronrod<double, 21>;
-    using G = boost::math::quadrature::gauss<double, 10>;
-    const auto& ax = GK::abscissa();  // 11 non-negative nodes, ax[0] = 0
+#ifndef PUFFER_GROWTH
+#define PUFFER_GROWTH 3.0
+#endif
+#ifndef PUFFER_GK_POINTS
+#define PUFFER_GK_POINTS 21
+#endif
+constexpr int kGK = PUFFER_GK_POINTS;
+
+// Nodes and weights of the (N-1)/2-point Gauss / N-point Kronrod pair on [-1, 1] (from
+// Boost.Math), expanded to all N nodes; wg = 0 at Kronrod-only nodes.
+struct GKRule {
+  std::array<double, kGK> x{}, wk{}, wg{};
+  GKRule() {
+    using GK = boost::math::quadrature::gauss_kronrod<double, kGK>;
+    using G = boost::math::quadrature::gauss<double, (kGK - 1) / 2>;
+    const auto& ax = GK::abscissa();  // non-negative nodes, ax[0] = 0
     const auto& w = GK::weights();
-    const auto& gw = G::weights();  // 5 weights for the positive Gauss nodes (odd indices)
+    const auto& gw = G::weights();
+    const bool gauss_odd = (((kGK - 1) / 2) & 1) != 0;  // then 0 and even indices are Gauss nodes
+    auto is_gauss = [&](std::size_t i) { return gauss_odd ? (i % 2 == 0) : (i % 2 == 1); };
     int k = 0;
-    x[k] = 0.0; wk[k] = w[0]; wg[k] = 0.0; ++k;
+    x[k] = 0.0; wk[k] = w[0]; wg[k] = (gauss_odd ? gw[0] : 0.0); ++k;
     for (std::size_t i = 1; i < ax.size(); ++i) {
-      double g = (i % 2 == 1) ? gw[i / 2] : 0.0;
+      double g = is_gauss(i) ? gw[i / 2] : 0.0;
       x[k] = ax[i]; wk[k] = w[i]; wg[k] = g; ++k;
       x[k] = -ax[i]; wk[k] = w[i]; wg[k] = g; ++k;
     }
   }
 };
-inline const GK21Rule& gk21() {
-  static const GK21Rule r;
+inline const GKRule& gk21() {
+  static const GKRule r;
   return r;
 }
 
@@ -239,7 +251,7 @@ class LogIntegrator {
       pts.push_back(y);
       right_end = y;
       if (eval1(y) < M_ - opt_.drop || !(y < 1e300)) break;
-      step *= 3.0;
+      step *= PUFFER_GROWTH;
     }
     double tail_w_r = std::max(right_end - y_peak_, 1e-300);
     // left side
@@ -257,7 +269,7 @@ class LogIntegrator {
           if (y <= 0.0) break;
           pts.push_back(y);
           if (eval1(y) < M_ - opt_.drop) break;
-          step *= 3.0;
+          step *= PUFFER_GROWTH;
         }
       }
       pts.push_back(0.0);
@@ -270,7 +282,7 @@ class LogIntegrator {
         pts.push_back(y);
         left_end = y;
         if (eval1(y) < M_ - opt_.drop || !(y > -1e300)) break;
-        step *= 3.0;
+        step *= PUFFER_GROWTH;
       }
       left_tail = true;
       tail_w_l = std::max(y_peak_ - left_end, 1e-300);
@@ -294,8 +306,9 @@ class LogIntegrator {
   void eval_piece(detail::Piece& p) {
     const auto& R = detail::gk21();
     const double mid = 0.5 * (p.ta + p.tb), half = 0.5 * (p.tb - p.ta);
-    double ys[21], lj[21], L[21];
-    for (int i = 0; i < 21; ++i) {
+    constexpr int N = detail::kGK;
+    double ys[N], lj[N], L[N];
+    for (int i = 0; i < N; ++i) {
       double t = mid + half * R.x[i];
       if (p.map == 0) { ys[i] = t; lj[i] = 0.0; }
       else {
@@ -304,18 +317,18 @@ class LogIntegrator {
         lj[i] = std::log(p.w) - 2.0 * std::log(om);
       }
     }
-    bool bad[21];
-    for (int i = 0; i < 21; ++i) {
+    bool bad[N];
+    for (int i = 0; i < N; ++i) {
       bad[i] = !(std::fabs(ys[i]) < 1e300);  // mapped node beyond the float range: weight 0
       if (bad[i]) ys[i] = 0.0;
     }
-    f_(ys, 21, L);
-    n_eval_ += 21;
+    f_(ys, N, L);
+    n_eval_ += N;
     double lmax = -kInf;
-    for (int i = 0; i < 21; ++i) { L[i] = bad[i] ? -kInf : L[i] + lj[i]; lmax = std::max(lmax, L[i]); }
+    for (int i = 0; i < N; ++i) { L[i] = bad[i] ? -kInf : L[i] + lj[i]; lmax = std::max(lmax, L[i]); }
     if (lmax > M_ + 300.0) rescale(lmax);
     double K = 0, G = 0, L1 = 0;
-    for (int i = 0; i < 21; ++i) {
+    for (int i = 0; i < N; ++i) {
       double v = std::exp(L[i] - M_);
       K += R.wk[i] * v;
       G += R.wg[i] * v;

@@ -55,6 +55,10 @@ class _Kernel(NoiseFamily):
             return np.array([_K.shift_divergence1(self._code, k, nu, beta, float(a[0]), float(uu[0]))])
         return _K.shift_divergence(self._code, k, nu, beta, a, uu, _THREADS)
 
+    def _shift1(self, alpha: float, v: float) -> float:
+        k, nu, beta = self._shape()
+        return _K.shift_divergence1(self._code, k, nu, beta, alpha, abs(v) / self.scale)
+
     def _max_shift(self, alpha: float, eps: float) -> float:
         k, nu, beta = self._shape()
         return _K.max_shift(self._code, k, nu, beta, float(alpha), float(eps))
