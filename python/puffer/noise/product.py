@@ -48,8 +48,9 @@ def _upper_concave_at(t: np.ndarray, q: np.ndarray, x0: float) -> float:
 class IID:
     """``base`` noise on each of ``d`` coordinates. Immutable; ``==`` compares base and d.
 
-    >>> Gaussian(2.0).iid(3).R(2.0, 2.0)  # Lemma B.1: alpha z^2 / (2 sigma^2)
-    1.0000000000000009
+    >>> from puffer.noise import Gaussian
+    >>> round(Gaussian(2.0).iid(3).R(2.0, 2.0), 12)  # Lemma B.1: alpha z^2 / (2 sigma^2)
+    1.0
     """
 
     __slots__ = ("base", "d", "_frozen")
