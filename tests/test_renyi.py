@@ -555,3 +555,14 @@ def test_custom_calibrate_and_R():
     assert abs(cc.scale - 2.0) < 1e-8 and cc.R(2.0, 2.0) <= 1.0
     gum = Custom(lambda x: -(x + np.exp(-x)))
     assert gum.R(2.0, 0.5) == max(gum.renyi_shift(2.0, 0.5), gum.renyi_shift(2.0, -0.5))
+
+
+def test_core_max_shift_is_safe_and_tight():
+    r = _core.renyi
+    for fam, k, nu, beta in [(2, 4.0, 3.0, 0.0), (2, 2.0, 1.0, 0.0), (3, 0.0, 0.0, 0.0), (4, 0.0, 0.0, 1.5),
+                             (1, 0.0, 0.0, 0.0), (0, 0.0, 0.0, 0.0)]:
+        for a in (1.5, 2.0, 10.0):
+            for eps in (0.01, 0.5, 1.0, 10.0):
+                u = r.max_shift(fam, k, nu, beta, a, eps)
+                assert r.shift_divergence1(fam, k, nu, beta, a, u) <= eps
+                assert r.shift_divergence1(fam, k, nu, beta, a, u * (1 + 1e-9)) > eps

@@ -313,51 +313,62 @@ double max_shift(int family, const Shape& s, double alpha, double eps) {
     for (int i = 0; i < 200 && D(u0) > eps; ++i) u0 *= (1.0 - 4.0 * kEps);
     return u0;
   }
-  // Illinois on g(t) = log D(e^t) - log eps, keeping a bracket u_lo (D <= eps) < u_hi (D > eps).
+  // Root of g(t) = log D(e^t) - log eps (increasing in t = log u). Secant steps in (t, g)
+  // from a Gaussian-like guess until the root is bracketed, then Illinois. Every evaluation is
+  // a certified upper bound, so any u with g <= 0 is safe; we return the largest such u found,
+  // stopping once D(u_lo) >= eps (1 - 1e-11) or the bracket is 1e-12 wide in log u.
   const double leps = std::log(eps);
-  auto g = [&](double u) {
-    double v = D(u);
-    return v > 0 ? std::log(v) - leps : -kInf;
+  auto g = [&](double t) {
+    // the sign decides safety, so it must agree with v <= eps exactly (log can round to 0)
+    const double v = D(std::exp(t));
+    if (!(v > 0)) return -kInf;
+    const double r = std::log(v) - leps;
+    return v <= eps ? std::min(r, 0.0) : std::max(r, 1e-300);
   };
-  double ulo, uhi, glo, ghi;
-  u0 = std::min(std::max(std::sqrt(2.0 * eps / alpha), 1e-8), 1e8);
-  double g0 = g(u0);
-  if (g0 <= 0) {
-    ulo = u0; glo = g0; uhi = u0 * 4.0; ghi = g(uhi);
-    while (ghi <= 0) {
-      if (!(uhi < 1e300)) return kInf;
-      ulo = uhi; glo = ghi; uhi *= 16.0; ghi = g(uhi);
-    }
-  } else {
-    uhi = u0; ghi = g0; ulo = u0 / 4.0; glo = g(ulo);
-    while (glo > 0) {
-      if (!(ulo > 1e-300)) return 0.0;
-      uhi = ulo; ghi = glo; ulo /= 16.0; glo = g(ulo);
-    }
+  double t0 = std::log(std::min(std::max(std::sqrt(2.0 * eps / alpha), 1e-8), 1e8));
+  double g0 = g(t0);
+  double tlo = -kInf, glo = -kInf, thi = kInf, ghi = kInf;
+  auto record = [&](double t, double gv) {
+    if (gv <= 0) { if (t > tlo) { tlo = t; glo = gv; } }
+    else if (t < thi) { thi = t; ghi = gv; }
+  };
+  record(t0, g0);
+  double tp = t0, gp = g0;
+  double t1 = std::isfinite(g0) ? t0 - g0 / 2.0 : t0 + 2.0;  // D ~ u^2 for small shifts
+  for (int it = 0; it < 60 && !(std::isfinite(tlo) && std::isfinite(thi)); ++it) {
+    t1 = std::min(std::max(t1, tp - 6.0), tp + 6.0);
+    if (t1 > 690.0) return kInf;
+    if (t1 < -690.0) return 0.0;
+    double g1 = g(t1);
+    record(t1, g1);
+    double tn;
+    if (std::isfinite(g1) && std::isfinite(gp) && g1 != gp) tn = t1 - g1 * (t1 - tp) / (g1 - gp);
+    else tn = g1 > 0 ? t1 - 2.0 : t1 + 2.0;
+    if (!std::isfinite(tn) || tn == t1) tn = g1 > 0 ? t1 - 1.0 : t1 + 1.0;
+    tp = t1; gp = g1; t1 = tn;
   }
+  if (!std::isfinite(tlo)) return 0.0;
+  if (!std::isfinite(thi)) return kInf;
   int side = 0;
   for (int it = 0; it < 200; ++it) {
-    const double tlo = std::log(ulo), thi = std::log(uhi);
-    if (thi - tlo <= 1e-12) break;
+    if (thi - tlo <= 1e-12 || glo >= -2e-11) break;
     double t;
     if (std::isfinite(glo) && std::isfinite(ghi) && ghi > glo) t = (tlo * ghi - thi * glo) / (ghi - glo);
     else t = 0.5 * (tlo + thi);
-    // keep the new point strictly inside and away from the ends
     const double w = thi - tlo;
-    t = std::min(std::max(t, tlo + 1e-3 * w), thi - 1e-3 * w);
-    const double um = std::exp(t);
-    const double gm = g(um);
+    t = std::min(std::max(t, tlo + 1e-4 * w), thi - 1e-4 * w);
+    const double gm = g(t);
     if (gm <= 0) {
-      ulo = um; glo = gm;
+      tlo = t; glo = gm;
       if (side == -1) ghi *= 0.5;
       side = -1;
     } else {
-      uhi = um; ghi = gm;
+      thi = t; ghi = gm;
       if (side == +1) glo *= 0.5;
       side = +1;
     }
   }
-  return ulo;
+  return std::exp(tlo);
 }
 
 // ---- user densities ------------------------------------------------------------------------
