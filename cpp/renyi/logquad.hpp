@@ -36,6 +36,9 @@ struct LogQuadResult {
   double err = 0.0;     // absolute error bound on Q
   double y_peak = 0.0;  // location of the maximum
   long n_eval = 0;
+  // L grows without bound (toward |y| = 1e300 or +inf values): the integral is +inf as far as
+  // double precision can tell; callers report an infinite divergence (the safe side).
+  bool unbounded = false;
 };
 
 struct LogQuadOptions {
@@ -107,6 +110,12 @@ class LogIntegrator {
   // Integrate exp(L) with the given kinks (points where L is not smooth).
   LogQuadResult run(const std::vector<double>& kinks) {
     locate_peak(kinks);
+    if (unbounded_) {
+      LogQuadResult r;
+      r.unbounded = true;
+      r.n_eval = n_eval_;
+      return r;
+    }
     if (!(M_ > -std::numeric_limits<double>::infinity())) {
       LogQuadResult r;
       r.M = M_;
@@ -116,10 +125,17 @@ class LogIntegrator {
       return r;  // integrand identically zero on the scan: the caller decides
     }
     build_pieces(kinks);
+    if (unbounded_) {
+      LogQuadResult r;
+      r.unbounded = true;
+      r.n_eval = n_eval_;
+      return r;
+    }
     double noise = opt_.noise_at ? opt_.noise_at(y_peak_) : 0.0;
     noise_rtol_ = std::max(opt_.rtol, 4.0 * noise + 16.0 * std::numeric_limits<double>::epsilon() * std::fabs(M_));
     adapt();
     LogQuadResult r;
+    r.unbounded = unbounded_;
     r.M = M_;
     double Q = 0, E = 0, L1 = 0;
     for (const auto& p : pieces_) { Q += p.K; E += p.err; L1 += p.L1; }
@@ -143,12 +159,14 @@ class LogIntegrator {
   double M_ = -std::numeric_limits<double>::infinity();
   double y_peak_ = 0.0;
   long n_eval_ = 0;
+  bool unbounded_ = false;
   double noise_rtol_ = 0.0;
   std::vector<detail::Piece> pieces_;
 
   static constexpr double kInf = std::numeric_limits<double>::infinity();
 
   void consider(double y, double L) {
+    if (L == kInf) unbounded_ = true;
     if (L > M_) { M_ = L; y_peak_ = y; }
   }
 
@@ -175,13 +193,13 @@ class LogIntegrator {
       if (!(Ls[j] > -kInf)) break;
       if (j + 1 == ys.size()) {
         double y = ys.back() > 0 ? ys.back() * 2.0 : (ys.back() == 0 ? s : ys.back() / 2.0);
-        if (!(std::fabs(y) < 1e300)) break;
+        if (!(std::fabs(y) < 1e300)) { unbounded_ = true; break; }
         ys.push_back(y); Ls.push_back(eval1(y));
         continue;
       }
       if (j == 0 && !opt_.half_line) {
         double y = ys.front() < 0 ? ys.front() * 2.0 : -s;
-        if (!(std::fabs(y) < 1e300)) break;
+        if (!(std::fabs(y) < 1e300)) { unbounded_ = true; break; }
         ys.insert(ys.begin(), y); Ls.insert(Ls.begin(), eval1(y));
         continue;
       }
@@ -338,6 +356,7 @@ class LogIntegrator {
     n_eval_ += N;
     double lmax = -kInf;
     for (int i = 0; i < N; ++i) { L[i] = bad[i] ? -kInf : L[i] + lj[i]; lmax = std::max(lmax, L[i]); }
+    if (lmax == kInf) { unbounded_ = true; lmax = M_; for (int i = 0; i < N; ++i) if (L[i] == kInf) L[i] = -kInf; }
     if (lmax > M_ + 300.0) rescale(lmax);
     double K = 0, G = 0, L1 = 0;
     for (int i = 0; i < N; ++i) {
@@ -364,6 +383,7 @@ class LogIntegrator {
   void adapt() {
     const double eps = std::numeric_limits<double>::epsilon();
     for (int iter = 0; iter < 100000; ++iter) {
+      if (unbounded_) return;
       double Q = 0, E = 0;
       std::size_t worst = 0;
       double worst_err = -1;
@@ -387,6 +407,7 @@ class LogIntegrator {
     }
     double Q = 0, E = 0;
     for (const auto& p : pieces_) { Q += p.K; E += p.err; }
+    if (unbounded_) return;
     if (!(E <= opt_.fail_rtol * Q) || !std::isfinite(Q)) {
       throw NumericalFailure("renyi quadrature: error estimate " + to_str(E) + " too large for integral " +
                              to_str(Q) + " (cannot certify the divergence)");

@@ -237,6 +237,7 @@ double quad_divergence(int fam, const Shape& s, double alpha, double u) {
   std::vector<double> kinks;
   if (fam == 1 || fam == 4) kinks.push_back(0.5 * u);  // h not smooth at 0: the shifted kink
   LogQuadResult r = integrate_log(f, kinks, opt);
+  if (r.unbounded) return kInf;  // not reachable for the shipped families; +inf is the safe side
   if (!(r.Q + r.err > 0.0)) throw NumericalFailure("renyi quadrature: integrand vanished (underflow) at u=" + to_str(u));
   // rounding margin: relative error of each integrand value near the peak
   double m, d;
@@ -402,7 +403,21 @@ struct CustomFn {
       }
       if (b == -kInf) { infinite = true; out[i] = -kInf; continue; }  // p(x) = 0 < p(x - u)
       if (a == -kInf) { out[i] = kl ? b : std::log(beta) + b; continue; }
-      out[i] = a + (kl ? log_kl_core(a - b) : log_psi(beta, a - b));
+      const double s = a - b;
+      double L;
+      if (kl) L = a + log_kl_core(s);
+      else if (s > 40.0) {
+        // e^a psi = e^{a + beta s} (1 - ...): a + beta s may exceed the float range when the
+        // ratio p(x-u)/p(x) grows without bound (then the divergence is +inf: the integrator
+        // sees L = +inf and reports it)
+        L = a + beta * s + std::log1p(-std::exp(-beta * s) * (1.0 + beta - beta * std::exp(-s)));
+      } else if (s < -40.0) {
+        L = std::log(beta) + b + std::log1p(std::exp(s) * (std::expm1(beta * s) / beta - 1.0));
+      } else {
+        L = a + log_psi(beta, s);
+      }
+      if (std::isnan(L)) L = (s > 0) ? kInf : -kInf;
+      out[i] = L;
     }
   }
 };
@@ -431,7 +446,7 @@ double custom_shift_divergence(const LogPdfBatch& logpdf, bool symmetric, double
   opt.half_line = symmetric;
   opt.scale_hint = std::max({0.5 * std::fabs(u), scale_hint, 1e-300});
   LogQuadResult r = integrate_log(f, {}, opt);
-  if (f.infinite) return kInf;
+  if (f.infinite || r.unbounded) return kInf;
   if (!(r.Q + r.err > 0.0)) throw NumericalFailure("renyi quadrature (custom density): integrand vanished at u=" + to_str(u));
   const double margin = 1e-12 + 64.0 * kEps * (std::fabs(r.M) + 40.0) * (kl ? 1.0 : alpha);
   const double logJ = r.M + std::log(r.Q + r.err) + margin;
@@ -446,6 +461,7 @@ void custom_mass(const LogPdfBatch& logpdf, double scale_hint, double* mass, dou
   opt.scale_hint = scale_hint > 0 ? scale_hint : 1.0;
   opt.rtol = 1e-12;
   LogQuadResult r = integrate_log(f, {}, opt);
+  if (r.unbounded) { *mass = kInf; *err = 0.0; return; }
   if (!(r.M > -kInf)) { *mass = 0.0; *err = 0.0; return; }
   const double e = std::exp(r.M);
   *mass = e * r.Q;
