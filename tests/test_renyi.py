@@ -574,3 +574,10 @@ def test_core_max_shift_is_safe_and_tight():
                 u = r.max_shift(fam, k, nu, beta, a, eps)
                 assert r.shift_divergence1(fam, k, nu, beta, a, u) <= eps
                 assert r.shift_divergence1(fam, k, nu, beta, a, u * (1 + 1e-9)) > eps
+
+
+def test_custom_calibrate_pp_matches_gaussian():
+    c = Custom(_std_normal, symmetric=True, log_concave=True)
+    cc = c.calibrate(eps=1.0, delta=1e-5, sensitivity=1.0)
+    g = Gaussian(1.0).calibrate(eps=1.0, delta=1e-5, sensitivity=1.0)
+    assert abs(cc.scale / g.sigma - 1) < 1e-6

@@ -301,7 +301,10 @@ class NoiseFamily:
                 break
         best_alpha = 1.0 + (a_min - 1.0) * (1.0 + math.exp(best_t))
         # pure PP (alpha = inf) when the family has a finite R_inf
-        u_inf = self._max_shift(math.inf, target)
+        try:
+            u_inf = self._max_shift(math.inf, target)
+        except ParameterError:  # Custom: D_inf cannot be certified
+            u_inf = 0.0
         if u_inf > best_u:
             best_u, best_alpha = u_inf, math.inf
         if not best_u > 0:
