@@ -45,7 +45,7 @@ struct LogQuadOptions {
   bool half_line = true;      // [0, inf) if true, else (-inf, inf)
   double scale_hint = 1.0;    // typical length scale (centre of the geometric scan)
   double rtol = 1e-11;        // target relative error of Q (the bound, not the estimate)
-  double drop = 20.0;         // build breakpoints until L < M - drop (the mapped tail takes the rest)
+  double drop = 14.0;         // build breakpoints until L < M - drop (the mapped tail takes the rest)
   int max_pieces = 600;
   double fail_rtol = 1e-6;    // if the error cannot be brought below this, fail
   // Absolute rounding error of L near the peak (the caller knows the size of the terms that
@@ -174,7 +174,7 @@ class LogIntegrator {
   void locate_peak(const std::vector<double>& kinks) {
     const double s = (opt_.scale_hint > 0 && std::isfinite(opt_.scale_hint)) ? opt_.scale_hint : 1.0;
     std::vector<double> ys;
-    for (int k = -16; k <= 16; k += 2) ys.push_back(std::ldexp(s, k));
+    for (int k = -12; k <= 12; k += 2) ys.push_back(std::ldexp(s, k));
     for (double kk : kinks) if (kk > 0 && std::isfinite(kk)) ys.push_back(kk);
     if (!opt_.half_line) {
       std::size_t n = ys.size();
@@ -217,7 +217,7 @@ class LogIntegrator {
     double hi = j + 1 < ys.size() ? ys[j + 1] : ys[j] * 2.0;
     double flo = j > 0 ? Ls[j - 1] : eval1(lo);
     double fhi = j + 1 < ys.size() ? Ls[j + 1] : eval1(hi);
-    // Golden section until the four bracket values agree to 0.05 (so the bracket is narrower
+    // Golden section until the four bracket values agree to 0.25 (so the bracket is narrower
     // than the peak's width and, L being concave near its maximum, M_ is within ~0.1 of the
     // true maximum), or the bracket reaches floating-point resolution. The integrand is
     // unimodal near its maximum for the shipped families; for any other shape this only
@@ -229,7 +229,7 @@ class LogIntegrator {
     for (int it = 0; it < 300; ++it) {
       const double top = std::max(std::max(fc, fd), std::max(flo, fhi));
       const double bot = std::min(std::min(fc, fd), std::min(flo, fhi));
-      if (top - bot < 0.05) break;
+      if (top - bot < 0.25) break;
       if (!(hi - lo > 8.0 * std::numeric_limits<double>::epsilon() * std::max(std::fabs(lo), std::fabs(hi)))) break;
       if (fc >= fd) { hi = d; fhi = fd; d = c; fd = fc; c = hi - g * (hi - lo); fc = eval1(c); consider(c, fc); }
       else { lo = c; flo = fc; c = d; fc = fd; d = lo + g * (hi - lo); fd = eval1(d); consider(d, fd); }
@@ -277,21 +277,32 @@ class LogIntegrator {
     double left_end;
     bool left_tail = false;
     double tail_w_l = 0.0;
+    double rest_end = 0.0, rest_w = 0.0;  // half line: [0, rest_end] mapped toward rest_end
     if (opt_.half_line) {
       double limit = y_peak_;
       double wl = y_peak_ > 0 ? width(-1, limit) : 0.0;
       step = wl;
       left_end = 0.0;
+      double last = y_peak_;
       if (y_peak_ > 0) {
         for (int i = 0; i < 2000; ++i) {
           double y = y_peak_ - step;
           if (y <= 0.0) break;
           pts.push_back(y);
+          last = y;
           if (eval1(y) < M_ - opt_.drop) break;
           step *= PUFFER_GROWTH;
         }
       }
-      pts.push_back(0.0);
+      if (last > 0.0 && last < y_peak_) {
+        // [0, last] is mapped like a tail, y = last - w t/(1-t), so that its nodes crowd
+        // toward `last` where its mass sits: a plain piece [0, last] can be far longer than
+        // the decay length at `last`, and Gauss-Kronrod would then see (and report) nothing.
+        rest_end = last;
+        rest_w = std::max(step / PUFFER_GROWTH, 1e-300);
+      } else {
+        pts.push_back(0.0);
+      }
     } else {
       double wl = width(-1, kInf);
       step = wl;
@@ -306,7 +317,7 @@ class LogIntegrator {
       left_tail = true;
       tail_w_l = std::max(y_peak_ - left_end, 1e-300);
     }
-    double lo_lim = opt_.half_line ? 0.0 : left_end;
+    double lo_lim = opt_.half_line ? rest_end : left_end;
     for (double k : kinks)
       if (std::isfinite(k) && k > lo_lim && k < right_end) pts.push_back(k);
     std::sort(pts.begin(), pts.end());
@@ -323,6 +334,10 @@ class LogIntegrator {
       if (is_kink(a)) pieces_.push_back(detail::Piece{0.0, 1.0, +2, a, b - a});
       else if (is_kink(b)) pieces_.push_back(detail::Piece{0.0, 1.0, -2, b, b - a});
       else add_finite(a, b);
+    }
+    if (rest_end > 0.0) {
+      const double tmax = rest_end / (rest_w + rest_end);  // y(tmax) = 0
+      pieces_.push_back(detail::Piece{0.0, tmax, -1, rest_end, rest_w});
     }
     // tails in the mapped variable (split adaptively if they hold mass)
     pieces_.push_back(detail::Piece{0.0, 1.0, +1, right_end, tail_w_r});
