@@ -44,7 +44,7 @@ struct LogQuadResult {
 struct LogQuadOptions {
   bool half_line = true;      // [0, inf) if true, else (-inf, inf)
   double scale_hint = 1.0;    // typical length scale (centre of the geometric scan)
-  double rtol = 1e-11;        // target relative error of Q (the bound, not the estimate)
+  double rtol = 5e-11;        // target relative error of Q (the bound, not the estimate)
   double drop = 14.0;         // build breakpoints until L < M - drop (the mapped tail takes the rest)
   int max_pieces = 600;
   double fail_rtol = 1e-6;    // if the error cannot be brought below this, fail
