@@ -1,21 +1,28 @@
 // Log-space adaptive Gauss–Kronrod quadrature of exp(L(y)) over [0, inf) or (-inf, inf).
 //
 // Used by the Renyi kernel (spec 000 §4.2.6 [G]; shared/anchors "quadrature pitfalls"):
-//   1. locate the maximum M of the log-integrand L first (geometric scan + golden section),
-//      so exp(L - M) never overflows (alpha = 1e4, tiny scales) and no mass is missed far
-//      from the origin (pitfall 2: the Gaussian peak at x = alpha*v);
-//   2. split at the peak, at user kinks (Laplace: the shifted kink), and at points
-//      y* +- w*2^i until L has dropped by `drop` below M; map the tails to [0, 1) by
-//      y = a +- w t/(1 - t);
+//   1. locate the maximum M of the log-integrand L first (geometric scan + golden section
+//      until the bracket is narrower than the peak), so exp(L - M) never overflows
+//      (alpha = 1e4, tiny scales) and no mass is missed far from the origin (pitfall 2: the
+//      Gaussian peak at x = alpha v);
+//   2. split at the peak, at kinks (Laplace / generalized Gaussian: the shifted kink, with a
+//      y = kink +- w t^2 map on the adjacent pieces), and at y* +- w (3^i - 1)/2 (w = distance
+//      at which L drops by 1) until L < M - drop; map what is left beyond the outermost
+//      breakpoints by y = a +- w t/(1 - t) (also [0, a] on the half line, so that nodes crowd
+//      toward a, where the mass sits);
 //   3. adaptive G10/K21 on a global priority of pieces until the summed error estimate is
-//      <= rtol * integral.
+//      <= rtol * integral (or at the rounding-noise floor of L when M is huge).
 // The returned error is the sum of |K21 - G10| over pieces (the error of the *lower* order
-// rule, which overestimates the K21 error for every integrand resolved by the rule) plus a
-// roundoff allowance of 64 eps * L1; the integral is exp(M) * (Q +- err).
+// rule, which overestimates the K21 error whenever the rule resolves the integrand) plus a
+// roundoff allowance of 64 eps * L1; the integral is exp(M) * (Q +- err). This is an
+// a-posteriori estimate, not an interval enclosure: it is sound for integrands the rule
+// resolves (smooth, unimodal between breakpoints — the shipped families), which the tests
+// check against 50-digit mpmath.
 //
 // L is a functor `void operator()(const double* y, std::size_t n, double* out) const`
-// (batched, so a Python callback pays one call per 21 nodes). L may return -inf; NaN or
-// +inf is reported by the functor itself (it throws).
+// (batched, so a Python callback pays one call per 21 nodes). L may return -inf; NaN is
+// reported by the functor itself (it throws); +inf or a maximum running off to |y| = 1e300
+// sets `unbounded`.
 #pragma once
 #include <algorithm>
 #include <array>
