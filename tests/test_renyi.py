@@ -581,3 +581,15 @@ def test_custom_calibrate_pp_matches_gaussian():
     cc = c.calibrate(eps=1.0, delta=1e-5, sensitivity=1.0)
     g = Gaussian(1.0).calibrate(eps=1.0, delta=1e-5, sensitivity=1.0)
     assert abs(cc.scale / g.sigma - 1) < 1e-6
+
+
+def test_extreme_shifts():
+    # far below the float range: still a positive upper bound; Cauchy alpha = 2 is log(1 + u^2/2)
+    for fam in (Cauchy(1.0), StudentT(3.0), Logistic(1.0), GenGaussian(1.5)):
+        assert 0.0 < fam.renyi_shift(2.0, 1e-300) < 1e-290
+    mp.mp.dps = 50
+    for u in (1e6, 1e12):
+        check_upper(Cauchy(1.0).renyi_shift(2.0, u), mp.log(1 + mp.mpf(u) ** 2 / 2))
+    # beyond double resolution of the peak: the certified fallback D_alpha <= D_inf
+    assert Cauchy(1.0).renyi_shift(2.0, 1e30) == Cauchy(1.0).renyi_shift(math.inf, 1e30)
+    assert Cauchy(1.0).renyi_shift(2.0, 1e30) >= float(mp.log(1 + mp.mpf(1e30) ** 2 / 2))
