@@ -16,6 +16,10 @@
 
 namespace puffer::renyi {
 
+// simd_student.cpp (Highway dynamic dispatch)
+void student_log_integrand_simd(const double* y, std::size_t n, double c, double k, double nu, double alpha,
+                                double beta, double base, double* out);
+
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -145,6 +149,10 @@ struct SymRenyiFn {
   double alpha, beta;
   bool kl;
   void operator()(const double* y, std::size_t n, double* out) const {
+    if (S.fam == 2 && !kl && n >= 4) {  // Student-type: vectorised (simd_student.cpp)
+      student_log_integrand_simd(y, n, S.c, S.sh.k, S.sh.nu, alpha, beta, S.logZ + kLn4, out);
+      return;
+    }
     for (std::size_t i = 0; i < n; ++i) {
       double m, d;
       S.md(y[i], m, d);
