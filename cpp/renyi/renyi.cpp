@@ -16,9 +16,13 @@
 
 namespace puffer::renyi {
 
-// simd_student.cpp (Highway dynamic dispatch)
+// simd_integrands.cpp (Highway dynamic dispatch)
 void student_log_integrand_simd(const double* y, std::size_t n, double c, double k, double nu, double alpha,
                                 double beta, double base, double* out);
+void logistic_log_integrand_simd(const double* y, std::size_t n, double c, double alpha, double beta, double base,
+                                 double* out);
+void gengauss_log_integrand_simd(const double* y, std::size_t n, double c, double shape, double alpha, double beta,
+                                 double base, double* out);
 
 namespace {
 
@@ -149,9 +153,10 @@ struct SymRenyiFn {
   double alpha, beta;
   bool kl;
   void operator()(const double* y, std::size_t n, double* out) const {
-    if (S.fam == 2 && !kl && n >= 4) {  // Student-type: vectorised (simd_student.cpp)
-      student_log_integrand_simd(y, n, S.c, S.sh.k, S.sh.nu, alpha, beta, S.logZ + kLn4, out);
-      return;
+    if (!kl && n >= 4) {  // vectorised versions of the loop below (simd_integrands.cpp)
+      if (S.fam == 2) { student_log_integrand_simd(y, n, S.c, S.sh.k, S.sh.nu, alpha, beta, S.logZ + kLn4, out); return; }
+      if (S.fam == 3) { logistic_log_integrand_simd(y, n, S.c, alpha, beta, S.logZ + kLn4, out); return; }
+      if (S.fam == 4) { gengauss_log_integrand_simd(y, n, S.c, S.sh.beta, alpha, beta, S.logZ + kLn4, out); return; }
     }
     for (std::size_t i = 0; i < n; ++i) {
       double m, d;
