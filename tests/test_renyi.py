@@ -594,3 +594,11 @@ def test_extreme_shifts():
     # beyond double resolution of the peak: the certified fallback D_alpha <= D_inf
     assert Cauchy(1.0).renyi_shift(2.0, 1e30) == Cauchy(1.0).renyi_shift(math.inf, 1e30)
     assert Cauchy(1.0).renyi_shift(2.0, 1e30) >= float(mp.log(1 + mp.mpf(1e30) ** 2 / 2))
+
+
+def test_kink_below_the_left_breakpoints():
+    # regression: the shifted kink of |x|^3 lies left of the peak region (small alpha, small
+    # shift); it must stay a breakpoint (found by a randomized mpmath check)
+    mp.mp.dps = 50
+    ref = REFS.divergence(REFS.FAMILIES["gen_gauss3"], 1.005797906241886, 0.05155951564631796)
+    check_upper(GenGaussian(3.0).renyi_shift(1.005797906241886, 0.05155951564631796), ref)

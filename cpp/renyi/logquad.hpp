@@ -343,8 +343,15 @@ class LogIntegrator {
       else add_finite(a, b);
     }
     if (rest_end > 0.0) {
-      const double tmax = rest_end / (rest_w + rest_end);  // y(tmax) = 0
+      // a kink inside [0, rest_end] (the largest one) stays a breakpoint: [kink, rest_end]
+      // mapped toward rest_end, [0, kink] with the t^2 map anchored at the kink
+      double kmax = 0.0;
+      for (double k : kinks)
+        if (std::isfinite(k) && k > 0.0 && k < rest_end) kmax = std::max(kmax, k);
+      const double span = rest_end - kmax;
+      const double tmax = span / (rest_w + span);  // y(tmax) = kmax
       pieces_.push_back(detail::Piece{0.0, tmax, -1, rest_end, rest_w});
+      if (kmax > 0.0) pieces_.push_back(detail::Piece{0.0, 1.0, -2, kmax, kmax});
     }
     // tails in the mapped variable (split adaptively if they hold mass)
     pieces_.push_back(detail::Piece{0.0, 1.0, +1, right_end, tail_w_r});
