@@ -2,6 +2,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <limits>
 #include <mutex>
 
 #include "bindings/registry.hpp"
@@ -45,10 +46,19 @@ PUFFER_BIND_SUBMODULE(models, m) {
           py::gil_scoped_release release;
           used_log = puffer::models::sum_laws(spec, threads, [&](std::size_t th, std::size_t i, const std::vector<Law>& laws) {
             for (std::size_t a = 0; a < spec.k; ++a) {
+              // normalise the view and keep the reachable sums only
+              const Law& law = laws[a];
               const std::size_t idx = (th * T + i) * spec.k + a;
-              atoms[idx] = laws[a].atoms;
-              probs[idx] = laws[a].probs;
-              secret[idx] = laws[a].secret_prob;
+              double tot = 0.0;
+              for (std::size_t j = 0; j < law.n; ++j) tot += law.mass[j];
+              for (std::size_t j = 0; j < law.n; ++j)
+                if (law.mass[j] > 0.0) {
+                  // a reachable sum keeps a positive mass even if the division underflows
+                  const double q = law.mass[j] / tot;
+                  atoms[idx].push_back(law.atoms[j]);
+                  probs[idx].push_back(q > 0.0 ? q : std::numeric_limits<double>::denorm_min());
+                }
+              secret[idx] = law.secret_prob;
             }
           });
         }

@@ -21,7 +21,8 @@ struct Work {
   double& b(std::size_t t, std::size_t x, std::size_t s) { return B[(t * k + x) * R + s]; }
 };
 
-// Linear-space pass with per-slice rescaling (valid when nothing can underflow, see header).
+// Linear-space pass (valid when nothing can underflow, see linear_is_safe): plain probabilities,
+// all in [1e-300, 1] where reachable, so no rescaling is needed.
 void forward_backward_linear(Work& w, const double* P, const double* init, const std::vector<std::size_t>& dv) {
   const std::size_t T = w.T, k = w.k, R = w.R;
   std::fill(w.F.begin(), w.F.end(), 0.0);
@@ -29,53 +30,49 @@ void forward_backward_linear(Work& w, const double* P, const double* init, const
   for (std::size_t x = 0; x < k; ++x) w.f(0, x, dv[x]) = init[x];
   for (std::size_t t = 0; t + 1 < T; ++t) {
     const std::size_t hi = (t + 1) * (R - 1) / T + 1;  // reachable sums after t+1 steps
-    double mx = 0.0;
     for (std::size_t y = 0; y < k; ++y) {
-      double* dst = &w.f(t + 1, y, 0) + dv[y];
+      double* __restrict dst = &w.f(t + 1, y, 0) + dv[y];
+      const std::size_t n = std::min(hi, R - dv[y]);
       for (std::size_t x = 0; x < k; ++x) {
         const double p = P[x * k + y];
         if (p == 0.0) continue;
-        const double* src = &w.f(t, x, 0);
-        for (std::size_t s = 0; s < hi && s + dv[y] < R; ++s) dst[s] += p * src[s];
+        const double* __restrict src = &w.f(t, x, 0);
+        for (std::size_t s = 0; s < n; ++s) dst[s] += p * src[s];
       }
     }
-    for (std::size_t y = 0; y < k; ++y)
-      for (std::size_t s = 0; s < R; ++s) mx = std::max(mx, w.f(t + 1, y, s));
-    if (mx > 0.0)
-      for (std::size_t y = 0; y < k; ++y)
-        for (std::size_t s = 0; s < R; ++s) w.f(t + 1, y, s) /= mx;
   }
   for (std::size_t x = 0; x < k; ++x) w.b(T - 1, x, 0) = 1.0;
   for (std::size_t t = T - 1; t-- > 0;) {
     const std::size_t hi = (T - 1 - t) * (R - 1) / T + 1;  // reachable sums of the remaining steps
-    double mx = 0.0;
     for (std::size_t x = 0; x < k; ++x) {
-      double* dst = &w.b(t, x, 0);
       for (std::size_t y = 0; y < k; ++y) {
         const double p = P[x * k + y];
         if (p == 0.0) continue;
-        const double* src = &w.b(t + 1, y, 0);
-        for (std::size_t s = 0; s < hi && s + dv[y] < R; ++s) dst[s + dv[y]] += p * src[s];
+        double* __restrict dst = &w.b(t, x, 0) + dv[y];
+        const double* __restrict src = &w.b(t + 1, y, 0);
+        const std::size_t n = std::min(hi, R - dv[y]);
+        for (std::size_t s = 0; s < n; ++s) dst[s] += p * src[s];
       }
-      for (std::size_t s = 0; s < R; ++s) mx = std::max(mx, dst[s]);
     }
-    if (mx > 0.0)
-      for (std::size_t x = 0; x < k; ++x)
-        for (std::size_t s = 0; s < R; ++s) w.b(t, x, s) /= mx;
   }
 }
 
-// J[s1 + s2] += F[s1] * B[s2] over s1 in [f_lo, f_hi], s2 in [0, b_hi], s1 + s2 < R. The
-// inner loop is a contiguous axpy; an AVX2+FMA clone is picked at load time where the CPU has it.
+// J[s1 + s2] += F[s1] * B[s2] over s1 in [f_lo, f_hi], s2 in [0, b_hi]. Register-blocked by
+// four values of s1 so each J element is loaded and stored once per four FMAs (a one-element
+// shift per step would stall store-to-load forwarding). Bp is B with three zeros on each side
+// (Bp[j + 3] = B[j]); J must have room for index f_hi + b_hi + 6. An AVX2+FMA clone is
+// picked at load time where the CPU has it.
 __attribute__((target_clones("avx2,fma", "default")))
 void convolve_into(double* __restrict J, const double* __restrict F, std::size_t f_lo, std::size_t f_hi,
-                   const double* __restrict B, std::size_t b_hi, std::size_t R) {
-  for (std::size_t s1 = f_lo; s1 <= f_hi; ++s1) {
-    const double fv = F[s1];
-    if (fv == 0.0) continue;
-    const std::size_t n2 = std::min(b_hi + 1, R - s1);
+                   const double* __restrict Bp, std::size_t b_hi) {
+  const std::size_t nt = b_hi + 4;
+  for (std::size_t s1 = f_lo; s1 <= f_hi; s1 += 4) {
+    const double f0 = F[s1];
+    const double f1 = s1 + 1 <= f_hi ? F[s1 + 1] : 0.0;
+    const double f2 = s1 + 2 <= f_hi ? F[s1 + 2] : 0.0;
+    const double f3 = s1 + 3 <= f_hi ? F[s1 + 3] : 0.0;
     double* __restrict dst = J + s1;
-    for (std::size_t s2 = 0; s2 < n2; ++s2) dst[s2] += fv * B[s2];
+    for (std::size_t t = 0; t < nt; ++t) dst[t] += f0 * Bp[t + 3] + f1 * Bp[t + 2] + f2 * Bp[t + 1] + f3 * Bp[t];
   }
 }
 
@@ -176,12 +173,14 @@ std::vector<std::uint8_t> sum_laws(const MarkovChainSpec& spec, unsigned threads
   const std::size_t R = T * span + 1;
   const double base = static_cast<double>(T) * static_cast<double>(vmin);
   std::vector<std::uint8_t> used_log(spec.n_theta, 0);
+  std::vector<double> grid(R);
+  for (std::size_t s = 0; s < R; ++s) grid[s] = base + static_cast<double>(s);
 
   parallel_for(spec.n_theta, threads, [&](std::size_t th) {
     thread_local Work w;
     w.T = T; w.k = k; w.R = R;
-    w.F.assign(T * k * R, 0.0);
-    w.B.assign(T * k * R, 0.0);
+    w.F.resize(T * k * R);  // filled by the forward/backward pass
+    w.B.resize(T * k * R);
     const double* P = spec.trans + th * k * k;
     const double* init = spec.init + th * k;
     const bool lin = linear_is_safe(P, init, k, T);
@@ -189,8 +188,12 @@ std::vector<std::uint8_t> sum_laws(const MarkovChainSpec& spec, unsigned threads
     if (lin) forward_backward_linear(w, P, init, dv);
     else forward_backward_log(w, P, init, dv);
     thread_local std::vector<Law> laws;
-    laws.resize(k);
-    std::vector<double> J(R);
+    thread_local std::vector<double> J;  // k rows of R (+ 8 padding) masses: row a = law given X_i = a
+    thread_local std::vector<double> Bp;  // backward row with 3 zeros on each side
+    const std::size_t RJ = R + 8;
+    laws.assign(k, Law{});
+    J.assign(k * RJ, 0.0);
+    Bp.assign(R + 6, 0.0);
     std::vector<double> marg(init, init + k), next(k);  // P(X_i = .), by m_{i+1} = m_i P
     for (std::size_t i = 0; i < T; ++i) {
       if (i > 0) {
@@ -201,7 +204,8 @@ std::vector<std::uint8_t> sum_laws(const MarkovChainSpec& spec, unsigned threads
       }
       for (std::size_t a = 0; a < k; ++a) {
         Law& law = laws[a];
-        // J[s] = sum_{s1} F_i[a][s1] * B_i[a][s - s1]   (joint of S and X_i = a, up to a scale)
+        law = Law{};
+        // J[s] = sum_{s1} F_i[a][s1] * B_i[a][s - s1]   (proportional to P(S = s | X_i = a))
         const double* Fa = &w.f(i, a, 0);
         const double* Ba = &w.b(i, a, 0);
         std::size_t f_lo = R, f_hi = 0, b_hi = 0;
@@ -211,41 +215,35 @@ std::vector<std::uint8_t> sum_laws(const MarkovChainSpec& spec, unsigned threads
           if (fz) { f_lo = std::min(f_lo, s); f_hi = s; }
           if (bz) b_hi = s;
         }
-        law.atoms.clear();
-        law.probs.clear();
-        law.secret_prob = 0.0;
         if (f_lo == R) continue;  // P(X_i = a) = 0: the secret is impossible (empty law)
-        const std::size_t n_out = std::min(R, f_hi + b_hi + 1);
+        const std::size_t hi = std::min(R - 1, f_hi + b_hi);
+        double* Ja = J.data() + a * RJ;
         if (lin) {
-          std::fill(J.begin(), J.begin() + n_out, 0.0);
-          convolve_into(J.data(), Fa, f_lo, f_hi, Ba, b_hi, R);
-          double tot = 0.0;
-          for (std::size_t s = 0; s < n_out; ++s) tot += J[s];
-          for (std::size_t s = 0; s < n_out; ++s)
-            if (J[s] > 0.0) {
-              law.atoms.push_back(base + static_cast<double>(s));
-              law.probs.push_back(J[s] / tot);
-            }
+          std::fill(Ja + f_lo, Ja + std::min(RJ, f_hi + b_hi + 7), 0.0);
+          std::copy(Ba, Ba + b_hi + 1, Bp.begin() + 3);
+          std::fill(Bp.begin() + 4 + b_hi, Bp.begin() + 7 + b_hi, 0.0);
+          convolve_into(Ja, Fa, f_lo, f_hi, Bp.data(), b_hi);
         } else {
-          std::fill(J.begin(), J.begin() + n_out, kNegInf);
+          double mx = kNegInf;
+          for (std::size_t s = f_lo; s <= hi; ++s) Ja[s] = kNegInf;
           for (std::size_t s1 = f_lo; s1 <= f_hi; ++s1) {
             const double fv = Fa[s1];
             if (fv == kNegInf) continue;
             for (std::size_t s2 = 0; s2 <= b_hi && s1 + s2 < R; ++s2)
-              if (Ba[s2] != kNegInf) J[s1 + s2] = lse(J[s1 + s2], fv + Ba[s2]);
+              if (Ba[s2] != kNegInf) Ja[s1 + s2] = lse(Ja[s1 + s2], fv + Ba[s2]);
           }
-          double ltot = kNegInf;
-          for (std::size_t s = 0; s < n_out; ++s) ltot = lse(ltot, J[s]);
-          for (std::size_t s = 0; s < n_out; ++s)
-            if (J[s] != kNegInf) {
-              // An atom whose conditional mass underflows double is still kept (at the
-              // smallest positive double): dropping it could shrink W-infinity.
-              double p = std::exp(J[s] - ltot);
-              if (p == 0.0) p = std::numeric_limits<double>::denorm_min();
-              law.atoms.push_back(base + static_cast<double>(s));
-              law.probs.push_back(p);
-            }
+          for (std::size_t s = f_lo; s <= hi; ++s) mx = std::max(mx, Ja[s]);
+          for (std::size_t s = f_lo; s <= hi; ++s) {
+            if (Ja[s] == kNegInf) { Ja[s] = 0.0; continue; }
+            // A reachable sum whose relative mass underflows double is kept at the smallest
+            // positive double: dropping it could shrink W-infinity.
+            const double v = std::exp(Ja[s] - mx);
+            Ja[s] = v > 0.0 ? v : std::numeric_limits<double>::denorm_min();
+          }
         }
+        law.atoms = grid.data() + f_lo;
+        law.mass = Ja + f_lo;
+        law.n = hi - f_lo + 1;
         law.secret_prob = marg[a];
       }
       emit(th, i, laws);
@@ -261,10 +259,10 @@ std::vector<std::uint8_t> w_inf_all_pairs(const MarkovChainSpec& spec, unsigned 
     for (std::size_t a = 0; a < k; ++a)
       for (std::size_t b = a + 1; b < k; ++b, ++o) {
         const Law &P = laws[a], &Q = laws[b];
-        *o = (P.atoms.empty() || Q.atoms.empty())
-                 ? -1.0
-                 : transport::w_inf_1d(P.atoms.data(), P.probs.data(), P.atoms.size(), Q.atoms.data(),
-                                       Q.probs.data(), Q.atoms.size());
+        // masses are unnormalised: sum_tol < 0 lets the kernel divide by each law's total
+        *o = (P.n == 0 || Q.n == 0) ? -1.0
+                                    : transport::w_inf_1d(P.atoms, P.mass, P.n, Q.atoms, Q.mass, Q.n,
+                                                          transport::kDefaultRtol, -1.0);
       }
   });
 }

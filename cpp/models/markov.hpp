@@ -5,11 +5,11 @@
 // per (i, a). State values v are integers, so S lives on the integer grid
 // [T * min v, T * max v].
 //
-// Arithmetic: plain doubles with each time slice rescaled to max 1 when no reachable entry can
-// fall below 1e-300 of its slice's maximum (checked a priori from the smallest positive
-// transition / initial probability and T); otherwise the prior is recomputed in log space
-// (log-sum-exp). So an atom of positive probability is never lost to underflow, which would
-// shrink a W-infinity sensitivity (spec 003 §2: naive float gives 84 where the truth is 100).
+// Arithmetic: plain doubles when no reachable probability can fall below 1e-300 (checked a
+// priori: every reachable entry is at least min_init * min_p^(2T), and all are <= 1); otherwise
+// the prior is computed in log space (log-sum-exp). So an atom of positive probability is never
+// lost to underflow, which would shrink a W-infinity sensitivity (spec 003 §2: naive float gives
+// 84 where the truth is 100).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -30,10 +30,15 @@ struct MarkovChainSpec {
 // Validates the spec; throws puffer::InvalidArgument naming the bad entry.
 void validate(const MarkovChainSpec& spec, double tol);
 
-// One conditional law: atoms (integers as doubles, increasing) and masses (> 0, sum 1).
+// One conditional law, as a view into the kernel's buffers (valid during the emit call):
+// n consecutive sums atoms[0..n) (integers as doubles, increasing) with masses >= 0 that are
+// proportional to the conditional pmf (NOT normalised: divide by their total). Interior zeros
+// are sums the chain cannot reach; every reachable sum has a positive mass.
 struct Law {
-  std::vector<double> atoms, probs;
-  double secret_prob = 0.0;  // P(X_i = a | theta); 0 means the secret is impossible
+  const double* atoms = nullptr;
+  const double* mass = nullptr;
+  std::size_t n = 0;         // 0 means the secret is impossible (P(X_i = a) = 0)
+  double secret_prob = 0.0;  // P(X_i = a | theta)
 };
 
 // Calls emit(theta, i, laws) for every theta and position i in [0, T), with laws[a] the law
