@@ -52,67 +52,149 @@ inline double from_bits(std::int64_t k) {
 const std::int64_t kHalf = bits(0.5);
 const std::int64_t kTop = 2 * bits(0.5);  // key of S = 0 (the top atom)
 
-// Monotone int64 key of every atom's end level: bits(F_i) while F_i <= 1/2, else
-// 2 bits(1/2) - bits(S_i). F, S are the canonical levels (identical arithmetic to levels() in
-// coupling_1d.cpp), so key order = the order the careful walk uses.
-void keys_law(const double* p, std::size_t n, double T, const std::vector<double>& L, const std::vector<double>& R,
-              std::int64_t* k) {
-  const double inv = 1.0 / T;
-  const std::size_t nb = L.size();
-  // 0: every F in the block <= 1/2; 2: every F > 1/2; 1: the block holding level 1/2.
-  auto mode = [&](std::size_t b) {
-    const double lo_end = (b + 1 < nb ? L[b + 1] : T) * inv;
-    if (lo_end < 0.5 * (1 - 1e-12)) return 0;
-    if (L[b] * inv > 0.5 * (1 + 1e-12)) return 2;
-    return 1;
-  };
-  std::size_t b = 0;
-  while (b < nb) {
-    const int md = mode(b);
-    // four full blocks of the same mode: interleave their (independent) recurrences
-    if (md != 1 && b + 4 < nb && mode(b + 3) == md && (b + 4) * kBlock <= n) {
-      if (md == 0) {
-        double a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-        const double B0 = L[b], B1 = L[b + 1], B2 = L[b + 2], B3 = L[b + 3];
-        const double* q0 = p + b * kBlock;
-        std::int64_t* k0 = k + b * kBlock;
-        for (std::size_t t = 0; t < kBlock; ++t) {
-          a0 += q0[t], a1 += q0[t + kBlock], a2 += q0[t + 2 * kBlock], a3 += q0[t + 3 * kBlock];
-          k0[t] = bits((B0 + a0) * inv), k0[t + kBlock] = bits((B1 + a1) * inv);
-          k0[t + 2 * kBlock] = bits((B2 + a2) * inv), k0[t + 3 * kBlock] = bits((B3 + a3) * inv);
-        }
+// One prefix-sum chain of the canonical levels (common_1d.hpp): a run of atoms of one block,
+// walked forward (F keys: acc = p_{b0} + ... + p_i, key = bits(fl(fl(B + acc) * inv))) or
+// backward from the block end (S keys: acc = p_{i+1} + ... + p_{b_end}, key = kTop -
+// bits(fl(fl(B + acc) * inv))). The additions are the canonical ones in the canonical order, so
+// the keys are bitwise those of levels() in coupling_1d.cpp.
+struct Chain {
+  const double* p;
+  std::int64_t* k;
+  std::ptrdiff_t idx;  // next atom
+  std::size_t len;     // atoms left
+  double acc, B, inv;
+};
+
+// Advance L independent chains (same direction) by `steps` atoms each. The chains are
+// interleaved so the latency of one chain's additions is hidden by the others (a chain is a
+// sequence of dependent adds, ~4 cycles each; L of them run in the time of one).
+template <bool Fwd, int L>
+inline void step_chains(Chain* c, std::size_t steps) {
+  const double* p[L];
+  std::int64_t* k[L];
+  double acc[L], B[L], inv[L];
+  std::ptrdiff_t i[L];
+  for (int l = 0; l < L; ++l) p[l] = c[l].p, k[l] = c[l].k, acc[l] = c[l].acc, B[l] = c[l].B, inv[l] = c[l].inv, i[l] = c[l].idx;
+  for (std::size_t t = 0; t < steps; ++t) {
+    for (int l = 0; l < L; ++l) {
+      if (Fwd) {
+        acc[l] += p[l][i[l]];
+        k[l][i[l]] = bits((B[l] + acc[l]) * inv[l]);
+        ++i[l];
       } else {
-        double c0 = 0, c1 = 0, c2 = 0, c3 = 0;
-        const double B0 = R[b], B1 = R[b + 1], B2 = R[b + 2], B3 = R[b + 3];
-        const double* q0 = p + b * kBlock;
-        std::int64_t* k0 = k + b * kBlock;
-        for (std::size_t t = kBlock; t-- > 0;) {
-          k0[t] = kTop - bits((B0 + c0) * inv), k0[t + kBlock] = kTop - bits((B1 + c1) * inv);
-          k0[t + 2 * kBlock] = kTop - bits((B2 + c2) * inv), k0[t + 3 * kBlock] = kTop - bits((B3 + c3) * inv);
-          c0 += q0[t], c1 += q0[t + kBlock], c2 += q0[t + 2 * kBlock], c3 += q0[t + 3 * kBlock];
-        }
-      }
-      b += 4;
-      continue;
-    }
-    const std::size_t s0 = b * kBlock, e = std::min(n, s0 + kBlock);
-    if (md != 0) {
-      double c = 0.0;
-      for (std::size_t i = e; i-- > s0;) {
-        k[i] = kTop - bits((R[b] + c) * inv);
-        c += p[i];
+        k[l][i[l]] = kTop - bits((B[l] + acc[l]) * inv[l]);
+        acc[l] += p[l][i[l]];
+        --i[l];
       }
     }
-    if (md != 2) {
-      double a = 0.0;
-      for (std::size_t i = s0; i < e; ++i) {
-        a += p[i];
-        const double f = (L[b] + a) * inv;
-        if (md == 0 || f <= 0.5) k[i] = bits(f);
-      }
-    }
-    ++b;
   }
+  for (int l = 0; l < L; ++l) c[l].acc = acc[l], c[l].idx = i[l], c[l].len -= steps;
+}
+
+// Run all chains of one direction, up to four at a time: the active lanes advance together by
+// the shortest remaining length, finished lanes are refilled from the queue.
+template <bool Fwd>
+void run_chains(Chain* q, std::size_t nq) {
+  Chain lane[4];
+  std::size_t nl = 0, next = 0;
+  for (;;) {
+    while (nl < 4 && next < nq) {
+      if (q[next].len) lane[nl++] = q[next];
+      ++next;
+    }
+    if (nl == 0) return;
+    std::size_t s = lane[0].len;
+    for (std::size_t l = 1; l < nl; ++l) s = std::min(s, lane[l].len);
+    switch (nl) {
+      case 4: step_chains<Fwd, 4>(lane, s); break;
+      case 3: step_chains<Fwd, 3>(lane, s); break;
+      case 2: step_chains<Fwd, 2>(lane, s); break;
+      default: step_chains<Fwd, 1>(lane, s); break;
+    }
+    std::size_t w = 0;
+    for (std::size_t l = 0; l < nl; ++l)
+      if (lane[l].len) lane[w++] = lane[l];
+    nl = w;
+  }
+}
+
+// Per-law inputs of the key pass.
+struct LawIn {
+  const double* p;
+  std::size_t n;
+  double T;
+  const std::vector<double>* L;
+  const std::vector<double>* R;
+  std::int64_t* k;
+};
+
+struct ChainScratch {
+  std::vector<Chain> fwd, bwd;
+  std::vector<std::size_t> mixed;  // (law, block) of blocks holding level 1/2, as law * 2^32 + b
+};
+thread_local ChainScratch tl_chain;
+
+// Monotone int64 keys of both laws: bits(F_i) while F_i <= 1/2, else kTop - bits(S_i), with F,
+// S the canonical levels (identical arithmetic to levels() in coupling_1d.cpp), so key order is
+// the order the careful walk uses. Phase 1 walks every block below level 1/2 and every block
+// holding it forward (F); phase 2 walks the blocks above it, and the upper part of the blocks
+// holding it (found from the phase-1 keys), backward (S). The chains of both laws are
+// interleaved. Returns false if a key lies within D (key units) of level 1/2, where the F and
+// S representations meet (the careful walk then decides).
+bool keys_both(LawIn* law, std::int64_t D) {
+  ChainScratch& S = tl_chain;
+  S.fwd.clear();
+  S.bwd.clear();
+  S.mixed.clear();
+  for (std::size_t w = 0; w < 2; ++w) {
+    LawIn& a = law[w];
+    const std::vector<double>& L = *a.L;
+    const std::vector<double>& R = *a.R;
+    const std::size_t nb = L.size();
+    const double inv = 1.0 / a.T;
+    for (std::size_t b = 0; b < nb; ++b) {
+      const std::size_t s0 = b * kBlock, e = std::min(a.n, s0 + kBlock);
+      // 0: every F in the block <= 1/2; 2: every F > 1/2; 1: the block may hold level 1/2
+      // (margins of 1e-12 dwarf the rounding of the block bases, ~1e-14).
+      const double lo_end = (b + 1 < nb ? L[b + 1] : a.T) * inv;
+      if (lo_end < 0.5 * (1 - 1e-12)) {
+        S.fwd.push_back({a.p, a.k, static_cast<std::ptrdiff_t>(s0), e - s0, 0.0, L[b], inv});
+      } else if (L[b] * inv > 0.5 * (1 + 1e-12)) {
+        S.bwd.push_back({a.p, a.k, static_cast<std::ptrdiff_t>(e) - 1, e - s0, 0.0, R[b], inv});
+      } else {
+        S.fwd.push_back({a.p, a.k, static_cast<std::ptrdiff_t>(s0), e - s0, 0.0, L[b], inv});
+        S.mixed.push_back((w << 32) | b);
+      }
+    }
+  }
+  run_chains<true>(S.fwd.data(), S.fwd.size());
+  for (std::size_t& mb : S.mixed) {
+    LawIn& a = law[mb >> 32];
+    const std::size_t b = mb & 0xffffffffu;
+    const std::size_t s0 = b * kBlock, e = std::min(a.n, s0 + kBlock);
+    // F is non-decreasing inside a block (a running sum of masses >= 0, rounded monotonically),
+    // so the atoms with F > 1/2 are a suffix of it.
+    std::size_t s = s0;
+    while (s < e && a.k[s] <= kHalf) ++s;
+    // The F keys s0..s-1 of this block are non-decreasing and <= kHalf, so the one nearest
+    // level 1/2 is k[s-1]. Blocks of mode 0 / 2 are >= 1e-12 (relative) away from it.
+    if (s > s0 && kHalf - a.k[s - 1] <= D) return false;
+    if (s < e) {
+      S.bwd.push_back({a.p, a.k, static_cast<std::ptrdiff_t>(e) - 1, e - s, 0.0, (*a.R)[b], 1.0 / a.T});
+      mb = (mb & ~std::size_t(0xffffffffu)) | s;  // now: where this block's S keys start
+    } else {
+      mb = ~std::size_t(0);
+    }
+  }
+  run_chains<false>(S.bwd.data(), S.bwd.size());
+  // The S keys s..e-1 of a mixed block are non-decreasing (S is non-increasing), so the one
+  // nearest level 1/2 is k[s].
+  for (std::size_t mb : S.mixed) {
+    if (mb == ~std::size_t(0)) continue;
+    const std::int64_t k = law[mb >> 32].k[mb & 0xffffffffu];
+    if (std::llabs(k - kHalf) <= D) return false;
+  }
+  return true;
 }
 
 struct RankScratch {
@@ -130,26 +212,29 @@ Status ranked(const double* x, const double* p, std::size_t n, const double* y, 
   RankScratch& S = tl_rank;
   constexpr std::size_t kPad = 8;
   if (S.kp.size() < n) S.kp.resize(n);
-  if (S.kq.size() < m + kPad) S.kq.resize(m + kPad);
+  if (S.kq.size() < m + kPad + 1) S.kq.resize(m + kPad + 1);
   std::int64_t* kp = S.kp.data();
-  std::int64_t* kq = S.kq.data();
-  keys_law(p, n, TP, LP, RP, kp);
-  keys_law(q, m, TQ, LQ, RQ, kq);
-  for (std::size_t t = 0; t < kPad; ++t) kq[m + t] = std::numeric_limits<std::int64_t>::max();
+  std::int64_t* kq = S.kq.data() + 1;  // kq[-1] is a sentinel
   // Loose band in key units: a relative gap r spans at most r 2^54 ulps (normal numbers).
   const double loose = rtol + 2.0 * kLevelErrU * kU;
   const std::int64_t D = static_cast<std::int64_t>(loose * 0x1p54) + 64;
-  bool bad = false;
-  for (std::size_t j = 0; j < m; ++j) bad |= std::llabs(kq[j] - kHalf) <= D;
+  // Sentinels: below every key (keys are >= 0) by more than D, and above every key; the
+  // near-tie and window tests below then need no bounds checks.
+  kq[-1] = -(D + 1);
+  for (std::size_t t = 0; t < kPad; ++t) kq[m + t] = std::numeric_limits<std::int64_t>::max();
+  LawIn laws[2] = {{p, n, TP, &LP, &RP, kp}, {q, m, TQ, &LQ, &RQ, kq}};
+  if (!keys_both(laws, D)) return Status::fallback;
   bool sorted = true;
-  for (std::size_t i = 1; i < n; ++i) sorted &= x[i] >= x[i - 1];
   for (std::size_t j = 1; j < m; ++j) sorted &= y[j] >= y[j - 1];
+  std::int64_t bad = 0;
   double w = 0.0;
-  std::int64_t prev_u = 0, j = 0, prev_k = std::numeric_limits<std::int64_t>::min();
-  const std::int64_t M = static_cast<std::int64_t>(m);
+  double xprev = x[0];
+  std::int64_t prev_u = 0, j = 0, prev_k = -1;
+  const std::int64_t M1 = static_cast<std::int64_t>(m) - 1;
   for (std::size_t i = 0; i < n; ++i) {
     const std::int64_t k = kp[i];
-    bad |= k < prev_k;  // keys must be non-decreasing (else let the careful walk decide)
+    // keys strictly increasing (an equal pair means a collapsed atom: the careful walk decides)
+    bad |= k <= prev_k;
     prev_k = k;
     // l = #{Q keys < k}: advance j through a window of four keys at a time (kq is sorted and
     // padded with INT64_MAX, so the keys below k form a prefix of the window)
@@ -159,16 +244,18 @@ Status ranked(const double* x, const double* p, std::size_t n, const double* y, 
       if (c < 4) break;
     }
     const std::int64_t l = j;
-    // keys equal to k (exact ties): one is followed here, more go to the careful walk
-    const std::int64_t e0 = kq[l] == k;
-    bad |= e0 & (kq[l + 1] == k);
-    const std::int64_t u = l + e0;
-    // nearest Q keys below and above k (near-tie check), and level 1/2
-    bad |= (l > 0 && k - kq[l > 0 ? l - 1 : 0] <= D) | (u < M && kq[u] - k <= D) | (std::llabs(k - kHalf) <= D);
-    const std::int64_t lo = prev_u, hi = l < M ? l : M - 1;
+    // one Q key equal to k (exact tie) is followed here; a second one is within D of k and
+    // fails the near-tie test below
+    const std::int64_t u = l + (kq[l] == k);
+    // nearest Q keys below and above k must be farther than D (near ties -> careful walk)
+    bad |= (k - kq[l - 1] <= D) | (kq[u] - k <= D);
+    const std::int64_t lo = prev_u, hi = l < M1 ? l : M1;
     bad |= lo > hi;
     const double xi = x[i];
-    const double d1 = std::fabs(xi - y[lo < hi ? lo : hi]), d2 = std::fabs(xi - y[hi]);
+    sorted &= xi >= xprev;  // false on NaN
+    xprev = xi;
+    // y is sorted, so the largest |x_i - y_j| over j in [lo, hi] is max(x_i - y_lo, y_hi - x_i)
+    const double d1 = xi - y[lo < hi ? lo : hi], d2 = y[hi] - xi;
     const double d = d1 > d2 ? d1 : d2;
     w = d > w ? d : w;
     prev_u = u;
