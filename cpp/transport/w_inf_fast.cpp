@@ -143,9 +143,11 @@ thread_local ChainScratch tl_chain;
 // S representations meet (the careful walk then decides).
 bool keys_both(LawIn* law, std::int64_t D) {
   ChainScratch& S = tl_chain;
-  S.fwd.clear();
-  S.bwd.clear();
-  S.mixed.clear();
+  // at most one chain per block plus one per mixed block; sized once per thread (no
+  // per-call allocation once warm)
+  const std::size_t cap = law[0].L->size() + law[1].L->size();
+  if (S.fwd.size() < cap) S.fwd.resize(cap), S.bwd.resize(2 * cap), S.mixed.resize(cap);
+  std::size_t nf = 0, nbk = 0, nm = 0;
   for (std::size_t w = 0; w < 2; ++w) {
     LawIn& a = law[w];
     const std::vector<double>& L = *a.L;
@@ -158,38 +160,45 @@ bool keys_both(LawIn* law, std::int64_t D) {
       // (margins of 1e-12 dwarf the rounding of the block bases, ~1e-14).
       const double lo_end = (b + 1 < nb ? L[b + 1] : a.T) * inv;
       if (lo_end < 0.5 * (1 - 1e-12)) {
-        S.fwd.push_back({a.p, a.k, static_cast<std::ptrdiff_t>(s0), e - s0, 0.0, L[b], inv});
+        S.fwd[nf++] = {a.p, a.k, static_cast<std::ptrdiff_t>(s0), e - s0, 0.0, L[b], inv};
       } else if (L[b] * inv > 0.5 * (1 + 1e-12)) {
-        S.bwd.push_back({a.p, a.k, static_cast<std::ptrdiff_t>(e) - 1, e - s0, 0.0, R[b], inv});
+        S.bwd[nbk++] = {a.p, a.k, static_cast<std::ptrdiff_t>(e) - 1, e - s0, 0.0, R[b], inv};
       } else {
-        S.fwd.push_back({a.p, a.k, static_cast<std::ptrdiff_t>(s0), e - s0, 0.0, L[b], inv});
-        S.mixed.push_back((w << 32) | b);
+        S.fwd[nf++] = {a.p, a.k, static_cast<std::ptrdiff_t>(s0), e - s0, 0.0, L[b], inv};
+        S.mixed[nm++] = (w << 32) | b;
       }
     }
   }
-  run_chains<true>(S.fwd.data(), S.fwd.size());
-  for (std::size_t& mb : S.mixed) {
+  run_chains<true>(S.fwd.data(), nf);
+  for (std::size_t t = 0; t < nm; ++t) {
+    std::size_t& mb = S.mixed[t];
     LawIn& a = law[mb >> 32];
     const std::size_t b = mb & 0xffffffffu;
     const std::size_t s0 = b * kBlock, e = std::min(a.n, s0 + kBlock);
     // F is non-decreasing inside a block (a running sum of masses >= 0, rounded monotonically),
     // so the atoms with F > 1/2 are a suffix of it.
-    std::size_t s = s0;
-    while (s < e && a.k[s] <= kHalf) ++s;
+    std::size_t s = s0, cnt = e - s0;  // s = first key > kHalf, by binary search
+    while (cnt > 0) {
+      const std::size_t h = cnt / 2;
+      const bool below = a.k[s + h] <= kHalf;
+      s = below ? s + h + 1 : s;
+      cnt = below ? cnt - h - 1 : h;
+    }
     // The F keys s0..s-1 of this block are non-decreasing and <= kHalf, so the one nearest
     // level 1/2 is k[s-1]. Blocks of mode 0 / 2 are >= 1e-12 (relative) away from it.
     if (s > s0 && kHalf - a.k[s - 1] <= D) return false;
     if (s < e) {
-      S.bwd.push_back({a.p, a.k, static_cast<std::ptrdiff_t>(e) - 1, e - s, 0.0, (*a.R)[b], 1.0 / a.T});
+      S.bwd[nbk++] = {a.p, a.k, static_cast<std::ptrdiff_t>(e) - 1, e - s, 0.0, (*a.R)[b], 1.0 / a.T};
       mb = (mb & ~std::size_t(0xffffffffu)) | s;  // now: where this block's S keys start
     } else {
       mb = ~std::size_t(0);
     }
   }
-  run_chains<false>(S.bwd.data(), S.bwd.size());
+  run_chains<false>(S.bwd.data(), nbk);
   // The S keys s..e-1 of a mixed block are non-decreasing (S is non-increasing), so the one
   // nearest level 1/2 is k[s].
-  for (std::size_t mb : S.mixed) {
+  for (std::size_t t = 0; t < nm; ++t) {
+    const std::size_t mb = S.mixed[t];
     if (mb == ~std::size_t(0)) continue;
     const std::int64_t k = law[mb >> 32].k[mb & 0xffffffffu];
     if (std::llabs(k - kHalf) <= D) return false;
