@@ -145,3 +145,40 @@ def test_unsorted_atoms_rejected_after_fast_keys():
             t[n // 2], t[n // 2 - 1] = t[n // 2 - 1] - 1.0, t[n // 2]
             with pytest.raises(ValueError, match="sorted"):
                 T.w_inf_sorted(xx, p, yy, q)
+
+
+def test_random_adversarial_laws_fast_equals_walk():
+    """600 random pairs mixing the fast path's hard cases: decimal masses (near ties between
+    differently rounded sums), copies perturbed by a few ulps (keys inside the band), tiny and
+    subnormal atoms (equal consecutive keys), shifted copies (exact ties), sizes across block
+    edges. The fast path must return exactly the walk's value whatever it decides."""
+    rng = np.random.default_rng(2024)
+
+    def masses(n):
+        kind = rng.integers(4)
+        if kind == 0:
+            p = rng.random(n) + 0.01
+        elif kind == 1:
+            p = np.round(rng.random(n) + 0.01, 2)
+        elif kind == 2:
+            p = rng.integers(1, 4, size=n).astype(float)
+        else:
+            p = rng.random(n) + 0.01
+            p[rng.random(n) < 0.2] = rng.choice([1e-300, 5e-324, 1e-17, 1e-13])
+        return p / p.sum()
+
+    for _ in range(600):
+        n = int(rng.choice([1, 2, 5, 30, 63, 64, 65, 100, 129, 200]))
+        x = np.sort(np.round(rng.normal(size=n) * 10, int(rng.integers(0, 3))))
+        p = masses(n)
+        r = rng.integers(3)
+        if r == 0:
+            y, q = x + rng.integers(0, 3), p.copy()
+            k = rng.integers(n)
+            q[k] = q[k] + rng.integers(-3, 4) * np.spacing(q[k])
+        elif r == 1:
+            m = int(rng.choice([1, 3, 64, 65, 120]))
+            y, q = np.sort(np.round(rng.normal(size=m) * 10, 1)), masses(m)
+        else:
+            y, q = x[::-1] * -1, p[::-1].copy()
+        assert T.w_inf_sorted(x, p, y, q) == walk(x, p, y, q)

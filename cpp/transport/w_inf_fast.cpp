@@ -20,6 +20,9 @@
 #include <cstring>
 #include <limits>
 #include <vector>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "common/errors.hpp"
 #include "transport/common_1d.hpp"
@@ -38,6 +41,22 @@ struct Scratch {
 thread_local Scratch tl_scratch;
 
 enum class Status { ok, fallback, unsorted };
+
+// a[0] <= a[1] <= ... <= a[n-1], false on NaN. Two lanes at a time with SSE2 (x86-64
+// baseline): ~1 instruction per atom instead of ~3 inside the rank loop.
+inline bool is_sorted_nan_free(const double* a, std::size_t n) {
+  std::size_t i = 1;
+#if defined(__SSE2__)
+  __m128d ok = _mm_castsi128_pd(_mm_set1_epi32(-1));
+  for (; i + 2 <= n; i += 2)  // a[i], a[i+1] >= a[i-1], a[i]; ordered compare: false on NaN
+    ok = _mm_and_pd(ok, _mm_cmpge_pd(_mm_loadu_pd(a + i), _mm_loadu_pd(a + i - 1)));
+  bool sorted = _mm_movemask_pd(ok) == 3;
+#else
+  bool sorted = true;
+#endif
+  for (; i < n; ++i) sorted &= a[i] >= a[i - 1];
+  return sorted;
+}
 
 inline std::int64_t bits(double v) {
   std::int64_t k;
@@ -233,18 +252,16 @@ Status ranked(const double* x, const double* p, std::size_t n, const double* y, 
   for (std::size_t t = 0; t < kPad; ++t) kq[m + t] = std::numeric_limits<std::int64_t>::max();
   LawIn laws[2] = {{p, n, TP, &LP, &RP, kp}, {q, m, TQ, &LQ, &RQ, kq}};
   if (!keys_both(laws, D)) return Status::fallback;
-  bool sorted = true;
-  for (std::size_t j = 1; j < m; ++j) sorted &= y[j] >= y[j - 1];
+  const bool sorted = is_sorted_nan_free(x, n) && is_sorted_nan_free(y, m);
   std::int64_t bad = 0;
   double w = 0.0;
-  double xprev = x[0];
-  std::int64_t prev_u = 0, j = 0, prev_k = -1;
+  std::int64_t prev_u = 0, j = 0;
   const std::int64_t M1 = static_cast<std::int64_t>(m) - 1;
   for (std::size_t i = 0; i < n; ++i) {
+    // P keys need not be checked for order: a key below its predecessor leaves l unchanged
+    // (the walk would also pair it with Q atom l), and if a Q key lies between or at the two,
+    // the near-tie or the lo > hi test below fires.
     const std::int64_t k = kp[i];
-    // keys strictly increasing (an equal pair means a collapsed atom: the careful walk decides)
-    bad |= k <= prev_k;
-    prev_k = k;
     // l = #{Q keys < k}: advance j through a window of four keys at a time (kq is sorted and
     // padded with INT64_MAX, so the keys below k form a prefix of the window)
     while (true) {
@@ -261,8 +278,6 @@ Status ranked(const double* x, const double* p, std::size_t n, const double* y, 
     const std::int64_t lo = prev_u, hi = l < M1 ? l : M1;
     bad |= lo > hi;
     const double xi = x[i];
-    sorted &= xi >= xprev;  // false on NaN
-    xprev = xi;
     // y is sorted, so the largest |x_i - y_j| over j in [lo, hi] is max(x_i - y_lo, y_hi - x_i)
     const double d1 = xi - y[lo < hi ? lo : hi], d2 = y[hi] - xi;
     const double d = d1 > d2 ? d1 : d2;
