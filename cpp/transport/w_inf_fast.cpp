@@ -25,6 +25,7 @@
 #endif
 
 #include "common/errors.hpp"
+#include "common/parallel.hpp"
 #include "transport/common_1d.hpp"
 #include "transport/transport.hpp"
 
@@ -35,10 +36,6 @@ constexpr double kU = 0x1p-53;
 using detail::kBlock;
 using detail::kLevelErrU;
 
-struct Scratch {
-  std::vector<double> LP, RP, LQ, RQ;
-};
-thread_local Scratch tl_scratch;
 
 enum class Status { ok, fallback, unsorted };
 
@@ -151,7 +148,6 @@ struct ChainScratch {
   std::vector<Chain> fwd, bwd;
   std::vector<std::size_t> mixed;  // (law, block) of blocks holding level 1/2, as law * 2^32 + b
 };
-thread_local ChainScratch tl_chain;
 
 // Monotone int64 keys of both laws: bits(F_i) while F_i <= 1/2, else kTop - bits(S_i), with F,
 // S the canonical levels (identical arithmetic to levels() in coupling_1d.cpp), so key order is
@@ -160,8 +156,7 @@ thread_local ChainScratch tl_chain;
 // holding it (found from the phase-1 keys), backward (S). The chains of both laws are
 // interleaved. Returns false if a key lies within D (key units) of level 1/2, where the F and
 // S representations meet (the careful walk then decides).
-bool keys_both(LawIn* law, std::int64_t D) {
-  ChainScratch& S = tl_chain;
+bool keys_both(LawIn* law, std::int64_t D, ChainScratch& S) {
   // at most one chain per block plus one per mixed block; sized once per thread (no
   // per-call allocation once warm)
   const std::size_t cap = law[0].L->size() + law[1].L->size();
@@ -225,10 +220,14 @@ bool keys_both(LawIn* law, std::int64_t D) {
   return true;
 }
 
-struct RankScratch {
-  std::vector<std::int64_t> kp, kq;
+// Per-thread buffers of the fast path, fetched once per call (or once per chunk of a batch:
+// a thread_local access in a shared library costs a call to __tls_get_addr).
+struct Scratch {
+  std::vector<double> LP, RP, LQ, RQ;  // block bases of the two laws
+  std::vector<std::int64_t> kp, kq;    // level keys
+  ChainScratch chains;
 };
-thread_local RankScratch tl_rank;
+thread_local Scratch tl_scratch;
 
 // W_inf by ranks instead of a walk. The staircase pairs P atom i with the Q atoms lo(i) ..
 // hi(i), lo(i) = #{Q keys <= key_{i-1}} (0 for i = 0), hi(i) = #{Q keys < key_i}; as y is
@@ -236,8 +235,8 @@ thread_local RankScratch tl_rank;
 // level 1/2, or an empty range (collapsed atom) returns fallback.
 Status ranked(const double* x, const double* p, std::size_t n, const double* y, const double* q, std::size_t m,
               double TP, double TQ, const std::vector<double>& LP, const std::vector<double>& RP,
-              const std::vector<double>& LQ, const std::vector<double>& RQ, double rtol, double& w_out) {
-  RankScratch& S = tl_rank;
+              const std::vector<double>& LQ, const std::vector<double>& RQ, double rtol, double& w_out,
+              Scratch& S) {
   constexpr std::size_t kPad = 8;
   if (S.kp.size() < n) S.kp.resize(n);
   if (S.kq.size() < m + kPad + 1) S.kq.resize(m + kPad + 1);
@@ -251,7 +250,7 @@ Status ranked(const double* x, const double* p, std::size_t n, const double* y, 
   kq[-1] = -(D + 1);
   for (std::size_t t = 0; t < kPad; ++t) kq[m + t] = std::numeric_limits<std::int64_t>::max();
   LawIn laws[2] = {{p, n, TP, &LP, &RP, kp}, {q, m, TQ, &LQ, &RQ, kq}};
-  if (!keys_both(laws, D)) return Status::fallback;
+  if (!keys_both(laws, D, S.chains)) return Status::fallback;
   const bool sorted = is_sorted_nan_free(x, n) && is_sorted_nan_free(y, m);
   std::int64_t bad = 0;
   double w = 0.0;
@@ -290,21 +289,18 @@ Status ranked(const double* x, const double* p, std::size_t n, const double* y, 
   return Status::ok;
 }
 
-}  // namespace
-
-double w_inf_1d(const double* x, const double* p, std::size_t n, const double* y, const double* q,
-                std::size_t m, double rtol, double sum_tol) {
-  detail::check_rtol(rtol);
+// The fast path with explicit scratch (see w_inf_1d).
+double w_inf_1d_with(Scratch& S, const double* x, const double* p, std::size_t n, const double* y,
+                     const double* q, std::size_t m, double rtol, double sum_tol) {
   if (n == 0) throw InvalidArgument("P.atoms", "an empty law", "at least one atom");
   if (m == 0) throw InvalidArgument("Q.atoms", "an empty law", "at least one atom");
   if (!std::isfinite(x[0]) || !std::isfinite(x[n - 1])) detail::check_atoms(x, n, "P.atoms");
   if (!std::isfinite(y[0]) || !std::isfinite(y[m - 1])) detail::check_atoms(y, m, "Q.atoms");
-  Scratch& S = tl_scratch;
   const detail::LawSetup sp = detail::setup_law(p, n, sum_tol, "P.probs", S.LP, S.RP);
   const detail::LawSetup sq = detail::setup_law(q, m, sum_tol, "Q.probs", S.LQ, S.RQ);
   if (sp.min_mass > 0.0 && sq.min_mass > 0.0) {
     double w = 0.0;
-    const Status st = ranked(x, p, n, y, q, m, sp.T, sq.T, S.LP, S.RP, S.LQ, S.RQ, rtol, w);
+    const Status st = ranked(x, p, n, y, q, m, sp.T, sq.T, S.LP, S.RP, S.LQ, S.RQ, rtol, w, S);
     if (st == Status::ok) return w;
     if (st == Status::unsorted) {
       detail::check_atoms(x, n, "P.atoms");
@@ -312,6 +308,49 @@ double w_inf_1d(const double* x, const double* p, std::size_t n, const double* y
     }
   }
   return detail::w_inf_1d_careful(x, p, n, y, q, m, rtol, sum_tol);
+}
+
+}  // namespace
+
+double w_inf_1d(const double* x, const double* p, std::size_t n, const double* y, const double* q,
+                std::size_t m, double rtol, double sum_tol) {
+  detail::check_rtol(rtol);
+  return w_inf_1d_with(tl_scratch, x, p, n, y, q, m, rtol, sum_tol);
+}
+
+void w_inf_1d_batch(const double* x, const double* p, const std::int64_t* offp, std::size_t n_total_p,
+                    const double* y, const double* q, const std::int64_t* offq, std::size_t n_total_q,
+                    std::size_t K, double* out, unsigned threads, double rtol, double sum_tol) {
+  detail::check_rtol(rtol);
+  auto check_off = [](const std::int64_t* off, std::size_t K, std::size_t total, const char* name) {
+    if (off[0] != 0) throw InvalidArgument(name, "offsets[0] = " + to_str(off[0]), "offsets starting at 0");
+    for (std::size_t k = 0; k < K; ++k)
+      if (!(off[k + 1] > off[k]))
+        throw InvalidArgument(name, "offsets not strictly increasing at " + std::to_string(k),
+                              "strictly increasing offsets (every law non-empty)");
+    if (static_cast<std::size_t>(off[K]) != total)
+      throw InvalidArgument(name, "offsets[-1] = " + to_str(off[K]),
+                            "the last offset equal to the number of atoms (" + std::to_string(total) + ")");
+  };
+  check_off(offp, K, n_total_p, "offsets_p");
+  check_off(offq, K, n_total_q, "offsets_q");
+  // Chunks of pairs, not single pairs: a task must outweigh the pool's wake-up (~40 us), and the
+  // thread's scratch is fetched once per chunk.
+  const std::size_t chunk = 64;
+  const std::size_t n_tasks = (K + chunk - 1) / chunk;
+  parallel_for(n_tasks, threads, [&](std::size_t t) {
+    Scratch& S = tl_scratch;
+    const std::size_t lo = t * chunk, hi = std::min(K, lo + chunk);
+    for (std::size_t k = lo; k < hi; ++k) {
+      try {
+        out[k] = w_inf_1d_with(S, x + offp[k], p + offp[k], static_cast<std::size_t>(offp[k + 1] - offp[k]),
+                               y + offq[k], q + offq[k], static_cast<std::size_t>(offq[k + 1] - offq[k]), rtol,
+                               sum_tol);
+      } catch (const InvalidArgument& e) {
+        throw InvalidArgument(e.param() + "[law " + std::to_string(k) + "]", e.value(), e.expected());
+      }
+    }
+  });
 }
 
 }  // namespace puffer::transport
