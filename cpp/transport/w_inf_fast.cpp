@@ -3,18 +3,22 @@
 //
 // It returns exactly the value of the careful staircase walk (coupling_1d.cpp; the level rule
 // of transport.hpp on the canonical block levels of common_1d.hpp) without walking:
-//   1. one pass over the masses per law (block totals, bases, total, checks);
-//   2. one pass per law writing a monotone int64 key per atom (bits of F while F <= 1/2,
-//      2 bits(1/2) - bits(S) above), so key order is the order the careful walk compares;
+//   1. one pass over the masses per law (block totals, bases, total, checks: setup_law);
+//   2. a monotone int64 key per atom (bits of F while F <= 1/2, 2 bits(1/2) - bits(S) above),
+//      so key order is the order the careful walk compares. The canonical levels are prefix
+//      sums, i.e. chains of dependent additions; the chains of all blocks of both laws are
+//      run up to four at a time, interleaved, so their latencies overlap. Each atom costs one
+//      chain step, except the atoms above 1/2 in the (usually single) block holding level 1/2;
 //   3. ranks instead of a merge: P atom i overlaps the Q atoms lo(i) .. hi(i) with
 //      lo(i) = #{Q keys <= key_{i-1}} and hi(i) = #{Q keys < key_i}; since y is sorted, the
-//      largest |x_i - y_j| over that range is at one of its ends. One pass over P advances the
-//      Q rank through windows of four keys (a branch-free step in the usual case), so there
-//      is no unpredictable branch per atom, unlike a two-pointer walk.
+//      largest |x_i - y_j| over that range is max(x_i - y_lo, y_hi - x_i). One pass over P
+//      advances the Q rank through windows of four keys; sentinels around the Q keys remove
+//      every bounds test from that loop. Sortedness of x and y is checked outside it (SSE2).
 // With exact comparisons the staircase of the careful walk is exactly these ranges. Whenever a
-// key lies within the (loose) tie band of a key of the other law or of level 1/2, an atom's
-// range is empty (collapsed atom), a law has a zero mass, or more than two keys tie exactly,
-// the whole problem goes to the careful walk, so near-tie semantics live in one place only.
+// key lies within the (loose) band D of a key of the other law or of level 1/2 (checked on the
+// blocks that can hold 1/2, the others being >= 1e-12 away), an atom's range is empty, or a
+// law has a zero mass, the whole problem goes to the careful walk, so near-tie semantics live
+// in one place only. Two exactly tied Q keys put a key at distance 0 <= D: careful walk too.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
