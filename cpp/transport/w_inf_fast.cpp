@@ -256,8 +256,11 @@ Status ranked(const double* x, const double* p, std::size_t n, const double* y, 
   LawIn laws[2] = {{p, n, TP, &LP, &RP, kp}, {q, m, TQ, &LQ, &RQ, kq}};
   if (!keys_both(laws, D, S.chains)) return Status::fallback;
   const bool sorted = is_sorted_nan_free(x, n) && is_sorted_nan_free(y, m);
-  std::int64_t bad = 0;
   double w = 0.0;
+  // Failures are accumulated as minima (a compare and a conditional move each, no flag
+  // arithmetic): gmin = smallest gap between a P key and its nearest Q keys, rmin = smallest
+  // hi - lo. Keys are in [0, kTop], sentinels -(D+1) and INT64_MAX: no difference overflows.
+  std::int64_t gmin = std::numeric_limits<std::int64_t>::max(), rmin = 0;
   std::int64_t prev_u = 0, j = 0;
   const std::int64_t M1 = static_cast<std::int64_t>(m) - 1;
   for (std::size_t i = 0; i < n; ++i) {
@@ -266,10 +269,14 @@ Status ranked(const double* x, const double* p, std::size_t n, const double* y, 
     // the near-tie or the lo > hi test below fires.
     const std::int64_t k = kp[i];
     // l = #{Q keys < k}: advance j through a window of four keys at a time (kq is sorted and
-    // padded with INT64_MAX, so the keys below k form a prefix of the window)
+    // padded with INT64_MAX, so the keys below k form a prefix of the window); kq[t] < k iff
+    // the sign bit of kq[t] - k is set
     while (true) {
-      const std::int64_t c = (kq[j] < k) + (kq[j + 1] < k) + (kq[j + 2] < k) + (kq[j + 3] < k);
-      j += c;
+      const std::uint64_t c = (static_cast<std::uint64_t>(kq[j] - k) >> 63) +
+                              (static_cast<std::uint64_t>(kq[j + 1] - k) >> 63) +
+                              (static_cast<std::uint64_t>(kq[j + 2] - k) >> 63) +
+                              (static_cast<std::uint64_t>(kq[j + 3] - k) >> 63);
+      j += static_cast<std::int64_t>(c);
       if (c < 4) break;
     }
     const std::int64_t l = j;
@@ -277,9 +284,12 @@ Status ranked(const double* x, const double* p, std::size_t n, const double* y, 
     // fails the near-tie test below
     const std::int64_t u = l + (kq[l] == k);
     // nearest Q keys below and above k must be farther than D (near ties -> careful walk)
-    bad |= (k - kq[l - 1] <= D) | (kq[u] - k <= D);
+    const std::int64_t g1 = k - kq[l - 1], g2 = kq[u] - k;
+    const std::int64_t g = g1 < g2 ? g1 : g2;
+    gmin = g < gmin ? g : gmin;
     const std::int64_t lo = prev_u, hi = l < M1 ? l : M1;
-    bad |= lo > hi;
+    const std::int64_t r = hi - lo;
+    rmin = r < rmin ? r : rmin;
     const double xi = x[i];
     // y is sorted, so the largest |x_i - y_j| over j in [lo, hi] is max(x_i - y_lo, y_hi - x_i)
     const double d1 = xi - y[lo < hi ? lo : hi], d2 = y[hi] - xi;
@@ -287,7 +297,7 @@ Status ranked(const double* x, const double* p, std::size_t n, const double* y, 
     w = d > w ? d : w;
     prev_u = u;
   }
-  if (bad) return Status::fallback;
+  if (gmin <= D || rmin < 0) return Status::fallback;
   if (!sorted) return Status::unsorted;
   w_out = w;
   return Status::ok;
