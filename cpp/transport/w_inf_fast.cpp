@@ -20,6 +20,8 @@
 // law has a zero mass, the whole problem goes to the careful walk, so near-tie semantics live
 // in one place only. Two exactly tied Q keys put a key at distance 0 <= D: careful walk too.
 #include <algorithm>
+#include <array>
+#include <utility>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -83,13 +85,15 @@ struct Chain {
   std::ptrdiff_t idx;  // next atom
   std::size_t len;     // atoms left
   double acc, B, inv;
+  bool fwd;            // F chain (forward) or S chain (backward)
 };
 
-// Advance L independent chains (same direction) by `steps` atoms each. The chains are
-// interleaved so the latency of one chain's additions is hidden by the others (a chain is a
-// sequence of dependent adds, ~4 cycles each; L of them run in the time of one).
-template <bool Fwd, int L>
-inline void step_chains(Chain* c, std::size_t steps) {
+// Advance L independent chains by `steps` atoms each; bit l of Fwd says whether lane l is an F
+// (forward) or an S (backward) chain. The chains are interleaved so the latency of one chain's
+// additions is hidden by the others (a chain is a sequence of dependent adds, ~4 cycles each;
+// L of them run in about the time of one).
+template <int L, unsigned Fwd>
+void step_chains(Chain* c, std::size_t steps) {
   const double* p[L];
   std::int64_t* k[L];
   double acc[L], B[L], inv[L];
@@ -97,7 +101,7 @@ inline void step_chains(Chain* c, std::size_t steps) {
   for (int l = 0; l < L; ++l) p[l] = c[l].p, k[l] = c[l].k, acc[l] = c[l].acc, B[l] = c[l].B, inv[l] = c[l].inv, i[l] = c[l].idx;
   for (std::size_t t = 0; t < steps; ++t) {
     for (int l = 0; l < L; ++l) {
-      if (Fwd) {
+      if ((Fwd >> l) & 1u) {
         acc[l] += p[l][i[l]];
         k[l][i[l]] = bits((B[l] + acc[l]) * inv[l]);
         ++i[l];
@@ -111,9 +115,18 @@ inline void step_chains(Chain* c, std::size_t steps) {
   for (int l = 0; l < L; ++l) c[l].acc = acc[l], c[l].idx = i[l], c[l].len -= steps;
 }
 
-// Run all chains of one direction, up to four at a time: the active lanes advance together by
-// the shortest remaining length, finished lanes are refilled from the queue.
-template <bool Fwd>
+using StepFn = void (*)(Chain*, std::size_t);
+template <int L, std::size_t... M>
+constexpr std::array<StepFn, sizeof...(M)> step_table(std::index_sequence<M...>) {
+  return {{&step_chains<L, static_cast<unsigned>(M)>...}};
+}
+constexpr auto kStep1 = step_table<1>(std::make_index_sequence<2>{});
+constexpr auto kStep2 = step_table<2>(std::make_index_sequence<4>{});
+constexpr auto kStep3 = step_table<3>(std::make_index_sequence<8>{});
+constexpr auto kStep4 = step_table<4>(std::make_index_sequence<16>{});
+
+// Run a queue of chains (either direction), up to four at a time: the active lanes advance
+// together by the shortest remaining length, finished lanes are refilled from the queue.
 void run_chains(Chain* q, std::size_t nq) {
   Chain lane[4];
   std::size_t nl = 0, next = 0;
@@ -124,12 +137,13 @@ void run_chains(Chain* q, std::size_t nq) {
     }
     if (nl == 0) return;
     std::size_t s = lane[0].len;
-    for (std::size_t l = 1; l < nl; ++l) s = std::min(s, lane[l].len);
+    unsigned mask = 0;
+    for (std::size_t l = 0; l < nl; ++l) s = std::min(s, lane[l].len), mask |= unsigned(lane[l].fwd) << l;
     switch (nl) {
-      case 4: step_chains<Fwd, 4>(lane, s); break;
-      case 3: step_chains<Fwd, 3>(lane, s); break;
-      case 2: step_chains<Fwd, 2>(lane, s); break;
-      default: step_chains<Fwd, 1>(lane, s); break;
+      case 4: kStep4[mask](lane, s); break;
+      case 3: kStep3[mask](lane, s); break;
+      case 2: kStep2[mask](lane, s); break;
+      default: kStep1[mask](lane, s); break;
     }
     std::size_t w = 0;
     for (std::size_t l = 0; l < nl; ++l)
@@ -156,10 +170,10 @@ struct ChainScratch {
 // Monotone int64 keys of both laws: bits(F_i) while F_i <= 1/2, else kTop - bits(S_i), with F,
 // S the canonical levels (identical arithmetic to levels() in coupling_1d.cpp), so key order is
 // the order the careful walk uses. Phase 1 walks every block below level 1/2 and every block
-// holding it forward (F); phase 2 walks the blocks above it, and the upper part of the blocks
-// holding it (found from the phase-1 keys), backward (S). The chains of both laws are
-// interleaved. Returns false if a key lies within D (key units) of level 1/2, where the F and
-// S representations meet (the careful walk then decides).
+// holding it forward (F), and every block above it backward (S); phase 2 walks the upper part
+// of the blocks holding level 1/2 (found from the phase-1 keys) backward (S). The chains of
+// both laws and both directions are interleaved. Returns false if a key lies within D (key
+// units) of level 1/2, where the F and S representations meet (the careful walk then decides).
 bool keys_both(LawIn* law, std::int64_t D, ChainScratch& S) {
   // at most one chain per block plus one per mixed block; sized once per thread (no
   // per-call allocation once warm)
@@ -178,16 +192,16 @@ bool keys_both(LawIn* law, std::int64_t D, ChainScratch& S) {
       // (margins of 1e-12 dwarf the rounding of the block bases, ~1e-14).
       const double lo_end = (b + 1 < nb ? L[b + 1] : a.T) * inv;
       if (lo_end < 0.5 * (1 - 1e-12)) {
-        S.fwd[nf++] = {a.p, a.k, static_cast<std::ptrdiff_t>(s0), e - s0, 0.0, L[b], inv};
+        S.fwd[nf++] = {a.p, a.k, static_cast<std::ptrdiff_t>(s0), e - s0, 0.0, L[b], inv, true};
       } else if (L[b] * inv > 0.5 * (1 + 1e-12)) {
-        S.bwd[nbk++] = {a.p, a.k, static_cast<std::ptrdiff_t>(e) - 1, e - s0, 0.0, R[b], inv};
+        S.fwd[nf++] = {a.p, a.k, static_cast<std::ptrdiff_t>(e) - 1, e - s0, 0.0, R[b], inv, false};
       } else {
-        S.fwd[nf++] = {a.p, a.k, static_cast<std::ptrdiff_t>(s0), e - s0, 0.0, L[b], inv};
+        S.fwd[nf++] = {a.p, a.k, static_cast<std::ptrdiff_t>(s0), e - s0, 0.0, L[b], inv, true};
         S.mixed[nm++] = (w << 32) | b;
       }
     }
   }
-  run_chains<true>(S.fwd.data(), nf);
+  run_chains(S.fwd.data(), nf);
   for (std::size_t t = 0; t < nm; ++t) {
     std::size_t& mb = S.mixed[t];
     LawIn& a = law[mb >> 32];
@@ -206,13 +220,13 @@ bool keys_both(LawIn* law, std::int64_t D, ChainScratch& S) {
     // level 1/2 is k[s-1]. Blocks of mode 0 / 2 are >= 1e-12 (relative) away from it.
     if (s > s0 && kHalf - a.k[s - 1] <= D) return false;
     if (s < e) {
-      S.bwd[nbk++] = {a.p, a.k, static_cast<std::ptrdiff_t>(e) - 1, e - s, 0.0, (*a.R)[b], 1.0 / a.T};
+      S.bwd[nbk++] = {a.p, a.k, static_cast<std::ptrdiff_t>(e) - 1, e - s, 0.0, (*a.R)[b], 1.0 / a.T, false};
       mb = (mb & ~std::size_t(0xffffffffu)) | s;  // now: where this block's S keys start
     } else {
       mb = ~std::size_t(0);
     }
   }
-  run_chains<false>(S.bwd.data(), nbk);
+  run_chains(S.bwd.data(), nbk);
   // The S keys s..e-1 of a mixed block are non-decreasing (S is non-increasing), so the one
   // nearest level 1/2 is k[s].
   for (std::size_t t = 0; t < nm; ++t) {
