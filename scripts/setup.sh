@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PKGS="g++ cmake libhwy-dev libboost-dev libbenchmark-dev"
+APT_PKGS="g++ libhwy-dev libboost-dev libbenchmark-dev"
 missing=""
 for p in $APT_PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 python3 -c 'import sysconfig,os,sys; sys.exit(0 if os.path.exists(os.path.join(sysconfig.get_paths()["include"],"Python.h")) else 1)' \
@@ -23,6 +23,7 @@ fi
 PY=.venv/bin/python
 # Build tools first: the project is installed without build isolation so that the CMake
 # build directory (build/) is reused and re-runs rebuild only what changed.
-$PY -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
-$PY -m pip install -q --disable-pip-version-check "scikit-build-core>=0.10" "pybind11>=2.12" "numpy>=1.24"
+$PY -m pip install -q --disable-pip-version-check --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
+$PY -m pip install -q --disable-pip-version-check "scikit-build-core>=0.10" "pybind11>=2.12" "numpy>=1.24" \
+  "cmake>=3.18" ninja
 $PY -m pip install -q --disable-pip-version-check --no-build-isolation ".[test,bench]"

@@ -11,7 +11,8 @@ from .errors import (NumericalError, ParameterError, ParameterTypeError, PufferE
 from .dist import DiscreteDist
 from .guarantees import PP, RPP, ApproxRPP, Provenance, RPPCurve, default_orders
 from . import _core  # noqa: F401  (the compiled core; fails loudly if the build is missing)
-from . import transport
+from . import transport, noise, sampling, secure
+from .sampling import add_noise, sample
 from .framework import Framework, Sensitivity
 from . import models, mechanisms, audit
 
@@ -20,6 +21,6 @@ __version__ = "0.1.0"
 __all__ = [
     "PufferError", "ParameterError", "ParameterTypeError", "NumericalError",
     "UnboundedSensitivityError", "DiscreteDist", "PP", "RPP", "ApproxRPP", "RPPCurve",
-    "Provenance", "default_orders", "transport", "Framework", "Sensitivity", "models", "mechanisms",
-    "audit",
+    "Provenance", "default_orders", "transport", "noise", "sampling", "secure", "sample",
+    "add_noise", "Framework", "Sensitivity", "models", "mechanisms", "audit",
 ]

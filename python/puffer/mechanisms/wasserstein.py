@@ -88,7 +88,9 @@ class GeneralWasserstein(Mechanism):
         d = framework.dim
         norm = getattr(noise, "natural_norm", None) if d > 1 else None
         self.sensitivity = _finite(framework.w_inf(norm=norm))
-        delta_g = self.sensitivity.value
+        # distances come correctly rounded, not upward: step up before they enter a divergence
+        delta_g = round_up(self.sensitivity.value, 2)
+        self._delta = delta_g
         fam = noise if d == 1 else noise.iid(d)
         if eps is not None:
             if alpha is not None and delta is not None:
@@ -124,7 +126,7 @@ class GeneralWasserstein(Mechanism):
         """Certified R_alpha(zeta, Delta_G) (alpha in (1, inf])."""
         if self.noise is None:
             return 0.0
-        return self.noise.epsilon(V.alpha("alpha", alpha), self.sensitivity.value)
+        return self.noise.epsilon(V.alpha("alpha", alpha), self._delta)
 
     def to_pp(self, delta: float) -> PP:
         """(eps, delta)-PP from the RPP curve, optimised over alpha (Prop 2.2)."""
@@ -150,7 +152,8 @@ class ApproximateWasserstein(Mechanism):
         self.delta = V.delta_open("delta", delta)
         self.alpha = math.inf if alpha is None else V.alpha("alpha", alpha)
         self.sensitivity = framework.near_radius(self.delta)
-        z = self.sensitivity.value
+        z = round_up(self.sensitivity.value, 2)   # correctly rounded distance, stepped up
+        self._z = z
         if eps is not None:
             eps = V.positive("eps", eps)
             eps_noise = eps - self._penalty(self.alpha)
@@ -172,7 +175,7 @@ class ApproximateWasserstein(Mechanism):
     def epsilon(self, alpha: float) -> float:
         """Certified eps of the approximate RPP guarantee at order alpha."""
         alpha = V.alpha("alpha", alpha)
-        r = 0.0 if self.noise is None else self.noise.epsilon(alpha, self.sensitivity.value)
+        r = 0.0 if self.noise is None else self.noise.epsilon(alpha, self._z)
         return round_up(r + self._penalty(alpha))
 
     def to_pp(self, delta: float | None = None) -> PP:
@@ -220,7 +223,9 @@ class DistributionAwareWasserstein(Mechanism):
             raise ParameterError("framework", framework.name, "at least one pair of possible secrets")
         # All plans concatenated: one vectorised divergence call per order, segment sums per pair.
         self._meta = meta
-        self._v = np.concatenate(vs)
+        # |x - y| is correctly rounded; scale up by 2 ulps so the shift divergences are not below
+        # those of the exact differences (the built-in families' divergences grow with |v|)
+        self._v = np.concatenate(vs) * (1.0 + 2.0 ** -51)
         self._logm = np.log(np.concatenate(ms))
         self._starts = np.r_[0, np.cumsum([v.size for v in vs])[:-1]]
         w = np.maximum.reduceat(np.abs(self._v), self._starts)

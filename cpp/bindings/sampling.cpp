@@ -1,0 +1,164 @@
+// Bindings of cpp/sampling: thin conversions numpy <-> pointers; loops run without the GIL.
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "bindings/registry.hpp"
+#include "common/errors.hpp"
+#include "common/parallel.hpp"
+#include "sampling/chacha20.hpp"
+#include "sampling/philox.hpp"
+#include "sampling/samplers.hpp"
+#include "sampling/secure.hpp"
+
+namespace py = pybind11;
+namespace ps = puffer::sampling;
+
+namespace {
+
+// A writable, C-contiguous 1-D-compatible buffer of T (any shape; treated as flat).
+template <class T>
+T* flat_ptr(const py::array& a, const char* name, bool writable, std::size_t& n) {
+  if (!py::isinstance<py::array_t<T>>(a) || !a.dtype().is(py::dtype::of<T>())) {
+    throw puffer::InvalidArgument(name, "array of dtype " + std::string(py::str(a.dtype())),
+                                  std::string("dtype ") + std::string(py::str(py::dtype::of<T>())));
+  }
+  if (!(a.flags() & py::array::c_style)) throw puffer::InvalidArgument(name, "non-contiguous array", "a C-contiguous array");
+  if (writable && !a.writeable()) throw puffer::InvalidArgument(name, "read-only array", "a writable array");
+  n = std::size_t(a.size());
+  return static_cast<T*>(const_cast<void*>(a.data()));
+}
+
+template <class T>
+void fill(int kind, double p0, double p1, std::uint32_t k0, std::uint32_t k1, std::uint32_t word,
+          std::uint64_t start, py::array out, py::object in, unsigned threads) {
+  const ps::KernelParams kp = ps::make_kernel_params(kind, p0, p1);
+  std::size_t n = 0, n_in = 0;
+  T* o = flat_ptr<T>(out, "out", true, n);
+  const T* i = nullptr;
+  if (!in.is_none()) {
+    i = flat_ptr<T>(in.cast<py::array>(), "values", false, n_in);
+    if (n_in != n) throw puffer::InvalidArgument("out", "size " + std::to_string(n), "size " + std::to_string(n_in));
+  }
+  py::gil_scoped_release release;
+  if constexpr (std::is_same_v<T, double>) {
+    ps::fill_f64(kp, {k0, k1, word}, start, n, i, o, threads);
+  } else {
+    ps::fill_f32(kp, {k0, k1, word}, start, n, i, o, threads);
+  }
+}
+
+const std::uint8_t* key_ptr(const py::object& key, std::string& holder) {
+  if (key.is_none()) return nullptr;
+  holder = key.cast<std::string>();
+  if (holder.size() != 32) throw puffer::InvalidArgument("key", std::to_string(holder.size()) + " bytes", "32 bytes");
+  return reinterpret_cast<const std::uint8_t*>(holder.data());
+}
+
+}  // namespace
+
+PUFFER_BIND_SUBMODULE(sampling, m) {
+  m.doc() = "Counter-based SIMD samplers and the secure (exact lattice) mode. Use puffer.sampling.";
+  m.def("fill_f64", &fill<double>, py::arg("kind"), py::arg("p0"), py::arg("p1"), py::arg("k0"), py::arg("k1"),
+        py::arg("word"), py::arg("start"), py::arg("out"), py::arg("values") = py::none(), py::arg("threads") = 0);
+  m.def("fill_f32", &fill<float>, py::arg("kind"), py::arg("p0"), py::arg("p1"), py::arg("k0"), py::arg("k1"),
+        py::arg("word"), py::arg("start"), py::arg("out"), py::arg("values") = py::none(), py::arg("threads") = 0);
+  m.def("fill_constant",
+        [](py::array out, double value, unsigned threads) {
+          // The memory-write ceiling the benchmark compares against: the same pool, the same
+          // 2^15-value tasks, nothing but stores.
+          std::size_t n = 0;
+          double* o = flat_ptr<double>(out, "out", true, n);
+          puffer::require(threads <= 1024, "threads", threads, "0 (all cores) to 1024");
+          py::gil_scoped_release release;
+          const std::size_t task = std::size_t(1) << 15;
+          puffer::parallel_for((n + task - 1) / task, threads, [&](std::size_t t) {
+            const std::size_t lo = t * task, hi = std::min(n, lo + task);
+            std::fill(o + lo, o + hi, value);
+          });
+        },
+        py::arg("out"), py::arg("value"), py::arg("threads") = 0);
+  m.def("first_nonfinite",
+        [](py::array values, unsigned threads) -> long long {
+          // Index of the first NaN/inf in a float32/float64 buffer, or -1 (a parallel read-only
+          // pass, so add_noise rejects bad input before writing anything).
+          std::size_t n = 0;
+          const bool f64 = values.dtype().is(py::dtype::of<double>());
+          const void* ptr = f64 ? static_cast<const void*>(flat_ptr<double>(values, "values", false, n))
+                                : static_cast<const void*>(flat_ptr<float>(values, "values", false, n));
+          puffer::require(threads <= 1024, "threads", threads, "0 (all cores) to 1024");
+          py::gil_scoped_release release;
+          const std::size_t task = std::size_t(1) << 16;
+          const std::size_t n_tasks = (n + task - 1) / task;
+          std::vector<long long> first(n_tasks, -1);
+          puffer::parallel_for(n_tasks, threads, [&](std::size_t t) {
+            const std::size_t lo = t * task, hi = std::min(n, lo + task);
+            bool bad = false;
+            if (f64) {
+              const double* v = static_cast<const double*>(ptr);
+              for (std::size_t i = lo; i < hi; ++i) bad |= !(v[i] - v[i] == 0.0);
+            } else {
+              const float* v = static_cast<const float*>(ptr);
+              for (std::size_t i = lo; i < hi; ++i) bad |= !(v[i] - v[i] == 0.0f);
+            }
+            if (!bad) return;
+            for (std::size_t i = lo; i < hi; ++i) {
+              const double x = f64 ? static_cast<const double*>(ptr)[i] : double(static_cast<const float*>(ptr)[i]);
+              if (!std::isfinite(x)) {
+                first[t] = (long long)i;
+                return;
+              }
+            }
+          });
+          for (long long f : first)
+            if (f >= 0) return f;
+          return -1;
+        },
+        py::arg("values"), py::arg("threads") = 0);
+  m.def("simd_targets", &ps::simd_targets, "SIMD targets compiled in and supported by this CPU, best first.");
+  m.def("simd_target", &ps::simd_target, "The SIMD target in use.");
+  m.def("set_simd_target", &ps::set_simd_target, py::arg("name"),
+        "Force a SIMD target by name ('auto' = best); affects all later calls in this process.");
+  m.def("philox4x32_10",
+        [](std::array<std::uint32_t, 4> c, std::uint32_t k0, std::uint32_t k1) { return ps::philox4x32_10(c, k0, k1); },
+        py::arg("counter"), py::arg("k0"), py::arg("k1"), "Scalar Philox4x32-10 block (reference).");
+  m.def("chacha20_block", [](std::array<std::uint32_t, 16> s) { return ps::chacha20_block(s); }, py::arg("state"),
+        "RFC 8439 ChaCha20 block function (for the known-answer test).");
+  m.def("secure_sample",
+        [](int kind, std::uint64_t num, std::uint64_t den, std::uint64_t t, std::size_t n, unsigned threads,
+           py::object key) {
+          std::string holder;
+          const std::uint8_t* k = key_ptr(key, holder);
+          ps::SecureParams p{kind, num, den, t};
+          ps::validate_secure(p);
+          py::array_t<std::int64_t> out(n);
+          std::int64_t* o = out.mutable_data();
+          {
+            py::gil_scoped_release release;
+            ps::secure_sample_int(p, o, n, threads, k);
+          }
+          return out;
+        },
+        py::arg("kind"), py::arg("num"), py::arg("den"), py::arg("t"), py::arg("n"), py::arg("threads") = 0,
+        py::arg("key") = py::none(),
+        "Exact discrete Laplace (kind 0, scale num/den) or discrete Gaussian (kind 1, sigma^2 = num/den, "
+        "t = floor(sigma)+1) integers. key: 32 bytes for tests only (None = OS entropy).");
+  m.def("secure_add",
+        [](int kind, std::uint64_t num, std::uint64_t den, std::uint64_t t, int g_exp, py::array values,
+           py::array out, unsigned threads, py::object key) {
+          std::string holder;
+          const std::uint8_t* k = key_ptr(key, holder);
+          std::size_t n = 0, n_in = 0;
+          const double* i = flat_ptr<double>(values, "values", false, n_in);
+          double* o = flat_ptr<double>(out, "out", true, n);
+          if (n != n_in) throw puffer::InvalidArgument("out", "size " + std::to_string(n), "size " + std::to_string(n_in));
+          ps::SecureParams p{kind, num, den, t};
+          py::gil_scoped_release release;
+          ps::secure_add_f64(p, g_exp, i, o, n, threads, k);
+        },
+        py::arg("kind"), py::arg("num"), py::arg("den"), py::arg("t"), py::arg("g_exp"), py::arg("values"),
+        py::arg("out"), py::arg("threads") = 0, py::arg("key") = py::none());
+}

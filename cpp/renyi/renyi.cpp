@@ -1,0 +1,497 @@
+// Renyi shift divergences: closed forms (spec 000 Cor 3.1) and certified log-space quadrature.
+// See renyi.hpp for the representation used and logquad.hpp for the integrator.
+#include "renyi/renyi.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include <boost/math/special_functions/gamma.hpp>
+
+#include "common/errors.hpp"
+#include "common/parallel.hpp"
+#include "common/rounding.hpp"
+#include "renyi/logquad.hpp"
+
+namespace puffer::renyi {
+
+// simd_integrands.cpp (Highway dynamic dispatch)
+void student_log_integrand_simd(const double* y, std::size_t n, double c, double k, double nu, double alpha,
+                                double beta, double base, double* out);
+void logistic_log_integrand_simd(const double* y, std::size_t n, double c, double alpha, double beta, double base,
+                                 double* out);
+void gengauss_log_integrand_simd(const double* y, std::size_t n, double c, double shape, double alpha, double beta,
+                                 double base, double* out);
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kEps = std::numeric_limits<double>::epsilon();
+constexpr double kLn2 = 0.69314718055994530942;
+constexpr double kLn4 = 1.38629436111989061883;
+
+// log(sinh(x)) for x >= 0 (-inf at 0).
+inline double lsinh(double x) {
+  if (x > 40.0) return x - kLn2;  // log1p(-e^{-2x}) < 1e-34
+  if (x > 20.0) return x - kLn2 + std::log1p(-std::exp(-2.0 * x));
+  return std::log(std::sinh(x));
+}
+// log(cosh(x)).
+inline double lcosh(double x) {
+  double a = std::fabs(x);
+  return a + std::log1p(std::exp(-2.0 * a)) - kLn2;
+}
+// log(1 + e^x) without overflow.
+inline double softplus(double x) { return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); }
+
+// log( expm1(b s) + b expm1(-s) ), b = alpha - 1 > 0: the non-negative Jensen form of the
+// general (non-symmetric) integrand e^a psi(a - b).
+double log_psi(double b, double s) {
+  if (s == 0.0) return -kInf;
+  double as = std::fabs(s);
+  if (as < 0.5 && b * as < 0.5) {
+    // sum_{n>=2} (b^n + b (-1)^n) s^n / n!   (the n = 1 terms cancel exactly)
+    double pb = b * s, p1 = -s, sum = 0.0;
+    for (int n = 2; n < 80; ++n) {
+      pb *= b * s / n;
+      p1 *= -s / n;
+      const double term = pb + b * p1;
+      sum += term;
+      // stop on the size of the parts, not of the term (which is 0 at odd n when b = 1)
+      if (std::fabs(pb) + b * std::fabs(p1) <= 1e-18 * std::fabs(sum)) break;
+    }
+    return std::log(sum);
+  }
+  if (s > 0 && b * s > 40.0) return b * s + std::log1p(-std::exp(-b * s) * (1.0 + b - b * std::exp(-s)));
+  if (s < 0 && as > 40.0) return std::log(b) + as + std::log1p(std::exp(-as) * (std::expm1(b * s) / b - 1.0));
+  return std::log(std::expm1(b * s) + b * std::expm1(-s));
+}
+
+// log( s + expm1(-s) ) >= 0-form of the KL integrand e^a (s + expm1(-s)), s = a - b.
+double log_kl_core(double s) {
+  if (s == 0.0) return -kInf;
+  if (std::fabs(s) < 0.5) {
+    double p = 1.0, sum = 0.0;  // sum_{n>=2} (-s)^n/n!
+    p = -s;
+    for (int n = 2; n < 60; ++n) {
+      p *= -s / n;
+      sum += p;
+      if (std::fabs(p) <= 1e-18 * std::fabs(sum)) break;
+    }
+    return std::log(sum);
+  }
+  if (s < -40.0) return -s + std::log1p(std::exp(s) * (s - 1.0));
+  return std::log(s + std::expm1(-s));
+}
+
+// ---- standardized symmetric families: m(y), d(y) at y >= 0, c = u/2 ----------------------
+struct Sym {
+  int fam;
+  Shape sh;
+  double c;
+  double logZ;  // log of the normalizing constant of exp(h)
+
+  inline void md(double y, double& m, double& d) const {
+    const double c_ = c;
+    switch (fam) {
+      case 0: {  // Gaussian
+        m = -0.5 * (y * y + c_ * c_);
+        d = y * c_;
+        return;
+      }
+      case 1: {  // Laplace
+        m = -std::max(y, c_);
+        d = std::min(y, c_);
+        return;
+      }
+      case 2: {  // Student-type
+        const double A = (y - c_) * (y - c_) / sh.nu, B = (y + c_) * (y + c_) / sh.nu;
+        if (!(B < 1e300)) { m = -kInf; d = 0.0; return; }
+        m = -0.25 * sh.k * std::log((1.0 + A) * (1.0 + B));
+        d = 0.25 * sh.k * std::log1p((4.0 * y * c_ / sh.nu) / (1.0 + A));
+        return;
+      }
+      case 3: {  // Logistic: h = -2 log cosh(x/2)
+        const double A = 0.5 * (y + c_), B = 0.5 * (y - c_);
+        m = -(lcosh(A) + lcosh(B));
+        if (y <= 40.0 && c_ <= 40.0) {
+          // cosh A - cosh B = 2 sinh(y/2) sinh(c/2): no cancellation for small c
+          d = std::log1p(2.0 * std::sinh(0.5 * y) * std::sinh(0.5 * c_) / std::cosh(B));
+        } else {
+          d = std::min(y, c_) + std::log1p(std::exp(-2.0 * std::fabs(A))) - std::log1p(std::exp(-2.0 * std::fabs(B)));
+        }
+        return;
+      }
+      default: {  // GenGaussian, h = -|x|^beta
+        const double p = y + c_;
+        const double pb = std::pow(p, sh.beta);
+        if (!(pb < 1e300)) { m = -kInf; d = 0.0; return; }
+        const double r = std::log1p(-2.0 * std::min(y, c_) / p);  // log(|y - c| / (y + c))
+        m = -0.5 * (pb + std::pow(std::fabs(y - c_), sh.beta));
+        d = -0.5 * pb * std::expm1(sh.beta * r);
+        return;
+      }
+    }
+  }
+};
+
+double log_normalizer(int fam, const Shape& s) {
+  switch (fam) {
+    case 0: return -0.5 * std::log(2.0 * M_PI);
+    case 1: return -kLn2;
+    case 2:  // 1 / int (1 + x^2/nu)^{-k/2} dx = Gamma(k/2) / (sqrt(nu pi) Gamma((k-1)/2))
+      return std::log(boost::math::tgamma_delta_ratio(0.5 * s.k, -0.5)) - 0.5 * std::log(s.nu * M_PI);
+    case 3: return -kLn4;
+    default: return -kLn2 - std::lgamma(1.0 + 1.0 / s.beta);
+  }
+}
+
+// Folded Renyi integrand (alpha > 1) or KL integrand (kl = true), in log space.
+struct SymRenyiFn {
+  Sym S;
+  double alpha, beta;
+  bool kl;
+  void operator()(const double* y, std::size_t n, double* out) const {
+    if (!kl && n >= 4) {  // vectorised versions of the loop below (simd_integrands.cpp)
+      if (S.fam == 2) { student_log_integrand_simd(y, n, S.c, S.sh.k, S.sh.nu, alpha, beta, S.logZ + kLn4, out); return; }
+      if (S.fam == 3) { logistic_log_integrand_simd(y, n, S.c, alpha, beta, S.logZ + kLn4, out); return; }
+      if (S.fam == 4) { gengauss_log_integrand_simd(y, n, S.c, S.sh.beta, alpha, beta, S.logZ + kLn4, out); return; }
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      double m, d;
+      S.md(y[i], m, d);
+      if (!(m > -kInf) || !(d > 0.0)) { out[i] = -kInf; continue; }
+      const double ad = alpha * d;
+      double t;
+      if (kl) t = d <= 20.0 ? std::log(d * std::sinh(d)) : std::log(d) + lsinh(d);
+      else if (ad <= 20.0 && ad > 1e-100) t = std::log(std::sinh(ad) * std::sinh(beta * d));
+      else t = lsinh(ad) + lsinh(beta * d);
+      out[i] = S.logZ + m + kLn4 + t;
+    }
+  }
+};
+
+double d_inf(int fam, const Shape& s, double u) {
+  if (u == 0.0) return 0.0;
+  switch (fam) {
+    case 0: return kInf;
+    case 1: return round_up(u, 2);
+    case 2: return round_up(s.k * std::asinh(0.5 * u / std::sqrt(s.nu)), 8);  // sup_y 2 d(y) at y = sqrt(nu + c^2)
+    case 3: return round_up(u, 2);  // h is 1-Lipschitz; sup of the log-ratio is u (limit x -> inf)
+    default: return s.beta == 1.0 ? round_up(u, 2) : kInf;
+  }
+}
+
+double gaussian_closed(double alpha, double u) {
+  if (std::isinf(alpha)) return u == 0 ? 0.0 : kInf;
+  return round_up(alpha * u * u * 0.5, 8);  // KL (alpha = 1) is u^2/2
+}
+
+// Laplace (spec 000 Cor 3.1), cancellation-free for small alpha*u, log1p form otherwise.
+double laplace_closed(double alpha, double u) {
+  if (u == 0.0) return 0.0;
+  if (std::isinf(alpha)) return round_up(u, 2);
+  const double b = alpha - 1.0;
+  if (alpha * u < 0.5) {
+    // exp(b D) - 1 = alpha b/(2 alpha - 1) sum_{n>=2} u^n [b^{n-1} + (-1)^n alpha^{n-1}] / n!
+    double pu = u, pb = 1.0, pa = 1.0, fact = 1.0, sum = 0.0;
+    for (int n = 2; n < 80; ++n) {
+      pu *= u; pb *= b; pa *= -alpha; fact *= n;
+      // pb = b^{n-1}, pa = (-alpha)^{n-1}, and (-1)^n alpha^{n-1} = -(-alpha)^{n-1}
+      const double term = pu * (pb - pa) / fact;
+      sum += term;
+      if (std::fabs(term) <= 1e-18 * std::fabs(sum)) break;
+    }
+    const double S = alpha / (2.0 * alpha - 1.0) * sum;  // (exp(bD) - 1) / b
+    double D;
+    if (b == 0.0) D = S;
+    else {
+      const double x = b * S;
+      D = x == 0.0 ? S : S * (std::log1p(x) / x);
+    }
+    return round_up(D * (1.0 + 64.0 * kEps), 4);
+  }
+  if (b * u < 700.0) {
+    // exp(b D) - 1 = [alpha expm1(b u) + b expm1(-alpha u)] / (2 alpha - 1): both terms are
+    // O(b), so divide by b first (stable as alpha -> 1; b = 0 is KL = u + expm1(-u)). For
+    // alpha u >= 1/2 the two terms cancel by at most a factor 4.7.
+    const double T1 = alpha * (b == 0.0 ? u : std::expm1(b * u) / b);
+    const double T2 = std::expm1(-alpha * u);
+    const double sum = T1 + T2;
+    const double S = sum / (2.0 * alpha - 1.0);
+    const double rel = 8.0 * kEps * (std::fabs(T1) + std::fabs(T2)) / sum + 8.0 * kEps;
+    const double x = b * S;
+    const double D = (x == 0.0) ? S : S * (std::log1p(x) / x);
+    return round_up(D * (1.0 + rel), 4);
+  }
+  // large b u: D = u + [log(alpha/(2 alpha - 1)) + log1p((b/alpha) e^{-(2 alpha - 1) u})] / b,
+  // the bracket is O(1) and b u >= 700, so there is no cancellation against u.
+  const double t1 = std::log(alpha / (2.0 * alpha - 1.0));
+  const double t2 = std::log1p((b / alpha) * std::exp(-(2.0 * alpha - 1.0) * u));
+  const double D = u + (t1 + t2) / b;
+  const double err = 8.0 * kEps * (std::fabs(t1) + std::fabs(t2) + 1.0) / b + 8.0 * kEps * (u + std::fabs(D));
+  return round_up(D + err, 4);
+}
+
+double quad_divergence(int fam, const Shape& s, double alpha, double u) {
+  const bool kl = (alpha == 1.0);
+  const double beta = alpha - 1.0;
+  Sym S{fam, s, 0.5 * u, log_normalizer(fam, s)};
+  SymRenyiFn f{S, alpha, beta, kl};
+  LogQuadOptions opt;
+  opt.half_line = true;
+  opt.scale_hint = std::max(0.5 * u, 1.0);
+  opt.noise_at = [&](double y) {
+    double m, d;
+    S.md(y, m, d);
+    return 8.0 * kEps * (std::fabs(S.logZ) + std::fabs(m) + (kl ? 1.0 : alpha) * std::fabs(d) + 8.0);
+  };
+  std::vector<double> kinks;
+  if (fam == 1 || fam == 4) kinks.push_back(0.5 * u);  // h not smooth at 0: the shifted kink
+  LogQuadResult r = integrate_log(f, kinks, opt);
+  if (r.unbounded) return kInf;  // not reachable for the shipped families; +inf is the safe side
+  if (!(r.Q + r.err > 0.0)) throw NumericalFailure("renyi quadrature: integrand vanished (underflow) at u=" + to_str(u));
+  // rounding margin: relative error of each integrand value near the peak
+  double m, d;
+  S.md(r.y_peak, m, d);
+  const double mag = std::fabs(S.logZ) + std::fabs(m) + (kl ? 1.0 : alpha) * std::fabs(d) + std::fabs(r.M) + 40.0;
+  const double margin = 2e-13 + 64.0 * kEps * mag;
+  const double logJ = r.M + std::log(r.Q + r.err) + margin;
+  double D = kl ? std::exp(logJ) : softplus(logJ) / beta;
+  // below the float range the smallest subnormal is still an upper bound
+  if (!(D > 0.0)) D = std::numeric_limits<double>::denorm_min();
+  return round_up(D, 8);
+}
+
+}  // namespace
+
+void check_shape(int family, const Shape& s) {
+  require(family >= 0 && family <= 4, "family", family, "a family code in 0..4");
+  if (family == 2) {
+    require(std::isfinite(s.k) && s.k > 1.0, "k", s.k, "a finite tail exponent k > 1");
+    require(std::isfinite(s.nu) && s.nu > 0.0, "nu", s.nu, "a finite nu > 0");
+  }
+  if (family == 4) require(std::isfinite(s.beta) && s.beta >= 1.0, "beta", s.beta, "a finite beta >= 1");
+}
+
+double shift_divergence(int family, const Shape& s, double alpha, double u, bool force_quadrature) {
+  check_shape(family, s);
+  require(alpha >= 1.0, "alpha", alpha, "a Renyi order >= 1 (1 = KL, inf allowed)");
+  require(std::isfinite(u) && u >= 0.0, "u", u, "a finite standardized shift >= 0");
+  if (u == 0.0) return 0.0;
+  if (std::isinf(alpha)) return d_inf(family, s, u);
+  if (!force_quadrature) {
+    if (family == 0) return gaussian_closed(alpha, u);
+    if (family == 1) return laplace_closed(alpha, u);
+    if (family == 4 && s.beta == 1.0) return laplace_closed(alpha, u);
+    if (family == 4 && s.beta == 2.0) return gaussian_closed(alpha, u * std::sqrt(2.0) * (1.0 + 2.0 * kEps));
+  }
+  try {
+    return quad_divergence(family, s, alpha, u);
+  } catch (const NumericalFailure&) {
+    // Shifts beyond the resolution of double (u > ~1e15 scales: the peak near y = u/2 is
+    // narrower than one ulp of y) cannot be integrated; D_alpha <= D_inf (Renyi divergences
+    // are non-decreasing in alpha) is then the certified answer when D_inf is finite.
+    if (force_quadrature) throw;
+    const double dinf = d_inf(family, s, u);
+    if (std::isfinite(dinf)) return dinf;
+    throw;
+  }
+}
+
+void shift_divergence_batch(int family, const Shape& s, const double* alpha, const double* u, double* out,
+                            std::size_t n, unsigned threads, bool force_quadrature) {
+  check_shape(family, s);
+  for (std::size_t i = 0; i < n; ++i) {
+    require(alpha[i] >= 1.0, "alpha", alpha[i], "a Renyi order >= 1 (1 = KL, inf allowed)");
+    require(std::isfinite(u[i]) && u[i] >= 0.0, "u", u[i], "a finite standardized shift >= 0");
+  }
+  const bool cheap = !force_quadrature && (family <= 1 || (family == 4 && (s.beta == 1.0 || s.beta == 2.0)));
+  const std::size_t chunk = cheap ? 4096 : 8;
+  const std::size_t n_tasks = (n + chunk - 1) / chunk;
+  if (n_tasks <= 1) {
+    for (std::size_t i = 0; i < n; ++i) out[i] = shift_divergence(family, s, alpha[i], u[i], force_quadrature);
+    return;
+  }
+  parallel_for(n_tasks, threads, [&](std::size_t t) {
+    const std::size_t hi = std::min(n, (t + 1) * chunk);
+    for (std::size_t i = t * chunk; i < hi; ++i) out[i] = shift_divergence(family, s, alpha[i], u[i], force_quadrature);
+  });
+}
+
+double max_shift(int family, const Shape& s, double alpha, double eps) {
+  check_shape(family, s);
+  require(alpha >= 1.0, "alpha", alpha, "a Renyi order >= 1 (inf allowed)");
+  require(eps >= 0.0 && !std::isnan(eps), "eps", eps, "a target eps >= 0");
+  if (eps == 0.0) return 0.0;
+  if (std::isinf(eps)) return kInf;
+  auto D = [&](double u) { return shift_divergence(family, s, alpha, u); };
+  double u0;
+  if (std::isinf(alpha)) {
+    if (std::isinf(d_inf(family, s, 1.0))) return 0.0;  // D_inf = inf for every u > 0
+    u0 = (family == 2) ? 2.0 * std::sqrt(s.nu) * std::sinh(eps / s.k) : eps;
+    for (int i = 0; i < 200 && D(u0) > eps; ++i) u0 *= (1.0 - 4.0 * kEps);
+    return u0;
+  }
+  if (family == 0) {
+    u0 = std::sqrt(2.0 * eps / alpha);
+    for (int i = 0; i < 200 && D(u0) > eps; ++i) u0 *= (1.0 - 4.0 * kEps);
+    return u0;
+  }
+  // Root of g(t) = log D(e^t) - log eps (increasing in t = log u). Secant steps in (t, g)
+  // from a Gaussian-like guess until the root is bracketed, then Illinois. Every evaluation is
+  // a certified upper bound, so any u with g <= 0 is safe; we return the largest such u found,
+  // stopping once D(u_lo) >= eps (1 - 1e-11) or the bracket is 1e-12 wide in log u.
+  const double leps = std::log(eps);
+  auto g = [&](double t) {
+    // the sign decides safety, so it must agree with v <= eps exactly (log can round to 0)
+    const double v = D(std::exp(t));
+    if (!(v > 0)) return -kInf;
+    const double r = std::log(v) - leps;
+    return v <= eps ? std::min(r, 0.0) : std::max(r, 1e-300);
+  };
+  double t0 = std::log(std::min(std::max(std::sqrt(2.0 * eps / alpha), 1e-8), 1e8));
+  double g0 = g(t0);
+  double tlo = -kInf, glo = -kInf, thi = kInf, ghi = kInf;
+  auto record = [&](double t, double gv) {
+    if (gv <= 0) { if (t > tlo) { tlo = t; glo = gv; } }
+    else if (t < thi) { thi = t; ghi = gv; }
+  };
+  record(t0, g0);
+  double tp = t0, gp = g0;
+  double t1 = std::isfinite(g0) ? t0 - g0 / 2.0 : t0 + 2.0;  // D ~ u^2 for small shifts
+  for (int it = 0; it < 60 && !(std::isfinite(tlo) && std::isfinite(thi)); ++it) {
+    t1 = std::min(std::max(t1, tp - 6.0), tp + 6.0);
+    if (t1 > 690.0) return kInf;
+    if (t1 < -690.0) return 0.0;
+    double g1 = g(t1);
+    record(t1, g1);
+    double tn;
+    if (std::isfinite(g1) && std::isfinite(gp) && g1 != gp) tn = t1 - g1 * (t1 - tp) / (g1 - gp);
+    else tn = g1 > 0 ? t1 - 2.0 : t1 + 2.0;
+    if (!std::isfinite(tn) || tn == t1) tn = g1 > 0 ? t1 - 1.0 : t1 + 1.0;
+    tp = t1; gp = g1; t1 = tn;
+  }
+  if (!std::isfinite(tlo)) return 0.0;
+  if (!std::isfinite(thi)) return kInf;
+  int side = 0;
+  for (int it = 0; it < 200; ++it) {
+    if (thi - tlo <= 1e-12 || glo >= -2e-11) break;
+    double t;
+    if (std::isfinite(glo) && std::isfinite(ghi) && ghi > glo) t = (tlo * ghi - thi * glo) / (ghi - glo);
+    else t = 0.5 * (tlo + thi);
+    const double w = thi - tlo;
+    t = std::min(std::max(t, tlo + 1e-4 * w), thi - 1e-4 * w);
+    const double gm = g(t);
+    if (gm <= 0) {
+      tlo = t; glo = gm;
+      if (side == -1) ghi *= 0.5;
+      side = -1;
+    } else {
+      thi = t; ghi = gm;
+      if (side == +1) glo *= 0.5;
+      side = +1;
+    }
+  }
+  return std::exp(tlo);
+}
+
+// ---- user densities ------------------------------------------------------------------------
+namespace {
+
+struct CustomFn {
+  const LogPdfBatch& lp;
+  double c, alpha, beta;
+  bool sym, kl;
+  mutable std::vector<double> buf, vals;
+  mutable bool infinite = false;
+  void operator()(const double* y, std::size_t n, double* out) const {
+    buf.resize(2 * n);
+    vals.resize(2 * n);
+    for (std::size_t i = 0; i < n; ++i) { buf[i] = y[i] - c; buf[n + i] = y[i] + c; }
+    lp(buf.data(), 2 * n, vals.data());
+    for (std::size_t i = 0; i < n; ++i) {
+      const double a = vals[i], b = vals[n + i];  // a = log p(x - u), b = log p(x), x = y + c
+      for (double v : {a, b}) {
+        if (std::isnan(v) || v == kInf)
+          throw InvalidArgument("logpdf", "returned " + to_str(v) + " at x = " + to_str(std::isnan(a) || a == kInf ? buf[i] : buf[n + i]),
+                                "finite log-density values (or -inf outside the support)");
+      }
+      if (a == -kInf && b == -kInf) { out[i] = -kInf; continue; }
+      if (sym) {
+        if (a == -kInf || b == -kInf) { infinite = true; out[i] = -kInf; continue; }
+        const double m = 0.5 * (a + b), d = std::fabs(0.5 * (a - b));
+        if (d == 0.0) { out[i] = -kInf; continue; }
+        out[i] = m + kLn4 + (kl ? std::log(d) + lsinh(d) : lsinh(alpha * d) + lsinh(beta * d));
+        continue;
+      }
+      if (b == -kInf) { infinite = true; out[i] = -kInf; continue; }  // p(x) = 0 < p(x - u)
+      if (a == -kInf) { out[i] = kl ? b : std::log(beta) + b; continue; }
+      const double s = a - b;
+      double L;
+      if (kl) L = a + log_kl_core(s);
+      else if (s > 40.0) {
+        // e^a psi = e^{a + beta s} (1 - ...): a + beta s may exceed the float range when the
+        // ratio p(x-u)/p(x) grows without bound (then the divergence is +inf: the integrator
+        // sees L = +inf and reports it)
+        L = a + beta * s + std::log1p(-std::exp(-beta * s) * (1.0 + beta - beta * std::exp(-s)));
+      } else if (s < -40.0) {
+        L = std::log(beta) + b + std::log1p(std::exp(s) * (std::expm1(beta * s) / beta - 1.0));
+      } else {
+        L = a + log_psi(beta, s);
+      }
+      if (std::isnan(L)) L = (s > 0) ? kInf : -kInf;
+      out[i] = L;
+    }
+  }
+};
+
+struct MassFn {
+  const LogPdfBatch& lp;
+  void operator()(const double* y, std::size_t n, double* out) const {
+    lp(y, n, out);
+    for (std::size_t i = 0; i < n; ++i)
+      if (std::isnan(out[i]) || out[i] == kInf)
+        throw InvalidArgument("logpdf", "returned " + to_str(out[i]) + " at x = " + to_str(y[i]),
+                              "finite log-density values (or -inf outside the support)");
+  }
+};
+
+}  // namespace
+
+double custom_shift_divergence(const LogPdfBatch& logpdf, bool symmetric, double alpha, double u, double scale_hint) {
+  require(alpha >= 1.0 && std::isfinite(alpha), "alpha", alpha, "a finite Renyi order >= 1 for a user density");
+  require(std::isfinite(u), "u", u, "a finite standardized shift");
+  if (u == 0.0) return 0.0;
+  if (symmetric) u = std::fabs(u);
+  const bool kl = (alpha == 1.0);
+  CustomFn f{logpdf, 0.5 * u, alpha, alpha - 1.0, symmetric, kl, {}, {}, false};
+  LogQuadOptions opt;
+  opt.half_line = symmetric;
+  opt.scale_hint = std::max({0.5 * std::fabs(u), scale_hint, 1e-300});
+  LogQuadResult r = integrate_log(f, {}, opt);
+  if (f.infinite || r.unbounded) return kInf;
+  if (!(r.Q + r.err > 0.0)) throw NumericalFailure("renyi quadrature (custom density): integrand vanished at u=" + to_str(u));
+  const double margin = 1e-12 + 64.0 * kEps * (std::fabs(r.M) + 40.0) * (kl ? 1.0 : alpha);
+  const double logJ = r.M + std::log(r.Q + r.err) + margin;
+  double D = kl ? std::exp(logJ) : softplus(logJ) / (alpha - 1.0);
+  if (!(D > 0.0)) D = std::numeric_limits<double>::denorm_min();  // still an upper bound
+  return round_up(D, 8);
+}
+
+void custom_mass(const LogPdfBatch& logpdf, double scale_hint, double* mass, double* err) {
+  MassFn f{logpdf};
+  LogQuadOptions opt;
+  opt.half_line = false;
+  opt.scale_hint = scale_hint > 0 ? scale_hint : 1.0;
+  opt.rtol = 1e-12;
+  LogQuadResult r = integrate_log(f, {}, opt);
+  if (r.unbounded) { *mass = kInf; *err = 0.0; return; }
+  if (!(r.M > -kInf)) { *mass = 0.0; *err = 0.0; return; }
+  const double e = std::exp(r.M);
+  *mass = e * r.Q;
+  *err = e * r.err;
+}
+
+}  // namespace puffer::renyi

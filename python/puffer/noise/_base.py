@@ -1,0 +1,397 @@
+"""Shared machinery of the noise families: Renyi shift divergences, R_alpha(zeta, z), the GWM
+epsilon curve and calibration (spec 000 §1.1, §1.7, §2.1 item 3, §2.3 Thm 3.3 / Cor 3.1).
+
+Every number returned here that can end up in a guarantee is a certified upper bound:
+closed forms are rounded outward; quadrature values carry their error bound (see
+``cpp/renyi/renyi.hpp``); calibrated scales are re-checked after rounding and only returned
+once the certified value at that scale meets the target.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .. import _validate as V
+from ..errors import NumericalError, ParameterError, ParameterTypeError
+from ..guarantees import Provenance, RPPCurve, default_orders, round_up
+
+_EPS = np.finfo(np.float64).eps
+_ALPHA_MAX = 2.0 ** 16
+
+
+def _alpha_array(name: str, alpha: Any, *, allow_one: bool = False) -> np.ndarray:
+    """alpha as a float64 array; every entry > 1 (>= 1 if allow_one), NaN rejected, inf allowed."""
+    a = V.float_array(name, alpha, finite=False, allow_empty=True)
+    bad = ~((a >= 1.0) if allow_one else (a > 1.0))
+    if bad.any():
+        raise ParameterError(name, float(a.ravel()[np.argmax(bad.ravel())]),
+                             "a Renyi order > 1 (inf allowed)" if not allow_one else "an order >= 1")
+    return a
+
+
+def _finite_array(name: str, x: Any) -> np.ndarray:
+    return V.float_array(name, x, finite=True, allow_empty=True)
+
+
+def _nonneg_array(name: str, x: Any) -> np.ndarray:
+    a = V.float_array(name, x, finite=True, allow_empty=True)
+    if (a < 0).any():
+        raise ParameterError(name, float(a.ravel()[np.argmax(a.ravel() < 0)]), "a radius >= 0")
+    return a
+
+
+def _ret(out: np.ndarray, scalar: bool, dest: np.ndarray | None):
+    if dest is not None:
+        if not isinstance(dest, np.ndarray) or dest.shape != out.shape or dest.dtype != np.float64:
+            raise ParameterError("out", f"{type(dest).__name__} {getattr(dest, 'shape', '')}",
+                                 f"a float64 ndarray of shape {out.shape}")
+        dest[...] = out
+        return dest
+    return float(out) if scalar else out
+
+
+def _is_scalar(*xs: Any) -> bool:
+    return all(np.ndim(x) == 0 for x in xs)
+
+
+class NoiseFamily:
+    """Base class of additive noise laws on R (immutable; compare with ``==``).
+
+    Subclasses define ``_params`` (constructor arguments in order), ``scale``,
+    ``natural_norm``, the density functions, :meth:`_with_scale` and the divergence kernel
+    :meth:`_shift_div` (standardized shifts u = v / scale, alpha >= 1 with 1 = KL).
+    """
+
+    __slots__ = ("_frozen",)
+    _param_names: tuple[str, ...] = ()
+    #: True when s_alpha(zeta, v) is proved non-decreasing in |v| (spec 000 §1.7 [G]); else
+    #: R checks monotonicity numerically on a grid before using s_alpha(zeta, z).
+    _monotone_proved: bool = True
+    #: symmetric noise: s_alpha(zeta, v) = s_alpha(zeta, -v)
+    _symmetric: bool = True
+
+    # -- immutability, equality, repr ---------------------------------------------------
+    def __setattr__(self, name: str, value: Any) -> None:
+        if getattr(self, "_frozen", False):
+            raise AttributeError(f"{type(self).__name__} is immutable; use .calibrate or a new instance")
+        object.__setattr__(self, name, value)
+
+    def _freeze(self) -> None:
+        object.__setattr__(self, "_frozen", True)
+
+    def _key(self) -> tuple:
+        return tuple(getattr(self, n) for n in self._param_names)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__,) + self._key())
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._param_names)
+        return f"{type(self).__name__}({args})"
+
+    # -- to be provided by subclasses -----------------------------------------------------
+    @property
+    def scale(self) -> float:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _with_scale(self, scale: float) -> "NoiseFamily":  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _shift_div(self, alpha: np.ndarray, u: np.ndarray) -> np.ndarray:  # pragma: no cover
+        raise NotImplementedError
+
+    def _max_shift(self, alpha: float, eps: float) -> float:
+        """Largest standardized shift u with certified s_alpha(u) <= eps (from below)."""
+        return _generic_max_shift(lambda u: float(self._shift_div(np.array([alpha]), np.array([u]))[0]), eps)
+
+    # -- divergences ----------------------------------------------------------------------
+    def renyi_shift(self, alpha: Any, v: Any, *, out: np.ndarray | None = None):
+        """s_alpha(zeta, v) = D_alpha(zeta(. - v) || zeta): the Renyi divergence between the
+        noise shifted by v and the noise (spec 000 §0), a certified upper bound.
+
+        ``alpha`` (> 1, ``inf`` allowed) and ``v`` broadcast; returns a float for scalar input.
+
+        >>> from puffer.noise import Laplace
+        >>> round(Laplace(1.0).renyi_shift(2.0, 1.0), 12)
+        0.619123629999
+        """
+        if out is None and type(alpha) is float and type(v) is float:
+            # fast scalar path (same checks as below, without array conversions)
+            if alpha > 1.0 and math.isfinite(v):
+                return self._shift1(alpha, v)
+        scalar = _is_scalar(alpha, v)
+        a = _alpha_array("alpha", alpha)
+        x = _finite_array("v", v)
+        a, x = np.broadcast_arrays(a, x)
+        u = self._standardize(x)
+        res = self._shift_div(a.ravel(), u.ravel()).reshape(a.shape)
+        return _ret(res, scalar, out)
+
+    def _shift1(self, alpha: float, v: float) -> float:
+        u = abs(v) / self.scale if self._symmetric else v / self.scale
+        return float(self._shift_div(np.array([alpha]), np.array([u]))[0])
+
+    def kl_shift(self, v: Any, *, out: np.ndarray | None = None):
+        """KL(zeta(. - v) || zeta), the alpha -> 1 limit of :meth:`renyi_shift` (certified upper bound)."""
+        scalar = _is_scalar(v)
+        x = _finite_array("v", v)
+        u = self._standardize(x)
+        res = self._shift_div(np.ones(u.size), u.ravel()).reshape(x.shape)
+        return _ret(res, scalar, out)
+
+    def _standardize(self, v: np.ndarray) -> np.ndarray:
+        # u = |v| / scale; the division is correctly rounded and the kernels absorb 1 ulp of u.
+        return np.abs(v) / self.scale if self._symmetric else v / self.scale
+
+    def R(self, alpha: Any, z: Any, *, out: np.ndarray | None = None):
+        """R_alpha(zeta, z) = sup over |v| <= z of s_alpha(zeta, v) (spec 000 §1.7), certified.
+
+        For families whose shift divergence is proved non-decreasing in |v| this is
+        s_alpha(zeta, z); otherwise monotonicity is checked on a grid of 8 shifts first
+        (a failed check raises :class:`~puffer.NumericalError` instead of guessing).
+        """
+        scalar = _is_scalar(alpha, z)
+        a = _alpha_array("alpha", alpha)
+        zz = _nonneg_array("z", z)
+        a, zz = np.broadcast_arrays(a, zz)
+        res = self._R_flat(a.ravel().astype(np.float64), zz.ravel().astype(np.float64)).reshape(a.shape)
+        return _ret(res, scalar, out)
+
+    def _R_flat(self, a: np.ndarray, z: np.ndarray) -> np.ndarray:
+        u = z / self.scale
+        val = self._shift_div(a, u)
+        if not self._monotone_proved and a.size:
+            self._check_monotone(a, u, val)
+        return val
+
+    def _check_monotone(self, a: np.ndarray, u: np.ndarray, val: np.ndarray, n: int = 8) -> None:
+        frac = np.arange(1, n) / n
+        ag = np.repeat(a, n - 1)
+        ug = (u[:, None] * frac[None, :]).ravel()
+        g = self._shift_div(ag, ug).reshape(a.size, n - 1)
+        g = np.concatenate([g, val[:, None]], axis=1)
+        tol = 1e-12 * np.abs(g) + 1e-300
+        bad = (np.diff(g, axis=1) < -tol[:, 1:]).any(axis=1)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise NumericalError(
+                f"{self!r}: s_alpha(zeta, v) is not non-decreasing on a grid of [0, {u[i] * self.scale}] "
+                f"at alpha={a[i]}; R_alpha cannot be reduced to the boundary shift")
+
+    def epsilon(self, alpha: Any, sensitivity: Any, *, out: np.ndarray | None = None):
+        """The General Wasserstein mechanism's epsilon at order ``alpha`` for sensitivity
+        Delta: R_alpha(zeta, Delta) (spec 000 Thm 3.3). ``alpha = inf`` gives the pure-PP epsilon."""
+        return self.R(alpha, sensitivity, out=out)
+
+    def _provenance(self, sensitivity: float, extra: str = "") -> Provenance:
+        return Provenance(
+            mechanism="GeneralWasserstein",
+            theorem="spec 000 Thm 3.3: eps(alpha) = R_alpha(zeta, Delta_G)",
+            sensitivity=sensitivity,
+            noise=repr(self),
+            notes=(f"norm=l{self._norm_str()}; certified upper bounds (closed form rounded up or "
+                   f"log-space Gauss-Kronrod with its error bound){extra}"),
+        )
+
+    def _norm_str(self) -> str:
+        p = self.natural_norm
+        return "inf" if math.isinf(p) else (str(int(p)) if float(p).is_integer() else str(p))
+
+    def rpp_curve(self, sensitivity: float, alphas: Any = None) -> RPPCurve:
+        """The GWM RPP curve alpha -> R_alpha(zeta, Delta) on ``alphas`` (default:
+        :func:`puffer.default_orders`); built from the function, so ``to_pp`` refines
+        between orders."""
+        delta_g = V.nonneg("sensitivity", sensitivity)
+        grid = default_orders() if alphas is None else _alpha_array("alphas", alphas)
+        grid = np.asarray(grid, dtype=np.float64).ravel()
+        if alphas is None and math.isfinite(float(self.R(math.inf, delta_g))):
+            # pure PP is available (Laplace, Cauchy, ...): keep alpha = inf on the curve so
+            # that to_pp can pick it (the grid alone misses it, e.g. Laplace's eps = Delta/b)
+            # orders up to 2^16 let to_pp refine toward it (calibrate_pp searches the same range)
+            grid = np.concatenate([grid, 2.0 ** np.arange(11, 17), [math.inf]])
+        vals = self.R(grid, np.full(grid.shape, delta_g))
+        fn = lambda a: float(self.R(float(a), delta_g))  # noqa: E731
+        return RPPCurve(tuple(float(x) for x in grid), tuple(float(x) for x in np.atleast_1d(vals)),
+                        self._provenance(delta_g), fn)
+
+    # -- calibration ----------------------------------------------------------------------
+    def calibrate(self, *, eps: float, sensitivity: float, alpha: float | None = None,
+                  delta: float | None = None) -> "NoiseFamily":
+        """The same family (shape parameters kept) with the smallest certified scale.
+
+        * ``calibrate(alpha=a, eps=e, sensitivity=D)``: R_a(zeta, D) <= e ((a, e)-RPP for
+          the GWM, spec 000 Thm 3.3); ``alpha = inf`` targets pure e-PP.
+        * ``calibrate(eps=e, delta=d, sensitivity=D)``: (e, d)-PP through Prop 2.2,
+          minimising the scale over the order alpha (and alpha = inf when finite); see
+          :meth:`calibrate_pp`.
+
+        The returned scale is rounded up and re-checked: its certified R is <= the target.
+
+        >>> from puffer.noise import Gaussian
+        >>> s = Gaussian(1.0).calibrate(alpha=2.0, eps=1.0, sensitivity=2.0).sigma  # sigma^2 = 4
+        >>> 2.0 <= s <= 2.0 * (1 + 1e-14)
+        True
+        """
+        if delta is not None:
+            if alpha is not None:
+                raise ParameterError("alpha", alpha, "None when delta is given (the order is optimised)")
+            return self.calibrate_pp(eps=eps, delta=delta, sensitivity=sensitivity)
+        if alpha is None:
+            raise ParameterError("alpha", None, "a Renyi order > 1 (or give delta for (eps, delta)-PP)")
+        a = V.alpha("alpha", alpha)
+        e = V.positive("eps", eps)
+        dg = V.positive("sensitivity", sensitivity)
+        u = self._max_shift(a, e)
+        if not u > 0:
+            raise ParameterError("eps", e, f"a target reachable by {type(self).__name__} noise at alpha={a} "
+                                           f"(R_alpha(zeta, z) > eps for every scale)")
+        return self._finish_scale(dg / u, lambda f: float(f.R(a, dg)) <= e, f"R_{a} <= {e}")
+
+    def calibrate_pp(self, *, eps: float, delta: float, sensitivity: float) -> "NoiseFamily":
+        """Smallest scale giving (eps, delta)-PP for the GWM through Prop 2.2:
+        min over alpha of R_alpha(zeta, Delta) + log(1/delta)/(alpha - 1) <= eps.
+
+        For each order alpha > 1 + log(1/delta)/eps the largest admissible standardized
+        shift is found by the certified root finder; the order is optimised by golden section
+        in log(alpha - alpha_min). The target is met with a relative slack of 1e-9 so that
+        ``rpp_curve(Delta).to_pp(delta)`` (which re-optimises alpha) also meets it.
+        """
+        e = V.positive("eps", eps)
+        d = V.delta_open("delta", delta)
+        dg = V.positive("sensitivity", sensitivity)
+        L = -math.log(d)
+        target = e * (1.0 - 1e-9)
+        a_min = 1.0 + L / target
+
+        def shift_at(alpha: float) -> float:
+            rem = target - round_up(L / (alpha - 1.0))
+            if rem <= 0:
+                return 0.0
+            return self._max_shift(alpha, rem)
+
+        # golden section on t = log((alpha - 1)/(a_min - 1) - 1), maximising the shift;
+        # alpha <= 2^16, the range of rpp_curve's grid, so to_pp can find the same order
+        lo = -12.0
+        hi = math.log(max((_ALPHA_MAX - 1.0) / (a_min - 1.0) - 1.0, math.exp(lo + 1.0)))
+        g = (math.sqrt(5.0) - 1.0) / 2.0
+        f = lambda t: shift_at(1.0 + (a_min - 1.0) * (1.0 + math.exp(t)))  # noqa: E731
+        c, dd = hi - g * (hi - lo), lo + g * (hi - lo)
+        fc, fd = f(c), f(dd)
+        best_t, best_u = (c, fc) if fc >= fd else (dd, fd)
+        for _ in range(48):
+            if fc >= fd:
+                hi, dd, fd = dd, c, fc
+                c = hi - g * (hi - lo)
+                fc = f(c)
+            else:
+                lo, c, fc = c, dd, fd
+                dd = lo + g * (hi - lo)
+                fd = f(dd)
+            for t, v in ((c, fc), (dd, fd)):
+                if v > best_u:
+                    best_t, best_u = t, v
+            if hi - lo < 1e-6:
+                break
+        best_alpha = 1.0 + (a_min - 1.0) * (1.0 + math.exp(best_t))
+        # pure PP (alpha = inf) when the family has a finite R_inf
+        try:
+            u_inf = self._max_shift(math.inf, target)
+        except ParameterError:  # Custom: D_inf cannot be certified
+            u_inf = 0.0
+        if u_inf > best_u:
+            best_u, best_alpha = u_inf, math.inf
+        if not best_u > 0:
+            raise ParameterError("eps", e, f"a reachable (eps, delta) target for {type(self).__name__} noise")
+        a_star = best_alpha
+
+        def ok(fam: "NoiseFamily") -> bool:
+            r = float(fam.R(a_star, dg))
+            if math.isinf(a_star):
+                return r <= e
+            return round_up(r + L / (a_star - 1.0)) <= e
+
+        return self._finish_scale(dg / best_u, ok, f"(eps={e}, delta={d})-PP at alpha={a_star}")
+
+    def _finish_scale(self, s: float, ok, what: str) -> "NoiseFamily":
+        s = round_up(float(s), 4)
+        for _ in range(64):
+            fam = self._with_scale(s)
+            if ok(fam):
+                return fam
+            s = round_up(s * (1.0 + 64 * _EPS), 2)
+        raise NumericalError(f"calibration of {self!r} to {what} did not verify after rounding")
+
+    # -- products -------------------------------------------------------------------------
+    def iid(self, d: int) -> "IID":
+        """d-dimensional noise with iid coordinates (spec 000 §1.1 additivity, Lemma B.1)."""
+        from .product import IID
+        return IID(self, d)
+
+
+def _generic_max_shift(D, eps: float) -> float:
+    """Largest u with D(u) <= eps for a non-decreasing certified D, bracketed on the safe side
+    (Illinois on log D against log u, relative width 1e-10)."""
+    if eps <= 0:
+        return 0.0
+    if math.isinf(eps):
+        return math.inf
+    le = math.log(eps)
+
+    def g(u: float) -> float:
+        v = D(u)
+        return math.log(v) - le if v > 0 else -math.inf
+
+    u0 = 1.0
+    g0 = g(u0)
+    if g0 <= 0:
+        lo, glo, hi = u0, g0, u0 * 4
+        ghi = g(hi)
+        while ghi <= 0:
+            if hi > 1e300:
+                return math.inf
+            lo, glo, hi = hi, ghi, hi * 16
+            ghi = g(hi)
+    else:
+        hi, ghi, lo = u0, g0, u0 / 4
+        glo = g(lo)
+        while glo > 0:
+            if lo < 1e-300:
+                return 0.0
+            hi, ghi, lo = lo, glo, lo / 16
+            glo = g(lo)
+    side = 0
+    for _ in range(200):
+        tl, th = math.log(lo), math.log(hi)
+        if th - tl <= 1e-10:
+            break
+        if math.isfinite(glo) and math.isfinite(ghi) and ghi > glo:
+            t = (tl * ghi - th * glo) / (ghi - glo)
+        else:
+            t = 0.5 * (tl + th)
+        w = th - tl
+        t = min(max(t, tl + 1e-3 * w), th - 1e-3 * w)
+        um = math.exp(t)
+        gm = g(um)
+        if gm <= 0:
+            lo, glo = um, gm
+            if side == -1:
+                ghi *= 0.5
+            side = -1
+        else:
+            hi, ghi = um, gm
+            if side == 1:
+                glo *= 0.5
+            side = 1
+    return lo
+
+
+def check_type_real(name: str, x: Any) -> None:
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
+        raise ParameterTypeError(name, x, "a real number")
