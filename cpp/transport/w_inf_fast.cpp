@@ -93,12 +93,12 @@ struct Chain {
 // additions is hidden by the others (a chain is a sequence of dependent adds, ~4 cycles each;
 // L of them run in about the time of one).
 template <int L, unsigned Fwd>
-void step_chains(Chain* c, std::size_t steps) {
+void step_chains(Chain* const* c, std::size_t steps) {
   const double* p[L];
   std::int64_t* k[L];
   double acc[L], B[L], inv[L];
   std::ptrdiff_t i[L];
-  for (int l = 0; l < L; ++l) p[l] = c[l].p, k[l] = c[l].k, acc[l] = c[l].acc, B[l] = c[l].B, inv[l] = c[l].inv, i[l] = c[l].idx;
+  for (int l = 0; l < L; ++l) p[l] = c[l]->p, k[l] = c[l]->k, acc[l] = c[l]->acc, B[l] = c[l]->B, inv[l] = c[l]->inv, i[l] = c[l]->idx;
   for (std::size_t t = 0; t < steps; ++t) {
     for (int l = 0; l < L; ++l) {
       if ((Fwd >> l) & 1u) {
@@ -112,10 +112,10 @@ void step_chains(Chain* c, std::size_t steps) {
       }
     }
   }
-  for (int l = 0; l < L; ++l) c[l].acc = acc[l], c[l].idx = i[l], c[l].len -= steps;
+  for (int l = 0; l < L; ++l) c[l]->acc = acc[l], c[l]->idx = i[l], c[l]->len -= steps;
 }
 
-using StepFn = void (*)(Chain*, std::size_t);
+using StepFn = void (*)(Chain* const*, std::size_t);
 template <int L, std::size_t... M>
 constexpr std::array<StepFn, sizeof...(M)> step_table(std::index_sequence<M...>) {
   return {{&step_chains<L, static_cast<unsigned>(M)>...}};
@@ -128,17 +128,17 @@ constexpr auto kStep4 = step_table<4>(std::make_index_sequence<16>{});
 // Run a queue of chains (either direction), up to four at a time: the active lanes advance
 // together by the shortest remaining length, finished lanes are refilled from the queue.
 void run_chains(Chain* q, std::size_t nq) {
-  Chain lane[4];
+  Chain* lane[4];  // the chains stay in the queue; lanes point at them
   std::size_t nl = 0, next = 0;
   for (;;) {
     while (nl < 4 && next < nq) {
-      if (q[next].len) lane[nl++] = q[next];
+      if (q[next].len) lane[nl++] = &q[next];
       ++next;
     }
     if (nl == 0) return;
-    std::size_t s = lane[0].len;
+    std::size_t s = lane[0]->len;
     unsigned mask = 0;
-    for (std::size_t l = 0; l < nl; ++l) s = std::min(s, lane[l].len), mask |= unsigned(lane[l].fwd) << l;
+    for (std::size_t l = 0; l < nl; ++l) s = std::min(s, lane[l]->len), mask |= unsigned(lane[l]->fwd) << l;
     switch (nl) {
       case 4: kStep4[mask](lane, s); break;
       case 3: kStep3[mask](lane, s); break;
@@ -147,7 +147,7 @@ void run_chains(Chain* q, std::size_t nq) {
     }
     std::size_t w = 0;
     for (std::size_t l = 0; l < nl; ++l)
-      if (lane[l].len) lane[w++] = lane[l];
+      if (lane[l]->len) lane[w++] = lane[l];
     nl = w;
   }
 }
