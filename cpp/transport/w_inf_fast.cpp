@@ -94,25 +94,28 @@ struct Chain {
 // L of them run in about the time of one).
 template <int L, unsigned Fwd>
 void step_chains(Chain* const* c, std::size_t steps) {
+  // one offset t for all lanes (lane l touches atom idx_l + t or idx_l - t): two pointers per
+  // lane and no per-lane index, so four lanes fit in the registers
   const double* p[L];
   std::int64_t* k[L];
   double acc[L], B[L], inv[L];
-  std::ptrdiff_t i[L];
-  for (int l = 0; l < L; ++l) p[l] = c[l]->p, k[l] = c[l]->k, acc[l] = c[l]->acc, B[l] = c[l]->B, inv[l] = c[l]->inv, i[l] = c[l]->idx;
-  for (std::size_t t = 0; t < steps; ++t) {
+  for (int l = 0; l < L; ++l) p[l] = c[l]->p + c[l]->idx, k[l] = c[l]->k + c[l]->idx, acc[l] = c[l]->acc, B[l] = c[l]->B, inv[l] = c[l]->inv;
+  const std::ptrdiff_t T = static_cast<std::ptrdiff_t>(steps);
+  for (std::ptrdiff_t t = 0; t < T; ++t) {
     for (int l = 0; l < L; ++l) {
       if ((Fwd >> l) & 1u) {
-        acc[l] += p[l][i[l]];
-        k[l][i[l]] = bits((B[l] + acc[l]) * inv[l]);
-        ++i[l];
+        acc[l] += p[l][t];
+        k[l][t] = bits((B[l] + acc[l]) * inv[l]);
       } else {
-        k[l][i[l]] = kTop - bits((B[l] + acc[l]) * inv[l]);
-        acc[l] += p[l][i[l]];
-        --i[l];
+        k[l][-t] = kTop - bits((B[l] + acc[l]) * inv[l]);
+        acc[l] += p[l][-t];
       }
     }
   }
-  for (int l = 0; l < L; ++l) c[l]->acc = acc[l], c[l]->idx = i[l], c[l]->len -= steps;
+  for (int l = 0; l < L; ++l) {
+    c[l]->acc = acc[l], c[l]->len -= steps;
+    c[l]->idx += ((Fwd >> l) & 1u) ? T : -T;
+  }
 }
 
 using StepFn = void (*)(Chain* const*, std::size_t);
