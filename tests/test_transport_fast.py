@@ -182,3 +182,14 @@ def test_random_adversarial_laws_fast_equals_walk():
         else:
             y, q = x[::-1] * -1, p[::-1].copy()
         assert T.w_inf_sorted(x, p, y, q) == walk(x, p, y, q)
+
+
+def test_any_total_mode_rejects_totals_whose_reciprocal_overflows():
+    # sum_tol < 0 accepts any positive total and renormalises by 1/T; below ~2^-1024 that
+    # reciprocal is infinite and every level would be NaN/inf: a clear error instead
+    x, y, q = np.array([0.0, 1.0, 2.0]), np.array([0.5, 1.5]), np.array([0.5, 0.5])
+    assert T.w_inf_sorted(x, np.array([1e-300, 2e-300, 1e-300]), y, q, sum_tol=-1) == 0.5
+    with pytest.raises(ValueError, match="reciprocal"):
+        T.w_inf_sorted(x, np.array([1e-311, 2e-311, 1e-311]), y, q, sum_tol=-1)
+    with pytest.raises(ValueError, match="reciprocal"):
+        T.w_inf_batch(x, np.array([1e-311, 2e-311, 1e-311]), [0, 3], y, q, [0, 2], sum_tol=-1)
