@@ -155,6 +155,10 @@ inline LawSetup setup_law(const double* p, std::size_t n, double sum_tol, const 
   if (!(T > 0.0)) throw InvalidArgument(pname, "all zero", "masses with a positive sum");
   if (sum_tol >= 0.0 && std::fabs(T - 1.0) > sum_tol)
     throw InvalidArgument(pname, "sum " + to_str(T), "masses summing to 1 within " + to_str(sum_tol));
+  // levels are sums times 1/T: a total below ~2^-1024 (possible with sum_tol < 0) would make
+  // 1/T infinite and every level NaN or inf
+  if (!std::isfinite(1.0 / T))
+    throw InvalidArgument(pname, "sum " + to_str(T), "a total whose reciprocal is finite (>= 2^-1024)");
   KSum c;
   for (std::size_t k = nb; k-- > 0;) {
     const double t = R[k];

@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "common/errors.hpp"
-#include "common/parallel.hpp"
 #include "transport/common_1d.hpp"
 #include "transport/transport.hpp"
 
@@ -235,38 +234,6 @@ double w_inf_keys(const double* x, const double* kp, std::size_t n, const double
   for (; i < n; ++i) w = std::max(w, std::fabs(x[i] - y[m - 1]));
   for (; j < m; ++j) w = std::max(w, std::fabs(x[n - 1] - y[j]));
   return w;
-}
-
-void w_inf_1d_batch(const double* x, const double* p, const std::int64_t* offp, std::size_t n_total_p,
-                    const double* y, const double* q, const std::int64_t* offq, std::size_t n_total_q,
-                    std::size_t K, double* out, unsigned threads, double rtol, double sum_tol) {
-  detail::check_rtol(rtol);
-  auto check_off = [](const std::int64_t* off, std::size_t K, std::size_t total, const char* name) {
-    if (off[0] != 0) throw InvalidArgument(name, "offsets[0] = " + to_str(off[0]), "offsets starting at 0");
-    for (std::size_t k = 0; k < K; ++k)
-      if (!(off[k + 1] > off[k]))
-        throw InvalidArgument(name, "offsets not strictly increasing at " + std::to_string(k),
-                              "strictly increasing offsets (every law non-empty)");
-    if (static_cast<std::size_t>(off[K]) != total)
-      throw InvalidArgument(name, "offsets[-1] = " + to_str(off[K]),
-                            "the last offset equal to the number of atoms (" + std::to_string(total) + ")");
-  };
-  check_off(offp, K, n_total_p, "offsets_p");
-  check_off(offq, K, n_total_q, "offsets_q");
-  const std::size_t chunk = 64;
-  const std::size_t n_tasks = (K + chunk - 1) / chunk;
-  parallel_for(n_tasks, threads, [&](std::size_t t) {
-    const std::size_t lo = t * chunk, hi = std::min(K, lo + chunk);
-    for (std::size_t k = lo; k < hi; ++k) {
-      try {
-        out[k] = w_inf_1d(x + offp[k], p + offp[k], static_cast<std::size_t>(offp[k + 1] - offp[k]),
-                          y + offq[k], q + offq[k], static_cast<std::size_t>(offq[k + 1] - offq[k]), rtol,
-                          sum_tol);
-      } catch (const InvalidArgument& e) {
-        throw InvalidArgument(e.param() + "[law " + std::to_string(k) + "]", e.value(), e.expected());
-      }
-    }
-  });
 }
 
 }  // namespace puffer::transport
