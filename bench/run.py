@@ -117,7 +117,7 @@ def run_cpp(quick: bool) -> dict | None:
     res = subprocess.run(args, check=True, capture_output=True, text=True)
     data = json.loads(res.stdout)
     rows = [[b["name"], f"{b['real_time']:.4g} {b['time_unit']}",
-             f"{b.get('items_per_second', 0) / 1e6:.1f}" if "items_per_second" in b else ""]
+             f"{b.get('items_per_second', 0) / 1e6:.3g}" if "items_per_second" in b else ""]
             for b in data["benchmarks"]]
     return {"title": "C++ core (google-benchmark, no Python in the loop)",
             "columns": ["benchmark", "time", "M items/s"], "rows": rows}

@@ -110,7 +110,10 @@ class GeneralWasserstein(Mechanism):
         if fam is None:
             self.guarantee = RPPCurve(tuple(default_orders()), (0.0,) * 156, prov, lambda a: 0.0)
         else:
-            self.guarantee = RPPCurve.from_function(lambda a: fam.epsilon(a, delta_g), provenance=prov)
+            # the family's curve: its certified eps(alpha), with extra large orders and alpha = inf
+            # when R_inf is finite (so to_pp can reach pure PP for Laplace)
+            c = fam.rpp_curve(delta_g)
+            self.guarantee = RPPCurve(c.alphas, c.eps, prov, c.fn)
         self.target = {"alpha": alpha, "eps": eps, "delta": delta}
         scale = fam.scale if fam is not None else 0.0
         self.group = None

@@ -8,6 +8,7 @@ once the certified value at that scale meets the target.
 """
 from __future__ import annotations
 
+import abc
 import math
 from typing import Any
 
@@ -56,7 +57,7 @@ def _is_scalar(*xs: Any) -> bool:
     return all(np.ndim(x) == 0 for x in xs)
 
 
-class NoiseFamily:
+class NoiseFamily(abc.ABC):
     """Base class of additive noise laws on R (immutable; compare with ``==``).
 
     Subclasses define ``_params`` (constructor arguments in order), ``scale``,
@@ -98,14 +99,17 @@ class NoiseFamily:
 
     # -- to be provided by subclasses -----------------------------------------------------
     @property
-    def scale(self) -> float:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def scale(self) -> float:
+        """The family's scale parameter."""
 
-    def _with_scale(self, scale: float) -> "NoiseFamily":  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def _with_scale(self, scale: float) -> "NoiseFamily":
+        """The same family with another scale (shape parameters kept)."""
 
-    def _shift_div(self, alpha: np.ndarray, u: np.ndarray) -> np.ndarray:  # pragma: no cover
-        raise NotImplementedError
+    @abc.abstractmethod
+    def _shift_div(self, alpha: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """Certified s_alpha at standardised shifts u (broadcast with alpha)."""
 
     def _max_shift(self, alpha: float, eps: float) -> float:
         """Largest standardized shift u with certified s_alpha(u) <= eps (from below)."""

@@ -22,6 +22,7 @@ GenGaussian(beta=2, scale=s) is N(0, s^2/2); GenGaussian(beta=1, s) is Laplace(s
 """
 from __future__ import annotations
 
+import abc
 import math
 from typing import Any
 
@@ -64,8 +65,9 @@ class _Kernel(NoiseFamily):
         return _K.max_shift(self._code, k, nu, beta, float(alpha), float(eps))
 
     # densities via scipy.stats (vectorised, well tested)
-    def _dist(self):  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def _dist(self):
+        """The equivalent frozen scipy.stats distribution."""
 
     def logpdf(self, x: Any):
         """Log-density at x (vectorised)."""
