@@ -245,7 +245,6 @@ def test_framework_validation():
 
 
 def test_unbounded_sensitivity_is_reported():
-    from scipy import stats
     # identical conditionals need no noise: explicit, not a division by zero
     same = Framework.from_conditionals({"t": {"a": DiscreteDist([0, 1], [0.5, 0.5]),
                                               "b": DiscreteDist([0, 1], [0.5, 0.5])}}, "all")

@@ -1,7 +1,6 @@
 """Model kernels against independent computations: brute-force enumeration of every path of
 the Markov chain (exact fractions), scipy's binomial pmf, and forced log-space paths."""
 import itertools
-import math
 from fractions import Fraction as F
 
 import numpy as np

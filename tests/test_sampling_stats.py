@@ -27,7 +27,6 @@ import numpy as np
 import pytest
 from scipy import stats
 
-import puffer
 from puffer import sampling
 
 ALPHA = 1e-4

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-import puffer
 from puffer import DiscreteDist, ParameterError, ParameterTypeError
 from puffer import transport as T
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 from functools import reduce
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 

@@ -14,7 +14,6 @@ by the C++ core.
 """
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 from typing import Any, Hashable, Sequence
 
@@ -23,7 +22,7 @@ import numpy as np
 from . import _validate as V
 from . import _core
 from .dist import DiscreteDist
-from .errors import ParameterError, ParameterTypeError
+from .errors import ParameterError
 from .framework import Framework, Sensitivity, PairRecord
 
 __all__ = ["independent_users", "correlated_pair", "average_salary", "markov_chain",

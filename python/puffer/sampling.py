@@ -384,5 +384,3 @@ def set_simd_target(name: str) -> None:
         raise ParameterTypeError("name", name, "a target name such as 'AVX2' or 'auto'")
     _C.set_simd_target(name)
 
-
-from . import secure  # noqa: E402,F401  (secure mode builds on the helpers above; loaded with puffer)

@@ -50,7 +50,7 @@ import math
 import numbers
 from fractions import Fraction
 from functools import reduce
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Iterable
 
 import numpy as np
 
