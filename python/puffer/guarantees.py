@@ -30,6 +30,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from . import _validate as V
+from ._golden import golden_min
 from .errors import ParameterError
 
 __all__ = ["Provenance", "PP", "RPP", "RPPCurve", "ApproxRPP", "default_orders", "round_up"]
@@ -316,24 +317,9 @@ class RPPCurve(_Guarantee):
             kk = finite.index(best_a) if best_a in finite else len(finite) - 1
             lo = math.log(finite[max(kk - 1, 0)] - 1.0)
             hi = math.log(finite[min(kk + 1, len(finite) - 1)] - 1.0)
-            g = (math.sqrt(5.0) - 1.0) / 2.0
-            f = lambda t: self._objective(1.0 + math.exp(t), L)  # noqa: E731
-            c, d = hi - g * (hi - lo), lo + g * (hi - lo)
-            fc, fd = f(c), f(d)
-            for _ in range(60):
-                if fc <= fd:
-                    hi, d, fd = d, c, fc
-                    c = hi - g * (hi - lo)
-                    fc = f(c)
-                else:
-                    lo, c, fc = c, d, fd
-                    d = lo + g * (hi - lo)
-                    fd = f(d)
-                if hi - lo < 1e-10:
-                    break
-            for t, v in ((c, fc), (d, fd)):
-                if v < best:
-                    best, best_a = v, 1.0 + math.exp(t)
+            t, v = golden_min(lambda t: self._objective(1.0 + math.exp(t), L), lo, hi, iters=60, tol=1e-10)
+            if v < best:
+                best, best_a = v, 1.0 + math.exp(t)
         prov = self.provenance
         if prov is not None:
             prov = Provenance(**{**prov.to_dict(), "notes": (prov.notes + f" RPP->PP at alpha={best_a!r}").strip()})

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from .. import _validate as V
+from .._golden import golden_min
 from ..errors import NumericalError, ParameterError, ParameterTypeError
 from ..guarantees import Provenance, RPPCurve, default_orders, round_up
 
@@ -284,25 +285,9 @@ class NoiseFamily(abc.ABC):
         # alpha <= 2^16, the range of rpp_curve's grid, so to_pp can find the same order
         lo = -12.0
         hi = math.log(max((_ALPHA_MAX - 1.0) / (a_min - 1.0) - 1.0, math.exp(lo + 1.0)))
-        g = (math.sqrt(5.0) - 1.0) / 2.0
-        f = lambda t: shift_at(1.0 + (a_min - 1.0) * (1.0 + math.exp(t)))  # noqa: E731
-        c, dd = hi - g * (hi - lo), lo + g * (hi - lo)
-        fc, fd = f(c), f(dd)
-        best_t, best_u = (c, fc) if fc >= fd else (dd, fd)
-        for _ in range(48):
-            if fc >= fd:
-                hi, dd, fd = dd, c, fc
-                c = hi - g * (hi - lo)
-                fc = f(c)
-            else:
-                lo, c, fc = c, dd, fd
-                dd = lo + g * (hi - lo)
-                fd = f(dd)
-            for t, v in ((c, fc), (dd, fd)):
-                if v > best_u:
-                    best_t, best_u = t, v
-            if hi - lo < 1e-6:
-                break
+        best_t, neg_u = golden_min(lambda t: -shift_at(1.0 + (a_min - 1.0) * (1.0 + math.exp(t))),
+                                   lo, hi, iters=48, tol=1e-6)
+        best_u = -neg_u
         best_alpha = 1.0 + (a_min - 1.0) * (1.0 + math.exp(best_t))
         # pure PP (alpha = inf) when the family has a finite R_inf
         try:
