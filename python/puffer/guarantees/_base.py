@@ -5,6 +5,11 @@ deriving from :class:`Guarantee` and registered with :func:`register_guarantee`.
 writes a ``"type"`` key; :func:`guarantee_from_dict` dispatches on it. Loading is strict:
 an unknown key, a missing key or a mismatched type is a :class:`~puffer.ParameterError`
 (a Rényi claim is never read back as a pure one).
+
+Adding a guarantee kind: write a frozen dataclass deriving from :class:`Guarantee`, decorate it
+with ``@register_guarantee``, put it in a module of this package and import that module in
+``puffer/guarantees/__init__.py`` (the loader imports the package, so every kind is known).
+Fields are serialised by name; validate them in ``__post_init__`` with ``puffer._validate``.
 """
 from __future__ import annotations
 
