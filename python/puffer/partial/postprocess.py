@@ -16,7 +16,7 @@
 >>> [round(float(v), 6) for v in c], [round(float(v), 6) for v in d]
 ([2.0, 0.0], [2.0, 0.0])
 >>> controlled_round([1.5, 0.5], [0.2, 0.4], 2)
-(array([1, 1]), array([0, 0]))
+(array([2, 0]), array([0, 0]))
 """
 from __future__ import annotations
 

@@ -98,8 +98,9 @@ def delta_gaussian_conditional(delta: float, n: int, *, sigma2: float = 1.0, sig
     One theta given by (sigma2, sigma_z2, kappa, rho), or ``grid``: an iterable of such dicts (the sup
     is over the grid). With kappa = rho = 0 (Z independent of X) this is Delta/n (Example 1(a)).
 
-    >>> delta_gaussian_conditional(1.0, 10)
-    0.10000000000000002
+    >>> d = delta_gaussian_conditional(1.0, 10)      # Delta/n, rounded up
+    >>> d >= 0.1, round(d, 12)
+    (True, 0.1)
     """
     delta = V.positive("delta", delta)
     thetas = [dict(sigma2=sigma2, sigma_z2=sigma_z2, kappa=kappa, rho=rho)] if grid is None else list(grid)

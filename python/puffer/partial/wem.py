@@ -21,7 +21,7 @@ an infinite Delta_z raises :class:`puffer.UnboundedSensitivityError`. The factor
 >>> m.release(4, rng=0) in set(range(11))
 True
 >>> round(float(np.exp(m.log_density(4, 4))), 6)
-0.241495
+0.263323
 """
 from __future__ import annotations
 
