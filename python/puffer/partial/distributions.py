@@ -135,10 +135,13 @@ def truncated_laplace_cdf(y: Any, center: float, b: float, lo: float, hi: float)
     b, lo, hi = _tl_args(b, lo, hi)
     c = V.real("center", center)
     y = np.clip(np.asarray(y, dtype=np.float64), lo, hi)
-
-    def F(t):  # untruncated Laplace CDF
-        return np.where(t < c, 0.5 * np.exp((t - c) / b), 1.0 - 0.5 * np.exp(-(t - c) / b))
-    return (F(y) - F(np.float64(lo))) / (F(np.float64(hi)) - F(np.float64(lo)))
+    A, E, Y = (lo - c) / b, (hi - c) / b, (y - c) / b
+    if A >= 0:    # interval right of the centre: (1 - e^{-(Y-A)}) / (1 - e^{-(E-A)})
+        return np.expm1(-(Y - A)) / math.expm1(-(E - A))
+    if E <= 0:    # left of the centre: (e^{Y-E} - e^{A-E}) / (1 - e^{A-E})
+        return (np.exp(Y - E) - math.exp(A - E)) / -math.expm1(A - E)
+    F = lambda t: np.where(t < 0, 0.5 * np.exp(t), 1.0 - 0.5 * np.exp(-t))  # noqa: E731
+    return (F(Y) - F(np.float64(A))) / (F(np.float64(E)) - F(np.float64(A)))
 
 
 def truncated_laplace_sample(center: Any, b: float, lo: float, hi: float, size: Any = None, *,
