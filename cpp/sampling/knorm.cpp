@@ -19,14 +19,61 @@
 namespace puffer::sampling {
 namespace {
 
-constexpr double kTwoPi = 6.283185307179586476925286766559;
-
-// A pair of independent standard normals (Box-Muller with a fine radius uniform).
+// A pair of independent standard normals: Marsaglia's polar method (exact; no sin/cos; one
+// attempt in 4/pi on average). (u, v) uniform in the unit disc from two 53-bit uniforms.
 inline void normal_pair(ValueStream& st, double& z0, double& z1) {
-  const double r = std::sqrt(-2.0 * std::log(st.fine()));
-  const double th = kTwoPi * st.u53();
-  z0 = r * std::cos(th);
-  z1 = r * std::sin(th);
+  for (;;) {
+    const double u = 2.0 * st.u53() - 1.0, v = 2.0 * st.u53() - 1.0;
+    const double s = u * u + v * v;
+    if (s < 1.0 && s > 0.0) {
+      const double f = std::sqrt(-2.0 * std::log(s) / s);
+      z0 = u * f;
+      z1 = v * f;
+      return;
+    }
+  }
+}
+
+// Standard normals by the ziggurat of Marsaglia & Tsang (2000), 128 layers, with independent
+// bits for the layer, the sign and the 53-bit uniform (Doornik's 2005 fix): exact (rejection in
+// the wedges, Marsaglia's exact tail method beyond r). One 64-bit word per draw in ~99 % of cases.
+struct Ziggurat {
+  static constexpr int kN = 128;
+  static constexpr double kR = 3.442619855899, kV = 9.91256303526217e-3;
+  double x[kN + 1], f[kN + 1];
+  Ziggurat() {
+    f[0] = 0.0;
+    x[0] = kV / std::exp(-0.5 * kR * kR);  // width of the base strip (rectangle + tail)
+    x[1] = kR;
+    for (int i = 1; i < kN; ++i) x[i + 1] = std::sqrt(-2.0 * std::log(kV / x[i] + std::exp(-0.5 * x[i] * x[i])));
+    x[kN] = 0.0;
+    for (int i = 0; i <= kN; ++i) f[i] = std::exp(-0.5 * x[i] * x[i]);
+  }
+};
+const Ziggurat& zig() {
+  static const Ziggurat z;
+  return z;
+}
+
+inline double normal_zig(ValueStream& st, const Ziggurat& Z) {
+  for (;;) {
+    const std::uint64_t w = st.next();
+    const int i = int(w & 127u);
+    const double u = (double(w >> 11) + 0.5) * 0x1p-53;  // (0, 1)
+    const bool neg = (w >> 7) & 1u;
+    const double z = u * Z.x[i];
+    if (z < Z.x[i + 1]) return neg ? -z : z;  // inside the rectangle below the next layer
+    if (i == 0) {                                // tail beyond r
+      double a, b;
+      do {
+        a = -std::log(st.fine()) / Ziggurat::kR;
+        b = -std::log(st.fine());
+      } while (2.0 * b < a * a);
+      return neg ? -(Ziggurat::kR + a) : (Ziggurat::kR + a);
+    }
+    // wedge: accept with the exact density
+    if (Z.f[i] + st.u53() * (Z.f[i + 1] - Z.f[i]) < std::exp(-0.5 * z * z)) return neg ? -z : z;
+  }
 }
 
 // Gamma(a, 1), a >= 1: Marsaglia & Tsang (2000), exact rejection sampler.
@@ -61,16 +108,12 @@ void one_knorm(int norm_code, std::size_t d, double scale, ValueStream& st, doub
     return;
   }
   // l2
+  const Ziggurat& Z = zig();
   double ss = 0.0;
-  for (std::size_t j = 0; j < d; j += 2) {
-    double z0, z1;
-    normal_pair(st, z0, z1);
-    v[j] = z0;
-    ss += z0 * z0;
-    if (j + 1 < d) {
-      v[j + 1] = z1;
-      ss += z1 * z1;
-    }
+  for (std::size_t j = 0; j < d; ++j) {
+    const double z = normal_zig(st, Z);
+    v[j] = z;
+    ss += z * z;
   }
   const double r = scale * gamma_mt(st, double(d));
   const double f = r / std::sqrt(ss);
