@@ -86,3 +86,14 @@ def test_case_study_structure():
         assert "Delta_z assumed, not derived" in r["guarantee"].assumptions
     s = C.summaries(st)
     assert set(s["fig3_counties"]) == {"largest", "smallest"}
+
+
+def test_tp_mechanisms_share_the_interface():
+    import puffer
+    ms = [P.WassersteinExponential(1.0, delta_z=1.0, support=np.arange(5.0)),
+          P.KNormGradient(1.0, 1.0, dim=2), P.AdditiveWasserstein(1.0, delta_z=2.0),
+          P.LatticeWEM(1.0, delta_z=2.0)]
+    for m in ms:
+        d = m.to_dict()
+        assert d["mechanism"] == type(m).__name__ and d["refs"] and m.target == {"eps": 1.0}
+        assert puffer.guarantee_from_dict(d["guarantee"]) == m.guarantee

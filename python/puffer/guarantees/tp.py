@@ -139,7 +139,7 @@ def compose_sequential(*guarantees: TP, independent: bool = True, override: bool
     return TP(eps, z=_merged(gs, "z"), family=_merged(gs, "family"), secret_pairs=_merged(gs, "secret_pairs"),
               mechanism="sequential", children=tuple(gs),
               assumptions=("independent randomness given (X, Z)",) + (("frameworks differ (override)",) if override else ()),
-              provenance=Provenance(mechanism="compose_sequential", refs=(Ref(_PAPER, "Lemma 6"),)))
+              provenance=Provenance(mechanism="compose_sequential", refs=(Ref("seeman2024", "Lemma 6"),)))
 
 
 def compose_parallel(guarantees: Sequence[TP], partition: Sequence[Any], *, override: bool = False) -> TP:
@@ -170,7 +170,7 @@ def compose_parallel(guarantees: Sequence[TP], partition: Sequence[Any], *, over
         flags += ("unequal eps combined by max (extension of Lemma 7)",)
     return TP(eps, z=_merged(gs, "z"), family=_merged(gs, "family"), secret_pairs=_merged(gs, "secret_pairs"),
               mechanism="parallel", children=tuple(gs), assumptions=flags,
-              provenance=Provenance(mechanism="compose_parallel", refs=(Ref(_PAPER, "Lemma 7"),)))
+              provenance=Provenance(mechanism="compose_parallel", refs=(Ref("seeman2024", "Lemma 7"),)))
 
 
 def post_process(guarantee: TP, description: str = "h(Y, Z)") -> TP:
@@ -179,7 +179,7 @@ def post_process(guarantee: TP, description: str = "h(Y, Z)") -> TP:
         raise ParameterTypeError("guarantee", guarantee, "a TP guarantee")
     return replace(guarantee, mechanism=f"post_process({guarantee.mechanism})", children=(guarantee,),
                    assumptions=guarantee.assumptions + (f"post-processing {description} uses Z, not X",),
-                   provenance=Provenance(mechanism="post_process", refs=(Ref(_PAPER, "Lemma 5"),)))
+                   provenance=Provenance(mechanism="post_process", refs=(Ref("seeman2024", "Lemma 5"),)))
 
 
 def restrict(eps_dp: float, *, z: str = "", family: str = "", secret_pairs: str = "",
@@ -189,7 +189,7 @@ def restrict(eps_dp: float, *, z: str = "", family: str = "", secret_pairs: str 
     e = V.nonneg("eps_dp", eps_dp, allow_inf=True)
     return TP(round_up(2.0 * e), z=z, family=family, secret_pairs=secret_pairs, mechanism=mechanism,
               assumptions=("eps-DP release conditioned on the public set (Lemma 8: eps -> 2 eps)",),
-              provenance=Provenance(mechanism="restrict_to_public", refs=(Ref(_PAPER, "Lemma 8"),)))
+              provenance=Provenance(mechanism="restrict_to_public", refs=(Ref("seeman2024", "Lemma 8"),)))
 
 
 def posterior_odds_bounds(prior_odds: float, eps: float) -> tuple[float, float]:

@@ -25,13 +25,19 @@ from ..guarantees import Provenance, round_up
 from ..guarantees.tp import TP, restrict
 from ..refs import Ref
 from . import distributions as D
+from ._mechanism import TPMechanism
 from .frameworks import TPFramework
 
 __all__ = ["AdditiveWasserstein", "RestrictedRelease"]
 
 
-class AdditiveWasserstein:
+class AdditiveWasserstein(TPMechanism):
     """T(x) + noise of scale Delta_z / eps (Laplace, or discrete Laplace with ``discrete=True``)."""
+
+    refs = (Ref("song2017", "Wasserstein mechanism (Thm 3.2)"),)
+
+    def _noise_description(self):
+        return {"family": "discrete_laplace" if self.discrete else "laplace", "scale": self.scale}
 
     def __init__(self, eps: float, framework: TPFramework | None = None, *, delta_z: float | None = None,
                  discrete: bool = False):
@@ -53,7 +59,7 @@ class AdditiveWasserstein:
         self.guarantee = TP(self.eps, z=f["z"], family=f["family"], secret_pairs=f["secret_pairs"],
                             delta_z=self.delta_z, mechanism="AdditiveWasserstein", assumptions=framework.assumptions,
                             provenance=Provenance(mechanism="AdditiveWasserstein", sensitivity=self.delta_z,
-                                                  refs=(Ref("song2017", "Wasserstein Mechanism"),)))
+                                                  refs=(Ref("song2017", "Wasserstein mechanism (Thm 3.2)"),)))
 
     @property
     def scale(self) -> float:

@@ -27,6 +27,7 @@ from scipy.special import logsumexp
 
 from .. import _validate as V
 from ..errors import NumericalError, ParameterError, ParameterTypeError
+from ..refs import Ref
 from . import distributions as D
 
 __all__ = ["RejectionResult", "ImportanceResult", "posterior_rejection_sampler", "posterior_importance_sampler",
@@ -54,6 +55,7 @@ class RejectionResult:
     data: np.ndarray | None
     n_proposals: int
     n_accepted: int
+    refs: tuple = ()
 
     @property
     def acceptance_rate(self) -> float:
@@ -116,7 +118,9 @@ def posterior_rejection_sampler(y: Any, *, prior_sampler: Callable, data_sampler
         got += idx.size
         # count proposals up to the last one used, so the reported rate is unbiased
         proposals += k if got < n else int(np.flatnonzero(acc)[idx.size - 1]) + 1
-    return RejectionResult(np.concatenate(thetas), np.concatenate(datas) if keep_data else None, proposals, got)
+    return RejectionResult(np.concatenate(thetas), np.concatenate(datas) if keep_data else None, proposals, got,
+                           (Ref("seeman2024", "Algorithm 1", note="acceptance U <= ratio; the printed rule is inverted"),
+                            Ref("seeman2024", "Thm 16")))
 
 
 @dataclass(frozen=True)
@@ -127,6 +131,7 @@ class ImportanceResult:
     log_weights: np.ndarray
     theta: np.ndarray
     ess: float
+    refs: tuple = ()
 
     def __repr__(self) -> str:
         return f"ImportanceResult(estimate={self.estimate!r}, ess={self.ess:.6g}, m={self.log_weights.size})"
@@ -166,7 +171,9 @@ def posterior_importance_sampler(y: Any, *, proposal_sampler: Callable, data_sam
     vals = th if a is None else np.asarray(a(th), dtype=np.float64)
     est = np.tensordot(w, vals, axes=(0, 0)) / w.sum()
     ess = float(w.sum() ** 2 / np.dot(w, w))
-    return ImportanceResult(est if np.ndim(est) else float(est), lw, th, ess)
+    return ImportanceResult(est if np.ndim(est) else float(est), lw, th, ess,
+                            (Ref("seeman2024", "Algorithm 2", note="proposals from g, as the weights require"),
+                             Ref("seeman2024", "Thm 17")))
 
 
 def log_marginal_likelihood(y: Any, t_support: Any, t_logpmf: Any, noise_rate: float) -> np.ndarray:
@@ -205,6 +212,7 @@ class MLRTest:
         _callable("t_logpmf", t_logpmf)
         self._logpmf = t_logpmf
         self.rate = V.positive("noise_rate", noise_rate)
+        self.refs = (Ref("seeman2024", "Thm 15"),)
         # smallest c with P(Y > c) <= alpha, then gamma
         lo, hi = int(self.t.min()) - 1, int(self.t.max()) + 1
         while self._sf(lo) <= self.alpha:

@@ -28,12 +28,13 @@ from ..guarantees import Provenance, round_up
 from ..guarantees.tp import TP
 from ..refs import Ref
 from . import distributions as D
+from ._mechanism import TPMechanism
 from .frameworks import TPFramework
 
 __all__ = ["KNormGradient"]
 
 
-class KNormGradient:
+class KNormGradient(TPMechanism):
     """WKNG (Thm 10) for a quadratic loss with gradient n (y - T(x)).
 
     Parameters
@@ -51,6 +52,10 @@ class KNormGradient:
     """
 
     theorem = "Seeman et al. 2024, Thm 10"
+    refs = (Ref("seeman2024", "Thm 10"),)
+
+    def _noise_description(self):
+        return {"family": "knorm", "norm": str(self.norm), "dim": self.dim, "scale": self.scale}
 
     def __init__(self, eps: float, sigma_y: float, *, norm: Any = 2, dim: int, n: int = 1,
                  framework: TPFramework | None = None):

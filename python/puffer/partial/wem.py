@@ -38,6 +38,7 @@ from ..guarantees.tp import TP
 from ..refs import Ref
 from . import _streams
 from . import distributions as D
+from ._mechanism import TPMechanism
 from .frameworks import TPFramework
 from .sensitivity import sigma_norm_loss
 
@@ -88,7 +89,7 @@ def _loss_values(loss: Any, support: np.ndarray, t: Any) -> np.ndarray:
             "l2": lambda: np.sqrt((diff * diff).sum(1)), "linf": lambda: np.abs(diff).max(1)}[loss]()
 
 
-class WassersteinExponential:
+class WassersteinExponential(TPMechanism):
     """WEM (Thm 9) on a finite support or an interval.
 
     Parameters
@@ -109,6 +110,7 @@ class WassersteinExponential:
     """
 
     theorem = "Seeman et al. 2024, Thm 9"
+    refs = (Ref("seeman2024", "Thm 9"),)
 
     def __init__(self, eps: float, framework: TPFramework | None = None, *, delta_z: float | None = None,
                  sigma: float | None = None, loss: Any = "abs", support: Any = None, log_base: Any = None,
@@ -234,7 +236,7 @@ class WassersteinExponential:
 _MODES = {"naive": 0, "congenial": 1, "prior": 2}
 
 
-class LatticeWEM:
+class LatticeWEM(TPMechanism):
     """WEM on the case-study lattice (Seeman et al. §4.2): y = (cases_1..J, deaths_1..J) in Z^{2J},
 
         p(y) proportional to exp(-eps ||y - x||_2 / (2 sigma)) nu_z(y),
@@ -246,6 +248,7 @@ class LatticeWEM:
     """
 
     theorem = "Seeman et al. 2024, Thm 9 (MCMC sampler)"
+    refs = (Ref("seeman2024", "Thm 9"),)
 
     def __init__(self, eps: float, framework: TPFramework | None = None, *, delta_z: float | None = None,
                  sigma: float | None = None, base: str = "congenial", steps_per_dim: int = 400):
