@@ -55,7 +55,7 @@ def test_cpp_errors_are_translated():
 
 def test_restricted_release_doubles_eps():
     m = P.AdditiveWasserstein(1.0, delta_z=1.0, discrete=True)
-    r = P.RestrictedRelease(lambda g: m.release(np.array([3]), rng=int(g.integers(2**31))), lambda y: y[0] >= 0, 1.0)
+    r = P.restrict_to_public(lambda g: m.release(np.array([3]), rng=int(g.integers(2**31))), lambda y: y[0] >= 0, 1.0)
     y = r.release(rng=0)
     assert y[0] >= 0 and r.guarantee.eps >= 2.0
     never = P.RestrictedRelease(lambda g: -1, lambda y: y >= 0, 1.0, max_tries=10)

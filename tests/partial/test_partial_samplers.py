@@ -176,3 +176,24 @@ def test_lattice_mh_matches_the_exact_wem(base):
     assert chi2_pvalue(counts, p, m_chains) > ALPHA
     wrong = np.exp(tiny_wem(1.5, b).log_density(sup, [3, 1, 1, 0]))
     assert chi2_pvalue(counts, wrong, m_chains) < ALPHA
+
+
+def test_wem_on_r_d_and_z_d():
+    """WEM with a norm loss and a translation-invariant base: K-norm noise of scale 2 sigma/eps on R^d,
+    a product of discrete Laplace laws (rate eps / (2 sigma)) on Z^d with the l1 loss."""
+    m = P.WassersteinExponential(0.5, delta_z=1.0, loss="l2", space="R^d", dim=3)
+    y = m.release([1.0, 2.0, 3.0], size=200_000, rng=4)
+    r = np.sqrt(((y - [1.0, 2.0, 3.0]) ** 2).sum(1))
+    assert ks_pvalue(r, stats.gamma(3, scale=4.0).cdf) > ALPHA
+    assert ks_pvalue(r, stats.gamma(3, scale=4.0 * 1.03).cdf) < ALPHA
+    z = P.WassersteinExponential(1.0, delta_z=1.0, loss="l1", space="Z^d", dim=2)
+    k = z.release([5, -5], size=N // 2, rng=6)
+    vals, counts = np.unique(k[:, 0] - 5, return_counts=True)
+    full = np.arange(vals.min(), vals.max() + 1)
+    cnt = np.zeros(full.size)
+    cnt[vals - full[0]] = counts
+    assert chi2_pvalue(cnt, D.discrete_laplace_pmf(full, 0.5), N // 2) > ALPHA
+    assert chi2_pvalue(cnt, D.discrete_laplace_pmf(full, 0.5 / 1.03), N // 2) < ALPHA
+    assert float(z.log_density(np.array([5.0, -5.0]), [5, -5])) == pytest.approx(2 * float(D.discrete_laplace_logpmf(0, 0.5)))
+    with pytest.raises(Exception, match="LatticeWEM"):
+        P.WassersteinExponential(1.0, delta_z=1.0, loss="l2", space="Z^d", dim=2)

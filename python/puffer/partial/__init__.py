@@ -25,7 +25,7 @@ from __future__ import annotations
 from ..guarantees.tp import (TP, compose_parallel, compose_sequential, post_process, posterior_odds_bounds,
                              restrict, tv_bound)
 from . import distributions, inference, postprocess, sensitivity
-from .additive import AdditiveWasserstein, RestrictedRelease
+from .additive import AdditiveWasserstein, RestrictedRelease, restrict_to_public
 from .distributions import (dirichlet_multinomial_logpmf, dirichlet_multinomial_sample, discrete_laplace_pmf,
                             discrete_laplace_sample, knorm_sample)
 from .frameworks import PublicInfo, SecretPairs, TPFramework
@@ -43,7 +43,7 @@ __all__ = [
     "tv_bound", "PublicInfo", "SecretPairs", "TPFramework", "delta_correlated_counts",
     "delta_gaussian_conditional", "delta_sdl_counts", "delta_z", "gaussian_c1", "sigma_norm_loss",
     "sigma_lipschitz_loss", "sigma_y_mean", "WassersteinExponential", "LatticeWEM", "KNormGradient",
-    "WassersteinKNormGradient", "AdditiveWasserstein", "RestrictedRelease", "project_consistent",
+    "WassersteinKNormGradient", "AdditiveWasserstein", "RestrictedRelease", "restrict_to_public", "project_consistent",
     "controlled_round", "two_stage", "contraction_effects", "posterior_rejection_sampler",
     "posterior_importance_sampler", "MLRTest", "discrete_laplace_pmf", "discrete_laplace_sample",
     "knorm_sample", "dirichlet_multinomial_logpmf", "dirichlet_multinomial_sample", "distributions",

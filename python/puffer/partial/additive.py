@@ -28,7 +28,7 @@ from . import distributions as D
 from ._mechanism import TPMechanism
 from .frameworks import TPFramework
 
-__all__ = ["AdditiveWasserstein", "RestrictedRelease"]
+__all__ = ["AdditiveWasserstein", "RestrictedRelease", "restrict_to_public"]
 
 
 class AdditiveWasserstein(TPMechanism):
@@ -108,3 +108,10 @@ class RestrictedRelease:
                 return y
         raise NumericalError(f"restricted release: no output satisfied the public constraint in {self.max_tries} "
                              "tries (acceptance too small; raise max_tries or use a congenial base measure)")
+
+
+def restrict_to_public(release: Callable[[np.random.Generator], Any], predicate: Callable[[Any], bool],
+                       eps_dp: float, **kw: Any) -> RestrictedRelease:
+    """Lemma 8 (Seeman et al. 2024): the eps-DP ``release`` conditioned on ``predicate`` (a public
+    constraint), by rejection; the result is (2 eps)-TP. See :class:`RestrictedRelease`."""
+    return RestrictedRelease(release, predicate, eps_dp, **kw)

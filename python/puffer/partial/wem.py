@@ -33,7 +33,7 @@ from scipy.special import logsumexp
 
 from .. import _validate as V
 from ..errors import ParameterError, ParameterTypeError, UnboundedSensitivityError
-from ..guarantees import Provenance
+from ..guarantees import Provenance, round_up
 from ..guarantees.tp import TP
 from ..refs import Ref
 from . import _streams
@@ -114,18 +114,32 @@ class WassersteinExponential(TPMechanism):
 
     def __init__(self, eps: float, framework: TPFramework | None = None, *, delta_z: float | None = None,
                  sigma: float | None = None, loss: Any = "abs", support: Any = None, log_base: Any = None,
-                 interval: tuple | None = None):
+                 interval: tuple | None = None, space: str | None = None, dim: int = 1):
         self.eps = V.positive("eps", eps)
         if not (callable(loss) or loss in _LOSSES):
             raise ParameterError("loss", loss, f"one of {_LOSSES} or a callable (t, support) -> losses")
         self.loss = loss
         self.delta_z, self.sigma, self.framework = _resolve_sigma(framework, delta_z, sigma, loss)
-        if (support is None) == (interval is None):
-            raise ParameterError("support", support, "exactly one of support= (finite) or interval=(lo, hi)")
+        if sum(v is not None for v in (support, interval, space)) != 1:
+            raise ParameterError("support", support, "exactly one of support= (finite), interval=(lo, hi) or "
+                                 "space='R^d' / 'Z^d'")
         self.support = None
         self.log_base = None
         self.interval = None
-        if support is not None:
+        self.space = None
+        self.dim = V.integer("dim", dim, lo=1)
+        if space is not None:
+            if space not in ("R^d", "Z^d"):
+                raise ParameterError("space", space, "'R^d' (Lebesgue base) or 'Z^d' (counting measure)")
+            if log_base is not None:
+                raise ParameterError("log_base", log_base, f"None with space={space!r} (translation-invariant base)")
+            if callable(loss) or (loss == "abs" and self.dim > 1):
+                raise ParameterError("loss", loss, "a norm loss ('l1', 'l2', 'linf'; 'abs' in one dimension)")
+            if space == "Z^d" and loss not in ("abs", "l1"):
+                raise ParameterError("loss", loss, "'l1' on Z^d (product of discrete Laplace laws); for other "
+                                     "norms on a lattice use LatticeWEM (MCMC)")
+            self.space = space
+        elif support is not None:
             sup = V.float_array("support", support, ndim=(1, 2))
             self.support = sup
             if log_base is not None:
@@ -157,7 +171,7 @@ class WassersteinExponential(TPMechanism):
     @property
     def scale(self) -> float:
         """2 sigma / eps (the exponent is -L / scale); 0 when sigma = 0."""
-        return 2.0 * self.sigma / self.eps
+        return round_up(2.0 * self.sigma / self.eps, 2)
 
     # ---------------------------------------------------------------- finite support
     def log_weights(self, t: Any) -> np.ndarray:
@@ -180,6 +194,16 @@ class WassersteinExponential(TPMechanism):
     def log_density(self, y: Any, t: Any) -> np.ndarray:
         """log f_x(y) including the normaliser (needed by inference). Finite support: y are support
         points (index by value); interval: y real."""
+        if self.space is not None:
+            yy = np.asarray(y, dtype=np.float64)
+            tt = np.asarray(t, dtype=np.float64)
+            if self.sigma == 0.0:
+                return np.where(np.all(np.atleast_1d(yy == tt), axis=-1), 0.0, -np.inf)
+            diff = (yy - tt).reshape(-1, self.dim)
+            if self.space == "Z^d":
+                return D.discrete_laplace_logpmf(diff, 1.0 / self.scale).sum(-1).reshape(yy.shape[:-1] if self.dim > 1 else yy.shape)
+            norm = {"abs": 1, "l1": 1, "l2": 2, "linf": np.inf}[self.loss]
+            return D.knorm_logpdf(diff, norm, self.scale).reshape(yy.shape[:-1] if self.dim > 1 else yy.shape)
         if self.interval is not None:
             lo, hi = self.interval
             if self.sigma == 0.0:
@@ -205,6 +229,25 @@ class WassersteinExponential(TPMechanism):
 
     def release(self, t: Any, *, size: int | None = None, rng: Any = None, threads: int | None = None) -> Any:
         """One draw (or ``size`` draws) of Y given the statistic T(x) = t."""
+        if self.space is not None:
+            tt = V.float_array("x", t, ndim=(0, 1))
+            if tt.size != self.dim:
+                raise ParameterError("x", t, f"a statistic of dimension {self.dim}")
+            tt = tt.reshape(self.dim)
+            n = 1 if size is None else V.integer("size", size, lo=0)
+            if self.sigma == 0.0:
+                out = np.broadcast_to(tt, (n, self.dim)).copy()
+            elif self.space == "Z^d":
+                if not np.all(tt == np.round(tt)):
+                    raise ParameterError("x", t, "an integer statistic on Z^d")
+                out = D.discrete_laplace_sample(1.0 / self.scale, values=np.broadcast_to(tt.astype(np.int64), (n, self.dim)).copy(),
+                                                rng=rng, threads=threads)
+            else:
+                norm = {"abs": 1, "l1": 1, "l2": 2, "linf": np.inf}[self.loss]
+                out = D.knorm_sample(norm, self.dim, self.scale, n, center=tt, rng=rng, threads=threads)
+            if self.dim == 1:
+                out = out[:, 0]
+            return out[0] if size is None else out
         if self.interval is not None:
             lo, hi = self.interval
             tt = V.real("x", t)
