@@ -23,7 +23,7 @@ void knorm_fill(int norm_code, std::size_t d, double scale, StreamKey key, std::
                 const double* in, double* out, unsigned threads);
 
 // Categorical draws from unnormalised log-weights logw[0..K) (-inf allowed, at least one
-// finite): out[j] = index drawn for value start + j. Inverse CDF by binary search on the
+// finite): out[j] = index drawn for value start + j. Inverse CDF (guide table + short walk) on the
 // cumulative weights (computed once in long double).
 void categorical_fill(const double* logw, std::size_t K, StreamKey key, std::uint64_t start, std::size_t n,
                       std::int64_t* out, unsigned threads);

@@ -35,7 +35,20 @@ void categorical_fill(const double* logw, std::size_t K, StreamKey key, std::uin
   const double total = cum[K - 1];
   for (std::size_t k = 0; k < K; ++k) cum[k] /= total;
   cum[K - 1] = 1.0;
-  // Zero-weight atoms have cum[k] == cum[k-1], so upper_bound never lands on them.
+  // Zero-weight atoms have cum[k] == cum[k-1], so the search never lands on them.
+  // Guide table (Chen & Asau 1974): guide[b] = first k with cum[k] > b/K, so the inverse CDF of u
+  // starts at guide[floor(u K)] and walks a few steps: the same index as a binary search, O(1) on
+  // average.
+  std::vector<std::uint32_t> guide(K);
+  {
+    std::size_t k = 0;
+    for (std::size_t b = 0; b < K; ++b) {
+      const double level = double(b) / double(K);
+      while (k + 1 < K && cum[k] <= level) ++k;
+      guide[b] = std::uint32_t(k);
+    }
+  }
+  require(K < (std::size_t(1) << 32), "support", K, "fewer than 2^32 points");
   const std::size_t task = std::size_t(1) << 14;
   parallel_for((n + task - 1) / task, threads, [&](std::size_t t) {
     const std::size_t lo = t * task, hi = std::min(n, lo + task);
@@ -43,14 +56,12 @@ void categorical_fill(const double* logw, std::size_t K, StreamKey key, std::uin
     for (std::size_t i = lo; i < hi; ++i) {
       ValueStream st(key, start + i);
       const double u = st.u53();
-      // first k with cum[k] > u (branch-light binary search)
-      std::size_t base = 0, len = K;
-      while (len > 1) {
-        const std::size_t half = len / 2;
-        base = (c[base + half - 1] <= u) ? base + half : base;
-        len -= half;
-      }
-      out[i] = std::int64_t(base);
+      std::size_t b = std::size_t(u * double(K));
+      if (b >= K) b = K - 1;
+      std::size_t k = guide[b];
+      while (k > 0 && c[k - 1] > u) --k;  // floor(u K) may round up past u: step back
+      while (c[k] <= u) ++k;              // cum[K-1] = 1 > u stops it
+      out[i] = std::int64_t(k);
     }
   });
 }

@@ -312,7 +312,8 @@ class LatticeWEM(TPMechanism):
 
     @property
     def kappa(self) -> float:
-        return self.eps / (2.0 * self.sigma)
+        """eps / (2 sigma), rounded down (a flatter target is the safe side)."""
+        return math.nextafter(self.eps / (2.0 * self.sigma), 0.0)
 
     @staticmethod
     def public_start(total: int, shares: Any) -> np.ndarray:
