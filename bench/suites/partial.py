@@ -73,7 +73,7 @@ def run(ctx):
           "rows": rows2,
           "notes": "numpy way: l2 = Gaussian direction / norm x Generator.gamma(d); l1 = Generator.laplace; "
                    "l_inf = uniform cube x Generator.gamma(d + 1). puffer: exact polar sampler in C++ "
-                   "(Marsaglia-Tsang Gamma), per-vector Philox sub-streams."}
+                   "(ziggurat normals, Marsaglia-Tsang Gamma), per-vector Philox sub-streams."}
 
     J, R = 67, 48
     mech = P.LatticeWEM(1.0, delta_z=2.0, base="prior")
