@@ -63,9 +63,9 @@ def run(ctx):
     out = np.empty((nk, d))
     rows2 = []
     for norm in (2, 1, np.inf):
-        t2 = _best(lambda: D.knorm_sample(norm, d, 1.0, nk, rng=1, out=out, threads=2), repeat=3)
-        t1 = _best(lambda: D.knorm_sample(norm, d, 1.0, nk, rng=1, out=out, threads=1), repeat=3)
-        tn = _best(lambda: _np_knorm(g, norm, d, 1.0, nk), repeat=3)
+        t2 = _best(lambda norm=norm: D.knorm_sample(norm, d, 1.0, nk, rng=1, out=out, threads=2), repeat=3)
+        t1 = _best(lambda norm=norm: D.knorm_sample(norm, d, 1.0, nk, rng=1, out=out, threads=1), repeat=3)
+        tn = _best(lambda norm=norm: _np_knorm(g, norm, d, 1.0, nk), repeat=3)
         rows2.append([f"l{norm:g}", f"{nk / t2 / 1e3:.0f}", f"{nk / t1 / 1e3:.0f}", f"{nk / tn / 1e3:.0f}",
                       f"{tn / t2:.1f}x"])
     kn = {"title": f"K-norm noise in d = {d}, {nk:.0e} vectors (k samples/s; target >= 100)",

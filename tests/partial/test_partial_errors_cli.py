@@ -78,7 +78,7 @@ def test_case_study_structure():
     from puffer.partial import casestudy as C
     d = C.synthetic_data(J=6, T=3, seed=0)
     st = C.run_case_study(d, (1.0,), 2, steps_per_dim=50, rng=1, quiet=True)
-    for (m, e), r in st["results"].items():
+    for (m, _e), r in st["results"].items():
         c, dd = r["cases"], r["deaths"]
         assert c.shape == (2, 3, 6)
         if m != "WEM-a":  # congenial outputs satisfy the public constraints exactly

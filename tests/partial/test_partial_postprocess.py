@@ -17,7 +17,8 @@ from puffer.errors import ParameterError
 def qp_projection(a, b, s):
     J = a.size
     x0 = np.concatenate([np.full(J, max(s, 0) / J), np.zeros(J)])
-    cons = [{"type": "eq", "fun": lambda z: z[:J].sum() - s, "jac": lambda z: np.concatenate([np.ones(J), np.zeros(J)])},
+    cons = [{"type": "eq", "fun": lambda z: z[:J].sum() - s,
+             "jac": lambda z: np.concatenate([np.ones(J), np.zeros(J)])},
             {"type": "ineq", "fun": lambda z: z[:J] - z[J:],
              "jac": lambda z: np.hstack([np.eye(J), -np.eye(J)])},
             {"type": "ineq", "fun": lambda z: z[J:], "jac": lambda z: np.hstack([np.zeros((J, J)), np.eye(J)])}]
@@ -38,9 +39,15 @@ def enum_qp(a, b, s):
         rhs = [s]
         for j, k in enumerate(act):
             if k in (1, 3):
-                r = np.zeros(2 * J); r[j] = 1; r[J + j] = -1; rows.append(r); rhs.append(0.0)
+                r = np.zeros(2 * J)
+                r[j], r[J + j] = 1, -1
+                rows.append(r)
+                rhs.append(0.0)
             if k in (2, 3):
-                r = np.zeros(2 * J); r[J + j] = 1; rows.append(r); rhs.append(0.0)
+                r = np.zeros(2 * J)
+                r[J + j] = 1
+                rows.append(r)
+                rhs.append(0.0)
         A, bb = np.array(rows), np.array(rhs)
         z = t - A.T @ np.linalg.lstsq(A @ A.T, A @ t - bb, rcond=None)[0]
         c, d = z[:J], z[J:]

@@ -12,8 +12,8 @@ import pytest
 
 import puffer
 import puffer.partial as P
-from puffer.partial import distributions as D
 from puffer.errors import ParameterError, UnboundedSensitivityError
+from puffer.partial import distributions as D
 
 Z0 = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5]
 Z1 = [0.5, 0.6, 0.7, 0.8, 0.9, 1.0]

@@ -23,9 +23,10 @@ Reimherr & Slavkovic, Def 3) and their algebra.
 from __future__ import annotations
 
 import math
-from fractions import Fraction
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Sequence
+from fractions import Fraction
+from typing import Any
 
 from .. import _validate as V
 from ..errors import ParameterError, ParameterTypeError
@@ -138,7 +139,8 @@ def compose_sequential(*guarantees: TP, independent: bool = True, override: bool
         eps = math.nextafter(eps, math.inf)  # fsum is correctly rounded: one ulp up covers it
     return TP(eps, z=_merged(gs, "z"), family=_merged(gs, "family"), secret_pairs=_merged(gs, "secret_pairs"),
               mechanism="sequential", children=tuple(gs),
-              assumptions=("independent randomness given (X, Z)",) + (("frameworks differ (override)",) if override else ()),
+              assumptions=("independent randomness given (X, Z)",)
+              + (("frameworks differ (override)",) if override else ()),
               provenance=Provenance(mechanism="compose_sequential", refs=(Ref("seeman2024", "Lemma 6"),)))
 
 
@@ -165,7 +167,7 @@ def compose_parallel(guarantees: Sequence[TP], partition: Sequence[Any], *, over
                                      "disjoint blocks (Lemma 7)")
             seen[r] = b
     eps = max(g.eps for g in gs)
-    flags = ("disjoint partition; Y_b depends on X_b and Z only",)
+    flags: tuple[str, ...] = ("disjoint partition; Y_b depends on X_b and Z only",)
     if len({g.eps for g in gs}) > 1:
         flags += ("unequal eps combined by max (extension of Lemma 7)",)
     return TP(eps, z=_merged(gs, "z"), family=_merged(gs, "family"), secret_pairs=_merged(gs, "secret_pairs"),

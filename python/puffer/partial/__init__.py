@@ -22,18 +22,38 @@ The guarantee objects (:class:`puffer.guarantees.TP` and its algebra) live in
 """
 from __future__ import annotations
 
-from ..guarantees.tp import (TP, compose_parallel, compose_sequential, post_process, posterior_odds_bounds,
-                             restrict, tv_bound)
+from ..guarantees.tp import (
+                             TP,
+                             compose_parallel,
+                             compose_sequential,
+                             post_process,
+                             posterior_odds_bounds,
+                             restrict,
+                             tv_bound,
+)
 from . import distributions, inference, postprocess, sensitivity
 from .additive import AdditiveWasserstein, RestrictedRelease, restrict_to_public
-from .distributions import (dirichlet_multinomial_logpmf, dirichlet_multinomial_sample, discrete_laplace_pmf,
-                            discrete_laplace_sample, knorm_sample)
+from .distributions import (
+                             dirichlet_multinomial_logpmf,
+                             dirichlet_multinomial_sample,
+                             discrete_laplace_pmf,
+                             discrete_laplace_sample,
+                             knorm_sample,
+)
 from .frameworks import PublicInfo, SecretPairs, TPFramework
 from .inference import MLRTest, posterior_importance_sampler, posterior_rejection_sampler
 from .knorm import KNormGradient
 from .postprocess import contraction_effects, controlled_round, project_consistent, two_stage
-from .sensitivity import (delta_correlated_counts, delta_gaussian_conditional, delta_sdl_counts, delta_z,
-                          gaussian_c1, sigma_lipschitz_loss, sigma_norm_loss, sigma_y_mean)
+from .sensitivity import (
+                             delta_correlated_counts,
+                             delta_gaussian_conditional,
+                             delta_sdl_counts,
+                             delta_z,
+                             gaussian_c1,
+                             sigma_lipschitz_loss,
+                             sigma_norm_loss,
+                             sigma_y_mean,
+)
 from .wem import LatticeWEM, WassersteinExponential
 
 WassersteinKNormGradient = KNormGradient

@@ -23,9 +23,10 @@ class TPMechanism:
         return None
 
     def to_dict(self) -> dict:
+        sig = getattr(self, "sigma", None)
         return {"mechanism": type(self).__name__, "refs": [r.to_dict() for r in self.refs],
                 "target": {k: encode_number(float(v)) for k, v in self.target.items()},
                 "noise": self._noise_description(),
                 "sensitivity": {"delta_z": encode_number(float(self.framework.delta_z)),
-                                "sigma": None if getattr(self, "sigma", None) is None else encode_number(float(self.sigma))},
+                                "sigma": None if sig is None else encode_number(float(sig))},
                 "guarantee": self.guarantee.to_dict(), "framework": self.framework.guarantee_fields()}

@@ -15,7 +15,8 @@ dtype('int64')
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -45,7 +46,7 @@ class AdditiveWasserstein(TPMechanism):
         if (framework is None) == (delta_z is None):
             raise ParameterError("delta_z", delta_z, "exactly one of framework= or delta_z=")
         if framework is None:
-            framework = TPFramework.assumed(delta_z)
+            framework = TPFramework.assumed(V.nonneg("delta_z", delta_z, allow_inf=True))
         elif not isinstance(framework, TPFramework):
             raise ParameterTypeError("framework", framework, "a puffer.partial.TPFramework")
         self.framework = framework

@@ -26,16 +26,16 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import dataclass, field
-from typing import Any, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from .. import _validate as V
 from ..errors import ParameterError
-from ..sampling import Stream, as_stream
+from ..sampling import as_stream
 from .additive import AdditiveWasserstein
-from .distributions import discrete_laplace_sample
 from .frameworks import TPFramework
 from .postprocess import contraction_effects, two_stage
 from .wem import LatticeWEM
@@ -133,12 +133,12 @@ def run_case_study(data: CaseData, eps_grid: Sequence[float] = (0.01, 1.0), repl
         for meth in methods:
             t0 = time.perf_counter()
             if meth == "PP":
-                mech = AdditiveWasserstein(eps, fw, discrete=True)
-                nc = mech.release(xc, rng=stream)
-                nd = mech.release(xd, rng=stream)
+                add = AdditiveWasserstein(eps, fw, discrete=True)
+                nc = add.release(xc, rng=stream)
+                nd = add.release(xd, rng=stream)
                 c, d = two_stage(nc.astype(np.float64), nd.astype(np.float64), ss)
                 res = {"noisy_cases": nc.reshape(R, T, J), "noisy_deaths": nd.reshape(R, T, J),
-                       "guarantee": mech.guarantee}
+                       "guarantee": add.guarantee}
             else:
                 mech = LatticeWEM(eps, fw, base=_BASES[meth], steps_per_dim=steps_per_dim)
                 start_c = np.stack([LatticeWEM.public_start(int(ss[k]), pc[k] + 1.0)[:J] for k in range(ss.size)])

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Hashable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -82,13 +82,13 @@ class SecretPairs:
         object.__setattr__(self, "pairs", ps)
 
     @classmethod
-    def binary(cls, n: int) -> "SecretPairs":
+    def binary(cls, n: int) -> SecretPairs:
         """(X_i = 0, X_i = 1) for i < n (the paper's Examples 2, 4 and Figure 4)."""
         n = V.integer("n", n, lo=1)
         return cls("binary", tuple((f"X_{i}=0", f"X_{i}=1") for i in range(n)))
 
     @classmethod
-    def substitution(cls, n: int, values: Sequence[Any]) -> "SecretPairs":
+    def substitution(cls, n: int, values: Sequence[Any]) -> SecretPairs:
         """(X_i = v1, X_i = v2) for i < n and v1 != v2 in ``values`` (bounded DP)."""
         n = V.integer("n", n, lo=1)
         vals = list(values)
@@ -98,14 +98,14 @@ class SecretPairs:
                                          for k, a in enumerate(vals) for b in vals[k + 1:]))
 
     @classmethod
-    def presence(cls, n: int, values: Sequence[Any]) -> "SecretPairs":
+    def presence(cls, n: int, values: Sequence[Any]) -> SecretPairs:
         """(record i present with value x, record i absent) (Kifer-Machanavajjhala, Eq. 7-9)."""
         n = V.integer("n", n, lo=1)
         return cls("presence", tuple((f"h_{i} in data, value {x}", f"h_{i} absent") for i in range(n)
                                      for x in values))
 
     @classmethod
-    def custom(cls, pairs: Sequence[tuple]) -> "SecretPairs":
+    def custom(cls, pairs: Sequence[tuple]) -> SecretPairs:
         return cls("custom", tuple(pairs))
 
     def digest(self) -> str:
@@ -140,7 +140,7 @@ class TPFramework:
     # ---------------------------------------------------------------- constructors
     @classmethod
     def from_conditionals(cls, z: Any, conditionals: Mapping[Hashable, Mapping[Hashable, DiscreteDist | None]],
-                          pairs: Any, *, family: str = "finite", norm: Any = None, rich: bool = False) -> "TPFramework":
+                          pairs: Any, *, family: str = "finite", norm: Any = None, rich: bool = False) -> TPFramework:
         """``conditionals[theta_z][secret]`` = law of the statistic T(X) given the secret under
         theta_z (a DiscreteDist), or None when P(secret | theta_z) = 0; pairs with a certain or
         impossible secret are dropped (Eq. 10). Delta_z = max W_inf over thetas and pairs."""
@@ -153,7 +153,7 @@ class TPFramework:
         return cls(z, f"{family}[{fw.digest()[:12]}]", sp, delta_z=d, framework=fw, rich=rich)
 
     @classmethod
-    def correlated_counts(cls, n: int, z0: float, z1: float, *, z: Any = None) -> "TPFramework":
+    def correlated_counts(cls, n: int, z0: float, z1: float, *, z: Any = None) -> TPFramework:
         """Figure 4 family: P(X_i = 1 | X_j = 1, z) <= z1, P(X_i = 1 | X_j = 0, z) >= z0 (i != j);
         statistic S_n, pairs (X_j = 0, X_j = 1)."""
         d = S.delta_correlated_counts(n, z0, z1)
@@ -161,7 +161,7 @@ class TPFramework:
 
     @classmethod
     def gaussian_conditional(cls, delta: float, n: int, *, z: Any = None, grid: Any = None,
-                             **theta: float) -> "TPFramework":
+                             **theta: float) -> TPFramework:
         """Example 1: X_i in [-Delta/2, Delta/2], (Xbar, X_1, Z) jointly normal; statistic Xbar.
         Delta_z = sup |c_1| Delta (Delta/n when Z is independent of X)."""
         d = S.delta_gaussian_conditional(delta, n, grid=grid, **theta)
@@ -169,7 +169,7 @@ class TPFramework:
                    "substitution X_i=v1 vs X_i=v2", delta_z=d)
 
     @classmethod
-    def sdl_counts(cls, n: int, p: Any, *, z: Any = None, **constraint: Any) -> "TPFramework":
+    def sdl_counts(cls, n: int, p: Any, *, z: Any = None, **constraint: Any) -> TPFramework:
         """Example 2: iid Bernoulli(p) records, S_n truncated by a k-anonymity / t-closeness /
         range constraint (keyword of :func:`~puffer.partial.sensitivity.delta_sdl_counts`)."""
         d = S.delta_sdl_counts(n, p, **constraint)
@@ -177,12 +177,12 @@ class TPFramework:
 
     @classmethod
     def assumed(cls, delta_z: float, *, z: Any = None, family: str = "unspecified",
-                pairs: Any = "unspecified") -> "TPFramework":
+                pairs: Any = "unspecified") -> TPFramework:
         """A stated Delta_z (not derived from a family), flagged "Delta_z assumed" in guarantees."""
         return cls(z, family, pairs, delta_z=delta_z, assumptions=("Delta_z assumed, not derived",))
 
     # ---------------------------------------------------------------- use
-    def restrict(self, predicate: Callable[[float], bool], *, description: str = "public constraint") -> "TPFramework":
+    def restrict(self, predicate: Callable[[float], bool], *, description: str = "public constraint") -> TPFramework:
         """Truncate every conditional law to the statistic values allowed by public information
         (renormalised, as in Lemma 8); secrets that lose all mass are dropped (Eq. 10)."""
         if self.framework is None:
@@ -204,7 +204,8 @@ class TPFramework:
                     continue
                 cond[th][s] = DiscreteDist(law.atoms[keep], law.probs[keep], normalize=True)
         pairs = self.pairs if isinstance(self.pairs, SecretPairs) else SecretPairs.custom(fw.pairs)
-        return TPFramework.from_conditionals(PublicInfo(self.z.value, (self.z.description + "; " + description).strip("; ")),
+        z = PublicInfo(self.z.value, (self.z.description + "; " + description).strip("; "))
+        return TPFramework.from_conditionals(z,
                                              cond, pairs, family=f"truncated({self.family})")
 
     def pairs_digest(self) -> str:

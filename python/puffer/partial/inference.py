@@ -19,8 +19,9 @@ The mechanism density passed in must include its x-dependent normaliser.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from scipy.special import logsumexp
@@ -119,7 +120,8 @@ def posterior_rejection_sampler(y: Any, *, prior_sampler: Callable, data_sampler
         # count proposals up to the last one used, so the reported rate is unbiased
         proposals += k if got < n else int(np.flatnonzero(acc)[idx.size - 1]) + 1
     return RejectionResult(np.concatenate(thetas), np.concatenate(datas) if keep_data else None, proposals, got,
-                           (Ref("seeman2024", "Algorithm 1", note="acceptance U <= ratio; the printed rule is inverted"),
+                           (Ref("seeman2024", "Algorithm 1",
+                                note="acceptance U <= ratio; the printed rule is inverted"),
                             Ref("seeman2024", "Thm 16")))
 
 
@@ -151,7 +153,8 @@ def posterior_importance_sampler(y: Any, *, proposal_sampler: Callable, data_sam
                   ("log_likelihood", log_likelihood)):
         _callable(nm, f)
     if (proposal_logpdf is None) != (prior_logpdf is None):
-        raise ParameterError("prior_logpdf", prior_logpdf, "given together with proposal_logpdf (or both None: g = prior)")
+        raise ParameterError("prior_logpdf", prior_logpdf,
+                             "given together with proposal_logpdf (or both None: g = prior)")
     m = V.integer("m", m, lo=1)
     g = _gen(rng)
     th = np.asarray(proposal_sampler(g, m))
@@ -159,7 +162,7 @@ def posterior_importance_sampler(y: Any, *, proposal_sampler: Callable, data_sam
     lw = np.asarray(log_likelihood(y, x), dtype=np.float64).reshape(-1)
     if lw.shape[0] != m or np.isnan(lw).any():
         raise ParameterError("log_likelihood", f"{lw.shape[0]} values", f"{m} log-likelihoods without NaN")
-    if proposal_logpdf is not None:
+    if proposal_logpdf is not None and prior_logpdf is not None:
         lp, lg = np.asarray(prior_logpdf(th), dtype=np.float64), np.asarray(proposal_logpdf(th), dtype=np.float64)
         if ((lg == -np.inf) & (lp > -np.inf)).any():
             raise ParameterError("proposal_logpdf", "zero density where the prior is positive",

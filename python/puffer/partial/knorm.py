@@ -78,7 +78,7 @@ class KNormGradient(TPMechanism):
 
     @classmethod
     def for_mean(cls, eps: float, n: int, mean_sensitivity: float, *, norm: Any = 2, dim: int,
-                 framework: TPFramework | None = None) -> "KNormGradient":
+                 framework: TPFramework | None = None) -> KNormGradient:
         """Mean estimation: sigma_y = n * sup ||xbar - xbar'||_K over d(x, x') <= Delta_z."""
         from .sensitivity import sigma_y_mean
         return cls(eps, sigma_y_mean(n, mean_sensitivity), norm=norm, dim=dim, n=n, framework=framework)

@@ -19,7 +19,8 @@ def _plt() -> Any:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ParameterError("plot", "matplotlib not installed", "pip install 'puffer[plot]' to draw the figures") from exc
+        raise ParameterError("plot", "matplotlib not installed",
+                             "pip install 'puffer[plot]' to draw the figures") from exc
     return plt
 
 

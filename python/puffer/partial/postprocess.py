@@ -20,7 +20,6 @@
 """
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -169,6 +168,7 @@ def contraction_effects(noisy_cases: Any, noisy_deaths: Any, cases: Any, deaths:
     """
     nc, nd, c, d = (np.asarray(x, dtype=np.float64) for x in (noisy_cases, noisy_deaths, cases, deaths))
     if not (nc.shape == nd.shape == c.shape == d.shape):
-        raise ParameterError("cases", f"shapes {nc.shape}, {nd.shape}, {c.shape}, {d.shape}", "four arrays of one shape")
+        raise ParameterError("cases", f"shapes {nc.shape}, {nd.shape}, {c.shape}, {d.shape}",
+                             "four arrays of one shape")
     return {"contracted_case_zeros": (nc < 0) & (c == 0), "contracted_death_zeros": (nd < 0) & (d == 0),
             "contracted_rates": (nd > nc) & (c == d)}

@@ -182,8 +182,8 @@ def delta_z(framework: Any, *, norm: Any = None, rich: bool = False) -> float:
     the conditional laws given z. ``rich=True`` declares the family to contain near-point masses
     (Lemma 12): a value < 1 then indicates a modelling error and raises.
     """
-    from .frameworks import TPFramework
     from ..framework import Framework
+    from .frameworks import TPFramework
 
     fw = framework.framework if isinstance(framework, TPFramework) else framework
     if not isinstance(fw, Framework):

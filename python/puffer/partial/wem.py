@@ -26,7 +26,7 @@ True
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from scipy.special import logsumexp
@@ -75,7 +75,8 @@ def _loss_values(loss: Any, support: np.ndarray, t: Any) -> np.ndarray:
     if callable(loss) and not isinstance(loss, str):
         v = np.asarray(loss(t, support), dtype=np.float64)
         if v.shape != (support.shape[0],):
-            raise ParameterError("loss", f"output of shape {v.shape}", f"one loss per support point ({support.shape[0]})")
+            raise ParameterError("loss", f"output of shape {v.shape}",
+                                 f"one loss per support point ({support.shape[0]})")
         if np.isnan(v).any() or (v < 0).any():
             raise ParameterError("loss", "negative or NaN values", "losses in [0, inf]")
         return v
@@ -84,7 +85,8 @@ def _loss_values(loss: Any, support: np.ndarray, t: Any) -> np.ndarray:
     if support.ndim == 1:
         return np.abs(diff)
     if tt.shape != (support.shape[1],):
-        raise ParameterError("x", f"statistic of shape {tt.shape}", f"shape ({support.shape[1]},) (the support dimension)")
+        raise ParameterError("x", f"statistic of shape {tt.shape}",
+                             f"shape ({support.shape[1]},) (the support dimension)")
     return {"abs": lambda: np.abs(diff).sum(1), "l1": lambda: np.abs(diff).sum(1),
             "l2": lambda: np.sqrt((diff * diff).sum(1)), "linf": lambda: np.abs(diff).max(1)}[loss]()
 
@@ -201,7 +203,8 @@ class WassersteinExponential(TPMechanism):
                 return np.where(np.all(np.atleast_1d(yy == tt), axis=-1), 0.0, -np.inf)
             diff = (yy - tt).reshape(-1, self.dim)
             if self.space == "Z^d":
-                return D.discrete_laplace_logpmf(diff, 1.0 / self.scale).sum(-1).reshape(yy.shape[:-1] if self.dim > 1 else yy.shape)
+                lp = D.discrete_laplace_logpmf(diff, 1.0 / self.scale).sum(-1)
+                return lp.reshape(yy.shape[:-1] if self.dim > 1 else yy.shape)
             norm = {"abs": 1, "l1": 1, "l2": 2, "linf": np.inf}[self.loss]
             return D.knorm_logpdf(diff, norm, self.scale).reshape(yy.shape[:-1] if self.dim > 1 else yy.shape)
         if self.interval is not None:
@@ -213,6 +216,7 @@ class WassersteinExponential(TPMechanism):
         lp = lw - logsumexp(lw)
         yv = np.asarray(y, dtype=np.float64)
         sup = self.support
+        assert sup is not None  # finite support (the other output spaces returned above)
         if sup.ndim == 1:
             idx = np.searchsorted(sup, yv) if np.all(np.diff(sup) > 0) else None
             if idx is None:
@@ -240,7 +244,8 @@ class WassersteinExponential(TPMechanism):
             elif self.space == "Z^d":
                 if not np.all(tt == np.round(tt)):
                     raise ParameterError("x", t, "an integer statistic on Z^d")
-                out = D.discrete_laplace_sample(1.0 / self.scale, values=np.broadcast_to(tt.astype(np.int64), (n, self.dim)).copy(),
+                vals = np.broadcast_to(tt.astype(np.int64), (n, self.dim)).copy()
+                out = D.discrete_laplace_sample(1.0 / self.scale, values=vals,
                                                 rng=rng, threads=threads)
             else:
                 norm = {"abs": 1, "l1": 1, "l2": 2, "linf": np.inf}[self.loss]
@@ -250,16 +255,17 @@ class WassersteinExponential(TPMechanism):
             return out[0] if size is None else out
         if self.interval is not None:
             lo, hi = self.interval
-            tt = V.real("x", t)
+            t1 = V.real("x", t)
             if self.sigma == 0.0:
-                v = min(max(tt, lo), hi)
-                return v if size is None else np.full(V.integer("size", size, lo=0), v)
-            return D.truncated_laplace_sample(tt, self.scale, lo, hi, size, rng=rng, threads=threads)
+                v0 = min(max(t1, lo), hi)
+                return v0 if size is None else np.full(V.integer("size", size, lo=0), v0)
+            return D.truncated_laplace_sample(t1, self.scale, lo, hi, size, rng=rng, threads=threads)
         lw = np.ascontiguousarray(self.log_weights(t))
         n = 1 if size is None else V.integer("size", size, lo=0)
         idx = np.empty(n, dtype=np.int64)
         k0, k1, w, start = _streams.take(rng, n)
         _streams._C.categorical_fill(lw, k0, k1, w, start, idx, _streams.threads(threads))
+        assert self.support is not None
         out = self.support[idx]
         return out[0] if size is None else out
 
@@ -364,7 +370,8 @@ class LatticeWEM(TPMechanism):
         if self.base == "prior":
             if concentration is None:
                 raise ParameterError("concentration", None, "Dirichlet concentrations (m, J) for base 'prior'")
-            a = np.ascontiguousarray(np.broadcast_to(V.float_array("concentration", concentration, ndim=(1, 2)), (m, J)),
+            conc = V.float_array("concentration", concentration, ndim=(1, 2))
+            a = np.ascontiguousarray(np.broadcast_to(conc, (m, J)),
                                      dtype=np.float64)
             if (a <= 0).any():
                 raise ParameterError("concentration", "values <= 0", "concentrations > 0 (add a pseudo-count)")
