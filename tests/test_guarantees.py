@@ -141,3 +141,87 @@ def test_json_round_trip_with_provenance():
         json.loads(s)  # valid JSON (inf encoded as a string)
         back = type(g).from_json(s)
         assert back == g and back.provenance == g.provenance
+
+
+# -- one loader, strict (issue: a Renyi claim loaded as a pure one) ----------------------------
+import json as _json
+
+import puffer as _puffer
+from puffer.errors import ParameterError as _PE, ParameterTypeError as _PTE
+
+
+def test_pp_from_json_refuses_an_rpp():
+    s = _puffer.RPP(2.0, 1.0).to_json()
+    with pytest.raises(_PE, match="RPP"):
+        _puffer.PP.from_json(s)
+    assert _puffer.guarantee_from_json(s) == _puffer.RPP(2.0, 1.0)
+
+
+@pytest.mark.parametrize("g", [
+    _puffer.PP(1.0, 1e-6), _puffer.RPP(2.0, 0.5), _puffer.RPP(float("inf"), 0.5),
+    _puffer.ApproxRPP(3.0, 0.2, 1e-4), _puffer.RPPCurve((2.0, 4.0, float("inf")), (0.1, 0.3, 1.0)),
+])
+def test_round_trip_through_the_one_loader(g):
+    back = _puffer.guarantee_from_json(g.to_json())
+    assert type(back) is type(g) and back == g
+    assert type(g).from_dict(g.to_dict()) == g
+
+
+@pytest.mark.parametrize("text, exc, needle", [
+    ("{}", _PE, "type"),
+    ('{"type": "PP"}', _PE, "eps"),
+    ('{"type": "PP", "eps": 1, "delta": 0, "epsilon": 2}', _PE, "did you mean 'eps'"),
+    ('{"type": "Pp", "eps": 1}', _PE, "did you mean 'PP'"),
+    ('{"type": "PP", "eps": "x"}', _PTE, "eps"),
+    ('{"type": "PP", "eps": -1}', _PE, "eps"),
+    ('{"type": "RPPCurve", "alphas": [2, 3], "eps": [1]}', _PE, "eps"),
+    ('{"type": "PP", "eps": 1, "provenance": {"mechanizm": "x"}}', _PE, "did you mean 'mechanism'"),
+    ('{"type": "PP", "eps": 1, "provenance": {"refs": [{"paper": "nobody", "item": "x"}]}}', _PE, "paper"),
+    ("[1, 2]", _PTE, "dict"),
+    ("not json", _PE, "valid JSON"),
+])
+def test_bad_guarantee_documents_give_puffer_errors(text, exc, needle):
+    with pytest.raises(exc, match=needle.replace("(", r"\(")):
+        _puffer.guarantee_from_json(text)
+
+
+def test_from_json_of_non_string():
+    with pytest.raises(_PTE):
+        _puffer.PP.from_json(3)
+
+
+def test_conversions_cite_their_proposition():
+    g = _puffer.RPP(2.0, 0.5).to_pp(1e-5)
+    assert str(g.provenance.refs[-1]) == "Pierquin et al. 2024, Prop 2.2"
+    a = _puffer.ApproxRPP(3.0, 0.2, 1e-4).to_pp(1e-3)
+    assert a.provenance.refs[-1].item == "Prop 4.1"
+    back = _puffer.guarantee_from_json(a.to_json())
+    assert back.provenance.refs == a.provenance.refs
+
+
+def test_rppcurve_repr_fits_on_a_line():
+    c = _puffer.RPPCurve.from_function(lambda a: a * 0.5)
+    r = repr(c)
+    assert "\n" not in r and len(r) < 100 and "156 orders" in r
+
+
+def test_gaussian_curve_to_pp_is_not_below_the_closed_form():
+    """The documented value used to be 5.298317, below the true optimum 0.5 + sqrt(2 log 1e5)."""
+    c = _puffer.RPPCurve.from_function(lambda a: a * 0.5, [2.0, 4.0, 8.0])
+    exact = 0.5 + math.sqrt(2 * math.log(1e5))
+    assert exact <= c.to_pp(1e-5).eps <= exact * (1 + 1e-9)
+
+
+def test_guarantee_types_registry_lists_the_pufferfish_kinds():
+    names = set(_puffer.guarantees.guarantee_types())
+    assert {"PP", "RPP", "ApproxRPP", "RPPCurve"} <= names
+
+
+def test_refs_registry():
+    from puffer.refs import PAPERS, Ref
+    assert PAPERS["pierquin2024"].arxiv == "2312.13985"
+    with pytest.raises(_PE, match="paper"):
+        Ref("nobody2099", "Thm 1")
+    with pytest.raises(_PE, match="item"):
+        Ref("ding2022", "")
+    assert Ref.from_dict(Ref("ding2022", "Thm 2").to_dict()) == Ref("ding2022", "Thm 2")

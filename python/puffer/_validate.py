@@ -67,10 +67,12 @@ def integer(name: str, x: Any, *, lo: int | None = None, hi: int | None = None) 
 
 def float_array(name: str, x: Any, *, ndim: int | tuple[int, ...] | None = None,
                 finite: bool = True, allow_empty: bool = False) -> np.ndarray:
-    """Convert to a float64 array; reject ragged input, wrong ndim, NaN (and inf if finite)."""
+    """Convert to a float64 array; reject ragged input, complex, datetime and string dtypes,
+    wrong ndim, NaN (and inf if finite). Nothing is dropped silently (e.g. an imaginary part)."""
+    check_real_dtype(name, x)
     try:
         a = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise ParameterTypeError(name, x, "an array of real numbers") from exc
     if ndim is not None:
         dims = (ndim,) if isinstance(ndim, int) else ndim
@@ -84,6 +86,25 @@ def float_array(name: str, x: Any, *, ndim: int | tuple[int, ...] | None = None,
     if finite and np.isinf(a).any():
         raise ParameterError(name, f"array with inf at index {_first(np.isinf(a))}", "finite values")
     return a
+
+
+_NOT_REAL = {"c": "complex", "M": "datetime64", "m": "timedelta64", "S": "bytes", "U": "str",
+             "V": "structured"}
+
+
+def check_real_dtype(name: str, x: Any) -> None:
+    """Reject arrays whose dtype is not real-valued (complex, datetime, strings): converting
+    them to float would drop information or invent numbers."""
+    kind = getattr(getattr(x, "dtype", None), "kind", None)
+    if kind is None and isinstance(x, (list, tuple)):
+        try:
+            kind = np.asarray(x).dtype.kind
+        except (TypeError, ValueError):
+            kind = None
+    if isinstance(x, (complex, np.complexfloating)):
+        kind = "c"
+    if kind in _NOT_REAL:
+        raise ParameterTypeError(name, x, f"real numbers (got {_NOT_REAL[kind]} values)")
 
 
 def _first(mask: np.ndarray) -> tuple[int, ...] | int:

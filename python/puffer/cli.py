@@ -2,18 +2,22 @@
 
 ``puffer demo`` runs the built-in correlated-data example end to end: a Markov chain of
 household activity (away/home every half hour over a day) under a grid of adversary priors.
-``puffer run FILE`` does the same for a framework described in a JSON or TOML file::
+``puffer run FILE`` does the same for a framework described in a TOML or JSON file (schema:
+:mod:`puffer.config.schema`; unknown keys are errors, ``[target]`` with ``eps`` is required).
 
-    [model]                 # one of: markov_chain, independent_users, correlated_pair,
-    kind = "markov_chain"   #         joint_counts, conditionals
-    trans = [[[0.9, 0.1], [0.2, 0.8]], [[0.8, 0.2], [0.3, 0.7]]]
-    T = 24
-    [target]
-    eps = 1.0               # each mechanism is calibrated to eps (and delta where it needs one)
-    delta = 1e-5
-    [release]
-    values = [10.0, 12.0, 7.0]   # optional: true query answers to release with noise
-    seed = 1
+Results go to stdout (a table, or JSON with ``--json``); progress goes to stderr.
+
+Exit codes (also in the README):
+
+====  ===========================================================================
+0     success
+1     internal error (a bug: please report it with the traceback)
+2     usage error (unknown subcommand or option)
+3     bad input: missing or unreadable file, syntax error, schema violation, a
+      parameter out of range
+4     numerical failure or unbounded sensitivity (no finite guarantee exists)
+130   interrupted (Ctrl-C)
+====  ===========================================================================
 """
 from __future__ import annotations
 
@@ -22,9 +26,9 @@ import json
 import math
 import sys
 import time
-from typing import Any, Callable
+from typing import Any
 
-import numpy as np
+EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_INPUT, EXIT_NUMERIC, EXIT_INTERRUPT = 0, 1, 2, 3, 4, 130
 
 DEMO = {
     "name": "household activity: 2-state Markov chain (away/home), T = 48 half-hours, 8 x 8 prior grid",
@@ -35,65 +39,16 @@ DEMO = {
     "release": {"values": [31.0, 18.0, 40.0, 27.0, 35.0], "seed": 2026},
 }
 
-
-def _progress(msg: str, out) -> None:
-    print(f"  .. {msg}", file=out, flush=True)
-
-
-def build_framework(model: dict):
-    """A Framework from a model description (see the module docstring)."""
-    from . import models
-    from .dist import DiscreteDist
-    from .errors import ParameterError
-    from .framework import Framework
-
-    kind = model.get("kind")
-    if kind == "markov_chain":
-        if "grid" in model:
-            g = model["grid"]
-            trans = [[[a, 1 - a], [1 - h, h]] for a in g["stay_away"] for h in g["stay_home"]]
-            labels = [f"stay_away={a:.2f},stay_home={h:.2f}" for a in g["stay_away"] for h in g["stay_home"]]
-        else:
-            trans, labels = model["trans"], model.get("labels")
-        return models.markov_chain(trans, model["T"], init=model.get("init", "stationary"),
-                                   values=model.get("values"), labels=labels)
-    if kind == "independent_users":
-        return models.independent_users(model["p"], users=model.get("users"))
-    if kind == "correlated_pair":
-        return models.correlated_pair(model.get("p", 0.5), model.get("rho", 0.3))
-    if kind == "joint_counts":
-        return Framework.from_joint_counts(model["counts"], model["secrets"], model["x_values"],
-                                           model.get("pairs", "all"))
-    if kind == "conditionals":
-        conds = {th: {s: (None if law is None else DiscreteDist(law["atoms"], law["probs"]))
-                      for s, law in per.items()} for th, per in model["conditionals"].items()}
-        pairs = [tuple(p) for p in model["pairs"]] if isinstance(model["pairs"], list) else model["pairs"]
-        return Framework.from_conditionals(conds, pairs)
-    raise ParameterError("model.kind", kind,
-                         "'markov_chain', 'independent_users', 'correlated_pair', 'joint_counts' or 'conditionals'")
+GAIN_NOTE = ("gain = the noise scale group DP needs (same noise family, same target, group "
+             "sensitivity) / the row's noise scale")
 
 
-def _mechanisms(fw, target: dict) -> list[tuple[str, Callable[[], Any]]]:
-    from . import mechanisms as M
-    from .noise import Gaussian, Laplace
-
-    eps, delta, alpha = target.get("eps", 1.0), target.get("delta", 1e-5), target.get("alpha", 2.0)
-    out = [
-        ("Wasserstein (Laplace)", lambda: M.Wasserstein(fw, eps)),
-        (f"GWM Gaussian, RPP alpha={alpha}", lambda: M.GeneralWasserstein(fw, Gaussian(1.0), alpha=alpha, eps=eps)),
-        (f"GWM Gaussian, PP delta={delta:g}", lambda: M.GeneralWasserstein(fw, Gaussian(1.0), eps=eps, delta=delta)),
-    ]
-    if fw.dim == 1:
-        out += [
-            ("Kantorovich Thm 2 (Laplace)", lambda: M.Kantorovich(fw, eps, method="thm2")),
-            (f"Kantorovich Thm 3 Gaussian (tail)", lambda: M.KantorovichGaussian(fw, eps, delta, variant="tail")),
-            (f"GAWM Laplace, delta={1e-3:g}", lambda: M.ApproximateWasserstein(fw, Laplace(1.0), 1e-3, eps=eps)),
-        ]
-    return out
+def _progress(msg: str) -> None:
+    print(f"  .. {msg}", file=sys.stderr, flush=True)
 
 
-def _guarantee_text(m) -> str:
-    from .guarantees import PP, RPPCurve, ApproxRPP
+def _guarantee_text(m: Any) -> str:
+    from .guarantees import PP, ApproxRPP, RPPCurve
 
     g = m.guarantee
     if isinstance(g, PP):
@@ -104,82 +59,115 @@ def _guarantee_text(m) -> str:
     if isinstance(g, RPPCurve):
         t = m.target
         if t.get("alpha") is not None:
-            return f"({t['alpha']:g}, {m.epsilon(t['alpha']):.4g})-RPP (all orders)"
+            return f"({t['alpha']:g}, {g.at(t['alpha']).eps:.4g})-RPP (all orders)"
         pp = g.to_pp(t["delta"])
         return f"({pp.eps:.4g}, {pp.delta:g})-PP via RPP curve"
     return repr(g)
 
 
-def run(config: dict, out=None) -> int:
+def run(config: dict, out: Any = None, *, as_json: bool = False) -> int:
+    """Calibrate every applicable mechanism for a validated description and print the table."""
+    from .config import build_framework, build_mechanisms, validate_config
+
     out = sys.stdout if out is None else out
-    print(f"puffer: {config.get('name', 'framework from file')}", file=out)
+    config = validate_config(config)
     t0 = time.perf_counter()
-    _progress("building the framework and its conditional laws", out)
+    _progress(f"{config.get('name', 'framework from file')}: building the framework and its conditional laws")
     fw = build_framework(config["model"])
-    print(f"  {fw!r}", file=out)
     rows, mechs = [], []
-    todo = _mechanisms(fw, config.get("target", {}))
+    todo = build_mechanisms(fw, config["target"])
     for k, (label, make) in enumerate(todo, 1):
-        _progress(f"[{k}/{len(todo)}] calibrating {label}", out)
+        _progress(f"[{k}/{len(todo)}] calibrating {label}")
         t1 = time.perf_counter()
         m = make()
         mechs.append((label, m))
-        scale = "none" if m.noise is None else f"{type(m.noise).__name__}({m.noise.scale:.4g})"
         grp = m.group
-        rows.append([label, f"{m.sensitivity.value:g}", scale, _guarantee_text(m),
-                     "-" if grp is None else f"{grp.scale:.4g}",
-                     "-" if grp is None else f"{grp.gain:.2f}x", f"{time.perf_counter() - t1:.2f}s"])
+        rows.append({"label": label, "mechanism": m, "seconds": time.perf_counter() - t1,
+                     "group_scale": None if grp is None else grp.scale,
+                     "gain": None if grp is None else grp.gain})
+    release = None
+    rel = config.get("release")
+    if rel:
+        import numpy as np
+
+        vals = np.asarray(rel["values"], dtype=np.float64)
+        label, m = mechs[0]
+        release = {"mechanism": label, "seed": rel.get("seed"), "values": vals.tolist(),
+                   "noisy": m.release(vals, rng=rel.get("seed")).tolist()}
+    if as_json:
+        doc = {"name": config.get("name"), "framework": repr(fw), "gain_definition": GAIN_NOTE,
+               "group_sensitivity": fw.group_sensitivity, "group_note": fw.group_note,
+               "rows": [{"label": r["label"], **r["mechanism"].to_dict(), "group_scale": r["group_scale"],
+                         "gain": r["gain"], "seconds": r["seconds"]} for r in rows],
+               "release": release}
+        json.dump(doc, out, indent=1, default=str)
+        out.write("\n")
+        return EXIT_OK
+    print(f"puffer: {config.get('name', 'framework from file')}", file=out)
+    print(f"  {fw!r}", file=out)
+    table = []
+    for r in rows:
+        m = r["mechanism"]
+        scale = "none" if m.noise is None else f"{type(m.noise).__name__}({m.noise.scale:.4g})"
+        table.append([r["label"], f"{m.sensitivity.value:g}", scale, _guarantee_text(m),
+                      "-" if r["group_scale"] is None else f"{r['group_scale']:.4g}",
+                      "-" if r["gain"] is None else f"{r['gain']:.2f}x", f"{r['seconds']:.2f}s"])
     head = ["mechanism", "sensitivity", "noise", "guarantee", "group-DP scale", "gain", "time"]
-    widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(len(head))]
+    widths = [max(len(str(t[i])) for t in table + [head]) for i in range(len(head))]
     line = "  ".join(h.ljust(w) for h, w in zip(head, widths))
     print("\n" + line + "\n" + "-" * len(line), file=out)
-    for r in rows:
-        print("  ".join(str(c).ljust(w) for c, w in zip(r, widths)), file=out)
+    for t in table:
+        print("  ".join(str(c).ljust(w) for c, w in zip(t, widths)), file=out)
+    print(f"({GAIN_NOTE})", file=out)
     w = mechs[0][1].sensitivity.witness
     print(f"\nworst case (Wasserstein): prior {w[0]!r}, secret pair {w[1]}", file=out)
     if fw.group_sensitivity is not None:
         print(f"group DP baseline: sensitivity {fw.group_sensitivity:g} ({fw.group_note})", file=out)
-    rel = config.get("release")
-    if rel and rel.get("values"):
-        vals = np.asarray(rel["values"], dtype=np.float64)
-        label, m = mechs[0]
-        noisy = m.release(vals, rng=rel.get("seed"))
-        print(f"\nrelease with {label}, seed {rel.get('seed')}:", file=out)
-        print("  true  " + " ".join(f"{v:8.2f}" for v in vals), file=out)
-        print("  noisy " + " ".join(f"{v:8.2f}" for v in noisy), file=out)
+    if release is not None:
+        print(f"\nrelease with {release['mechanism']}, seed {release['seed']}:", file=out)
+        print("  true  " + " ".join(f"{v:8.2f}" for v in release["values"]), file=out)
+        print("  noisy " + " ".join(f"{v:8.2f}" for v in release["noisy"]), file=out)
     print(f"\ndone in {time.perf_counter() - t0:.1f} s", file=out)
-    return 0
+    return EXIT_OK
 
 
-def _load(path: str) -> dict:
-    from .errors import ParameterError
+def _parser() -> argparse.ArgumentParser:
+    from ._version import __version__
 
-    with open(path, "rb") as fh:
-        data = fh.read()
-    if path.endswith(".toml"):
-        import tomllib
-        return tomllib.loads(data.decode())
-    if path.endswith(".json"):
-        return json.loads(data)
-    raise ParameterError("file", path, "a .json or .toml framework description")
+    parser = argparse.ArgumentParser(prog="puffer", description="Calibrated noise for Pufferfish privacy.",
+                                     epilog="exit codes: 0 ok, 1 internal error, 2 usage, 3 bad input, "
+                                            "4 numerical failure / unbounded sensitivity, 130 interrupted")
+    parser.add_argument("--version", action="version", version=f"puffer {__version__}")
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    d = sub.add_parser("demo", help="run the built-in correlated-data example")
+    d.add_argument("--json", action="store_true", help="print the results as JSON")
+    r = sub.add_parser("run", help="calibrate the mechanisms for a framework described in a TOML/JSON file")
+    r.add_argument("file")
+    r.add_argument("--json", action="store_true", help="print the results as JSON")
+    return parser
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    if args.cmd == "demo":
+        return run(DEMO, as_json=args.json)
+    if args.cmd == "run":
+        from .config import load_config
+        return run(load_config(args.file), as_json=args.json)
+    raise AssertionError(f"unhandled subcommand {args.cmd!r}")
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .errors import PufferError
+    from .errors import NumericalError, PufferError, UnboundedSensitivityError
 
-    parser = argparse.ArgumentParser(prog="puffer", description="Calibrated noise for Pufferfish privacy.")
-    sub = parser.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("demo", help="run the built-in correlated-data example")
-    r = sub.add_parser("run", help="calibrate the mechanisms for a framework described in a JSON/TOML file")
-    r.add_argument("file")
-    args = parser.parse_args(argv)
+    args = _parser().parse_args(argv)  # exits with 2 on usage errors
     try:
-        if args.cmd == "demo":
-            return run(DEMO)
-        return run(_load(args.file))
+        return _dispatch(args)
+    except (NumericalError, UnboundedSensitivityError) as exc:
+        print(f"puffer: error: {exc}", file=sys.stderr)
+        return EXIT_NUMERIC
     except PufferError as exc:
         print(f"puffer: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyError as exc:
-        print(f"puffer: error: the description lacks the field {exc}", file=sys.stderr)
-        return 2
+        return EXIT_INPUT
+    except KeyboardInterrupt:
+        print("puffer: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPT

@@ -8,7 +8,7 @@ message names the parameter, the value received and what was expected::
     >>> puffer.PP(eps=-1.0)
     Traceback (most recent call last):
     ...
-    puffer.errors.ParameterError: parameter 'eps' = -1.0: expected a number >= 0 (not NaN)
+    puffer.errors.ParameterError: parameter 'eps' = -1.0: expected a number >= 0
 """
 from __future__ import annotations
 

@@ -335,6 +335,9 @@ class Framework:
         al.'s Wasserstein mechanism). ``norm`` (1, 2 or inf) is needed when d > 1."""
         from . import transport
 
+        if self._dim == 1 and norm is not None:
+            # on R every norm is |x - y|: accepting and ignoring one would hide a mistake
+            raise ParameterError("norm", norm, "None for a 1-D query (norms apply to R^d, d > 1)")
         self._require_pairs()
         recs = list(self.pair_laws())
         if self._dim == 1:

@@ -349,6 +349,7 @@ def add_noise(values: Any, noise: Any, *, rng: Any = None, out: np.ndarray | Non
     if isinstance(values, np.ndarray) and values.dtype in (np.float32, np.float64):
         src = values
     else:
+        V.check_real_dtype("values", values)  # no imaginary part or datetime silently dropped
         try:
             src = np.asarray(values, dtype=np.float64)
         except (TypeError, ValueError) as exc:

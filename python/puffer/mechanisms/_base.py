@@ -1,5 +1,16 @@
-"""What every calibrated mechanism shares: the noise, the sensitivity with its witness, the
-guarantee with provenance, the group-DP comparison, and ``release``."""
+"""What every calibrated mechanism shares (one interface, so callers never probe attributes):
+
+* ``noise`` — the calibrated noise family (None when no noise is needed);
+* ``sensitivity`` — a :class:`~puffer.Sensitivity` with its witness;
+* ``guarantee`` — a guarantee object whose provenance cites the theorem (``refs``);
+* ``target`` — the eps / delta / alpha the mechanism was calibrated to (None where not given);
+* ``group`` — the group-DP comparison (or None);
+* ``release(values, *, rng=None, out=None)`` and ``to_dict()``.
+
+Keyword conventions: ``eps=``, ``delta=``, ``alpha=`` name the privacy target everywhere; a
+noise to calibrate may be given as an instance, a family class or a name (``Gaussian``,
+``"gaussian"``).
+"""
 from __future__ import annotations
 
 import math
@@ -9,15 +20,22 @@ from typing import Any
 import numpy as np
 
 from ..framework import Framework, Sensitivity
-from ..guarantees import Provenance, round_up
 from ..errors import ParameterError, ParameterTypeError
+from ..guarantees import Provenance, round_up
+from ..refs import Ref
 
 
 @dataclass(frozen=True)
 class GroupComparison:
-    """The noise group DP would need for the same target: ``sensitivity`` (Delta_GROUP),
-    ``scale`` (the noise parameter), and ``gain`` = group scale / puffer scale (> 1 means
-    puffer adds less noise). ``note`` says what the group is."""
+    """The noise group DP would need for the same target.
+
+    ``sensitivity``: Delta_GROUP (the query's range over the whole correlated group);
+    ``scale``: the scale the *same noise family* needs, calibrated by the *same theorem-free
+    rule* (Laplace: Delta/eps; other families: the same RPP / PP target) at Delta_GROUP;
+    ``gain`` = that scale / this mechanism's scale (> 1 means puffer adds less noise). This is
+    the one definition used for every mechanism: a relaxed condition (e.g. Ding's Theorem 2)
+    shows its whole benefit in the gain, not only the ratio of sensitivities. ``note`` says
+    what the group is."""
 
     sensitivity: float
     scale: float
@@ -26,16 +44,11 @@ class GroupComparison:
 
 
 def noise_description(noise: Any) -> Any:
+    """JSON-able description of a noise (its ``describe()``), None for no noise."""
     if noise is None:
         return None
-    spec = getattr(noise, "_sampler_spec", None)
-    if callable(spec):
-        try:
-            kind, params = spec()
-            return {"family": kind, **{k: float(v) for k, v in params.items()}}
-        except Exception:  # noqa: BLE001 - a Custom family has no sampler spec; fall back to repr
-            pass
-    return repr(noise)
+    describe = getattr(type(noise), "describe", None)
+    return describe(noise) if describe is not None else repr(noise)
 
 
 class Mechanism:
@@ -43,6 +56,8 @@ class Mechanism:
     ``guarantee`` and ``group`` in their constructor."""
 
     theorem = ""
+    #: the results the mechanism implements, cited in every guarantee's provenance
+    refs: tuple[Ref, ...] = ()
     noise: Any
     sensitivity: Sensitivity
     guarantee: Any
@@ -60,7 +75,33 @@ class Mechanism:
         return Provenance(
             mechanism=type(self).__name__, theorem=self.theorem, sensitivity=s.value,
             witness=s.to_dict()["witness"], noise=noise_description(self.noise),
-            framework=self.framework.digest(), notes=notes)
+            framework=self.framework.digest(), notes=notes, refs=self.refs)
+
+    @property
+    def target(self) -> dict:
+        """The privacy target the mechanism was calibrated to: eps, delta, alpha (None if not given)."""
+        t = getattr(self, "_target", None)
+        if t is not None:
+            return dict(t)
+        return {k: getattr(self, k, None) for k in ("eps", "delta", "alpha")}
+
+    @target.setter
+    def target(self, value: dict) -> None:
+        self._target = dict(value)
+
+    def to_dict(self) -> dict:
+        """A JSON-able record of the mechanism: what it is, its target, noise, sensitivity with
+        witness, guarantee (with provenance) and the framework digest."""
+        from ..guarantees import encode_number
+        return {
+            "mechanism": type(self).__name__,
+            "refs": [r.to_dict() for r in self.refs],
+            "target": {k: (None if v is None else encode_number(float(v))) for k, v in self.target.items()},
+            "noise": noise_description(self.noise),
+            "sensitivity": self.sensitivity.to_dict(),
+            "guarantee": self.guarantee.to_dict(),
+            "framework": self.framework.digest(),
+        }
 
     def _group(self, scale: float, scale_for: Any) -> GroupComparison | None:
         g = self.framework.group_sensitivity
@@ -72,10 +113,13 @@ class Mechanism:
     def release(self, values: Any, *, rng: Any = None, out: Any = None) -> np.ndarray:
         """values + noise, with puffer's samplers (``rng``: None, int, SeedSequence, Generator).
         With zero sensitivity no noise is needed and a copy (or ``out``) of values is returned."""
+        from .. import _validate as V
         from .. import sampling
 
         if self.noise is None:
-            vals = np.asarray(values, dtype=np.float64)
+            # no noise needed (zero sensitivity): the values are released as they are, so they
+            # must be finite real numbers like everywhere else
+            vals = V.float_array("values", values, allow_empty=True)
             if out is None:
                 return vals.copy()
             out[...] = vals
@@ -85,6 +129,7 @@ class Mechanism:
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(sensitivity={self.sensitivity.value!r}, noise={self.noise!r}, "
                 f"guarantee={self.guarantee!r})")
+
 
 
 def scale_up(x: float) -> float:

@@ -28,6 +28,7 @@ from .. import _validate as V
 from ..errors import ParameterError, UnboundedSensitivityError
 from ..framework import Framework, Sensitivity
 from ..guarantees import PP, round_up
+from ..refs import Ref
 from ._base import Mechanism, scale_up
 
 __all__ = ["Kantorovich", "KantorovichGaussian", "thm2_eta", "gaussian_constant", "GAUSSIAN_K"]
@@ -176,8 +177,11 @@ class Kantorovich(Mechanism):
             raise ParameterError("eta_inv", eta_inv, "metric and eta_inv given together (or neither, for Laplace)")
         inv = (lambda v: 1.0 / v) if eta_inv is None else eta_inv
         self.method = method
-        self.theorem = {"thm1": "spec 001 Lemma 1 / Theorem 1", "thm2": "spec 001 Theorem 2 (relaxed)",
-                        "support_diameter": "spec 001 eq. (9) (DP-style baseline)"}[method]
+        self.theorem = {"thm1": "Ding 2022, Lemma 1 / Theorem 1", "thm2": "Ding 2022, Theorem 2 (relaxed)",
+                        "support_diameter": "Ding 2022, eq. (9) (DP-style baseline)"}[method]
+        self.refs = {"thm1": (Ref("ding2022", "Lemma 1"), Ref("ding2022", "Thm 1")),
+                     "thm2": (Ref("ding2022", "Thm 2"),),
+                     "support_diameter": (Ref("ding2022", "eq. (9)"),)}[method]
         self.binding = None
         if method == "support_diameter":
             self.sensitivity = framework.support_diameter()
@@ -244,7 +248,8 @@ class KantorovichGaussian(Mechanism):
     9.68961
     """
 
-    theorem = "spec 001 Theorem 3 (Gaussian, delta-approximation)"
+    theorem = "Ding 2022, Theorem 3 (Gaussian, delta-approximation)"
+    refs = (Ref("ding2022", "Thm 3", "constant k/2 = 0.41866, not the printed 0.41"),)
 
     def __init__(self, framework: Framework, eps: float, delta: float, *, variant: str = "b",
                  paper_constant: bool = False):

@@ -23,9 +23,10 @@ from typing import Any
 import numpy as np
 
 from .. import _validate as V
-from ..errors import ParameterError, UnboundedSensitivityError
+from ..errors import ParameterError, ParameterTypeError, UnboundedSensitivityError
 from ..framework import Framework
 from ..guarantees import PP, ApproxRPP, RPPCurve, default_orders, round_up
+from ..refs import Ref
 from ._base import Mechanism, scale_up
 
 __all__ = ["Wasserstein", "GeneralWasserstein", "ApproximateWasserstein", "DistributionAwareWasserstein"]
@@ -43,11 +44,14 @@ class Wasserstein(Mechanism):
 
     >>> import puffer
     >>> m = puffer.mechanisms.Wasserstein(puffer.models.correlated_pair(), eps=1.0)
-    >>> m.sensitivity.value, m.noise.scale, m.guarantee
-    (2.0, 2.0, PP(eps=1.0, delta=0.0))
+    >>> m.sensitivity.value, m.guarantee
+    (2.0, PP(eps=1.0, delta=0.0))
+    >>> m.noise.scale   # Delta_G / eps = 2, rounded upward by a few ulps (more noise is safe)
+    2.0000000000000018
     """
 
-    theorem = "Song, Wang, Chaudhuri 2017 (Wasserstein mechanism); spec 000 Cor 3.1 (Laplace, PP)"
+    theorem = "Song et al. 2017, Wasserstein mechanism; Pierquin et al. 2024, Cor 3.1 (Laplace, PP)"
+    refs = (Ref("song2017", "Wasserstein mechanism (Thm 3.2)"), Ref("pierquin2024", "Cor 3.1"))
 
     def __init__(self, framework: Framework, eps: float):
         from ..noise import Laplace
@@ -80,13 +84,20 @@ class GeneralWasserstein(Mechanism):
     2.0
     """
 
-    theorem = "spec 000 Thm 3.3 / Cor 3.1 (General Wasserstein Mechanism)"
+    theorem = "Pierquin et al. 2024, Thm 3.3 / Cor 3.1 (General Wasserstein Mechanism)"
+    refs = (Ref("pierquin2024", "Thm 3.3"), Ref("pierquin2024", "Cor 3.1"))
 
     def __init__(self, framework: Framework, noise: Any, *, alpha: float | None = None,
                  eps: float | None = None, delta: float | None = None):
+        from ..noise import NoiseFamily, as_noise
+
         self.framework = self._check_framework(framework)
+        noise = as_noise(noise) if eps is not None else noise
+        if not isinstance(noise, NoiseFamily):
+            raise ParameterTypeError("noise", noise, "a puffer.noise instance with its scale "
+                                     "(or a family class / name together with a target eps=)")
         d = framework.dim
-        norm = getattr(noise, "natural_norm", None) if d > 1 else None
+        norm = noise.natural_norm if d > 1 else None
         self.sensitivity = _finite(framework.w_inf(norm=norm))
         # distances come correctly rounded, not upward: step up before they enter a divergence
         delta_g = round_up(self.sensitivity.value, 2)
@@ -145,15 +156,22 @@ class ApproximateWasserstein(Mechanism):
     log(1/(1-delta))) are rejected.
     """
 
-    theorem = "spec 000 Thm 4.3 / Prop C.2 (General Approximate Wasserstein Mechanism)"
+    theorem = "Pierquin et al. 2024, Thm 4.3 / Prop C.2 (General Approximate Wasserstein Mechanism)"
+    refs = (Ref("pierquin2024", "Thm 4.3"), Ref("pierquin2024", "Prop C.2"))
 
     def __init__(self, framework: Framework, noise: Any, delta: float, *, alpha: float | None = None,
                  eps: float | None = None):
         self.framework = self._check_framework(framework)
         if framework.dim != 1:
             raise ParameterError("framework", f"query on R^{framework.dim}", "a 1-D query (near radius is 1-D)")
+        from ..noise import NoiseFamily, as_noise
+
         self.delta = V.delta_open("delta", delta)
         self.alpha = math.inf if alpha is None else V.alpha("alpha", alpha)
+        noise = as_noise(noise) if eps is not None else noise
+        if not isinstance(noise, NoiseFamily):
+            raise ParameterTypeError("noise", noise, "a puffer.noise instance with its scale "
+                                     "(or a family class / name together with a target eps=)")
         self.sensitivity = framework.near_radius(self.delta)
         z = round_up(self.sensitivity.value, 2)   # correctly rounded distance, stepped up
         self._z = z
@@ -206,7 +224,8 @@ class DistributionAwareWasserstein(Mechanism):
     couplings for every noise, exact for convex costs). q = 1 is always best (spec 000 §2.5 [D]).
     """
 
-    theorem = "spec 000 Thm 4.5 (Distribution-Aware General Wasserstein Mechanism)"
+    theorem = "Pierquin et al. 2024, Thm 4.5 (Distribution-Aware General Wasserstein Mechanism)"
+    refs = (Ref("pierquin2024", "Thm 4.5"),)
 
     def __init__(self, framework: Framework, noise: Any, *, q: float = 1.0):
         from .. import transport
@@ -214,7 +233,11 @@ class DistributionAwareWasserstein(Mechanism):
         self.framework = self._check_framework(framework)
         if framework.dim != 1:
             raise ParameterError("framework", f"query on R^{framework.dim}", "a 1-D query")
+        from ..noise import NoiseFamily
+
         self.q = V.real("q", q, lo=1.0, expected="q >= 1")
+        if not isinstance(noise, NoiseFamily):
+            raise ParameterTypeError("noise", noise, "a puffer.noise instance with its scale")
         self.noise = noise
         meta, vs, ms = [], [], []
         for th, pair, P, Q in framework.pair_laws():

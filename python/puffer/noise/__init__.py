@@ -22,3 +22,44 @@ from ._base import NoiseFamily
 
 __all__ = ["NoiseFamily", "Gaussian", "Laplace", "Cauchy", "GenCauchy", "StudentT", "GenGaussian",
            "Logistic", "Custom", "IID"]
+
+_BY_NAME = {"gaussian": Gaussian, "laplace": Laplace, "cauchy": Cauchy, "logistic": Logistic,
+            "gencauchy": GenCauchy, "studentt": StudentT, "student_t": StudentT,
+            "gengaussian": GenGaussian}
+
+
+def as_noise(noise: object, *, name: str = "noise") -> NoiseFamily:
+    """A noise family from an instance, a family class or a family name.
+
+    Where a mechanism calibrates the scale, the scale given here is only a starting point, so
+    ``Gaussian``, ``"gaussian"`` and ``Gaussian(1.0)`` are equivalent. Families with a shape
+    parameter (GenCauchy's k, StudentT's nu, GenGaussian's beta) need an instance.
+
+    >>> as_noise("Gaussian"), as_noise(Laplace)
+    (Gaussian(sigma=1.0), Laplace(b=1.0))
+    """
+    from ..errors import ParameterError, ParameterTypeError
+
+    if isinstance(noise, NoiseFamily):
+        return noise
+    cls = None
+    if isinstance(noise, str):
+        cls = _BY_NAME.get(noise.strip().lower().replace("-", "_"))
+        if cls is None:
+            raise ParameterError(name, noise, f"a noise family name ({', '.join(sorted(set(_BY_NAME)))}) "
+                                 "or a puffer.noise instance")
+    elif isinstance(noise, type) and issubclass(noise, NoiseFamily):
+        cls = noise
+    if cls is None:
+        raise ParameterTypeError(name, noise, "a puffer.noise family instance (e.g. Gaussian(1.0)), "
+                                 "family class or name")
+    if cls in (GenCauchy, StudentT, GenGaussian):
+        shape = {GenCauchy: "k", StudentT: "nu", GenGaussian: "beta"}[cls]
+        raise ParameterError(name, noise, f"an instance: {cls.__name__} has a shape parameter ({shape}), "
+                             f"e.g. {cls.__name__}(" + ("1.0, 3.0" if cls is GenCauchy else "3.0, 1.0") + ")")
+    if cls is Custom or cls is IID:
+        raise ParameterError(name, noise, f"an instance of {cls.__name__} (it needs constructor arguments)")
+    return cls(1.0)
+
+
+__all__ += ["as_noise"]

@@ -58,6 +58,14 @@ def _is_scalar(*xs: Any) -> bool:
     return all(np.ndim(x) == 0 for x in xs)
 
 
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, (int, float, str, bool)) or v is None:
+        return v
+    if isinstance(v, NoiseFamily):
+        return v.describe()
+    return repr(v)
+
+
 class NoiseFamily(abc.ABC):
     """Base class of additive noise laws on R (immutable; compare with ``==``).
 
@@ -97,6 +105,10 @@ class NoiseFamily(abc.ABC):
     def __repr__(self) -> str:
         args = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._param_names)
         return f"{type(self).__name__}({args})"
+
+    def describe(self) -> dict:
+        """A JSON-able description: ``{"family": name, <constructor parameters>}``."""
+        return {"family": type(self).__name__, **{n: _jsonable(getattr(self, n)) for n in self._param_names}}
 
     # -- to be provided by subclasses -----------------------------------------------------
     @property

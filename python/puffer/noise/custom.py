@@ -17,7 +17,7 @@ import math
 from typing import Any, Callable
 
 import numpy as np
-from scipy import integrate, optimize
+
 
 from .. import _validate as V
 from .._core import renyi as _K
@@ -142,6 +142,7 @@ class Custom(NoiseFamily):
             return 1.0
         f = lambda t: float(np.exp(self._safe(np.array([t]))[0]))  # noqa: E731
         z = x / self._scale
+        from scipy import integrate
         if z <= 0:
             v, _ = integrate.quad(f, -np.inf, z, limit=200, epsabs=1e-13)
         else:
@@ -173,6 +174,7 @@ class Custom(NoiseFamily):
                 lo *= 2
             while self._cdf1(hi) < p:
                 hi *= 2
+            from scipy import optimize
             res.append(optimize.brentq(lambda t: self._cdf1(t) - p, lo, hi, xtol=1e-12 * self._scale))
         out = np.array(res).reshape(qq.shape)
         return float(out) if _is_scalar(q) else out

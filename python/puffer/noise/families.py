@@ -27,12 +27,16 @@ import math
 from typing import Any
 
 import numpy as np
-import scipy.stats as st
 
 from .. import _validate as V
 from .._core import renyi as _K
 from ..errors import ParameterError
 from ._base import NoiseFamily, _is_scalar
+
+
+def _st() -> Any:
+    import scipy.stats
+    return scipy.stats
 
 __all__ = ["Gaussian", "Laplace", "Cauchy", "GenCauchy", "StudentT", "GenGaussian", "Logistic"]
 
@@ -64,7 +68,8 @@ class _Kernel(NoiseFamily):
         k, nu, beta = self._shape()
         return _K.max_shift(self._code, k, nu, beta, float(alpha), float(eps))
 
-    # densities via scipy.stats (vectorised, well tested)
+    # densities via scipy.stats (vectorised, well tested), imported on first use: `import puffer`
+    # and the samplers must not pay for scipy.stats
     @abc.abstractmethod
     def _dist(self):
         """The equivalent frozen scipy.stats distribution."""
@@ -118,7 +123,7 @@ class Gaussian(_Kernel):
         return Gaussian(scale)
 
     def _dist(self):
-        return st.norm(scale=self.sigma)
+        return _st().norm(scale=self.sigma)
 
     def _sampler_spec(self):
         return "gaussian", {"sigma": self.sigma}
@@ -149,7 +154,7 @@ class Laplace(_Kernel):
         return Laplace(scale)
 
     def _dist(self):
-        return st.laplace(scale=self.b)
+        return _st().laplace(scale=self.b)
 
     def _sampler_spec(self):
         return "laplace", {"b": self.b}
@@ -192,7 +197,7 @@ class GenCauchy(_Kernel):
 
     def _dist(self):
         nu = self.k - 1.0
-        return st.t(nu, scale=self.gamma / math.sqrt(nu))
+        return _st().t(nu, scale=self.gamma / math.sqrt(nu))
 
     def _sampler_spec(self):
         return "gen_cauchy", {"gamma": self.gamma, "k": self.k}
@@ -220,7 +225,7 @@ class Cauchy(GenCauchy):
         return Cauchy(scale)
 
     def _dist(self):
-        return st.cauchy(scale=self.gamma)
+        return _st().cauchy(scale=self.gamma)
 
     def _sampler_spec(self):
         return "cauchy", {"gamma": self.gamma}
@@ -263,7 +268,7 @@ class StudentT(_Kernel):
         return StudentT(self.nu, scale)
 
     def _dist(self):
-        return st.t(self.nu, scale=self._scale)
+        return _st().t(self.nu, scale=self._scale)
 
     def _sampler_spec(self):
         return "student_t", {"nu": self.nu, "scale": self._scale}
@@ -302,7 +307,7 @@ class GenGaussian(_Kernel):
         return GenGaussian(self.beta, scale)
 
     def _dist(self):
-        return st.gennorm(self.beta, scale=self._scale)
+        return _st().gennorm(self.beta, scale=self._scale)
 
     def _sampler_spec(self):
         return "gen_gaussian", {"beta": self.beta, "scale": self._scale}
@@ -332,7 +337,7 @@ class Logistic(_Kernel):
         return Logistic(scale)
 
     def _dist(self):
-        return st.logistic(scale=self._scale)
+        return _st().logistic(scale=self._scale)
 
     def _sampler_spec(self):
         return "logistic", {"scale": self._scale}

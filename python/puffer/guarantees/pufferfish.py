@@ -1,7 +1,8 @@
-"""Privacy guarantee objects and the conversions between them (spec 000 §1.2–1.4, §2.1).
+"""Pufferfish guarantees (Pierquin et al. 2024, Defs 2.1, 2.2 and 4.1) and the conversions
+between them.
 
 All objects are frozen, hashable, comparable with ``==`` and JSON-serialisable through
-``to_dict`` / ``from_dict``. Each carries a :class:`Provenance` saying which mechanism and
+``to_dict`` / ``from_dict`` (strict: see :mod:`puffer.guarantees._base`). Each carries a :class:`Provenance` saying which mechanism and
 theorem produced it, the sensitivity and where it was attained, the noise, and a digest of
 the framework. Provenance does not take part in ``==``.
 
@@ -17,38 +18,32 @@ Conversions (all rounded upward, so a reported epsilon is never below the true b
   approximate-RPP delta used is delta/2 (an (alpha, eps, d)-approximate RPP mechanism is also
   (alpha, eps, d')-approximate RPP for every d' >= d, events with P >= 1 - d having P >= 1 - d').
 
-``PP`` places delta on point probabilities as in the paper's proofs (spec 000 §1.2 [!]); for
-delta = 0 this coincides with the usual set-based definition.
+``PP`` places delta on point probabilities as in the proofs of Pierquin et al. (their printed
+set-based definition and the proofs differ for delta > 0); for delta = 0 the two coincide.
 """
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from . import _validate as V
-from ._golden import golden_min
-from .errors import ParameterError
+from .. import _validate as V
+from .._golden import golden_min
+from ..errors import ParameterError
+from ..refs import Ref
+from ._base import Guarantee, register_guarantee, round_up
+from .provenance import Provenance, as_provenance
 
-__all__ = ["Provenance", "PP", "RPP", "RPPCurve", "ApproxRPP", "default_orders", "round_up"]
+__all__ = ["PP", "RPP", "RPPCurve", "ApproxRPP", "default_orders"]
 
-
-def round_up(x: float, ulps: int = 4) -> float:
-    """x moved up by a few ulps: covers the rounding of a short float formula (each step
-    <= 1 ulp), so the result is an upper bound on the exact value."""
-    if not math.isfinite(x):
-        return x
-    for _ in range(ulps):
-        x = math.nextafter(x, math.inf)
-    return x
+_PROP_2_2 = Ref("pierquin2024", "Prop 2.2")
 
 
 def default_orders() -> np.ndarray:
     """The 156 Renyi orders of Google's dp_accounting: 1 + x/10 for x = 1..99, the integers
-    11..63, and 128, 256, 512, 1024 (shared/anchors)."""
+    11..63, and 128, 256, 512, 1024."""
     grid = [1.0 + x / 10.0 for x in range(1, 100)] + [float(k) for k in range(11, 64)] + [128.0, 256.0, 512.0, 1024.0]
     return np.array(grid, dtype=np.float64)
 
@@ -60,70 +55,14 @@ def _log_term(alpha: float, delta: float) -> float:
     return -math.log(delta) / (alpha - 1.0)
 
 
-@dataclass(frozen=True)
-class Provenance:
-    """Where a guarantee came from.
-
-    mechanism, theorem: names (e.g. ``"GeneralWasserstein"``, ``"spec 000 Cor 3.1"``).
-    sensitivity: the sensitivity used (None if not applicable); witness: where it was attained
-    (e.g. ``{"theta": 3, "pair": ["X_1=0", "X_1=1"]}``); noise: a description of the noise law;
-    framework: a digest of the framework; notes: free text.
-    """
-
-    mechanism: str = ""
-    theorem: str = ""
-    sensitivity: float | None = None
-    witness: Any = None
-    noise: Any = None
-    framework: str | None = None
-    notes: str = ""
-
-    def to_dict(self) -> dict:
-        return {
-            "mechanism": self.mechanism, "theorem": self.theorem, "sensitivity": self.sensitivity,
-            "witness": self.witness, "noise": self.noise, "framework": self.framework,
-            "notes": self.notes,
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict | None) -> "Provenance | None":
-        return None if d is None else cls(**d)
-
-    def __hash__(self) -> int:
-        return hash((self.mechanism, self.theorem, self.sensitivity, self.framework))
+def _cited(p: Provenance | None, *refs: Ref, notes: str = "") -> Provenance:
+    return (p or Provenance()).cite(*refs, notes=notes)
 
 
-def _prov(p: Any) -> Provenance | None:
-    if p is None or isinstance(p, Provenance):
-        return p
-    if isinstance(p, dict):
-        return Provenance(**p)
-    raise ParameterError("provenance", p, "a Provenance, a dict or None")
-
-
-def _num(x: float) -> Any:
-    """JSON-safe float (inf as the string 'inf')."""
-    return "inf" if x == math.inf else x
-
-
-def _unnum(x: Any) -> float:
-    return math.inf if x == "inf" else float(x)
-
-
-class _Guarantee:
-    """Shared JSON helpers; each guarantee class defines to_dict / from_dict."""
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict())
-
-    @classmethod
-    def from_json(cls, s: str):
-        return cls.from_dict(json.loads(s))
-
-
-@dataclass(frozen=True)
-class PP(_Guarantee):
-    """(eps, delta)-Pufferfish privacy (spec 000 §1.2). delta = 0 is pure eps-PP.
+@register_guarantee
+@dataclass(frozen=True, repr=False)
+class PP(Guarantee):
+    """(eps, delta)-Pufferfish privacy (Pierquin et al. 2024, Def 2.1). delta = 0 is pure eps-PP.
 
     >>> PP(1.0, 1e-6)
     PP(eps=1.0, delta=1e-06)
@@ -136,24 +75,19 @@ class PP(_Guarantee):
     def __post_init__(self):
         object.__setattr__(self, "eps", V.nonneg("eps", self.eps, allow_inf=True))
         object.__setattr__(self, "delta", V.delta("delta", self.delta))
-        object.__setattr__(self, "provenance", _prov(self.provenance))
+        object.__setattr__(self, "provenance", as_provenance(self.provenance))
 
     def implies(self, other: "PP") -> bool:
         """True if this guarantee is at least as strong as ``other``."""
         return self.eps <= other.eps and self.delta <= other.delta
 
-    def to_dict(self) -> dict:
-        return {"type": "PP", "eps": _num(self.eps), "delta": self.delta,
-                "provenance": None if self.provenance is None else self.provenance.to_dict()}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "PP":
-        return cls(_unnum(d["eps"]), d.get("delta", 0.0), Provenance.from_dict(d.get("provenance")))
 
 
-@dataclass(frozen=True)
-class RPP(_Guarantee):
-    """(alpha, eps)-Renyi Pufferfish privacy (spec 000 §1.3); alpha = inf is eps-PP.
+
+@register_guarantee
+@dataclass(frozen=True, repr=False)
+class RPP(Guarantee):
+    """(alpha, eps)-Renyi Pufferfish privacy (Pierquin et al. 2024, Def 2.2); alpha = inf is eps-PP.
 
     >>> round(RPP(2.0, 0.5).to_pp(1e-5).eps, 9)  # 0.5 + log(1e5)/(2 - 1), rounded up
     12.012925465
@@ -166,7 +100,7 @@ class RPP(_Guarantee):
     def __post_init__(self):
         object.__setattr__(self, "alpha", V.alpha("alpha", self.alpha))
         object.__setattr__(self, "eps", V.nonneg("eps", self.eps, allow_inf=True))
-        object.__setattr__(self, "provenance", _prov(self.provenance))
+        object.__setattr__(self, "provenance", as_provenance(self.provenance))
 
     def to_pp(self, delta: float) -> PP:
         """Prop 2.2: (alpha, eps)-RPP => (eps + log(1/delta)/(alpha - 1), delta)-PP, delta in (0, 1).
@@ -175,20 +109,16 @@ class RPP(_Guarantee):
             delta = V.delta("delta", delta)
             return PP(self.eps, delta, self.provenance)
         delta = V.delta_open("delta", delta)
-        return PP(round_up(self.eps + _log_term(self.alpha, delta)), delta, self.provenance)
-
-    def to_dict(self) -> dict:
-        return {"type": "RPP", "alpha": _num(self.alpha), "eps": _num(self.eps),
-                "provenance": None if self.provenance is None else self.provenance.to_dict()}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "RPP":
-        return cls(_unnum(d["alpha"]), _unnum(d["eps"]), Provenance.from_dict(d.get("provenance")))
+        return PP(round_up(self.eps + _log_term(self.alpha, delta)), delta,
+                  _cited(self.provenance, _PROP_2_2))
 
 
-@dataclass(frozen=True)
-class ApproxRPP(_Guarantee):
-    """(alpha, eps, delta)-approximate RPP (spec 000 §1.4, Def 4.1)."""
+
+
+@register_guarantee
+@dataclass(frozen=True, repr=False)
+class ApproxRPP(Guarantee):
+    """(alpha, eps, delta)-approximate RPP (Pierquin et al. 2024, Def 4.1)."""
 
     alpha: float
     eps: float
@@ -199,7 +129,7 @@ class ApproxRPP(_Guarantee):
         object.__setattr__(self, "alpha", V.alpha("alpha", self.alpha))
         object.__setattr__(self, "eps", V.nonneg("eps", self.eps, allow_inf=True))
         object.__setattr__(self, "delta", V.delta("delta", self.delta))
-        object.__setattr__(self, "provenance", _prov(self.provenance))
+        object.__setattr__(self, "provenance", as_provenance(self.provenance))
 
     def to_pp(self, delta: float | None = None) -> PP:
         """Prop 4.1 (the 2-delta rule): => (eps + log(2/delta)/(alpha - 1), delta)-PP, where
@@ -211,7 +141,7 @@ class ApproxRPP(_Guarantee):
             delta = V.delta("delta", delta)
             if delta < self.delta:
                 raise ParameterError("delta", delta, f"a PP delta >= {self.delta} (Prop C.1)")
-            return PP(self.eps, delta, self.provenance)
+            return PP(self.eps, delta, _cited(self.provenance, Ref("pierquin2024", "Prop C.1")))
         if delta is None:
             delta = 2.0 * self.delta
         delta = V.delta_open("delta", delta)
@@ -220,35 +150,29 @@ class ApproxRPP(_Guarantee):
                                  f"a PP delta >= 2 * self.delta = {2.0 * self.delta} (Prop 4.1)")
         # log(1/(delta/2)) computed as log(2) - log(delta): both terms rounded, covered by round_up.
         eps = self.eps + (math.log(2.0) - math.log(delta)) / (self.alpha - 1.0)
-        return PP(round_up(eps, 6), delta, self.provenance)
-
-    def to_dict(self) -> dict:
-        return {"type": "ApproxRPP", "alpha": _num(self.alpha), "eps": _num(self.eps),
-                "delta": self.delta,
-                "provenance": None if self.provenance is None else self.provenance.to_dict()}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "ApproxRPP":
-        return cls(_unnum(d["alpha"]), _unnum(d["eps"]), d["delta"], Provenance.from_dict(d.get("provenance")))
+        return PP(round_up(eps, 6), delta, _cited(self.provenance, Ref("pierquin2024", "Prop 4.1")))
 
 
-@dataclass(frozen=True, eq=False)
-class RPPCurve(_Guarantee):
-    """(alpha, eps(alpha))-RPP at every listed order (spec 000 §2.1 item 3 [G]).
+
+
+@register_guarantee
+@dataclass(frozen=True, eq=False, repr=False)
+class RPPCurve(Guarantee):
+    """(alpha, eps(alpha))-RPP at every listed order (a Rényi curve, as RDP accountants keep).
 
     ``alphas`` strictly increasing, each > 1 (inf allowed as the last); ``eps`` >= 0, same length
     (inf allowed: no guarantee at that order). Build from a certified function with
     :meth:`from_function` to let ``to_pp`` refine between grid points.
 
     >>> c = RPPCurve.from_function(lambda a: a * 0.5, [2.0, 4.0, 8.0])  # Gaussian, Delta/sigma = 1
-    >>> round(c.to_pp(1e-5).eps, 6)  # closed form c + 2 sqrt(c log(1/delta)), c = 0.5
-    5.298317
+    >>> c.to_pp(1e-5).eps  # optimum c + 2 sqrt(c log(1/delta)) = 5.2985256..., c = 0.5; never below
+    5.298525...
     """
 
     alphas: tuple
     eps: tuple
     provenance: Provenance | None = field(default=None, repr=False)
-    fn: Callable[[float], float] | None = field(default=None, repr=False)
+    fn: Callable[[float], float] | None = field(default=None, repr=False, metadata={"json": False})
 
     def __post_init__(self):
         a = V.float_array("alphas", self.alphas, ndim=1, finite=False)
@@ -265,7 +189,7 @@ class RPPCurve(_Guarantee):
             raise ParameterError("fn", self.fn, "a callable alpha -> eps or None")
         object.__setattr__(self, "alphas", tuple(float(x) for x in a))
         object.__setattr__(self, "eps", tuple(float(x) for x in e))
-        object.__setattr__(self, "provenance", _prov(self.provenance))
+        object.__setattr__(self, "provenance", as_provenance(self.provenance))
 
     @classmethod
     def from_function(cls, fn: Callable[[float], float], alphas: Sequence[float] | None = None,
@@ -286,6 +210,12 @@ class RPPCurve(_Guarantee):
 
     def __len__(self) -> int:
         return len(self.alphas)
+
+    def __repr__(self) -> str:
+        if len(self.alphas) <= 4:
+            return f"RPPCurve(alphas={self.alphas!r}, eps={self.eps!r})"
+        return (f"RPPCurve({len(self.alphas)} orders, alpha {self.alphas[0]:g}..{self.alphas[-1]:g}, "
+                f"eps {min(self.eps):.4g}..{max(self.eps):.4g})")
 
     def at(self, alpha: float) -> RPP:
         """The RPP guarantee at a listed order (or any order if built from a function)."""
@@ -320,17 +250,6 @@ class RPPCurve(_Guarantee):
             t, v = golden_min(lambda t: self._objective(1.0 + math.exp(t), L), lo, hi, iters=60, tol=1e-10)
             if v < best:
                 best, best_a = v, 1.0 + math.exp(t)
-        prov = self.provenance
-        if prov is not None:
-            prov = Provenance(**{**prov.to_dict(), "notes": (prov.notes + f" RPP->PP at alpha={best_a!r}").strip()})
-        return PP(best, delta, prov)
+        return PP(best, delta, _cited(self.provenance, _PROP_2_2, notes=f"RPP->PP at alpha={best_a!r}"))
 
-    def to_dict(self) -> dict:
-        return {"type": "RPPCurve", "alphas": [_num(a) for a in self.alphas],
-                "eps": [_num(e) for e in self.eps],
-                "provenance": None if self.provenance is None else self.provenance.to_dict()}
 
-    @classmethod
-    def from_dict(cls, d: dict) -> "RPPCurve":
-        return cls(tuple(_unnum(a) for a in d["alphas"]), tuple(_unnum(e) for e in d["eps"]),
-                   Provenance.from_dict(d.get("provenance")))

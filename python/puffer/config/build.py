@@ -1,0 +1,63 @@
+"""Frameworks and mechanisms from a validated description (see :mod:`puffer.config.schema`)."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+__all__ = ["build_framework", "build_mechanisms"]
+
+
+def build_framework(model: dict) -> Any:
+    """A :class:`~puffer.Framework` from the ``[model]`` table of a validated description."""
+    from .. import models
+    from ..dist import DiscreteDist
+    from ..framework import Framework
+
+    kind = model["kind"]
+    if kind == "markov_chain":
+        if "grid" in model:
+            g = model["grid"]
+            trans = [[[a, 1 - a], [1 - h, h]] for a in g["stay_away"] for h in g["stay_home"]]
+            labels = [f"stay_away={a:.2f},stay_home={h:.2f}" for a in g["stay_away"] for h in g["stay_home"]]
+        else:
+            trans, labels = model["trans"], model.get("labels")
+        return models.markov_chain(trans, model["T"], init=model.get("init", "stationary"),
+                                   values=model.get("values"), labels=labels)
+    if kind == "independent_users":
+        return models.independent_users(model["p"], users=model.get("users"))
+    if kind == "correlated_pair":
+        return models.correlated_pair(model.get("p", 0.5), model.get("rho", 0.3))
+    if kind == "joint_counts":
+        return Framework.from_joint_counts(model["counts"], model["secrets"], model["x_values"],
+                                           model.get("pairs", "all"))
+    # conditionals
+    conds = {th: {s: (None if law is None else DiscreteDist(law["atoms"], law["probs"]))
+                  for s, law in per.items()} for th, per in model["conditionals"].items()}
+    pairs = [tuple(p) for p in model["pairs"]] if isinstance(model["pairs"], list) else model["pairs"]
+    return Framework.from_conditionals(conds, pairs)
+
+
+def build_mechanisms(fw: Any, target: dict) -> list[tuple[str, Callable[[], Any]]]:
+    """(label, constructor) for every mechanism that applies to ``fw`` and the target.
+
+    Rows needing delta appear only when ``target`` has ``delta``, the RPP row only with ``alpha``
+    (no privacy parameter is ever defaulted)."""
+    from .. import mechanisms as M
+    from ..noise import Gaussian, Laplace
+
+    eps = target["eps"]
+    delta, alpha = target.get("delta"), target.get("alpha")
+    out: list[tuple[str, Callable[[], Any]]] = [("Wasserstein (Laplace)", lambda: M.Wasserstein(fw, eps=eps))]
+    if alpha is not None:
+        out.append((f"GWM Gaussian, RPP alpha={alpha:g}",
+                    lambda: M.GeneralWasserstein(fw, Gaussian, alpha=alpha, eps=eps)))
+    if delta is not None:
+        out.append((f"GWM Gaussian, PP delta={delta:g}",
+                    lambda: M.GeneralWasserstein(fw, Gaussian, eps=eps, delta=delta)))
+    if fw.dim == 1:
+        out.append(("Kantorovich Thm 2 (Laplace)", lambda: M.Kantorovich(fw, eps=eps, method="thm2")))
+        if delta is not None:
+            out.append(("Kantorovich Thm 3 Gaussian (tail)",
+                        lambda: M.KantorovichGaussian(fw, eps=eps, delta=delta, variant="tail")))
+            out.append((f"GAWM Laplace, delta={delta:g}",
+                        lambda: M.ApproximateWasserstein(fw, Laplace, delta, eps=eps)))
+    return out

@@ -1,0 +1,165 @@
+"""The framework file schema and its strict validation.
+
+A file is a table with these keys (TOML shown; JSON has the same structure)::
+
+    name = "household activity"        # optional
+    [model]                            # required
+    kind = "markov_chain"              # markov_chain | independent_users | correlated_pair
+                                       # | joint_counts | conditionals
+    ...                                # the keys of that kind (below)
+    [target]                           # required: no default privacy parameters
+    eps = 1.0                          # required, > 0
+    delta = 1e-5                       # optional, in (0, 1): adds the (eps, delta) rows
+    alpha = 2.0                        # optional, > 1: adds the (alpha, eps)-RPP row
+    [release]                          # optional
+    values = [31.0, 18.0]              # finite numbers to release with noise
+    seed = 2026                        # optional integer
+
+Model keys by kind:
+
+* markov_chain: ``T`` (int >= 1) and either ``trans`` (a k x k matrix or a list of them, one per
+  prior) or ``grid`` (``stay_away``, ``stay_home``: lists of probabilities, a 2-state prior per
+  pair); optional ``init`` ("stationary" or a probability vector), ``values`` (the state values),
+  ``labels`` (one per prior).
+* independent_users: ``p`` (list of probabilities), optional ``users``.
+* correlated_pair: optional ``p`` (default 0.5), ``rho`` (default 0.3).
+* joint_counts: ``counts``, ``secrets``, ``x_values``, optional ``pairs``.
+* conditionals: ``conditionals`` ({prior: {secret: {atoms, probs} or null}}), ``pairs``.
+"""
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import numbers
+import os
+from typing import Any
+
+from ..errors import ParameterError, ParameterTypeError
+
+__all__ = ["SCHEMA_DOC", "load_config", "validate_config"]
+
+SCHEMA_DOC = __doc__
+
+_TOP = {"name": False, "model": True, "target": True, "release": False}
+_TARGET = {"eps": True, "delta": False, "alpha": False}
+_RELEASE = {"values": True, "seed": False}
+_MODEL = {
+    "markov_chain": {"kind": True, "T": True, "trans": False, "grid": False, "init": False,
+                     "values": False, "labels": False},
+    "independent_users": {"kind": True, "p": True, "users": False},
+    "correlated_pair": {"kind": True, "p": False, "rho": False},
+    "joint_counts": {"kind": True, "counts": True, "secrets": True, "x_values": True, "pairs": False},
+    "conditionals": {"kind": True, "conditionals": True, "pairs": True},
+}
+_GRID = {"stay_away": True, "stay_home": True}
+
+
+def _keys(where: str, table: Any, allowed: dict[str, bool]) -> dict:
+    if not isinstance(table, dict):
+        raise ParameterTypeError(where, table, "a table (TOML [section] / JSON object)")
+    for k in table:
+        if k not in allowed:
+            close = difflib.get_close_matches(str(k), list(allowed), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ParameterError(f"{where}.{k}" if where else str(k), table[k],
+                                 f"one of the keys {sorted(allowed)}{hint}")
+    for k, req in allowed.items():
+        if req and k not in table:
+            raise ParameterError(f"{where}.{k}" if where else k, "<missing>",
+                                 f"the required key {k!r} in {'[' + where + ']' if where else 'the file'}")
+    return table
+
+
+def _number(where: str, x: Any) -> float:
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        raise ParameterTypeError(where, x, "a number")
+    v = float(x)
+    if not math.isfinite(v):
+        raise ParameterError(where, x, "a finite number")
+    return v
+
+
+def validate_config(cfg: Any) -> dict:
+    """Check a parsed framework description against the schema; returns it unchanged.
+
+    >>> validate_config({"model": {"kind": "correlated_pair"}, "target": {"epsilon": 0.1}})
+    Traceback (most recent call last):
+    ...
+    puffer.errors.ParameterError: parameter 'target.epsilon' = 0.1: expected one of the keys ['alpha', 'delta', 'eps']; did you mean 'eps'?
+    """
+    _keys("", cfg, _TOP)
+    if "name" in cfg and not isinstance(cfg["name"], str):
+        raise ParameterTypeError("name", cfg["name"], "a string")
+    model = cfg["model"]
+    if not isinstance(model, dict):
+        raise ParameterTypeError("model", model, "a table with a 'kind' key")
+    kind = model.get("kind")
+    if kind not in _MODEL:
+        close = difflib.get_close_matches(str(kind), list(_MODEL), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise ParameterError("model.kind", kind, f"one of {sorted(_MODEL)}{hint}")
+    _keys("model", model, _MODEL[kind])
+    if kind == "markov_chain":
+        if ("trans" in model) == ("grid" in model):
+            raise ParameterError("model.trans", "<both or neither of trans / grid>",
+                                 "exactly one of 'trans' (matrices) or 'grid' (stay_away, stay_home)")
+        if "grid" in model:
+            _keys("model.grid", model["grid"], _GRID)
+            for k in _GRID:
+                vals = model["grid"][k]
+                if not isinstance(vals, list) or not vals:
+                    raise ParameterTypeError(f"model.grid.{k}", vals, "a non-empty list of probabilities")
+                for i, v in enumerate(vals):
+                    if not 0.0 <= _number(f"model.grid.{k}[{i}]", v) <= 1.0:
+                        raise ParameterError(f"model.grid.{k}[{i}]", v, "a probability in [0, 1]")
+        if isinstance(model["T"], bool) or not isinstance(model["T"], int) or model["T"] < 1:
+            raise ParameterError("model.T", model["T"], "an integer >= 1")
+    target = _keys("target", cfg["target"], _TARGET)
+    if _number("target.eps", target["eps"]) <= 0:
+        raise ParameterError("target.eps", target["eps"], "eps > 0")
+    if "delta" in target and not 0.0 < _number("target.delta", target["delta"]) < 1.0:
+        raise ParameterError("target.delta", target["delta"], "delta in (0, 1)")
+    if "alpha" in target and not _number("target.alpha", target["alpha"]) > 1.0:
+        raise ParameterError("target.alpha", target["alpha"], "a Renyi order alpha > 1")
+    if "release" in cfg:
+        rel = _keys("release", cfg["release"], _RELEASE)
+        if not isinstance(rel["values"], list) or not rel["values"]:
+            raise ParameterTypeError("release.values", rel["values"], "a non-empty list of numbers")
+        for i, v in enumerate(rel["values"]):
+            _number(f"release.values[{i}]", v)
+        seed = rel.get("seed")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+            raise ParameterError("release.seed", seed, "an integer >= 0")
+    return cfg
+
+
+def load_config(path: str | os.PathLike) -> dict:
+    """Read and validate a ``.toml`` or ``.json`` framework description.
+
+    Missing files, syntax errors (with line and column) and schema violations raise
+    :class:`~puffer.ParameterError` naming the file.
+    """
+    p = os.fspath(path)
+    if not (p.endswith(".toml") or p.endswith(".json")):
+        raise ParameterError("file", p, "a .toml or .json framework description")
+    try:
+        with open(p, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise ParameterError("file", p, f"a readable file ({exc.strerror})") from None
+    if p.endswith(".toml"):
+        try:
+            import tomllib
+        except ModuleNotFoundError:  # Python 3.10
+            import tomli as tomllib  # type: ignore[no-redef]
+        try:
+            cfg = tomllib.loads(data.decode("utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ParameterError("file", p, f"valid TOML ({exc})") from None
+    else:
+        try:
+            cfg = json.loads(data)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ParameterError("file", p, f"valid JSON ({exc})") from None
+    return validate_config(cfg)
