@@ -1,0 +1,133 @@
+"""One composed release (guarantee + selector + scope) and the per-edge distance n_i it sees
+(Guerra-Balboa et al. 2024; the unified reduction of Thms III.3, VI.3, VI.12, VI.20).
+
+On an edge D ~_G D' of the target granularity, release i contributes through
+``n_i(D, D')``, the distance its own guarantee sees:
+
+* ``scope="local"`` (variable domain, Thm IV.1 / V.2 / VI.4 / VI.13 / VI.21): the guarantee is
+  certified for M*_i on DD_i = f_i(DD); ``n_i = d^{G_i}_{DD_i}(f_i(D), f_i(D'))``, the intrinsic
+  distance in the image class (Remark A.2), possibly inf.
+* ``scope="common"`` (Thm IV.11 / V.5 / VI.7 / VI.14 / VI.22): certified for M_i = M*_i o f_i
+  on DD and f_i-dependent; ``n_i = d^{G_i, f_i}(D, D')`` (fibre distance, Prop. IV.10), 0 when
+  f_i(D) = f_i(D').
+
+Edge terms (0 * inf = inf): pure eps n; approx (eps n, delta [n]_eps); zCDP rho n^2;
+GDP (mu n)^2 (summed, then the square root).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from ..guarantees.dp import ApproxDP, DPGuarantee, group_factor
+from . import databases as DB
+from . import granularity as GR
+from . import selectors as S
+
+__all__ = ["Release", "terms", "INF"]
+
+INF = math.inf
+
+
+@dataclass(frozen=True)
+class Release:
+    """A release as the accountant holds it."""
+
+    index: int
+    guarantee: DPGuarantee      # notion-converted, granularity filled in
+    selector: S.Selector
+    scope: str                  # "common" | "local"
+    label: str
+
+    @property
+    def G(self) -> GR.Granularity:
+        return self.guarantee.granularity
+
+    def params(self) -> tuple:
+        g = self.guarantee
+        return tuple(getattr(g, p) for p in g._params)
+
+    def describe(self) -> str:
+        return f"[{self.index}] {self.label}: {self.guarantee!r}, {self.selector!r}, {self.scope}"
+
+
+def _mul(a: float, n: float) -> float:
+    """a * n with 0 * inf = inf (a 0-DP guarantee says nothing across components, Ex. II.9)."""
+    if math.isinf(n):
+        return INF
+    return a * n
+
+
+def terms(g: DPGuarantee, n: float) -> tuple:
+    """The edge term(s) of guarantee g at distance n: a 1-tuple, or (eps, delta) for approx."""
+    if g.notion == "pure":
+        return (_mul(g.eps, n),)
+    if g.notion == "approx":
+        assert isinstance(g, ApproxDP)
+        if math.isinf(n):
+            return (INF, INF)
+        d = 0.0 if (g.delta == 0.0 or n == 0) else g.delta * group_factor(n, g.eps)
+        return (g.eps * n, d)
+    if g.notion == "zcdp":
+        return (INF,) if math.isinf(n) else (g.rho * n * n,)
+    return (INF,) if math.isinf(n) else ((g.mu * n) ** 2,)
+
+
+# --- closed forms of n_i for record-level selectors (the footprint strategy) -----------------
+
+def _padding(sel: S.Selector, domain: DB.DatabaseClass) -> bool | None:
+    """Whether the universe has a record the selector does not see (needed to keep sizes equal
+    in a fibre, Cor. IV.15). None if it cannot be decided (universe not given)."""
+    if isinstance(sel, S.Identity):
+        return False
+    if domain.X is None:
+        return None
+    return any(not sel.sees(x) for x in domain.X)
+
+
+def n_one_both(r: Release, target: GR.Granularity, domain: DB.DatabaseClass) -> tuple[float, float, str]:
+    """(n_one, n_both, note) on target edges, for a selector that sees a changed record on one
+    side only (n_one: an add/remove under U; a replace moving a record in or out of the
+    selection under B) or on both sides (n_both: a replace inside the selection under B).
+    The note explains an infinite value."""
+    G, sel, local = r.G, r.selector, r.scope == "local"
+    if isinstance(sel, S.Opaque) and local:
+        if sel.sensitivity is None:
+            return INF, INF, "Opaque selector in the local setting needs a declared sensitivity"
+        return sel.sensitivity, sel.sensitivity, "declared sensitivity (Prop. III.6)"
+    if isinstance(G, GR.FreeLunch):
+        return 1.0, 1.0, ""
+    fixed = isinstance(domain, DB.FixedSize)
+    if isinstance(target, GR.Unbounded):
+        if isinstance(G, GR.Unbounded):
+            return 1.0, 1.0, ""
+        if isinstance(G, GR.Bounded):
+            if local:
+                return INF, INF, "bounded guarantee on DD_i, but an add/remove changes the size of f_i(D)"
+            if isinstance(sel, S.Opaque):
+                return INF, INF, "bounded guarantee, unbounded edge, fibres unknown for an Opaque selector"
+            pad = _padding(sel, domain)
+            if pad:
+                return 1.0, 1.0, "fibre distance with padding records (Cor. IV.15)"
+            why = ("the universe X is not given, so padding records outside the selection cannot be assumed"
+                   if pad is None else "no record outside the selection to pad with: sizes differ")
+            return INF, INF, f"bounded guarantee under unbounded edges: {why}"
+    if isinstance(target, GR.Bounded):
+        if isinstance(G, GR.Bounded):
+            if local and not isinstance(sel, S.Identity):
+                return INF, 1.0, "Ex. II.9: a replacement moving a record in or out of f_i(D) changes its size"
+            return 1.0, 1.0, ""
+        if isinstance(G, GR.Unbounded):
+            if fixed and (not local or isinstance(sel, S.Identity)):
+                return INF, INF, "unbounded guarantee on the fixed-size class: d^U = inf there (Ex. III.4)"
+            return 1.0, 2.0, "unbounded guarantee under a replacement: d^U = 2 (dist(U, B) = 2)"
+    raise_incompatible(G, target)
+    return INF, INF, ""  # unreachable
+
+
+def raise_incompatible(G: Any, target: Any) -> None:
+    from ..errors import ParameterError
+    raise ParameterError("granularity", G, f"a granularity comparable with the target {target!r} "
+                         "without enumeration (FreeLunch, Unbounded, Bounded on multisets; OrderedBounded "
+                         "on ordered tables); give a finite domain to enumerate")
