@@ -75,8 +75,8 @@ class Composition:
 def _inflate(v: float, n_terms: int) -> float:
     """An upper bound on the exact sum of n_terms non-negative floats whose floating sum is v
     (relative error <= (n - 1) u), plus the few roundings of each term."""
-    if not math.isfinite(v):
-        return v
+    if not math.isfinite(v) or v == 0.0:
+        return v  # a float sum of non-negative terms is 0 only if every term is 0
     return round_up(v * (1.0 + (n_terms + 8) * 2.0 ** -52), 2)
 
 
@@ -237,7 +237,7 @@ class Accountant:
         if self.notion == "approx":
             g = cls(vals[0], vals[1], self.granularity, self.domain, prov)
         elif self.notion == "gdp":
-            g = cls(round_up(math.sqrt(vals[0]), 1), self.granularity, self.domain, prov)
+            g = cls(round_up(math.sqrt(vals[0]), 1) if vals[0] > 0 else 0.0, self.granularity, self.domain, prov)
         else:
             g = cls(vals[0], self.granularity, self.domain, prov)
         return Composition(g, strat, theorem, refs, edge, touched, n_on, "", seq, details)
@@ -301,7 +301,7 @@ class Accountant:
                 acc[c] += t
         vals = [_inflate(v, len(self.releases)) for v in acc]
         if self.notion == "gdp":
-            return round_up(math.sqrt(vals[0]), 1)
+            return round_up(math.sqrt(vals[0]), 1) if vals[0] > 0 else 0.0
         return tuple(vals) if ncomp == 2 else vals[0]
 
     # -- explanation ----------------------------------------------------------------------------

@@ -71,7 +71,12 @@ def terms(g: DPGuarantee, n: float) -> tuple:
         return (g.eps * n, d)
     if g.notion == "zcdp":
         return (INF,) if math.isinf(n) else (g.rho * n * n,)
-    return (INF,) if math.isinf(n) else ((g.mu * n) ** 2,)
+    if math.isinf(n):
+        return (INF,)
+    t = (g.mu * n) ** 2
+    if t == 0.0 and g.mu > 0.0 and n > 0:
+        t = 5e-324  # (mu n)^2 underflowed: keep it positive so sqrt never reports mu = 0
+    return (t,)
 
 
 # --- closed forms of n_i for record-level selectors (the footprint strategy) -----------------
@@ -119,8 +124,10 @@ def n_one_both(r: Release, target: GR.Granularity, domain: DB.DatabaseClass) -> 
                 return INF, 1.0, "Ex. II.9: a replacement moving a record in or out of f_i(D) changes its size"
             return 1.0, 1.0, ""
         if isinstance(G, GR.Unbounded):
-            if fixed and (not local or isinstance(sel, S.Identity)):
-                return INF, INF, "unbounded guarantee on the fixed-size class: d^U = inf there (Ex. III.4)"
+            if fixed and (not local or not _padding(sel, domain)):
+                why = "" if not local else (" (f_i(DD) is the fixed-size class itself: no record outside the "
+                                            "selection" + (", or X not given)" if domain.X is None else ")"))
+                return INF, INF, f"unbounded guarantee on the fixed-size class: d^U = inf there (Ex. III.4){why}"
             return 1.0, 2.0, "unbounded guarantee under a replacement: d^U = 2 (dist(U, B) = 2)"
     raise_incompatible(G, target)
     return INF, INF, ""  # unreachable
