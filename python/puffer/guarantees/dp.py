@@ -199,7 +199,11 @@ class PureDP(DPGuarantee):
     def to_zcdp(self) -> "ZCDP":
         """eps-DP => (eps^2/2)-zCDP (Bun & Steinke 2016, Prop 1.4), same granularity."""
         p = (self.provenance or Provenance(mechanism="PureDP")).cite(Ref("bun2016", "Prop 1.4"))
-        return ZCDP(round_up(self.eps * self.eps / 2.0, 2), self.granularity, self.domain, p)
+        from fractions import Fraction
+        rho = self.eps * self.eps / 2.0
+        while Fraction(rho) < Fraction(self.eps) ** 2 / 2:
+            rho = math.nextafter(rho, math.inf)
+        return ZCDP(rho, self.granularity, self.domain, p)
 
 
 @register_guarantee
