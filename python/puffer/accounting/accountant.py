@@ -31,8 +31,11 @@ from __future__ import annotations
 
 import math
 import warnings
+from array import array
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from ..errors import ParameterError, ParameterTypeError
 from ..guarantees import Provenance
@@ -108,6 +111,14 @@ class Accountant:
                           "are at distance inf, so no guarantee relates them (Guerra-Balboa et al. 2024, "
                           "Ex. III.4)", DisconnectedClassWarning, stacklevel=2)
         self._cache: Composition | None = None
+        self._grans: set = set()
+        self._partitions: set = set()
+        self._kinds: dict = {}
+        self._p0 = array("d")
+        self._p1 = array("d")
+        from .footprint import FootprintIndex
+        self._index = FootprintIndex(granularity, self.domain, notion) \
+            if isinstance(granularity, (GR.Unbounded, GR.Bounded)) else None
 
     # -- adding releases ----------------------------------------------------------------------
     def add(self, guarantee: Any, selector: Any = None, scope: str = "common", *, label: str | None = None
@@ -149,7 +160,16 @@ class Accountant:
                                  "(common scope) or scope='local' for a guarantee on f(DD)")
         g = type(g)(*[getattr(g, p) for p in g._params], granularity=G, domain=g.domain,
                     provenance=g.provenance)
-        self.releases.append(Release(index, g, selector, scope, label or f"release {index}"))
+        rel = Release(index, g, selector, scope, label or f"release {index}")
+        self.releases.append(rel)
+        self._grans.add(G)
+        if isinstance(selector, S.PartitionCell):
+            self._partitions.add(id(selector.partition))
+        self._kinds.setdefault((type(selector), G, scope), rel)
+        self._p0.append(getattr(g, g._params[0]))
+        self._p1.append(g.delta if self.notion == "approx" else 0.0)
+        if self._index is not None:
+            self._index.add(rel)
         self._cache = None
         return self
 
@@ -183,7 +203,7 @@ class Accountant:
             raise ParameterError("releases", 0, "at least one release (add() before total())")
         from . import enumeration, footprint
         use = strategy
-        why_not = footprint.applicable(self.releases, self.granularity, self.domain)
+        why_not = footprint.applicable(list(self._kinds.values()), self.granularity, self.domain)
         if use == "auto":
             use = "enumerate" if self.domain.enumerable else "footprint"
         if use == "footprint" and why_not is not None:
@@ -199,12 +219,14 @@ class Accountant:
             details = {"edges": res.n_edges, "vertices": res.n_vertices}
             strat = f"exact enumeration ({res.n_vertices} databases, {res.n_edges} edges)"
         else:
-            res = footprint.footprint_total(self.releases, self.granularity, self.domain, self.notion)
+            res = footprint.footprint_total(self.releases, self.granularity, self.domain, self.notion,
+                                            self._index if (self._index is not None and self._index.ok) else None)
             n_terms = max(res.terms, 1) + 2
             edge, touched = res.edges[0], res.touched[0]
             n_on = dict(res.n_on_edge)
             details = {"footprints": res.n_footprints, "pairs_evaluated": res.pairs_evaluated,
-                       "n_notes": {i: v[2] for i, v in res.n_of.items() if v[2]}}
+                       "n_notes": res.notes if res.notes is not None else
+                       {i: v[2] for i, v in res.n_of.items() if v[2]}}
             strat = f"footprint closed form ({res.n_footprints} footprints)"
         comp = self._finish(res.values, n_terms, strat, edge, tuple(touched), n_on, details, res)
         if strategy == "auto":
@@ -245,30 +267,30 @@ class Accountant:
     def _sequential(self) -> Any:
         """The plain sequential bound (Thms IV.3, VI.5, VI.15, VI.23), valid when every release is
         certified for the target granularity on the class (common scope); None otherwise."""
-        if any(r.G != self.granularity for r in self.releases) or self._no:
+        if self._no or len(self._grans | {self.granularity}) > 1:
             return None
-        p = [r.params() for r in self.releases]
+        p0, p1 = np.asarray(self._p0), np.asarray(self._p1)
         if self.notion == "approx":
-            return (sum(x[0] for x in p), sum(x[1] for x in p))
+            return (math.fsum(p0), math.fsum(p1))
         if self.notion == "gdp":
-            return math.sqrt(sum(x[0] ** 2 for x in p))
-        return sum(x[0] for x in p)
+            return math.sqrt(math.fsum(p0 * p0))
+        return math.fsum(p0)
 
     def _theorem(self, strat: str) -> tuple[str, tuple]:
-        rs = self.releases
-        local = any(r.scope == "local" for r in rs)
+        kinds = list(self._kinds)
+        local = any(k[2] == "local" for k in kinds)
+        types = {k[0] for k in kinds}
         per_notion = {"pure": ("IV.1", "IV.11"), "approx": ("VI.4", "VI.7"), "zcdp": ("VI.13", "VI.14"),
                       "gdp": ("VI.21", "VI.22")}[self.notion]
         seq = {"pure": "IV.3", "approx": "VI.5", "zcdp": "VI.15", "gdp": "VI.23"}[self.notion]
         metric = {"pure": "III.3", "approx": "VI.3", "zcdp": "VI.12", "gdp": "VI.20"}[self.notion]
-        cells = {id(r.selector.partition) for r in rs if isinstance(r.selector, S.PartitionCell)}
-        if all(isinstance(r.selector, S.Identity) for r in rs):
+        cells = self._partitions
+        if types == {S.Identity}:
             text, items = "sequential composition", [f"Thm {seq}"]
-        elif len(cells) == 1 and all(isinstance(r.selector, S.PartitionCell) for r in rs) \
-                and isinstance(self.granularity, GR.Bounded):
+        elif len(cells) == 1 and types == {S.PartitionCell} and isinstance(self.granularity, GR.Bounded):
             cor = "Cor A.18" if self.notion == "gdp" else "Cor IV.13"
             text, items = "bounded DP over a record-level partition (common domain)", [cor]
-        elif len(cells) == 1 and all(isinstance(r.selector, S.PartitionCell) for r in rs):
+        elif len(cells) == 1 and types == {S.PartitionCell}:
             bb = {"pure": ("IV.6", "IV.12"), "approx": ("VI.6", "A.13"), "zcdp": ("VI.16", "A.15"),
                   "gdp": ("VI.26", "A.17")}[self.notion]
             text, items = "parallel composition, best bound", [f"Thm {bb[0] if local else bb[1]}"]

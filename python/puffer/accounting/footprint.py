@@ -20,6 +20,7 @@ over identifier footprints.
 from __future__ import annotations
 
 import itertools
+from array import array
 import math
 from dataclasses import dataclass, field
 from typing import Any, Hashable
@@ -30,7 +31,7 @@ from ..errors import ParameterError
 from . import databases as DB
 from . import granularity as GR
 from . import selectors as S
-from .releases import INF, Release, n_one_both, terms
+from .releases import INF, Release, n_one_both_cached, param_arrays, terms, terms_vec
 
 __all__ = ["FootprintResult", "footprint_total", "applicable", "PRODUCT_LIMIT"]
 
@@ -48,6 +49,7 @@ class FootprintResult:
     n_footprints: int = 0
     pairs_evaluated: int = 0
     terms: int = 0
+    notes: dict | None = None                      # release index -> why n is what it is (non-trivial only)
 
 
 class _Outside:
@@ -62,8 +64,72 @@ class _Outside:
         return "<a record outside every filter, cells " + ", ".join(repr(c) for c in self.cells if c is not None) + ">"
 
 
+class FootprintIndex:
+    """What the footprint strategy needs, built release by release as they are added (so that
+    ``total()`` does vectorised work only): per-release distances (n_one, n_both), parameters,
+    and the inverse index record value -> releases reading it."""
+
+    def __init__(self, target: GR.Granularity, domain: DB.DatabaseClass, notion: str):
+        self.target, self.domain, self.notion = target, domain, notion
+        self.memo: dict = {}
+        self.n_of: dict = {}
+        self.const: list[Release] = []
+        self.rec: list[Release] = []
+        self.pos: dict[int, int] = {}
+        self.filters: dict[Hashable, list[int]] = {}
+        self.partitions: dict[int, tuple] = {}
+        self.opaque: list[Release] = []
+        self.p0 = array("d")   # typed buffers: total() hands them to numpy without a copy loop
+        self.p1 = array("d")
+        self.n1 = array("d")
+        self.n2 = array("d")
+        self.notes: dict[int, str] = {}
+        self.ok = True
+
+    def add(self, r: Release) -> None:
+        if not self.ok:
+            return
+        try:
+            self.n_of[r.index] = n = n_one_both_cached(r, self.target, self.domain, self.memo)
+            if n[2]:
+                self.notes[r.index] = n[2]
+        except ParameterError:
+            self.ok = False  # not a closed-form case; applicable() will say why
+            return
+        sel = r.selector
+        if type(sel) is S.Identity or not sel.record_level:
+            self.const.append(r)
+            return
+        self.pos[r.index] = len(self.rec)
+        self.rec.append(r)
+        g = r.guarantee
+        self.p0.append(getattr(g, g._params[0]))
+        self.p1.append(g.delta if self.notion == "approx" else 0.0)
+        self.n1.append(n[0])
+        self.n2.append(n[1])
+        if type(sel) is S.RecordFilter:
+            idx = self.pos[r.index]   # footprints hold positions in self.rec
+            for v in sel.values:
+                lst = self.filters.get(v)
+                if lst is None:
+                    self.filters[v] = array("q", (idx,))
+                else:
+                    lst.append(idx)
+        elif isinstance(sel, S.PartitionCell):
+            p = sel.partition
+            self.partitions.setdefault(id(p), (p, {}))[1].setdefault(sel.cell, []).append(self.pos[r.index])
+        elif isinstance(sel, S.Opaque):
+            self.opaque.append((self.pos[r.index], r))
+        else:
+            raise ParameterError("selector", sel, "a record-level selector")
+
+
 def applicable(releases: list[Release], target: GR.Granularity, domain: DB.DatabaseClass) -> str | None:
     """None if the footprint strategy applies, else the reason it does not."""
+    kinds: dict = {}
+    for r in releases:  # decide on one representative per (selector type, granularity)
+        kinds.setdefault((type(r.selector), r.G), r)
+    releases = list(kinds.values())
     if isinstance(target, GR.OrderedBounded):
         if not isinstance(domain, DB.Ordered):
             return "ordered bounded target needs an Ordered class"
@@ -96,7 +162,7 @@ def _edge_terms(r: Release, n: float, notion: str) -> tuple:
 
 
 def footprint_total(releases: list[Release], target: GR.Granularity, domain: DB.DatabaseClass,
-                    notion: str) -> FootprintResult:
+                    notion: str, index: FootprintIndex | None = None) -> FootprintResult:
     """The edge maximum of the composed releases by footprints (see the module docstring)."""
     from .._core import accounting as _acc
 
@@ -120,9 +186,11 @@ def footprint_total(releases: list[Release], target: GR.Granularity, domain: DB.
         return _ordered(releases, notion)
 
     bounded = isinstance(target, GR.Bounded)
-    n_of = {r.index: n_one_both(r, target, domain) for r in releases}
-    const = [r for r in releases if not r.selector.record_level or isinstance(r.selector, S.Identity)]
-    rec = [r for r in releases if r.selector.record_level and not isinstance(r.selector, S.Identity)]
+    if index is None:
+        index = FootprintIndex(target, domain, notion)
+        for r in releases:
+            index.add(r)
+    n_of, const, rec = index.n_of, index.const, index.rec
     # constants: releases that change on every edge (Identity; Opaque without may_change)
     cvals = [0.0] * ncomp
     for r in const:
@@ -130,20 +198,16 @@ def footprint_total(releases: list[Release], target: GR.Granularity, domain: DB.
         n = n2 if bounded else n1
         for c, t in enumerate(_edge_terms(r, n, notion)):
             cvals[c] += t
-    fps, reps, counts = _family(rec, domain)
-    pos = {r.index: j for j, r in enumerate(rec)}
+    fps, reps, counts = _family_from(index.filters, index.partitions, index.opaque, domain)
+    lens = np.fromiter((len(fp) for fp in fps), dtype=np.int64, count=len(fps))
     indptr = np.zeros(len(fps) + 1, dtype=np.int64)
-    flat: list[int] = []
-    for f, fp in enumerate(fps):
-        flat.extend(sorted(pos[i] for i in fp))
-        indptr[f + 1] = len(flat)
-    indices = np.asarray(flat, dtype=np.int64)
-    t1 = np.zeros((ncomp, len(rec)))
-    t2 = np.zeros((ncomp, len(rec)))
-    for j, r in enumerate(rec):
-        n1, n2, _ = n_of[r.index]
-        t1[:, j] = _edge_terms(r, n1, notion)
-        t2[:, j] = _edge_terms(r, n2, notion)
+    np.cumsum(lens, out=indptr[1:])
+    indices = np.frombuffer(b"".join(fp.tobytes() for fp in fps), dtype=np.int64) if fps else \
+        np.zeros(0, dtype=np.int64)
+    p0, p1 = np.asarray(index.p0, dtype=np.float64), np.asarray(index.p1, dtype=np.float64)
+    n1v, n2v = np.asarray(index.n1, dtype=np.float64), np.asarray(index.n2, dtype=np.float64)
+    t1 = np.asarray(terms_vec(notion, p0, p1, n1v)).reshape(ncomp, len(rec))
+    t2 = np.asarray(terms_vec(notion, p0, p1, n2v)).reshape(ncomp, len(rec))
     self_ok = np.asarray([c >= 2 for c in counts], dtype=np.uint8)
     vals, edges, touched = [], [], []
     evaluated, nterms = 0, 0
@@ -167,9 +231,9 @@ def footprint_total(releases: list[Release], target: GR.Granularity, domain: DB.
             touched.append(const_idx)
             continue
         vals.append(v + cvals[c])
-        S_ = fps[s]
+        S_ = [rec[j].index for j in fps[s]]   # positions -> release indices
         if bounded:
-            T_ = fps[t]
+            T_ = [rec[j].index for j in fps[t]]
             x = reps[s][0]
             y = reps[t][1] if s == t else reps[t][0]
             edges.append(f"replace record {x!r} by {y!r}")
@@ -183,80 +247,68 @@ def footprint_total(releases: list[Release], target: GR.Granularity, domain: DB.
                 n_on = {i: n_of[i][0] for i in S_}
     for r in const:
         n_on[r.index] = n_of[r.index][1] if bounded else n_of[r.index][0]
-    return FootprintResult(tuple(vals), edges, touched, n_of, n_on, len(fps), evaluated, nterms)
+    out = FootprintResult(tuple(vals), edges, touched, n_of, n_on, len(fps), evaluated, nterms)
+    out.notes = index.notes
+    return out
 
 
-def _family(rec: list[Release], domain: DB.DatabaseClass) -> tuple[list, list, list]:
-    """Distinct footprints (tuples of release indices), up to two representative records each,
-    and how many records share each (2 meaning 'at least two')."""
-    filters: dict[Hashable, list[int]] = {}
-    partitions: dict[int, tuple[S.Partition, dict]] = {}
-    opaque: list[Release] = []
-    for r in rec:
-        sel = r.selector
-        if isinstance(sel, S.RecordFilter):
-            for v in sel.values:
-                filters.setdefault(v, []).append(r.index)
-        elif isinstance(sel, S.PartitionCell):
-            p = sel.partition
-            partitions.setdefault(id(p), (p, {}))[1].setdefault(sel.cell, []).append(r.index)
-        elif isinstance(sel, S.Opaque):
-            opaque.append(r)
-        else:
-            raise ParameterError("selector", sel, "a record-level selector")
+def _family_from(filters: dict, partitions: dict, opaque: list, domain: DB.DatabaseClass
+                 ) -> tuple[list, list, list]:
+    """Distinct footprints (sorted int64 arrays of release positions), up to two representative
+    records each, and how many records share each (2 meaning 'at least two')."""
+    empty = array("q")
 
-    def footprint(x: Any) -> tuple:
-        fp = list(filters.get(x, ()))
+    def footprint(x: Any) -> array:
+        fp = filters.get(x)
+        if not partitions and not opaque:
+            return fp if fp is not None else empty   # positions were appended in increasing order
+        out = list(fp or ())
         for p, cells in partitions.values():
             c = p.cell_of(x)
             if c is not None:
-                fp.extend(cells.get(c, ()))
-        fp.extend(r.index for r in opaque if r.selector.sees(x))
-        return tuple(sorted(fp))
+                out.extend(cells.get(c, ()))
+        out.extend(j for j, r in opaque if r.selector.sees(x))
+        return array("q", sorted(out))
 
-    groups: dict[tuple, list] = {}
+    slot: dict[bytes, int] = {}
+    fps: list = []
+    reps: list = []
+    counts: list = []
+
+    def put(fp: array, x: Any, many: bool = False) -> None:
+        key = fp.tobytes()
+        k = slot.get(key)
+        if k is None:
+            slot[key] = len(fps)
+            fps.append(fp)
+            reps.append([x] if not many else [x, x])
+            counts.append(2 if many else 1)
+        else:
+            counts[k] = 2 if many else min(2, counts[k] + 1)
+            if len(reps[k]) < 2:
+                reps[k].append(x)
+
     if domain.X is not None:
-        counts_x: dict[tuple, int] = {}
         for x in domain.X:
-            fp = footprint(x)
-            g = groups.setdefault(fp, [])
-            if len(g) < 2:
-                g.append(x)
-            counts_x[fp] = counts_x.get(fp, 0) + 1
-        fps = list(groups)
-        return fps, [groups[f] for f in fps], [min(2, counts_x[f]) for f in fps]
+            put(footprint(x), x)
+        return fps, reps, counts
     # universe not given: the filters' values exactly, plus symbolic records outside every filter
     for v in filters:
-        g = groups.setdefault(footprint(v), [])
-        g.append(v)
-    fps = list(groups)
-    reps = [g[:2] for g in groups.values()]
-    counts = [min(2, len(g)) for g in groups.values()]
+        put(footprint(v), v)
     plist = list(partitions.values())
-    choices = []
-    for p, cells in plist:
-        opts = list(cells) + [None]  # a record in a cell no release reads, or in no cell
-        choices.append(opts)
+    choices = [list(cells) + [None] for _, cells in plist]  # a cell no release reads, or no cell
     total = math.prod(len(o) for o in choices) if choices else 1
     if total > PRODUCT_LIMIT:
         raise ParameterError("domain", domain, f"a universe X (records outside the filters could fall in "
                              f"{total} cell combinations > {PRODUCT_LIMIT}); pass X to the class")
-    op_idx = [r.index for r in opaque]  # outside records: assume every Opaque may change
-    seen = {f: k for k, f in enumerate(fps)}
+    op_idx = [j for j, _ in opaque]  # outside records: assume every Opaque may change
     for combo in itertools.product(*choices):
         fp = list(op_idx)
         for (p, cells), c in zip(plist, combo):
             if c is not None:
                 fp.extend(cells[c])
-        fp_t = tuple(sorted(fp))
-        if fp_t in seen:
-            counts[seen[fp_t]] = 2
-            continue
-        seen[fp_t] = len(fps)
-        fps.append(fp_t)
-        o = _Outside(combo)
-        reps.append([o, o])
-        counts.append(2)  # an unspecified universe has many records with this footprint
+        # an unspecified universe has many records with this footprint
+        put(array("q", sorted(fp)), _Outside(combo), many=True)
     return fps, reps, counts
 
 

@@ -20,6 +20,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ..guarantees.dp import ApproxDP, DPGuarantee, group_factor
 from . import databases as DB
 from . import granularity as GR
@@ -79,6 +81,39 @@ def terms(g: DPGuarantee, n: float) -> tuple:
     return (t,)
 
 
+def param_arrays(releases: list, notion: str) -> tuple[np.ndarray, np.ndarray]:
+    """(p0, p1): eps / rho / mu per release, and delta (approx) or zeros."""
+    first = {"pure": "eps", "approx": "eps", "zcdp": "rho", "gdp": "mu"}[notion]
+    p0 = np.fromiter((getattr(r.guarantee, first) for r in releases), dtype=np.float64, count=len(releases))
+    if notion == "approx":
+        p1 = np.fromiter((r.guarantee.delta for r in releases), dtype=np.float64, count=len(releases))
+    else:
+        p1 = np.zeros(len(releases))
+    return p0, p1
+
+
+def terms_vec(notion: str, p0: np.ndarray, p1: np.ndarray, n: np.ndarray) -> list[np.ndarray]:
+    """Vectorised :func:`terms` (same rounding: the group factor is moved up 6 ulps)."""
+    inf = np.isinf(n)
+    nf = np.where(inf, 0.0, n)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if notion == "pure":
+            return [np.where(inf, INF, p0 * nf)]
+        if notion == "approx":
+            eps_t = np.where(inf, INF, p0 * nf)
+            safe = np.where(p0 > 0, p0, 1.0)
+            gf = np.where(p0 > 0, np.expm1(safe * nf) / np.expm1(safe), nf)
+            for _ in range(6):
+                gf = np.nextafter(gf, INF)
+            d = np.where((p1 == 0) | (nf == 0), 0.0, p1 * np.where(p0 > 0, gf, nf))
+            return [eps_t, np.where(inf, INF, d)]
+        if notion == "zcdp":
+            return [np.where(inf, INF, p0 * nf * nf)]
+        t = (p0 * nf) ** 2
+        t = np.where((t == 0) & (p0 > 0) & (nf > 0), 5e-324, t)
+        return [np.where(inf, INF, t)]
+
+
 # --- closed forms of n_i for record-level selectors (the footprint strategy) -----------------
 
 def _padding(sel: S.Selector, domain: DB.DatabaseClass) -> bool | None:
@@ -89,6 +124,24 @@ def _padding(sel: S.Selector, domain: DB.DatabaseClass) -> bool | None:
     if domain.X is None:
         return None
     return any(not sel.sees(x) for x in domain.X)
+
+
+def n_one_both_cached(r: Release, target: GR.Granularity, domain: DB.DatabaseClass, memo: dict
+                      ) -> tuple[float, float, str]:
+    """:func:`n_one_both` memoised on what it depends on (the selector itself only where the
+    answer depends on padding records)."""
+    sel, G = r.selector, r.G
+    local = r.scope == "local"
+    pad_dep = (isinstance(target, GR.Unbounded) and isinstance(G, GR.Bounded) and not local) or \
+        (isinstance(target, GR.Bounded) and isinstance(G, GR.Unbounded) and local)
+    key = (type(sel), G, r.scope, getattr(sel, "sensitivity", None), sel if pad_dep else None)
+    try:
+        return memo[key]
+    except KeyError:
+        memo[key] = v = n_one_both(r, target, domain)
+        return v
+    except TypeError:  # unhashable selector
+        return n_one_both(r, target, domain)
 
 
 def n_one_both(r: Release, target: GR.Granularity, domain: DB.DatabaseClass) -> tuple[float, float, str]:
