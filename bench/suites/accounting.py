@@ -70,4 +70,4 @@ def run(ctx):
              "rows": rows,
              "notes": "Target (issue 12): total for 10^4 releases over a 10^3-cell partition with overlapping "
                       "footprints in < 50 ms. Times are total() end to end (footprint family in Python, "
-                      "edge maximum in C++), min of 7; values checked against the peer."}]
+                      "edge maximum in C++), median of 7; values checked against the peer."}]
