@@ -46,7 +46,7 @@ def run(ctx):
     for G, name, width in cases:
         acc, eps, sets = _accountant(G, k, cells, width=width)
         acc.total()
-        t_total = ctx.time(lambda: acc.result(strategy="footprint"), repeat=7, number=1)
+        t_total = ctx.time(lambda a=acc: a.result(strategy="footprint"), repeat=7, number=1)
         res = acc.result(strategy="footprint")
         total = res.guarantee.eps
         if isinstance(G, A.Bounded):

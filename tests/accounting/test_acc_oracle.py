@@ -112,6 +112,10 @@ def oracle(X, cls_verts, target, releases, notion):
     return best
 
 
+def _in_cell(part, c):
+    return lambda x: part[x] == c
+
+
 def random_instance(seed, notion, scope, setting):
     rng = np.random.default_rng(seed)
     X = tuple("abcd"[: int(rng.integers(3, 5))])
@@ -127,7 +131,7 @@ def random_instance(seed, notion, scope, setting):
             selector, sees = A.RecordFilter(vals), (lambda v: (lambda x: x in v))(set(vals))
         elif kind == "cell":
             c = int(rng.integers(0, 3))
-            selector, sees = partition[c], (lambda c: (lambda x: part[x] == c))(c)
+            selector, sees = partition[c], _in_cell(part, c)
         else:
             selector, sees = A.Identity(), (lambda x: True)
         G = rng.choice(["same", "same", "U", "B", "FL"])

@@ -3,14 +3,13 @@ of the implementation notes), with independent oracles: exact fractions, mpmath,
 from __future__ import annotations
 
 import math
-import warnings
-from fractions import Fraction
 
 import mpmath
 import pytest
 
 import puffer
 from puffer import accounting as A
+from puffer.guarantees.dp import DPGuarantee
 
 
 def close_above(got, want, rel=1e-12):
@@ -39,6 +38,7 @@ def test_R1_dist_unbounded_bounded():
     assert math.isinf(A.Bounded().dist_to(A.Unbounded(), dom))
     assert A.FreeLunch().dist_to(A.Bounded()) == 1.0
     g = A.PureDP(0.5, granularity=A.Unbounded()).to_granularity(A.Bounded())
+    assert isinstance(g, DPGuarantee) and any(r.item == "Prop A.3" for r in g.provenance.refs)
     assert g.eps == 1.0 and g.granularity == A.Bounded()
     assert A.PureDP(0.5, granularity=A.Bounded()).to_granularity(A.Unbounded()) is A.NO_GUARANTEE
     a = A.ApproxDP(1.0, 1e-5, granularity=A.Unbounded()).to_granularity(A.Bounded())

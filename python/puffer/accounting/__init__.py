@@ -25,7 +25,7 @@ Modules, one per concept:
 from ..guarantees.dp import GDP, NO_GUARANTEE, ZCDP, ApproxDP, NoGuarantee, PureDP, group_factor
 from .accountant import NOTIONS, Accountant, Composition, DisconnectedClassWarning
 from .databases import AllMultisets, Finite, FixedSize, Image, Ordered, multiset
-from .granularity import Bounded, FreeLunch, Graph, Granularity, OrderedBounded, Unbounded
+from .granularity import Bounded, FreeLunch, Granularity, Graph, OrderedBounded, Unbounded
 from .metric import MetricForm
 from .pufferfish import Certified, NotComposableError, compose_parallel
 from .selectors import Identity, Opaque, OrderPartition, Partition, RecordFilter, Selector

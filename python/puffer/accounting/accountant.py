@@ -51,7 +51,6 @@ from .releases import Release
 __all__ = ["Accountant", "Composition", "DisconnectedClassWarning", "NOTIONS"]
 
 NOTIONS = {"pure": PureDP, "approx": ApproxDP, "zcdp": ZCDP, "gdp": GDP}
-_GB = "guerrabalboa2024"
 
 
 class DisconnectedClassWarning(UserWarning):
@@ -91,6 +90,22 @@ class Accountant:
     (``PureDP.to_zcdp()``, ...). Pufferfish guarantees are refused (see :func:`add`).
     """
 
+    #: the results a total may rest on (the one used is named in the provenance of each total)
+    refs = (Ref("guerrabalboa2024", "Thm IV.1"), Ref("guerrabalboa2024", "Thm IV.11"),
+            Ref("guerrabalboa2024", "Thm VI.4"), Ref("guerrabalboa2024", "Thm VI.7"),
+            Ref("guerrabalboa2024", "Thm VI.13"), Ref("guerrabalboa2024", "Thm VI.14"),
+            Ref("guerrabalboa2024", "Thm VI.21"), Ref("guerrabalboa2024", "Thm VI.22"),
+            Ref("guerrabalboa2024", "Thm IV.3"), Ref("guerrabalboa2024", "Thm VI.5"),
+            Ref("guerrabalboa2024", "Thm VI.15"), Ref("guerrabalboa2024", "Thm VI.23"),
+            Ref("guerrabalboa2024", "Thm IV.6"), Ref("guerrabalboa2024", "Thm IV.12"),
+            Ref("guerrabalboa2024", "Thm VI.6"), Ref("guerrabalboa2024", "Thm A.13"),
+            Ref("guerrabalboa2024", "Thm VI.16"), Ref("guerrabalboa2024", "Thm A.15"),
+            Ref("guerrabalboa2024", "Thm VI.26"), Ref("guerrabalboa2024", "Thm A.17"),
+            Ref("guerrabalboa2024", "Cor IV.13"), Ref("guerrabalboa2024", "Cor A.18"),
+            Ref("guerrabalboa2024", "Thm III.3"), Ref("guerrabalboa2024", "Thm VI.3"),
+            Ref("guerrabalboa2024", "Thm VI.12"), Ref("guerrabalboa2024", "Thm VI.20"),
+            Ref("guerrabalboa2024", "Thm VII.2"))
+
     def __init__(self, granularity: Any, domain: Any = None, notion: str = "pure"):
         if not isinstance(granularity, GR.Granularity):
             raise ParameterTypeError("granularity", granularity, "a puffer.accounting granularity "
@@ -122,7 +137,7 @@ class Accountant:
 
     # -- adding releases ----------------------------------------------------------------------
     def add(self, guarantee: Any, selector: Any = None, scope: str = "common", *, label: str | None = None
-            ) -> "Accountant":
+            ) -> Accountant:
         """Add a release.
 
         guarantee: a DP-type guarantee of the accountant's notion (``granularity=None`` means the
@@ -298,7 +313,8 @@ class Accountant:
             text, items = ("composition over selectors, " + ("variable domain" if local else "common domain")
                            + " (edge maximum)"), [f"Thm {per_notion[0] if local else per_notion[1]}"]
         items.append(f"Thm {metric}")
-        refs = tuple(Ref(_GB, i) for i in items)
+        by_item = {r.item: r for r in self.refs}
+        refs = tuple(by_item[i] for i in items)
         return f"{text}: Guerra-Balboa et al. 2024, " + ", ".join(items), refs
 
     # -- metric ---------------------------------------------------------------------------------

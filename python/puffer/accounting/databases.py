@@ -30,8 +30,9 @@ import abc
 import itertools
 import math
 from collections import Counter
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Hashable, Iterable
+from typing import Any
 
 from ..errors import ParameterError, ParameterTypeError
 

@@ -20,10 +20,11 @@ over identifier footprints.
 from __future__ import annotations
 
 import itertools
-from array import array
 import math
+from array import array
+from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import Any, Hashable
+from typing import Any
 
 import numpy as np
 
@@ -31,7 +32,7 @@ from ..errors import ParameterError
 from . import databases as DB
 from . import granularity as GR
 from . import selectors as S
-from .releases import INF, Release, n_one_both_cached, param_arrays, terms, terms_vec
+from .releases import INF, Release, n_one_both_cached, terms, terms_vec
 
 __all__ = ["FootprintResult", "footprint_total", "applicable", "PRODUCT_LIMIT"]
 
@@ -304,7 +305,7 @@ def _family_from(filters: dict, partitions: dict, opaque: list, domain: DB.Datab
     op_idx = [j for j, _ in opaque]  # outside records: assume every Opaque may change
     for combo in itertools.product(*choices):
         fp = list(op_idx)
-        for (p, cells), c in zip(plist, combo):
+        for (_, cells), c in zip(plist, combo):
             if c is not None:
                 fp.extend(cells[c])
         # an unspecified universe has many records with this footprint

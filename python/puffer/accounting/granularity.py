@@ -30,8 +30,9 @@ from __future__ import annotations
 import abc
 import functools
 import math
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -150,7 +151,7 @@ class Granularity(abc.ABC):
         """Closed-form answer: a witness pair, None (connected) or False (unknown)."""
         return False
 
-    def dist_to(self, other: "Granularity", domain: Any = None) -> float:
+    def dist_to(self, other: Granularity, domain: Any = None) -> float:
         """dist_DD(self, other) = max over other-edges of d^self (Prop. A.3): self eps-DP
         implies other (k eps)-DP with k this value (inf: no implication). The default class is
         D_X (all finite multisets) for multiset granularities, where dist(U, B) = 2."""
@@ -362,7 +363,8 @@ class Graph(Granularity):
         try:
             out = set(self.neighbors_fn(D))
         except TypeError as exc:
-            raise ParameterTypeError("neighbors", self.neighbors_fn, f"fn(D) -> iterable of hashable databases ({exc})") from None
+            raise ParameterTypeError("neighbors", self.neighbors_fn,
+                                     f"fn(D) -> iterable of hashable databases ({exc})") from None
         if D in out:
             raise ParameterError("neighbors", f"{D!r} listed as its own neighbour",
                                  "a relation without self-loops")

@@ -13,10 +13,11 @@
 
 >>> import puffer
 >>> from puffer import accounting as A
->>> A.Accountant(A.Unbounded()).add(puffer.RPP(2.0, 0.5))
-Traceback (most recent call last):
-...
-puffer.accounting.pufferfish.NotComposableError: parameter 'guarantee' = RPP(alpha=2.0, eps=0.5) (type RPP): expected a DP-type guarantee: Pufferfish/Renyi-Pufferfish guarantees have no known sequential composition (Pierquin et al. 2024, App. E.1; Song et al. 2017). Attach a DP-type guarantee for a granularity with accounting.Certified(g, dp=...), or use puffer.compose_parallel for independent parts (Prop E.1)
+>>> try:
+...     A.Accountant(A.Unbounded()).add(puffer.RPP(2.0, 0.5))
+... except A.NotComposableError as exc:
+...     print("no known sequential composition" in str(exc))
+True
 """
 from __future__ import annotations
 
@@ -134,7 +135,8 @@ def compose_parallel(parts: Any, *, independent: bool = False) -> Any:
     for k, fw in enumerate(fws):
         for j in range(k):
             if fws[j] is fw:
-                raise ParameterError(f"parts[{k}].framework", fw, f"a framework for another part (same object as part {j})")
+                raise ParameterError(f"parts[{k}].framework", fw,
+                                     f"a framework for another part (same object as part {j})")
         for s in fw.secrets:
             if s in owner:
                 raise ParameterError(f"parts[{k}].framework.secrets", s, f"secrets about part {k} only (also a secret "

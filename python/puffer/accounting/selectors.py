@@ -29,7 +29,8 @@ from __future__ import annotations
 import abc
 import math
 import numbers
-from typing import Any, Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable
+from typing import Any
 
 from ..errors import ParameterError, ParameterTypeError
 from . import databases as DB
@@ -155,12 +156,12 @@ class Partition:
             return None
         return c
 
-    def __getitem__(self, c: Hashable) -> "PartitionCell":
+    def __getitem__(self, c: Hashable) -> PartitionCell:
         if self.cells is not None and c not in self.cells:
             raise ParameterError("cell", c, f"one of the partition's cells {list(self.cells)}")
         return PartitionCell(self, c)
 
-    def cell(self, c: Hashable) -> "PartitionCell":
+    def cell(self, c: Hashable) -> PartitionCell:
         return self[c]
 
     def __repr__(self) -> str:
@@ -222,7 +223,7 @@ class OrderPartition:
     def cell_of(self, n: int) -> int | None:
         return self._cell.get(n)
 
-    def __getitem__(self, i: int) -> "OrderCell":
+    def __getitem__(self, i: int) -> OrderCell:
         if isinstance(i, bool) or not isinstance(i, numbers.Integral) or not 0 <= i < len(self.sets):
             raise ParameterError("cell", i, f"a cell index in [0, {len(self.sets)})")
         return OrderCell(self, int(i))

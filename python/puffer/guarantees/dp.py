@@ -39,7 +39,6 @@ from .provenance import Provenance, as_provenance
 __all__ = ["DPGuarantee", "PureDP", "ApproxDP", "ZCDP", "GDP", "NoGuarantee", "NO_GUARANTEE",
            "group_factor"]
 
-_GB = "guerrabalboa2024"
 
 
 def group_factor(n: float, eps: float) -> float:
@@ -78,7 +77,8 @@ def _granularity(g: Any) -> Any:
     if isinstance(g, (dict, str)):
         return granularity_from_dict(g)
     if not isinstance(g, Granularity):
-        raise ParameterTypeError("granularity", g, "None or a puffer.accounting granularity (Unbounded(), Bounded(), ...)")
+        raise ParameterTypeError("granularity", g,
+                                 "None or a puffer.accounting granularity (Unbounded(), Bounded(), ...)")
     return g
 
 
@@ -118,16 +118,16 @@ class DPGuarantee(Guarantee):
         d["domain"] = None if self.domain is None else self.domain.to_dict()
         return d
 
-    def with_target(self, granularity: Any, domain: Any) -> "DPGuarantee":
+    def with_target(self, granularity: Any, domain: Any) -> DPGuarantee:
         """A copy holding for ``granularity`` on ``domain``."""
         return type(self)(*[getattr(self, p) for p in self._params], granularity=granularity, domain=domain,
                           provenance=self.provenance)
 
-    def _cite(self, item: str, note: str = "") -> Provenance:
+    def _cite(self, ref: Ref, note: str = "") -> Provenance:
         p = self.provenance or Provenance(mechanism=type(self).__name__)
-        return p.cite(Ref(_GB, item), notes=note)
+        return p.cite(ref, notes=note)
 
-    def to_granularity(self, target: Any, domain: Any = None) -> "DPGuarantee | NoGuarantee":
+    def to_granularity(self, target: Any, domain: Any = None) -> DPGuarantee | NoGuarantee:
         """The guarantee for another granularity on the same class (Sec. III-A, Prop. A.3):
         k = dist_DD(self.granularity, target); pure k eps, approx (k eps, delta [k]_eps),
         zCDP k^2 rho, GDP k mu; NO_GUARANTEE if k = inf.
@@ -156,7 +156,7 @@ class DPGuarantee(Guarantee):
             return g
         return type(g)(*[getattr(g, p) for p in self._params], granularity=target,
                        domain=dom if dom is not None else target.default_domain(),
-                       provenance=g._cite("Prop A.3", f"converted with dist = {k:g}"))
+                       provenance=g._cite(Ref("guerrabalboa2024", "Prop A.3"), f"converted with dist = {k:g}"))
 
     def to_metric(self):
         """The equivalent metric form (Thms III.3 / VI.3 / VI.12 / VI.20)."""
@@ -188,15 +188,16 @@ class PureDP(DPGuarantee):
         object.__setattr__(self, "eps", V.nonneg("eps", self.eps))
         self._common()
 
-    def group(self, n: int) -> "PureDP":
+    def group(self, n: int) -> PureDP:
         """eps n: the guarantee between databases at G-distance n (Thm III.3)."""
         n = _n(n)
-        return PureDP(_mul_up(self.eps, n), self.granularity, self.domain, self._cite("Thm III.3"))
+        return PureDP(_mul_up(self.eps, n), self.granularity, self.domain, \
+            self._cite(Ref("guerrabalboa2024", "Thm III.3")))
 
-    def to_approx(self) -> "ApproxDP":
+    def to_approx(self) -> ApproxDP:
         return ApproxDP(self.eps, 0.0, self.granularity, self.domain, self.provenance)
 
-    def to_zcdp(self) -> "ZCDP":
+    def to_zcdp(self) -> ZCDP:
         """eps-DP => (eps^2/2)-zCDP (Bun & Steinke 2016, Prop 1.4), same granularity."""
         p = (self.provenance or Provenance(mechanism="PureDP")).cite(Ref("bun2016", "Prop 1.4"))
         from fractions import Fraction
@@ -231,14 +232,15 @@ class ApproxDP(DPGuarantee):
             return 0.0
         return round_up(self.delta * group_factor(n, self.eps), 1)
 
-    def group(self, n: int) -> "ApproxDP | NoGuarantee":
+    def group(self, n: int) -> ApproxDP | NoGuarantee:
         """(eps n, delta [n]_eps) (Thm VI.3); NO_GUARANTEE when delta [n]_eps >= 1."""
         d = self.group_delta(n)
         if d >= 1.0:
             return NO_GUARANTEE
-        return ApproxDP(_mul_up(self.eps, _n(n)), d, self.granularity, self.domain, self._cite("Thm VI.3"))
+        return ApproxDP(_mul_up(self.eps, _n(n)), d, self.granularity, self.domain, \
+            self._cite(Ref("guerrabalboa2024", "Thm VI.3")))
 
-    def to_approx(self) -> "ApproxDP":
+    def to_approx(self) -> ApproxDP:
         return self
 
 
@@ -258,10 +260,11 @@ class ZCDP(DPGuarantee):
         object.__setattr__(self, "rho", V.nonneg("rho", self.rho))
         self._common()
 
-    def group(self, n: int) -> "ZCDP":
+    def group(self, n: int) -> ZCDP:
         """rho n^2 (Thm VI.12)."""
         n = _n(n)
-        return ZCDP(_mul_up(self.rho, n * n), self.granularity, self.domain, self._cite("Thm VI.12"))
+        return ZCDP(_mul_up(self.rho, n * n), self.granularity, self.domain, \
+            self._cite(Ref("guerrabalboa2024", "Thm VI.12")))
 
     def to_approx(self, delta: float) -> ApproxDP:
         """(rho + 2 sqrt(rho log(1/delta)), delta)-DP (Bun & Steinke 2016, Prop 1.3), rounded up.
@@ -302,10 +305,11 @@ class GDP(DPGuarantee):
         object.__setattr__(self, "mu", V.nonneg("mu", self.mu))
         self._common()
 
-    def group(self, n: int) -> "GDP":
+    def group(self, n: int) -> GDP:
         """mu n (Thm VI.20)."""
         n = _n(n)
-        return GDP(_mul_up(self.mu, n), self.granularity, self.domain, self._cite("Thm VI.20"))
+        return GDP(_mul_up(self.mu, n), self.granularity, self.domain, \
+            self._cite(Ref("guerrabalboa2024", "Thm VI.20")))
 
     def delta_at(self, eps: float) -> float:
         """The delta of the (eps, delta(eps))-DP guarantee mu-GDP implies, rounded up.
