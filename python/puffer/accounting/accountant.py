@@ -149,7 +149,7 @@ class Accountant:
             M_i depends on D only through f_i(D) (Thm IV.11); "local" — certified for M*_i on
             f_i(DD) (Thm IV.1).
         """
-        g = as_dp_guarantee(guarantee)
+        g: Any = as_dp_guarantee(guarantee)
         index = len(self.releases)
         if isinstance(g, NoGuarantee):
             self._no.append((index, "release has no guarantee"))
@@ -226,12 +226,13 @@ class Accountant:
                 raise ParameterError("releases", f"{len(self.releases)} releases", "a composition with a closed "
                                      f"form or a finite class to enumerate ({why_not})")
             use = "enumerate"
+        res: Any
         if use == "enumerate":
             res = enumeration.enumerate_total(self.releases, self.granularity, self.domain, self.notion)
             n_terms = len(self.releases)
             edge, touched = res.edges[0], res.touched[0]
             n_on = {r.index: n for r, n in zip(self.releases, res.per_release[0])} if res.per_release[0] else {}
-            details = {"edges": res.n_edges, "vertices": res.n_vertices}
+            details: dict[str, Any] = {"edges": res.n_edges, "vertices": res.n_vertices}
             strat = f"exact enumeration ({res.n_vertices} databases, {res.n_edges} edges)"
         else:
             res = footprint.footprint_total(self.releases, self.granularity, self.domain, self.notion,

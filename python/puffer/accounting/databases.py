@@ -56,7 +56,7 @@ def multiset(D: Any, name: str = "D") -> frozenset:
         raise ParameterError(name, D, "a canonical multiset (frozenset of (record, count >= 1)) "
                              "or a list/tuple/dict/Counter of records")
     if isinstance(D, dict):
-        c = Counter()
+        c: Counter = Counter()
         for x, m in D.items():
             if isinstance(m, bool) or not isinstance(m, int) or m < 0:
                 raise ParameterError(f"{name}[{x!r}]", m, "a multiplicity: an integer >= 0")
@@ -179,13 +179,14 @@ class AllMultisets(DatabaseClass):
         return self.X is not None and self.max_size is not None
 
     def enumerate(self) -> list:
-        if not self.enumerable:
+        X, top = self.X, self.max_size
+        if X is None or top is None:
             return super().enumerate()
-        n = sum(math.comb(len(self.X) + s - 1, s) for s in range(self.max_size + 1))
+        n = sum(math.comb(len(X) + s - 1, s) for s in range(top + 1))
         if n > ENUMERATION_LIMIT:
             raise ParameterError("domain", self, f"at most {ENUMERATION_LIMIT} databases to enumerate (has {n})")
-        out = []
-        for s in range(self.max_size + 1):
+        out: list = []
+        for s in range(top + 1):
             out.extend(multiset(c) for c in itertools.combinations_with_replacement(self.X, s))
         return out
 
@@ -219,12 +220,13 @@ class FixedSize(DatabaseClass):
         return self.X is not None and self.N is not None
 
     def enumerate(self) -> list:
-        if not self.enumerable:
+        X, N = self.X, self.N
+        if X is None or N is None:
             return super().enumerate()
-        n = math.comb(len(self.X) + self.N - 1, self.N)
+        n = math.comb(len(X) + N - 1, N)
         if n > ENUMERATION_LIMIT:
             raise ParameterError("domain", self, f"at most {ENUMERATION_LIMIT} databases to enumerate (has {n})")
-        return [multiset(c) for c in itertools.combinations_with_replacement(self.X, self.N)]
+        return [multiset(c) for c in itertools.combinations_with_replacement(X, N)]
 
     def to_dict(self) -> dict:
         return {"kind": "FixedSize", "X": None if self.X is None else list(self.X), "N": self.N}
@@ -265,12 +267,13 @@ class Ordered(DatabaseClass):
         return self.X is not None and self.N is not None
 
     def enumerate(self) -> list:
-        if not self.enumerable:
+        X, N = self.X, self.N
+        if X is None or N is None:
             return super().enumerate()
-        n = len(self.X) ** self.N
+        n = len(X) ** N
         if n > ENUMERATION_LIMIT:
             raise ParameterError("domain", self, f"at most {ENUMERATION_LIMIT} databases to enumerate (has {n})")
-        return [tuple(t) for t in itertools.product(self.X, repeat=self.N)]
+        return [tuple(t) for t in itertools.product(X, repeat=N)]
 
     def to_dict(self) -> dict:
         return {"kind": "Ordered", "X": None if self.X is None else list(self.X), "N": self.N}
@@ -286,6 +289,7 @@ class Finite(DatabaseClass):
 
     databases: Any = ()
     kind: str = "multiset"
+    _set: frozenset = field(default=frozenset(), init=False, repr=False, compare=False)
 
     def __post_init__(self):
         if self.kind not in ("multiset", "ordered", "opaque"):
@@ -365,7 +369,7 @@ def domain_from_dict(d: Any) -> DatabaseClass:
     """Inverse of ``to_dict`` for the serialisable classes."""
     if not isinstance(d, dict) or "kind" not in d:
         raise ParameterTypeError("domain", d, "a dict with a 'kind' key")
-    kinds = {"AllMultisets": AllMultisets, "FixedSize": FixedSize, "Ordered": Ordered}
+    kinds: dict[str, Any] = {"AllMultisets": AllMultisets, "FixedSize": FixedSize, "Ordered": Ordered}
     k = d["kind"]
     if k not in kinds:
         raise ParameterError("domain.kind", k, f"one of {sorted(kinds)}")

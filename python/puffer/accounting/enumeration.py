@@ -42,7 +42,8 @@ class _ReleaseOracle:
         self.r = r
         self.domain = domain
         self.local = r.scope == "local"
-        sel = r.selector
+        self.space: DB.DatabaseClass
+        sel: Any = r.selector
         self.opaque_local = isinstance(sel, S.Opaque) and self.local
         verts = domain.enumerate()
         self.img = {v: sel(v) for v in verts}
@@ -120,7 +121,10 @@ def enumerate_total(releases: list[Release], target: GR.Granularity, domain: DB.
                     where[c] = (D, D2, ns)
             if all(math.isinf(b) for b in best):
                 break
-    vals, edges, touched, per = [], [], [], []
+    vals: list[float] = []
+    edges: list[str] = []
+    touched: list[list[int]] = []
+    per: list[list[float]] = []
     for c in range(ncomp):
         if where[c] is None:
             vals.append(0.0)

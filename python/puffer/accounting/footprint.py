@@ -77,9 +77,9 @@ class FootprintIndex:
         self.const: list[Release] = []
         self.rec: list[Release] = []
         self.pos: dict[int, int] = {}
-        self.filters: dict[Hashable, list[int]] = {}
+        self.filters: dict[Hashable, Any] = {}
         self.partitions: dict[int, tuple] = {}
-        self.opaque: list[Release] = []
+        self.opaque: list[tuple[int, Release]] = []
         self.p0 = array("d")   # typed buffers: total() hands them to numpy without a copy loop
         self.p1 = array("d")
         self.n1 = array("d")
@@ -103,7 +103,7 @@ class FootprintIndex:
             return
         self.pos[r.index] = len(self.rec)
         self.rec.append(r)
-        g = r.guarantee
+        g: Any = r.guarantee
         self.p0.append(getattr(g, g._params[0]))
         self.p1.append(g.delta if self.notion == "approx" else 0.0)
         self.n1.append(n[0])
@@ -335,7 +335,8 @@ def _ordered(releases: list[Release], notion: str) -> FootprintResult:
                 cvals[c] += t
     ids: dict[int, list[int]] = {}
     for j, r in enumerate(cells):
-        for n in r.selector.partition.sets[r.selector.index]:
+        oc: Any = r.selector
+        for n in oc.partition.sets[oc.index]:
             ids.setdefault(n, []).append(j)
     groups: dict[tuple, int] = {}
     for n, js in sorted(ids.items()):

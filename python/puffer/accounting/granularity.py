@@ -323,8 +323,9 @@ class Graph(Granularity):
                  domain: Any = None):
         if (neighbors is None) == (edges is None):
             raise ParameterError("neighbors/edges", (neighbors, edges), "exactly one of neighbors= and edges=")
-        self.neighbors_fn = None
-        self.edges = None
+        self.neighbors_fn: Callable[[Any], Iterable[Any]] | None = None
+        self.edges: tuple | None = None
+        self._adj: dict | None = None
         if edges is not None:
             try:
                 pairs = [tuple(e) for e in edges]
@@ -360,8 +361,9 @@ class Graph(Granularity):
     def _nbrs(self, D) -> set:
         if self._adj is not None:
             return self._adj.get(D, set())
+        fn: Any = self.neighbors_fn
         try:
-            out = set(self.neighbors_fn(D))
+            out = set(fn(D))
         except TypeError as exc:
             raise ParameterTypeError("neighbors", self.neighbors_fn,
                                      f"fn(D) -> iterable of hashable databases ({exc})") from None
@@ -480,7 +482,7 @@ def _bfs_distance(g: Granularity, domain: DB.DatabaseClass, sources: list, targe
 
 
 def granularity_from_dict(d: Any) -> Granularity:
-    kinds = {"Unbounded": Unbounded, "Bounded": Bounded, "FreeLunch": FreeLunch,
+    kinds: dict[str, Any] = {"Unbounded": Unbounded, "Bounded": Bounded, "FreeLunch": FreeLunch,
              "OrderedBounded": OrderedBounded}
     if isinstance(d, str):
         d = {"kind": d}

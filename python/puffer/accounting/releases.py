@@ -61,7 +61,7 @@ def _mul(a: float, n: float) -> float:
     return a * n
 
 
-def terms(g: DPGuarantee, n: float) -> tuple:
+def terms(g: Any, n: float) -> tuple:
     """The edge term(s) of guarantee g at distance n: a 1-tuple, or (eps, delta) for approx."""
     if g.notion == "pure":
         return (_mul(g.eps, n),)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from .. import _validate as V
 from ..errors import NumericalError, ParameterError, ParameterTypeError
@@ -98,6 +98,14 @@ class DPGuarantee(Guarantee):
 
     notion: ClassVar[str] = ""
     _params: ClassVar[tuple] = ()
+    if TYPE_CHECKING:  # fields of the concrete dataclasses, declared for type checkers
+        granularity: Any
+        domain: Any
+        provenance: Provenance | None
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None: ...
+
+        def group(self, n: int) -> Any: ...
 
     def _common(self) -> None:
         object.__setattr__(self, "granularity", _granularity(self.granularity))
