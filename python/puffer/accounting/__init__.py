@@ -22,7 +22,7 @@ Modules, one per concept:
 >>> round(acc.total().rho, 12)      # parallel composition: max rho_i (rounded up)
 0.5
 """
-from ..guarantees.dp import GDP, NO_GUARANTEE, ZCDP, ApproxDP, NoGuarantee, PureDP, group_factor
+from ..guarantees.dp import GDP, NO_GUARANTEE, RDP, ZCDP, ApproxDP, NoGuarantee, PureDP, group_factor
 from .accountant import NOTIONS, Accountant, Composition, DisconnectedClassWarning
 from .databases import AllMultisets, Finite, FixedSize, Image, Ordered, multiset
 from .granularity import Bounded, FreeLunch, Granularity, Graph, OrderedBounded, Unbounded
@@ -30,7 +30,7 @@ from .metric import MetricForm
 from .pufferfish import Certified, NotComposableError, compose_parallel
 from .selectors import Identity, Opaque, OrderPartition, Partition, RecordFilter, Selector
 
-__all__ = ["PureDP", "ApproxDP", "ZCDP", "GDP", "NoGuarantee", "NO_GUARANTEE", "group_factor",
+__all__ = ["PureDP", "ApproxDP", "ZCDP", "GDP", "RDP", "NoGuarantee", "NO_GUARANTEE", "group_factor",
            "Accountant", "Composition", "DisconnectedClassWarning", "NOTIONS",
            "AllMultisets", "FixedSize", "Ordered", "Finite", "Image", "multiset",
            "Granularity", "Unbounded", "Bounded", "FreeLunch", "OrderedBounded", "Graph",

@@ -40,7 +40,7 @@ import numpy as np
 from ..errors import ParameterError, ParameterTypeError
 from ..guarantees import Provenance
 from ..guarantees._base import round_up
-from ..guarantees.dp import GDP, NO_GUARANTEE, ZCDP, ApproxDP, DPGuarantee, NoGuarantee, PureDP
+from ..guarantees.dp import GDP, NO_GUARANTEE, RDP, ZCDP, ApproxDP, DPGuarantee, NoGuarantee, PureDP
 from ..refs import Ref
 from . import databases as DB
 from . import granularity as GR
@@ -50,7 +50,7 @@ from .releases import Release
 
 __all__ = ["Accountant", "Composition", "DisconnectedClassWarning", "NOTIONS"]
 
-NOTIONS = {"pure": PureDP, "approx": ApproxDP, "zcdp": ZCDP, "gdp": GDP}
+NOTIONS = {"pure": PureDP, "approx": ApproxDP, "zcdp": ZCDP, "gdp": GDP, "rdp": RDP}
 
 
 class DisconnectedClassWarning(UserWarning):
@@ -133,7 +133,7 @@ class Accountant:
         self._p1 = array("d")
         from .footprint import FootprintIndex
         self._index = FootprintIndex(granularity, self.domain, notion) \
-            if isinstance(granularity, (GR.Unbounded, GR.Bounded)) else None
+            if isinstance(granularity, (GR.Unbounded, GR.Bounded)) and notion != "rdp" else None
 
     # -- adding releases ----------------------------------------------------------------------
     def add(self, guarantee: Any, selector: Any = None, scope: str = "common", *, label: str | None = None
@@ -153,6 +153,9 @@ class Accountant:
         index = len(self.releases)
         if isinstance(g, NoGuarantee):
             self._no.append((index, "release has no guarantee"))
+            if self.notion == "rdp":
+                raise ParameterError("guarantee", g, "an RDP curve (an RDP accountant cannot hold a release "
+                                     "without a guarantee)")
             g = NOTIONS[self.notion](*([0.0, 0.0] if self.notion == "approx" else [0.0]))
         g = self._convert(g)
         if selector is None:
@@ -181,7 +184,7 @@ class Accountant:
         if isinstance(selector, S.PartitionCell):
             self._partitions.add(id(selector.partition))
         self._kinds.setdefault((type(selector), G, scope), rel)
-        self._p0.append(getattr(g, g._params[0]))
+        self._p0.append(getattr(g, g._params[0]) if self.notion != "rdp" else 0.0)
         self._p1.append(g.delta if self.notion == "approx" else 0.0)
         if self._index is not None:
             self._index.add(rel)
@@ -216,6 +219,11 @@ class Accountant:
             return self._cache
         if not self.releases:
             raise ParameterError("releases", 0, "at least one release (add() before total())")
+        if self.notion == "rdp":
+            comp = self._rdp_result(strategy)
+            if strategy == "auto":
+                self._cache = comp
+            return comp
         from . import enumeration, footprint
         use = strategy
         why_not = footprint.applicable(list(self._kinds.values()), self.granularity, self.domain)
@@ -248,6 +256,59 @@ class Accountant:
         if strategy == "auto":
             self._cache = comp
         return comp
+
+    def _orders(self) -> tuple:
+        gs: list[Any] = [r.guarantee for r in self.releases]
+        common = set(gs[0].alphas)
+        for g in gs[1:]:
+            common &= set(g.alphas)
+        if not common:
+            raise ParameterError("releases", "RDP curves without a common order", "curves sharing an order")
+        return tuple(sorted(common))
+
+    def _rdp_result(self, strategy: str) -> Composition:
+        """Per order alpha: max over edges of sum_{i changed} eps_i(alpha) (common domain, same G;
+        derived from the edge form of Thm IV.11 with adaptive RDP composition, Mironov 2017 Prop 1).
+        A release seeing distance n >= 2 on an edge makes that order infinite (no group form)."""
+        from . import enumeration, footprint
+        from .releases import RDPOrder
+        orders = self._orders()
+        vals, edges = [], []
+        first = None
+        for a in orders:
+            rs = [Release(r.index, RDPOrder(_at(r, a), r.G, r.guarantee.domain),  # type: ignore[arg-type]
+                          r.selector, r.scope, r.label) for r in self.releases]
+            use = strategy
+            why_not = footprint.applicable(rs, self.granularity, self.domain)
+            if use == "auto":
+                use = "enumerate" if self.domain.enumerable or why_not is not None else "footprint"
+            res: Any
+            if use == "enumerate":
+                res = enumeration.enumerate_total(rs, self.granularity, self.domain, "rdp1")
+                n_terms = len(rs)
+            else:
+                if why_not is not None:
+                    raise ParameterError("releases", f"{len(rs)} releases", f"a closed form ({why_not})")
+                res = footprint.footprint_total(rs, self.granularity, self.domain, "rdp1")
+                n_terms = max(res.terms, 1) + 2
+            vals.append(_inflate(res.values[0], n_terms))
+            edges.append(res.edges[0])
+            if first is None:
+                first = res
+        theorem = ("Renyi DP per order, edge maximum (common domain): Guerra-Balboa et al. 2024, Thm IV.11 "
+                   "(edge form), Mironov 2017, Prop 1")
+        refs = (Ref("guerrabalboa2024", "Thm IV.11"), Ref("mironov2017", "Prop 1"))
+        k = int(np.argmax(vals)) if vals else 0
+        edge = f"at alpha = {orders[k]:g}: {edges[k]}"
+        touched = tuple(first.touched[0]) if first is not None else ()
+        if all(math.isinf(v) for v in vals):
+            return Composition(NO_GUARANTEE, "per-order edge maximum", theorem, refs, edge, touched, {},
+                               "every order is infinite (a release sees distance >= 2 or inf: no RDP group form)")
+        prov = Provenance(mechanism="Accountant", theorem=theorem, refs=refs, witness={"edge": edge},
+                          notes=f"{len(self.releases)} releases; {len(orders)} orders")
+        g = RDP(orders, tuple(vals), self.granularity, self.domain, prov)
+        return Composition(g, "per-order edge maximum", theorem, refs, edge, touched, {}, "", None,
+                           {"edges_per_order": dict(zip(orders, edges))})
 
     def _finish(self, values: tuple, n_terms: int, strat: str, edge: str, touched: tuple, n_on: dict,
                 details: dict, res: Any) -> Composition:
@@ -283,7 +344,7 @@ class Accountant:
     def _sequential(self) -> Any:
         """The plain sequential bound (Thms IV.3, VI.5, VI.15, VI.23), valid when every release is
         certified for the target granularity on the class (common scope); None otherwise."""
-        if self._no or len(self._grans | {self.granularity}) > 1:
+        if self._no or self.notion == "rdp" or len(self._grans | {self.granularity}) > 1:
             return None
         p0, p1 = np.asarray(self._p0), np.asarray(self._p1)
         if self.notion == "approx":
@@ -329,6 +390,8 @@ class Accountant:
         from .enumeration import release_distance
         from .releases import terms as _terms
         a, b = self.domain.canon(D, "D"), self.domain.canon(D2, "D2")
+        if self.notion == "rdp":
+            raise ParameterError("notion", "rdp", "pure, approx, zcdp or gdp: RDP has no metric form")
         ncomp = 2 if self.notion == "approx" else 1
         acc = [0.0] * ncomp
         for r in self.releases:
@@ -351,6 +414,11 @@ class Accountant:
     def __repr__(self) -> str:
         return (f"Accountant({self.granularity!r}, domain={self.domain!r}, notion={self.notion!r}, "
                 f"{len(self.releases)} releases)")
+
+
+def _at(r: Release, alpha: float) -> float:
+    g: Any = r.guarantee
+    return g.at(alpha)
 
 
 def _closed_release_distance(r: Release, target: GR.Granularity, domain: DB.DatabaseClass, D: Any, D2: Any) -> float:

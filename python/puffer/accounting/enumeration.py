@@ -79,7 +79,7 @@ class _ReleaseOracle:
         if a == b:
             return 0.0
         if self.opaque_local:
-            return float(self.r.selector.sensitivity)
+            return float(self.r.selector.sensitivity)  # type: ignore[attr-defined]
         if self.local:
             ia, ib = self.graph.index[a], self.graph.index[b]
             d = self._bfs(a, np.asarray([ia], dtype=np.int64))[ib]

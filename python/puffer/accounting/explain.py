@@ -15,11 +15,15 @@ def _fmt(x: float) -> str:
 
 def _params(r: Any) -> str:
     g = r.guarantee
+    if g.notion == "rdp":
+        return f"RDP curve, {len(g.alphas)} orders"
     return ", ".join(f"{p}={_fmt(getattr(g, p))}" for p in g._params)
 
 
 def _term(r: Any, n: float) -> str:
     from .releases import terms
+    if r.guarantee.notion == "rdp":
+        return "eps_i(alpha)" if n == 1 else ("0" if n == 0 else "inf")
     t = terms(r.guarantee, n)
     if r.guarantee.notion == "approx":
         return f"(eps {_fmt(t[0])}, delta {_fmt(t[1])})"

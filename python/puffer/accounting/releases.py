@@ -61,8 +61,23 @@ def _mul(a: float, n: float) -> float:
     return a * n
 
 
+@dataclass(frozen=True)
+class RDPOrder:
+    """One order of an RDP curve, composed like a scalar: n = 0 contributes 0, n = 1 contributes
+    eps(alpha); n >= 2 (or inf) has no group form and contributes inf (Guerra-Balboa et al. 2024
+    list RDP as future work; this is the edge-level form only)."""
+
+    eps: float
+    granularity: Any = None
+    domain: Any = None
+    notion = "rdp1"
+    _params = ("eps",)
+
+
 def terms(g: Any, n: float) -> tuple:
     """The edge term(s) of guarantee g at distance n: a 1-tuple, or (eps, delta) for approx."""
+    if g.notion == "rdp1":
+        return (0.0,) if n == 0 else ((g.eps,) if n == 1 else (INF,))
     if g.notion == "pure":
         return (_mul(g.eps, n),)
     if g.notion == "approx":
@@ -97,6 +112,8 @@ def terms_vec(notion: str, p0: np.ndarray, p1: np.ndarray, n: np.ndarray) -> lis
     inf = np.isinf(n)
     nf = np.where(inf, 0.0, n)
     with np.errstate(over="ignore", invalid="ignore"):
+        if notion == "rdp1":
+            return [np.where(n == 0, 0.0, np.where(n == 1, p0, INF))]
         if notion == "pure":
             return [np.where(inf, INF, p0 * nf)]
         if notion == "approx":

@@ -36,7 +36,7 @@ from ..refs import Ref
 from ._base import Guarantee, register_guarantee, round_up
 from .provenance import Provenance, as_provenance
 
-__all__ = ["DPGuarantee", "PureDP", "ApproxDP", "ZCDP", "GDP", "NoGuarantee", "NO_GUARANTEE",
+__all__ = ["DPGuarantee", "PureDP", "ApproxDP", "ZCDP", "GDP", "RDP", "NoGuarantee", "NO_GUARANTEE",
            "group_factor"]
 
 
@@ -349,6 +349,64 @@ class GDP(DPGuarantee):
                 hi = mid
         p = (self.provenance or Provenance(mechanism="GDP")).cite(Ref("dong2022", "Cor 2.13"))
         return ApproxDP(hi, delta, self.granularity, self.domain, p)
+
+
+@register_guarantee
+@dataclass(frozen=True, repr=False)
+class RDP(DPGuarantee):
+    """G Renyi DP curve: D_alpha(M(D) || M(D')) <= eps(alpha) for G-neighbours, at each listed
+    order (Mironov 2017, Def 4; for a granularity G as in Guerra-Balboa et al. 2024). RDP has no
+    linear group privacy, so ``group(n)`` exists for n <= 1 only. ``eps`` may be inf at an order.
+
+    >>> RDP((2.0, 4.0), (0.1, 0.3)).to_approx(1e-5).eps > 0.3
+    True
+    """
+
+    notion: ClassVar[str] = "rdp"
+    _params: ClassVar[tuple] = ("alphas", "eps")
+    alphas: tuple
+    eps: tuple
+    granularity: Any = None
+    domain: Any = None
+    provenance: Provenance | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self):
+        try:
+            a, e = tuple(self.alphas), tuple(self.eps)
+        except TypeError:
+            raise ParameterTypeError("alphas", self.alphas, "sequences of orders and eps values") from None
+        if not a or len(a) != len(e):
+            raise ParameterError("eps", e, f"one eps per order ({len(a)} orders, at least one)")
+        a = tuple(V.alpha(f"alphas[{i}]", x, allow_inf=False) for i, x in enumerate(a))
+        e = tuple(V.nonneg(f"eps[{i}]", x, allow_inf=True) for i, x in enumerate(e))
+        if any(y <= x for x, y in zip(a, a[1:])):
+            raise ParameterError("alphas", a, "strictly increasing orders")
+        object.__setattr__(self, "alphas", a)
+        object.__setattr__(self, "eps", e)
+        self._common()
+
+    def at(self, alpha: float) -> float:
+        if alpha not in self.alphas:
+            raise ParameterError("alpha", alpha, f"one of the curve's orders {list(self.alphas)}")
+        return self.eps[self.alphas.index(alpha)]
+
+    def group(self, n: int) -> "RDP":
+        """n = 0: zero; n = 1: itself. Larger n has no linear form (not offered)."""
+        n = _n(n)
+        if n == 0:
+            return RDP(self.alphas, tuple(0.0 for _ in self.alphas), self.granularity, self.domain, self.provenance)
+        if n == 1:
+            return self
+        raise ParameterError("n", n, "0 or 1: Renyi DP does not scale linearly with the distance (no group form)")
+
+    def to_approx(self, delta: float) -> ApproxDP:
+        """min over orders of eps(alpha) + log(1/delta)/(alpha - 1) (Mironov 2017, Prop 3), rounded up."""
+        delta = V.delta_open("delta", delta)
+        best = min(round_up(e + -math.log(delta) / (a - 1.0), 6) for a, e in zip(self.alphas, self.eps))
+        if math.isinf(best):
+            raise ParameterError("self", self, "a curve finite at some order")
+        p = (self.provenance or Provenance(mechanism="RDP")).cite(Ref("mironov2017", "Prop 3"))
+        return ApproxDP(best, delta, self.granularity, self.domain, p)
 
 
 @register_guarantee
