@@ -390,7 +390,7 @@ class RDP(DPGuarantee):
             raise ParameterError("alpha", alpha, f"one of the curve's orders {list(self.alphas)}")
         return self.eps[self.alphas.index(alpha)]
 
-    def group(self, n: int) -> "RDP":
+    def group(self, n: int) -> RDP:
         """n = 0: zero; n = 1: itself. Larger n has no linear form (not offered)."""
         n = _n(n)
         if n == 0:
