@@ -344,7 +344,8 @@ class Accountant:
     def _sequential(self) -> Any:
         """The plain sequential bound (Thms IV.3, VI.5, VI.15, VI.23), valid when every release is
         certified for the target granularity on the class (common scope); None otherwise."""
-        if self._no or self.notion == "rdp" or len(self._grans | {self.granularity}) > 1:
+        if self._no or self.notion == "rdp" or len(self._grans | {self.granularity}) > 1 \
+                or any(k[2] == "local" for k in self._kinds):
             return None
         p0, p1 = np.asarray(self._p0), np.asarray(self._p1)
         if self.notion == "approx":
@@ -364,6 +365,10 @@ class Accountant:
         cells = self._partitions
         if types == {S.Identity}:
             text, items = "sequential composition", [f"Thm {seq}"]
+        elif len(cells) == 1 and types == {S.PartitionCell} and isinstance(self.granularity, GR.Bounded) \
+                and local:
+            text, items = ("bounded DP over a record-level partition, variable domain (no finite bound: "
+                           "Ex. II.9)"), [f"Thm {per_notion[0]}"]
         elif len(cells) == 1 and types == {S.PartitionCell} and isinstance(self.granularity, GR.Bounded):
             cor = "Cor A.18" if self.notion == "gdp" else "Cor IV.13"
             text, items = "bounded DP over a record-level partition (common domain)", [cor]

@@ -60,9 +60,10 @@ class _Outside:
         self.cells = cells
 
     def __repr__(self) -> str:
-        if not any(c is not None for c in self.cells):
-            return "<a record outside every filter>"
-        return "<a record outside every filter, cells " + ", ".join(repr(c) for c in self.cells if c is not None) + ">"
+        cells = [repr(c) for c in self.cells if c is not None]
+        if not cells:
+            return "<a record no filter or cell selects>"
+        return f"<a record of cell {', '.join(cells)}>"
 
 
 class FootprintIndex:
