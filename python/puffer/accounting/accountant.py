@@ -53,6 +53,10 @@ __all__ = ["Accountant", "Composition", "DisconnectedClassWarning", "NOTIONS"]
 NOTIONS = {"pure": PureDP, "approx": ApproxDP, "zcdp": ZCDP, "gdp": GDP, "rdp": RDP}
 
 
+#: "auto" enumerates finite classes up to this many databases, then prefers the footprint form
+AUTO_ENUMERATION_LIMIT = 2000
+
+
 class DisconnectedClassWarning(UserWarning):
     """The target class is disconnected under the granularity: guarantees say nothing between
     components (Ex. III.4)."""
@@ -228,7 +232,13 @@ class Accountant:
         use = strategy
         why_not = footprint.applicable(list(self._kinds.values()), self.granularity, self.domain)
         if use == "auto":
-            use = "enumerate" if self.domain.enumerable else "footprint"
+            # Exact enumeration on finite classes. Large fixed-size / ordered classes use the closed
+            # form, which is derived for exactly those classes; a size-capped D_X is always
+            # enumerated (its capped paths are not what the closed form assumes).
+            enum = self.domain.enumerable and (
+                why_not is not None or isinstance(self.domain, DB.AllMultisets)
+                or DB.class_size(self.domain) <= AUTO_ENUMERATION_LIMIT)
+            use = "enumerate" if enum else "footprint"
         if use == "footprint" and why_not is not None:
             if strategy == "footprint" or not self.domain.enumerable:
                 raise ParameterError("releases", f"{len(self.releases)} releases", "a composition with a closed "

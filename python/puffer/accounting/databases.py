@@ -365,6 +365,17 @@ class Image(DatabaseClass):
         return f"Image({getattr(self.f, '__name__', 'f')}, {self.domain!r})"
 
 
+def class_size(domain: DatabaseClass) -> int:
+    """Number of databases of a finite class (without enumerating the large ones)."""
+    if isinstance(domain, AllMultisets) and domain.X is not None and domain.max_size is not None:
+        return sum(math.comb(len(domain.X) + s - 1, s) for s in range(domain.max_size + 1))
+    if isinstance(domain, FixedSize) and domain.X is not None and domain.N is not None:
+        return math.comb(len(domain.X) + domain.N - 1, domain.N)
+    if isinstance(domain, Ordered) and domain.X is not None and domain.N is not None:
+        return len(domain.X) ** domain.N
+    return len(domain.enumerate())
+
+
 def domain_from_dict(d: Any) -> DatabaseClass:
     """Inverse of ``to_dict`` for the serialisable classes."""
     if not isinstance(d, dict) or "kind" not in d:
