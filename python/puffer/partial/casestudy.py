@@ -40,7 +40,7 @@ from .frameworks import TPFramework
 from .postprocess import contraction_effects, two_stage
 from .wem import LatticeWEM
 
-__all__ = ["CaseData", "synthetic_data", "run_case_study", "summaries", "METHODS", "DELTA_Z"]
+__all__ = ["CaseData", "synthetic_data", "run_case_study", "summaries", "dirmult_concentration", "METHODS", "DELTA_Z"]
 
 METHODS = ("PP", "WEM-a", "WEM-b", "WEM-c")
 DELTA_Z = 2.0
@@ -95,6 +95,34 @@ def synthetic_data(J: int = 67, T: int = 24, *, seed: int = 0) -> CaseData:
     return CaseData(cases, deaths, pop, names)
 
 
+def dirmult_concentration(prev_cases: Any, alpha: float, *, total: int | None = None,
+                          pseudo: float = 0.0) -> np.ndarray:
+    """Dirichlet-multinomial concentration of WEM variant (c) from last month's public counts.
+
+    ``total=None``: a_j = alpha X_{j,t-1} + pseudo (the reading with A = alpha s_{t-1}); with
+    ``total=s_t``: a_j = alpha s_t X_{j,t-1} / s_{t-1} + pseudo (the reading consistent with the printed
+    A = alpha s_t). Both have prior mean s_t X_{j,t-1} / s_{t-1}. ``pseudo`` > 0 avoids a_j = 0.
+
+    >>> dirmult_concentration([3, 1], 2.0), dirmult_concentration([3, 1], 2.0, total=8)
+    (array([6., 2.]), array([12.,  4.]))
+    """
+    prev = V.float_array("prev_cases", prev_cases, ndim=(1, 2))
+    if (prev < 0).any():
+        raise ParameterError("prev_cases", prev_cases, "non-negative counts")
+    a = V.positive("alpha", alpha)
+    p = V.nonneg("pseudo", pseudo)
+    if total is None:
+        out = a * prev + p
+    else:
+        s_prev = prev.sum(-1, keepdims=True)
+        if (s_prev <= 0).any():
+            raise ParameterError("prev_cases", prev_cases, "a positive previous total (for total=)")
+        out = a * V.nonneg("total", total) * prev / s_prev + p
+    if (out <= 0).any():
+        raise ParameterError("pseudo", pseudo, "a pseudo-count > 0 when some previous count is 0 (a_j must be > 0)")
+    return out
+
+
 def _progress(msg: str, quiet: bool) -> None:
     if not quiet:
         print(f"  .. {msg}", file=sys.stderr, flush=True)
@@ -143,7 +171,7 @@ def run_case_study(data: CaseData, eps_grid: Sequence[float] = (0.01, 1.0), repl
                 mech = LatticeWEM(eps, fw, base=_BASES[meth], steps_per_dim=steps_per_dim)
                 start_c = np.stack([LatticeWEM.public_start(int(ss[k]), pc[k] + 1.0)[:J] for k in range(ss.size)])
                 start = np.concatenate([start_c, np.minimum(start_c, pd)], axis=1)
-                conc = alpha * pc + pseudo if meth == "WEM-c" else None
+                conc = dirmult_concentration(pc, alpha, pseudo=pseudo) if meth == "WEM-c" else None
                 c, d, acc = mech.release(xc, xd, ss, start=start, concentration=conc, rng=stream,
                                          return_acceptance=True)
                 res = {"guarantee": mech.guarantee, "acceptance": float(np.mean(acc))}
