@@ -17,9 +17,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import _validate as V
-from .dist import DiscreteDist
-from .errors import ParameterError, ParameterTypeError
+from .. import _validate as V
+from ..dist import DiscreteDist
+from ..errors import ParameterError, ParameterTypeError
 
 __all__ = ["laplace_privacy_loss", "renyi_divergence", "max_privacy_loss", "loss_tail_probability",
            "framework_loss"]
