@@ -111,6 +111,26 @@ class NoiseFamily(abc.ABC):
         return {"family": type(self).__name__, **{n: _jsonable(getattr(self, n)) for n in self._param_names}}
 
     # -- to be provided by subclasses -----------------------------------------------------
+    #: the norm in which d-dimensional iid noise has its natural sensitivity (class attribute
+    #: or property of each family)
+    natural_norm: float
+
+    @abc.abstractmethod
+    def logpdf(self, x: Any) -> Any:
+        """Log density at x (vectorised)."""
+
+    @abc.abstractmethod
+    def pdf(self, x: Any) -> Any:
+        """Density at x (vectorised)."""
+
+    @abc.abstractmethod
+    def cdf(self, x: Any) -> Any:
+        """Distribution function at x (vectorised)."""
+
+    @abc.abstractmethod
+    def ppf(self, q: Any) -> Any:
+        """Quantile function at q (vectorised)."""
+
     @property
     @abc.abstractmethod
     def scale(self) -> float:
