@@ -53,8 +53,10 @@ class ModelStatistic:
             diff = yy[:, None, :] - atoms[None, :, :]            # (b, m, d)
             if self._dim == 1:
                 lp = np.asarray(self._noise.logpdf(diff[..., 0].ravel()), float).reshape(diff.shape[:2])
-            else:
+            elif getattr(self._noise, "d", None) == self._dim:      # a product law (IID)
                 lp = np.asarray(self._noise.logpdf(diff.reshape(-1, self._dim)), float).reshape(diff.shape[:2])
+            else:                    # a 1-D law added to each coordinate independently
+                lp = np.asarray(self._noise.logpdf(diff.ravel()), float).reshape(diff.shape).sum(axis=2)
             out[s:s + _BLOCK] = _logsumexp_rows(lp + lw[None, :])
         return out
 
