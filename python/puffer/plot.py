@@ -72,7 +72,7 @@ def transport_plan(P: Any, Q: Any, *, ax: Any = None, labels: tuple[str, str] = 
     y = np.asarray(plan.target, float)
     m = np.asarray(plan.mass, float)
     fig, ax = _fig_ax(ax, (5.2, 4.6))
-    ax.scatter(x, y, s=2500.0 * m / m.max() * min(1.0, 8.0 / math.sqrt(m.size)), alpha=0.55,
+    ax.scatter(x, y, s=600.0 * m / m.max() * min(1.0, 6.0 / m.size), alpha=0.55,
                color="tab:blue", edgecolor="navy", label="plan mass")
     lo = float(min(x.min(), y.min())) - 0.5
     hi = float(max(x.max(), y.max())) + 0.5
@@ -126,6 +126,9 @@ def epsilon_curves(guarantees: Mapping[str, Any], *, alphas: Any = None, ax: Any
         else:
             raise ParameterTypeError(f"guarantees[{lab!r}]", g, "an RPPCurve, RPP or pure PP")
     ax.set_xscale("log")
+    lines = [y for ln in ax.get_lines() for y in np.atleast_1d(ln.get_ydata())]
+    if lines and min(lines) > 0:
+        ax.set_yscale("log")
     ax.set_xlabel("Renyi order alpha")
     ax.set_ylabel("eps(alpha)")
     ax.set_title(title or "Renyi Pufferfish privacy curves")
@@ -149,17 +152,21 @@ def noise_vs_eps(framework: Any, *, eps: Sequence[float] | None = None,
         mechanisms = {lab: (lambda e, i=i: build_mechanisms(framework, dict(target, eps=float(e)))[i][1]())
                       for i, lab in enumerate(labels)}
     fig, ax = _fig_ax(ax, (5.6, 4.0))
-    for lab, make_m in mechanisms.items():
+    styles = [("o", "-"), ("s", "--"), ("^", "-."), ("v", ":"), ("D", "-"), ("x", "--"), ("*", "-.")]
+    for k, (lab, make_m) in enumerate(mechanisms.items()):
         ys = []
         for e in grid:
             m = make_m(float(e))
             ys.append(0.0 if m.noise is None else float(m.noise.scale))
-        ax.plot(grid, ys, marker="o", ms=3, label=lab)
+        mk, ls = styles[k % len(styles)]
+        ax.plot(grid, ys, marker=mk, ls=ls, ms=4, label=lab)
     g = getattr(framework, "group_sensitivity", None)
     if g:
         ax.plot(grid, g / grid, color="grey", ls="--", lw=1, label="group DP, Laplace b = Delta_group / eps")
     ax.set_xscale("log")
     ax.set_yscale("log")
+    ax.set_xticks(grid, [f"{e:g}" for e in grid])
+    ax.minorticks_off()
     ax.set_xlabel("target eps")
     ax.set_ylabel("noise scale")
     ax.set_title(title or "noise needed against the privacy target")
@@ -192,33 +199,52 @@ def audit_chart(reports: Sequence[tuple[str, Any]] | Mapping[str, Any], *, ax: A
     ax.invert_yaxis()
     ax.set_xlabel("eps")
     conf = items[0][1].confidence
-    ax.set_title(title or f"empirical audit: lower bounds at {conf:g} confidence (ratio = lower / claimed)")
+    ax.set_title(title or f"empirical audit: lower bounds at {conf:g} confidence\n(label: ratio = lower / claimed)",
+                 fontsize=10)
     ax.legend(fontsize=7, loc="lower right")
     return fig
 
 
-def demo_figures(directory: str | os.PathLike, *, n: int = 40_000, rng: Any = 2026,
+def demo_figures(directory: str | os.PathLike, *, config: Mapping | None = None, n: int = 40_000,
+                 rng: Any = 2026, eps: Sequence[float] = (0.25, 0.5, 1.0, 2.0, 4.0),
                  progress: bool | None = None) -> list[str]:
-    """Write the four figures for the ``puffer demo`` framework into ``directory`` (created if
-    missing); returns the paths: transport_plan.png, epsilon_curves.png, noise_vs_eps.png,
-    audit.png."""
+    """Write the four figures for a framework description (default: the ``puffer demo``
+    framework) into ``directory`` (created if missing); returns the paths: transport_plan.png,
+    epsilon_curves.png, noise_vs_eps.png (on the ``eps`` grid), audit.png (``n`` outputs per
+    secret)."""
+    import sys
+
     from .audit import empirical
-    from .cli import DEMO
-    from .config import build_framework, build_mechanisms
+    from .config import build_framework, build_mechanisms, validate_config
+
+    if config is None:
+        from .cli import DEMO as config
+    config = validate_config(config)
+    show = sys.stderr.isatty() if progress is None else bool(progress)
+
+    def say(msg: str) -> None:
+        if show:
+            print(f"  .. plot: {msg}", file=sys.stderr, flush=True)
 
     d = os.fspath(directory)
     os.makedirs(d, exist_ok=True)
-    fw = build_framework(DEMO["model"])
-    mechs = [(lab, make()) for lab, make in build_mechanisms(fw, DEMO["target"])]
+    target = config["target"]
+    fw = build_framework(config["model"])
+    say("calibrating the mechanisms")
+    mechs = [(lab, make()) for lab, make in build_mechanisms(fw, target)]
     th, (si, sj) = mechs[0][1].sensitivity.witness
     out = [save(transport_plan(fw.conditional(th, si), fw.conditional(th, sj), labels=(si, sj),
                                title=f"worst pair {si} vs {sj}\nprior {th}"), os.path.join(d, "transport_plan.png"))]
-    from .guarantees import RPPCurve
+    from .guarantees import PP, RPPCurve
     curves = {lab: m.guarantee for lab, m in mechs if isinstance(m.guarantee, RPPCurve)}
-    curves.update({lab: m.guarantee for lab, m in mechs if type(m.guarantee).__name__ == "PP" and not m.guarantee.delta})
+    curves.update({lab: m.guarantee for lab, m in mechs if isinstance(m.guarantee, PP) and not m.guarantee.delta})
     out.append(save(epsilon_curves(curves), os.path.join(d, "epsilon_curves.png")))
-    out.append(save(noise_vs_eps(fw, delta=DEMO["target"].get("delta"), alpha=DEMO["target"].get("alpha")),
+    say(f"noise scale on {len(eps)} targets eps")
+    out.append(save(noise_vs_eps(fw, eps=eps, delta=target.get("delta"), alpha=target.get("alpha")),
                     os.path.join(d, "noise_vs_eps.png")))
-    reports = [(lab, empirical(m, n=n, rng=rng, progress=progress)) for lab, m in mechs]
+    reports = []
+    for lab, m in mechs:
+        say(f"auditing {lab}")
+        reports.append((lab, empirical(m, n=n, rng=rng, progress=progress)))
     out.append(save(audit_chart(reports), os.path.join(d, "audit.png")))
     return out

@@ -48,7 +48,9 @@ def claim_of(mechanism: Any, claimed: Any = None, alpha: float | None = None) ->
 
     * PP(eps, delta) -> an (eps, delta)-PP claim; ApproxRPP -> its ``to_pp()`` (Prop 4.1 / C.1);
     * RPP(alpha, eps) -> an RPP claim at alpha (alpha = inf: eps-PP);
-    * RPPCurve -> the RPP claim at ``alpha`` (default: the mechanism's target alpha, else 2).
+    * RPPCurve -> the RPP claim at ``alpha`` (default: the mechanism's target alpha; a mechanism
+      calibrated to an (eps, delta)-PP target without alpha: that PP, through ``to_pp(delta)``;
+      else alpha = 2).
 
     ``claimed``: a number replaces the eps of that claim (same kind, alpha, delta); a PP or RPP
     object is audited as given."""
@@ -62,11 +64,11 @@ def claim_of(mechanism: Any, claimed: Any = None, alpha: float | None = None) ->
     if isinstance(g, ApproxRPP):
         g = g.to_pp()
     if isinstance(g, RPPCurve):
-        a = alpha
-        if a is None:
-            t = getattr(mechanism, "target", None) or {}
-            a = t.get("alpha") or 2.0
-        g = g.at(float(a))
+        t = getattr(mechanism, "target", None) or {}
+        if alpha is None and t.get("alpha") is None and t.get("delta") is not None:
+            g = g.to_pp(float(t["delta"]))        # calibrated to (eps, delta)-PP: audit that
+        else:
+            g = g.at(float(alpha or t.get("alpha") or 2.0))
     elif alpha is not None and not (isinstance(g, RPP) and g.alpha == alpha):
         raise ParameterError("alpha", alpha, f"None: the audited claim {g!r} has no free order")
     if isinstance(g, RPP) and math.isinf(g.alpha):
@@ -238,7 +240,7 @@ def empirical(mechanism: Any, framework: Any = None, *, pairs: Any = "worst", n:
     rng : None, int, SeedSequence, numpy Generator or :class:`puffer.sampling.Stream`
     claimed : None (the mechanism's guarantee, see :func:`claim_of`), a number (the eps of a
         different claim of the same kind: how the auditor's power is tested) or a PP / RPP
-    alpha : Renyi order audited for an RPP curve (default: the target alpha, else 2)
+    alpha : Renyi order audited for an RPP curve (default: see :func:`claim_of`)
     statistic : ``"auto"`` (the declared model's likelihood ratio when the noise has a
         ``logpdf``, else ``"histogram"``), ``"model"`` or ``"histogram"`` (black box)
     progress : show a progress bar on stderr (default: when stderr is a terminal)
