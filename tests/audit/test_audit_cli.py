@@ -9,12 +9,15 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 HOUSEHOLD = os.path.join(ROOT, "examples", "household.toml")
 
 
-def test_audit_table_and_json(capsys):
+def test_audit_table_and_json(capsys, tmp_path):
     assert cli.main(["audit", HOUSEHOLD, "--n", "4000", "--seed", "1"]) == 0
     out = capsys.readouterr()
     assert "empirical lower" in out.out and "Wasserstein (Laplace)" in out.out and sum(" ok " in ln for ln in out.out.splitlines()) == 6
     assert "[1/" in out.err                           # progress on stderr
-    assert cli.main(["audit", HOUSEHOLD, "--n", "4000", "--seed", "1", "--json", "--pairs", "all",
+    small = tmp_path / "users.json"
+    small.write_text(json.dumps({"model": {"kind": "independent_users", "p": [0.3, 0.6, 0.5], "users": [0, 1]},
+                                 "target": {"eps": 1.0, "delta": 1e-5, "alpha": 2.0}}))
+    assert cli.main(["audit", str(small), "--n", "4000", "--seed", "1", "--json", "--pairs", "all",
                      "--confidence", "0.999"]) == 0
     doc = json.loads(capsys.readouterr().out)
     rows = doc["reports"]
