@@ -45,8 +45,10 @@ def run(ctx):
                      "violated", "auditor outputs/s"],
          "rows": rows,
          "notes": "PP claims: DP-Sniper likelihood-ratio events, Clopper-Pearson on a held-out half; RPP claims: "
-                  "partition of the likelihood ratio, dual-minimised Clopper-Pearson box. Exact: puffer.audit's oracles (Laplace: exact sup loss; Gaussian: numeric D_alpha) on the witness pair and direction. A ratio well below 1 is "
-                  "slack in the theorem (or the worst event is too rare to see at this n), never a violation."},
+                  "partition of the likelihood ratio, dual-minimised Clopper-Pearson box. Exact: puffer.audit's "
+                  "oracles (Laplace: exact sup loss; Gaussian: numeric D_alpha) on the witness pair and direction. "
+                  "A ratio well below 1 is slack in the theorem (or the worst event is too rare to see at this n), "
+                  "never a violation."},
         {"title": "Auditor on tight mechanisms (how close the lower bound gets)", "columns": tight[0],
          "rows": tight[1:]},
     ]

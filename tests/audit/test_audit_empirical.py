@@ -174,7 +174,8 @@ def _broken():
         ("Gaussian RPP scale 10% too small", ScaledNoise(G, 0.9), 1_000_000),
         ("Gaussian RPP scale 30% too small", ScaledNoise(G, 0.7), 200_000),
         ("Kantorovich Thm 2 scale 30% too small", ScaledNoise(K, 0.7), 400_000),
-        ("sensitivity under-estimated (correlation ignored)", IgnoresCorrelation(models.correlated_pair(), 1.0), 200_000),
+        ("sensitivity under-estimated (correlation ignored)", IgnoresCorrelation(models.correlated_pair(), 1.0),
+         200_000),
         ("printed d^2 Cauchy form of Cor 4.1 (d = 3)", CauchyCor41(DIAG3, 1.0, printed=True), 200_000),
     ]
 
@@ -210,7 +211,8 @@ def test_empirical_below_exact_laplace_loss(seed):
     for m in (mechanisms.Wasserstein(fw, eps=1.0), mechanisms.Kantorovich(fw, eps=1.0, method="thm2")):
         if m.noise is None:
             continue
-        exact = audit.framework_loss(fw, lambda P, Q: audit.laplace_privacy_loss(P, Q, m.noise.scale))
+        b = m.noise.scale
+        exact = audit.framework_loss(fw, lambda P, Q, b=b: audit.laplace_privacy_loss(P, Q, b))
         r = audit.empirical(m, pairs="all", n=40_000, rng=seed)
         assert r.lower <= exact <= m.guarantee.eps * (1 + 1e-9), (r, exact)
 

@@ -10,8 +10,7 @@
 * :mod:`.cli` — the ``puffer audit FILE`` subcommand.
 """
 from .empirical import audit_many, claim_of, empirical
-from .exact import (framework_loss, laplace_privacy_loss, loss_tail_probability, max_privacy_loss,
-                    renyi_divergence)
+from .exact import framework_loss, laplace_privacy_loss, loss_tail_probability, max_privacy_loss, renyi_divergence
 from .report import AuditReport, PairAudit
 
 __all__ = ["laplace_privacy_loss", "renyi_divergence", "max_privacy_loss", "loss_tail_probability",

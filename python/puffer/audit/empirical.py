@@ -26,7 +26,8 @@ from __future__ import annotations
 import math
 import sys
 import time
-from typing import Any, Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any
 
 import numpy as np
 

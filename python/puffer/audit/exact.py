@@ -13,7 +13,8 @@ calibrated mechanism keeps its promise, and by users to see how conservative a t
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
