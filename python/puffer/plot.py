@@ -150,8 +150,9 @@ def noise_vs_eps(framework: Any, *, eps: Sequence[float] | None = None,
         target = {"eps": 1.0, **({"delta": delta} if delta else {}), **({"alpha": alpha} if alpha else {})}
         labels = [lab for lab, _ in build_mechanisms(framework, target)]
         # rebuilt per eps; the labels do not depend on eps, so rows are matched by index
-        mechanisms = {lab: (lambda e, i=i: build_mechanisms(framework, dict(target, eps=float(e)))[i][1]())
-                      for i, lab in enumerate(labels)}
+        def row(i: int) -> Callable[[float], Any]:
+            return lambda e: build_mechanisms(framework, dict(target, eps=float(e)))[i][1]()
+        mechanisms = {lab: row(i) for i, lab in enumerate(labels)}
     fig, ax = _fig_ax(ax, (5.6, 4.0))
     styles = [("o", "-"), ("s", "--"), ("^", "-."), ("v", ":"), ("D", "-"), ("x", "--"), ("*", "-.")]
     for k, (lab, make_m) in enumerate(mechanisms.items()):
@@ -237,7 +238,7 @@ def demo_figures(directory: str | os.PathLike, *, config: Mapping | None = None,
     out = [save(transport_plan(fw.conditional(th, si), fw.conditional(th, sj), labels=(si, sj),
                                title=f"worst pair {si} vs {sj}\nprior {th}"), os.path.join(d, "transport_plan.png"))]
     from .guarantees import PP, RPPCurve
-    curves = {lab: m.guarantee for lab, m in mechs if isinstance(m.guarantee, RPPCurve)}
+    curves: dict[str, Any] = {lab: m.guarantee for lab, m in mechs if isinstance(m.guarantee, RPPCurve)}
     curves.update({lab: m.guarantee for lab, m in mechs if isinstance(m.guarantee, PP) and not m.guarantee.delta})
     out.append(save(epsilon_curves(curves), os.path.join(d, "epsilon_curves.png")))
     say(f"noise scale on {len(eps)} targets eps")

@@ -197,6 +197,7 @@ def _rpp_direction(t1p, t1q, t2p, t2q, alpha: float, a: float) -> tuple:
         score = math.log(max(S, 1e-300)) / (alpha - 1.0)
         if best is None or score > best[0]:
             best = (score, edges)
+    assert best is not None                   # _K_CHOICES is not empty
     edges = best[1]
     cp, cq = _cells(edges, t2p), _cells(edges, t2q)
     lo = renyi_partition_bound(cp, cq, alpha, a)
