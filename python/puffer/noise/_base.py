@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import abc
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -113,7 +113,9 @@ class NoiseFamily(abc.ABC):
     # -- to be provided by subclasses -----------------------------------------------------
     #: the norm in which d-dimensional iid noise has its natural sensitivity (class attribute
     #: or property of each family)
-    natural_norm: float
+    if TYPE_CHECKING:
+        @property
+        def natural_norm(self) -> float: ...
 
     @abc.abstractmethod
     def logpdf(self, x: Any) -> Any:
@@ -350,7 +352,7 @@ class NoiseFamily(abc.ABC):
         raise NumericalError(f"calibration of {self!r} to {what} did not verify after rounding")
 
     # -- products -------------------------------------------------------------------------
-    def iid(self, d: int) -> "IID":
+    def iid(self, d: int) -> Any:
         """d-dimensional noise with iid coordinates (spec 000 §1.1 additivity, Lemma B.1)."""
         from .product import IID
         return IID(self, d)
