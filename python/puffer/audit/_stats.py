@@ -20,18 +20,12 @@ import math
 
 import numpy as np
 
-__all__ = ["clopper_pearson", "pp_event_bound", "renyi_partition_bound", "renyi_plugin", "normal_quantile"]
+__all__ = ["clopper_pearson", "pp_event_bound", "renyi_partition_bound", "renyi_plugin"]
 
 
 def _beta():
     import scipy.stats
     return scipy.stats.beta
-
-
-def normal_quantile(p: float) -> float:
-    """The standard normal quantile (scipy.special.ndtri)."""
-    from scipy.special import ndtri
-    return float(ndtri(p))
 
 
 def clopper_pearson(k, n: int, a: float):
