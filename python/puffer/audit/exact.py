@@ -46,7 +46,7 @@ def _log_mix_laplace(x: np.ndarray, logp: np.ndarray, y: np.ndarray, b: float) -
 
 
 def laplace_privacy_loss(P: DiscreteDist, Q: DiscreteDist, b: float) -> float:
-    """Exact max |privacy loss| of X + Lap(b) between X ~ P and X ~ Q (derived from Ding 2022, eq. (3); not in the paper).
+    """Exact max |privacy loss| of X + Lap(b) between X ~ P and X ~ Q (derived from Ding 2022, eq. (3)).
 
     >>> from fractions import Fraction as F
     >>> P = DiscreteDist([1, 2, 3, 4], [F(1, 3), F(1, 6), F(1, 3), F(1, 6)])
