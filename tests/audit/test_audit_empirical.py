@@ -307,3 +307,15 @@ def test_exact_oracles_importable_from_old_names():
                  "framework_loss"):
         assert callable(getattr(puffer.audit, name))
         assert getattr(puffer.audit, name) is getattr(puffer.audit.exact, name)
+
+
+def test_zero_sensitivity_and_unsampleable_noise():
+    same = Framework.from_conditionals({"t": {"a": DiscreteDist([0.0, 1.0], [0.5, 0.5]),
+                                              "b": DiscreteDist([0.0, 1.0], [0.5, 0.5])}}, [("a", "b")])
+    m = mechanisms.Wasserstein(same, eps=1.0)
+    assert m.noise is None
+    r = audit.empirical(m, n=20_000, rng=1)          # released as is: identical laws, no leak
+    assert r.statistic.startswith("histogram") and r.lower == 0.0 and not r.violated
+    k = mechanisms.Kantorovich(models.correlated_pair(), eps=1.0, metric=np.abs, eta_inv=lambda v: 1 / v)
+    with pytest.raises(ParameterTypeError, match="noise"):   # described, not sampled: a named error
+        audit.empirical(k, n=1_000)
