@@ -30,7 +30,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "Framework": (".framework", "Framework"), "Sensitivity": (".framework", "Sensitivity"),
 }
 _SUBMODULES = ("refs", "guarantees", "transport", "noise", "sampling", "secure", "framework",
-               "models", "mechanisms", "audit", "dist")
+               "models", "mechanisms", "audit", "dist", "capacity")
 
 __all__ = ["__version__", "PufferError", "ParameterError", "ParameterTypeError", "NumericalError",
            "UnboundedSensitivityError", *_LAZY, *_SUBMODULES]

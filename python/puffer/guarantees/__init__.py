@@ -12,7 +12,8 @@ from ._base import (Guarantee, decode_number, encode_number, guarantee_from_dict
                     guarantee_from_json, guarantee_types, register_guarantee, round_up)
 from .provenance import Provenance
 from .pufferfish import PP, RPP, ApproxRPP, RPPCurve, default_orders
+from .capacity import CapacityBounded
 
 __all__ = ["Guarantee", "register_guarantee", "guarantee_from_dict", "guarantee_from_json",
            "guarantee_types", "round_up", "encode_number", "decode_number", "Provenance",
-           "PP", "RPP", "ApproxRPP", "RPPCurve", "default_orders"]
+           "PP", "RPP", "ApproxRPP", "RPPCurve", "default_orders", "CapacityBounded"]
