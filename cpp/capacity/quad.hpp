@@ -34,25 +34,37 @@ inline double density(int noise, double x) {
   return noise == kLaplace ? 0.5 * std::exp(-std::fabs(x)) : inv_sqrt_2pi * std::exp(-0.5 * x * x);
 }
 
-// Upper bound on E_Q[|Y|^m ; |Y| > L] (both tails), m >= 0.
-inline double tail_moment(int noise, double m, double L) {
-  using boost::math::tgamma;
-  double v;
-  if (noise == kLaplace) {
-    // int_L^inf x^m e^{-x} dx = Gamma(m+1, L)
-    v = tgamma(m + 1.0, L);
+// log of an upper bound on E_Q[|Y|^m ; |Y| > L] (both tails), m >= 0, L >= 1.
+inline double log_tail_moment(int noise, double m, double L) {
+  // Laplace: int_L^inf x^m e^{-x} dx = Gamma(m+1, L); Gaussian: 2^{m/2} Gamma((m+1)/2, L^2/2)/sqrt(pi)
+  const double a = noise == kLaplace ? m + 1.0 : 0.5 * (m + 1.0);
+  const double x = noise == kLaplace ? L : 0.5 * L * L;
+  const double pre = noise == kLaplace ? 0.0 : 0.5 * m * std::log(2.0) - 0.5 * std::log(M_PI);
+  double lg;
+  const double q = boost::math::gamma_q(a, x);
+  if (q > 1e-280) {
+    lg = std::lgamma(a) + std::log(q);
+  } else if (x > a) {
+    // Gamma(a, x) <= x^{a-1} e^{-x} / (1 - (a-1)/x) for x > a - 1
+    lg = (a - 1.0) * std::log(x) - x - std::log1p(-std::max(a - 1.0, 0.0) / x);
   } else {
-    // 2 int_L^inf x^m phi(x) dx = 2^{m/2} Gamma((m+1)/2, L^2/2) / sqrt(pi)
-    v = std::pow(2.0, 0.5 * m) * tgamma(0.5 * (m + 1.0), 0.5 * L * L) / std::sqrt(M_PI);
+    throw NumericalFailure("capacity: quadrature window too small for the tail bound");
   }
-  if (!std::isfinite(v)) throw NumericalFailure("capacity: tail moment bound overflowed");
-  return v * (1.0 + 1e-12) + 1e-300;
+  return pre + lg + 1e-12 * (1.0 + std::fabs(pre + lg));
 }
 
-// E|Y|^m (absolute moment of the standardized law).
-inline double abs_moment(int noise, double m) {
-  if (noise == kLaplace) return std::tgamma(m + 1.0);
-  return std::pow(2.0, 0.5 * m) * std::tgamma(0.5 * (m + 1.0)) / std::sqrt(M_PI);
+// coefficient * E_Q[|Y|^m ; |Y| > L], computed in logs (0 if coef == 0).
+inline double tail_bound(int noise, double log_coef, double m, double L) {
+  if (log_coef == -std::numeric_limits<double>::infinity()) return 0.0;
+  const double v = std::exp(log_coef + log_tail_moment(noise, m, L));
+  if (!std::isfinite(v)) throw NumericalFailure("capacity: tail bound overflowed");
+  return v + 1e-300;
+}
+
+// log E|Y|^m (absolute moment of the standardized law).
+inline double log_abs_moment(int noise, double m) {
+  if (noise == kLaplace) return std::lgamma(m + 1.0);
+  return 0.5 * m * std::log(2.0) + std::lgamma(0.5 * (m + 1.0)) - 0.5 * std::log(M_PI);
 }
 
 struct VQuadResult {

@@ -137,13 +137,13 @@ struct Problem {
     n_eval += q.n_eval;
     Eval e;
     e.F = q.value[0];
-    e.eF = q.err[0] + std::pow(C, r) * tail_moment(noise, k * r, L);
+    const double lC = C > 0 ? std::log(C) : -std::numeric_limits<double>::infinity();
+    e.eF = q.err[0] + tail_bound(noise, r * lC, k * r, L);
     e.v.resize(n);
     e.ev.resize(n);
-    const double tr = std::pow(C, rm1);
     for (int j = 0; j < n; ++j) {
       e.v[j] = q.value[1 + j];
-      e.ev[j] = q.err[1 + j] + tr * tail_moment(noise, k * rm1 + j, L);
+      e.ev[j] = q.err[1 + j] + tail_bound(noise, rm1 * lC, k * rm1 + j, L);
     }
     return e;
   }
@@ -375,7 +375,7 @@ RestrictedResult restricted_renyi_poly(int noise, double s, double alpha, int k,
     kappa = std::sqrt(ginvF);
   } else {
     double Ka = 0;
-    for (int j = 0; j < n; ++j) Ka += std::pow(abs_moment(noise, j * alpha), 2.0 / alpha);
+    for (int j = 0; j < n; ++j) Ka += std::exp((2.0 / alpha) * log_abs_moment(noise, j * alpha));
     kappa = ginvF * std::sqrt(Ka) * (1.0 + 1e-10);
   }
   // ||g||_alpha by quadrature
@@ -396,9 +396,10 @@ RestrictedResult restricted_renyi_poly(int noise, double s, double alpha, int k,
   VQuadResult qg = vquad(noise, fg, 1, P.base_brk, P.L, 1e-13, at1, roots_in(c, P.L), P.qmap());
   P.n_eval += qg.n_eval;
   // |g|^alpha <= 2^{alpha-1} (lam^alpha C^{(r-1) alpha} |x|^{k r} + B^alpha |x|^{k alpha}) for |x| >= L
-  const double gtail = std::pow(2.0, alpha - 1.0) *
-                       (std::pow(lam * std::pow(Cc, rm1), alpha) * tail_moment(noise, k * P.r, P.L) +
-                        std::pow(B, alpha) * tail_moment(noise, k * alpha, P.L));
+  const double ninf = -std::numeric_limits<double>::infinity();
+  const double l2 = (alpha - 1.0) * std::log(2.0);
+  const double gtail = tail_bound(noise, Cc > 0 ? l2 + alpha * (std::log(lam) + rm1 * std::log(Cc)) : ninf, k * P.r, P.L) +
+                       tail_bound(noise, B > 0 ? l2 + alpha * std::log(B) : ninf, k * alpha, P.L);
   const double Ig = qg.value[0] + qg.err[0] + gtail;
   const double rho_hi = std::pow(Ig, 1.0 / alpha) * (1.0 + 4 * kEps) + std::sqrt(R2) * kappa;
   if (!(rho_hi >= 1.0 - 1e-9)) throw NumericalFailure("capacity: dual certificate below 1 (inconsistent quadrature)");
