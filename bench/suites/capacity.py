@@ -65,13 +65,19 @@ def run(ctx):
     rows = []
     cases = CASES[:3] + CASES[4:6] if ctx.quick else CASES
     for fam, s, a, k in cases:
-        t_core = ctx.time(lambda: standardized_renyi(fam, s, a, k), repeat=5, min_time=0.05)
-        if k == 1:
-            fn = (lambda: C.laplace_lin_renyi(s, 1.0, a)) if fam == "laplace" else (lambda: C.gaussian_lin_renyi(1 / s, 1.0, a))
+        t_core = ctx.time(lambda fam=fam, s=s, a=a, k=k: standardized_renyi(fam, s, a, k), repeat=5, min_time=0.05)
+        if k == 1 and fam == "laplace":
+            def fn(s=s, a=a):
+                return C.laplace_lin_renyi(s, 1.0, a)
+        elif k == 1:
+            def fn(s=s, a=a):
+                return C.gaussian_lin_renyi(1 / s, 1.0, a)
         else:
-            P = (C.Laplace if fam == "laplace" else C.Gaussian)(s, 1.0)
-            Q = (C.Laplace if fam == "laplace" else C.Gaussian)(0.0, 1.0)
-            fn = lambda: C.restricted_renyi(P, Q, C.Poly(k), a)  # noqa: E731
+            law = C.Laplace if fam == "laplace" else C.Gaussian
+            P, Q = law(s, 1.0), law(0.0, 1.0)
+
+            def fn(P=P, Q=Q, k=k, a=a):
+                return C.restricted_renyi(P, Q, C.Poly(k), a)
         t_api = ctx.time(fn, repeat=5, min_time=0.05)
         val = standardized_renyi(fam, s, a, k)
         t0 = time.perf_counter()

@@ -31,6 +31,8 @@ def test_entry_points_return_guarantees():
 
 
 def test_guarantee_validation():
+    g = C.CapacityBounded("lin", "kl", None, 0.1)
+    assert g.kind == "exact" and g.to_dict()["type"] == "CapacityBounded" and g.to_dict()["kind"] == "exact"
     with pytest.raises(ParameterError):
         C.CapacityBounded("lin", "renyi", 2.0, 0.1, kind="approximately")
     with pytest.raises(ParameterError):
@@ -260,8 +262,9 @@ def test_table1_and_cli():
     assert [round(r["lin_exact"], 6) for r in rows] == [0.225987, 0.5, 0.405465, 0.693147]
     assert [round(r["unrestricted"], 6) for r in rows] == [0.367879, 0.5, 0.619124, 1.0]
     assert round(rows[2]["lin_paper"], 6) == 1.098612 and round(rows[3]["lin_paper"], 6) == 1.254655
-    from puffer.cli import main
     import contextlib
+
+    from puffer.cli import main
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
         assert main(["capacity-table", "--alpha", "3", "--json"]) == 0

@@ -65,7 +65,7 @@ def test_figure_curves(family, rows, fig):
     alphas = [r[0] for r in rows]
     da = C.figure_data(fig + "a", alphas)
     db = C.figure_data(fig + "b", alphas)
-    for i, (a, lin, quad, cub, ren, ub) in enumerate(rows):
+    for i, (_a, lin, quad, cub, ren, ub) in enumerate(rows):
         _close(da["lin"][i], lin)
         _close(db["lin"][i], lin)
         _close(db["quad"][i], quad)
@@ -84,7 +84,7 @@ def test_mpmath_spot_values():
 
 def test_peaks():
     for fam, a_ref, v_ref in (("laplace", 2.7206, 0.415691), ("gaussian", 1.7705, 0.698671)):
-        res = minimize_scalar(lambda a: -exact(fam, 1.0, a), bounds=(1.3, 4.0), method="bounded",
+        res = minimize_scalar(lambda a, fam=fam: -exact(fam, 1.0, a), bounds=(1.3, 4.0), method="bounded",
                               options={"xatol": 1e-5})
         assert abs(res.x - a_ref) < 2e-3
         _close(-res.fun, v_ref)
@@ -281,7 +281,8 @@ S_MIN = {"laplace": {2.5: 0.1093, 3: 0.3409, 4: 0.5290, 5: 0.5949, 7: 0.6354, 10
 @pytest.mark.parametrize("family", ["laplace", "gaussian"])
 def test_validity_threshold(family):
     for a, smin in S_MIN[family].items():
-        f = lambda s: B.paper_bound(family, [s], a) - exact(family, s, a)  # noqa: E731
+        def f(s, a=a):
+            return B.paper_bound(family, [s], a) - exact(family, s, a)
         assert f(smin * 0.98) < 0 < f(smin * 1.02)
         assert abs(brentq(f, smin * 0.9, smin * 1.1, xtol=1e-6) - smin) < 2e-4
 

@@ -24,18 +24,45 @@ divergence (eq. 3, Lemma 3).
 (0.415187, 'exact', True)
 """
 from ..guarantees.capacity import CapacityBounded
-from .algebra import (compose_parallel, compose_sequential, generalization_gap_bound, ipm_from_restricted_kl,
-                      mixture, post_process)
+from .algebra import (
+                      compose_parallel,
+                      compose_sequential,
+                      generalization_gap_bound,
+                      ipm_from_restricted_kl,
+                      mixture,
+                      post_process,
+)
 from .bounds import best_sound_bound, corrected_bound, paper_bound, sound_bound
-from .calibrate import (calibrate_gaussian_lin_kl, calibrate_gaussian_lin_renyi, calibrate_laplace_lin_kl,
-                        calibrate_laplace_lin_renyi, laplace_lin_kl_inverse)
-from .classes import (AffineMaps, All, FunctionClass, Lin, Poly, PolynomialMaps, contains_composition,
-                      function_class)
-from .divergences import (alpha_div_to_renyi, conjugate, f_divergence, gaussian_kl, gaussian_renyi, generator,
-                          laplace_kl, laplace_renyi, renyi_to_alpha_div)
+from .calibrate import (
+                      calibrate_gaussian_lin_kl,
+                      calibrate_gaussian_lin_renyi,
+                      calibrate_laplace_lin_kl,
+                      calibrate_laplace_lin_renyi,
+                      laplace_lin_kl_inverse,
+)
+from .classes import AffineMaps, All, FunctionClass, Lin, Poly, PolynomialMaps, contains_composition, function_class
+from .divergences import (
+                      alpha_div_to_renyi,
+                      conjugate,
+                      f_divergence,
+                      gaussian_kl,
+                      gaussian_renyi,
+                      generator,
+                      laplace_kl,
+                      laplace_renyi,
+                      renyi_to_alpha_div,
+)
 from .figures import figure_data, plot, table1
-from .mechanisms import (MatrixMechanism, gaussian_lin_kl, gaussian_lin_renyi, gaussian_poly_renyi,
-                         laplace_lin_kl, laplace_lin_renyi, laplace_poly_renyi, matrix_mechanism_guarantee)
+from .mechanisms import (
+                      MatrixMechanism,
+                      gaussian_lin_kl,
+                      gaussian_lin_renyi,
+                      gaussian_poly_renyi,
+                      laplace_lin_kl,
+                      laplace_lin_renyi,
+                      laplace_poly_renyi,
+                      matrix_mechanism_guarantee,
+)
 from .restricted import Gaussian, Laplace, RestrictedDivergence, restricted_kl, restricted_renyi
 
 __all__ = [

@@ -68,7 +68,7 @@ def _cls(H: str) -> FunctionClass | None:
         return None
 
 
-def post_process(guarantee: CapacityBounded, I: Any, G: Any) -> CapacityBounded:
+def post_process(guarantee: CapacityBounded, I: Any, G: Any) -> CapacityBounded:  # noqa: E741 (paper notation)
     """Thm 1: the guarantee of g∘A against the class I, for g in the map class G.
 
     >>> from puffer import capacity as C

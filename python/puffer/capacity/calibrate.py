@@ -19,7 +19,8 @@ under-reports for alpha > 2 at small shifts).
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 

@@ -42,7 +42,7 @@ class FunctionClass:
     #: input dimension (None: any)
     d: int | None = None
 
-    def __ge__(self, other: "FunctionClass") -> bool:  # self ⊇ other
+    def __ge__(self, other: FunctionClass) -> bool:  # self ⊇ other
         if not isinstance(other, FunctionClass):
             return NotImplemented
         if isinstance(self, All):
@@ -56,7 +56,7 @@ class FunctionClass:
             return False  # poly_k is univariate
         return self.degree >= other.degree
 
-    def __le__(self, other: "FunctionClass") -> bool:
+    def __le__(self, other: FunctionClass) -> bool:
         if not isinstance(other, FunctionClass):
             return NotImplemented
         return other >= self
@@ -130,7 +130,7 @@ class PolynomialMaps:
         return f"degree-{self.k} polynomial maps"
 
 
-def contains_composition(H: FunctionClass, I: FunctionClass, G: object) -> bool:
+def contains_composition(H: FunctionClass, I: FunctionClass, G: object) -> bool:  # noqa: E741 (paper notation)
     """True if i∘g ∈ H for every i ∈ I and g ∈ G (the hypothesis of Thm 1).
 
     >>> contains_composition(Lin(), Lin(), AffineMaps())

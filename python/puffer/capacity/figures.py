@@ -121,7 +121,8 @@ def table1(eps_noise: float = 1.0, sigma: float = 1.0, alpha: float = 2.0) -> li
 
 
 def format_table1(rows: list[dict]) -> str:
-    head = f"{'divergence':<14} {'mechanism':<18} {'lin (paper)':>12} {'lin exact':>12} {'lin sound':>12} {'unrestricted':>13}  notes"
+    head = (f"{'divergence':<14} {'mechanism':<18} {'lin (paper)':>12} {'lin exact':>12} {'lin sound':>12} "
+            f"{'unrestricted':>13}  notes")
     lines = [head, "-" * len(head)]
     for r in rows:
         lines.append(f"{r['divergence']:<14} {r['mechanism']:<18} {r['lin_paper']:>12.6f} {r['lin_exact']:>12.6f} "

@@ -32,7 +32,7 @@ from .. import _validate as V
 from ..errors import NumericalError, ParameterError, ParameterTypeError
 from ..guarantees import round_up
 from . import divergences as Dv
-from .classes import All, FunctionClass, Lin, Poly, function_class
+from .classes import All, Lin, Poly, function_class
 
 __all__ = ["Laplace", "Gaussian", "RestrictedDivergence", "restricted_kl", "restricted_renyi",
            "standardized_renyi"]
