@@ -226,7 +226,12 @@ class RPPCurve(Guarantee):
         raise ParameterError("alpha", alpha, f"one of the curve's {len(self.alphas)} orders")
 
     def _objective(self, alpha: float, log_inv_delta: float, eps: float | None = None) -> float:
-        e = float(self.fn(alpha)) if eps is None else eps
+        if eps is None:
+            if self.fn is None:
+                raise ParameterError("alpha", alpha, "one of the curve's orders (no function to evaluate)")
+            e = float(self.fn(alpha))
+        else:
+            e = eps
         if math.isnan(e) or e < 0:
             raise ParameterError("fn", f"eps({alpha}) = {e}", "a certified eps >= 0")
         if math.isinf(alpha):
