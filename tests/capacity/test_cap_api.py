@@ -285,3 +285,15 @@ def test_figure_data_shapes_and_errors():
         C.figure_data("3c")
     with pytest.raises(ParameterError):
         C.figure_data("1a", alphas=[0.5])
+
+
+def test_provenance_cites_the_paper():
+    from puffer.capacity.mechanisms import _lin_renyi, _poly
+    from puffer.refs import Ref
+    g = _lin_renyi("laplace", np.array([1.0]), 3.0, "exact", 1.0, {"laplace": {"b": 1.0}}, "laplace_lin_renyi")
+    assert Ref("chaudhuri2019", "Lemma 3") in g.provenance.refs and Ref("chaudhuri2019", "Def 3") in g.provenance.refs
+    assert abs(g.eps - 0.415187) < 1e-6
+    g2 = _poly("gaussian", 2, 1.0, 3.0, 1.0, {"gaussian": {"sigma": 1.0}}, "gaussian_poly_renyi", 2)
+    assert Ref("chaudhuri2019", "Lemma 3") in g2.provenance.refs and abs(g2.eps - 1.021295) < 1e-6
+    p = C.laplace_lin_renyi(0.5, 1.0, 5.0, "paper").provenance
+    assert Ref("chaudhuri2019", "Cor 2") in p.refs and "NOT an upper bound" in p.notes

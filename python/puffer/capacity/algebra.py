@@ -108,7 +108,7 @@ def mixture(gA: CapacityBounded, gB: CapacityBounded, lam: float) -> CapacityBou
     return CapacityBounded(a.H, a.divergence, a.alpha, round_up(val, 8), kind, sound, prov)
 
 
-def _compose(gs: tuple, rule: str) -> CapacityBounded:
+def _compose(gs: tuple, rule: str, ref: Ref) -> CapacityBounded:
     if not gs:
         raise ParameterError("guarantees", gs, "at least one guarantee")
     gg = tuple(_g(g, f"guarantees[{i}]") for i, g in enumerate(gs))
@@ -119,15 +119,15 @@ def _compose(gs: tuple, rule: str) -> CapacityBounded:
             raise ParameterError("H", g.H, "a convex, translation-invariant class containing constants")
     val = max(g.eps for g in gg) if rule == "max" else round_up(math.fsum(g.eps for g in gg), 2 + len(gg))
     kind, sound = _joint_kind(gg)
-    th = "Thm 3" if rule == "max" else "Thm 4"
+    th = ref.item
     return CapacityBounded(" ⊕ ".join(g.H for g in gg), gg[0].divergence, gg[0].alpha, val, kind, sound,
                            Provenance(mechanism="compose_parallel" if rule == "max" else "compose_sequential",
-                                      theorem=th, refs=(Ref("chaudhuri2019", th),)))
+                                      theorem=th, refs=(ref,)))
 
 
 def compose_parallel(*guarantees: CapacityBounded) -> CapacityBounded:
     """Thm 3: mechanisms on disjoint data; parameter max(eps_i), class the direct sum."""
-    return _compose(guarantees, "max")
+    return _compose(guarantees, "max", Ref("chaudhuri2019", "Thm 3"))
 
 
 def compose_sequential(*guarantees: CapacityBounded, non_adaptive: bool) -> CapacityBounded:
@@ -136,7 +136,7 @@ def compose_sequential(*guarantees: CapacityBounded, non_adaptive: bool) -> Capa
     if non_adaptive is not True:
         raise ParameterError("non_adaptive", non_adaptive, "True (Thm 4 covers only non-adaptive composition; "
                              "adaptive composition under capacity bounded privacy is open)")
-    return _compose(guarantees, "sum")
+    return _compose(guarantees, "sum", Ref("chaudhuri2019", "Thm 4"))
 
 
 def ipm_from_restricted_kl(kappa: float) -> float:

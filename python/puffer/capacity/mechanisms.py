@@ -47,12 +47,11 @@ __all__ = ["laplace_lin_kl", "gaussian_lin_kl", "laplace_lin_renyi", "gaussian_l
            "METHODS"]
 
 METHODS = ("exact", "sound", "paper")
-_CITE = "chaudhuri2019"
 
 
-def _prov(mech: str, theorem: str, items: tuple[str, ...], sens: Any, noise: Any, notes: str = "") -> Provenance:
+def _prov(mech: str, theorem: str, items: tuple[Ref, ...], sens: Any, noise: Any, notes: str = "") -> Provenance:
     sv = np.atleast_1d(np.asarray(sens, dtype=float))
-    return Provenance(mechanism=mech, theorem=theorem, refs=tuple(Ref(_CITE, i) for i in items),
+    return Provenance(mechanism=mech, theorem=theorem, refs=items,
                       sensitivity=float(sv[0]) if sv.size == 1 else float(np.abs(sv).sum()),
                       noise=noise, notes=notes)
 
@@ -79,7 +78,8 @@ def laplace_lin_kl(eps_noise: float, sens: Any = 1.0) -> CapacityBounded:
     v = Dv.sens_vector(sens)
     val = round_up(sum(Dv.laplace_lin_kl_value(e, float(x)) for x in v), 4)
     return CapacityBounded(f"lin(d={v.size})" if v.size > 1 else "lin", "kl", None, val, "exact", True,
-                           _prov("laplace_lin_kl", "Thm 9", ("Thm 9", "Lemma 1"), sens,
+                           _prov("laplace_lin_kl", "Thm 9",
+                                 (Ref("chaudhuri2019", "Thm 9"), Ref("chaudhuri2019", "Lemma 1")), sens,
                                  {"laplace": {"b": 1.0 / e}}))
 
 
@@ -88,7 +88,8 @@ def gaussian_lin_kl(sigma: float, sens: Any = 1.0) -> CapacityBounded:
     s = V.positive("sigma", sigma)
     v = Dv.sens_vector(sens)
     return CapacityBounded(f"lin(d={v.size})" if v.size > 1 else "lin", "kl", None, Dv.gaussian_kl(s, v),
-                           "exact", True, _prov("gaussian_lin_kl", "Thm 10", ("Thm 10", "Lemma 1"), sens,
+                           "exact", True, _prov("gaussian_lin_kl", "Thm 10",
+                                                (Ref("chaudhuri2019", "Thm 10"), Ref("chaudhuri2019", "Lemma 1")), sens,
                                                 {"gaussian": {"sigma": s}}))
 
 
@@ -103,7 +104,8 @@ def _lin_renyi(family: str, v: np.ndarray, alpha: float, method: str, sens: Any,
     if method == "paper":
         val = B.paper_bound(family, v, alpha)
         return CapacityBounded(H, "renyi", alpha, val, "paper_bound", False,
-                               _prov(mech, "Thm 13 / Cor 2 as printed", ("Thm 13", "Cor 2"), sens, noise,
+                               _prov(mech, "Thm 13 / Cor 2 as printed",
+                                     (Ref("chaudhuri2019", "Thm 13"), Ref("chaudhuri2019", "Cor 2")), sens, noise,
                                      "NOT an upper bound for alpha > 2 at small shifts (the proof drops a "
                                      "2^-d factor on the intercept term); for reproducing the paper only"))
     if method == "exact":
@@ -116,7 +118,8 @@ def _lin_renyi(family: str, v: np.ndarray, alpha: float, method: str, sens: Any,
                  f"{'converged' if r['converged'] else 'stopped early (bracket wider)'}")
         return CapacityBounded(H, "renyi", alpha, val, "exact", True,
                                _prov(mech, "Lemma 3 (ratio form), certified primal-dual solve",
-                                     ("Lemma 3", "Def 3"), sens, noise, notes))
+                                     (Ref("chaudhuri2019", "Lemma 3"), Ref("chaudhuri2019", "Def 3")), sens, noise,
+                                     notes))
     cands = [(B.sound_bound(family, v, alpha), "ratio-form bound (Lemma 3 + Jensen)"),
              (B.corrected_bound(family, v, alpha, "exact"), "Thm 13 with the 2^-d slip corrected")]
     if family == "laplace" and v.size > 1:
@@ -124,7 +127,8 @@ def _lin_renyi(family: str, v: np.ndarray, alpha: float, method: str, sens: Any,
         cands.append((comp, "Thm 4 composition of exact 1-D values"))
     val, how = min(cands)
     return CapacityBounded(H, "renyi", alpha, val, "sound_upper_bound", True,
-                           _prov(mech, how, ("Thm 13", "Lemma 3", "Thm 4"), sens, noise,
+                           _prov(mech, how, (Ref("chaudhuri2019", "Thm 13"), Ref("chaudhuri2019", "Lemma 3"),
+                                             Ref("chaudhuri2019", "Thm 4")), sens, noise,
                                  "least of: " + "; ".join(f"{n} = {x:.10g}" for x, n in cands)))
 
 
@@ -173,7 +177,8 @@ def _poly(family: str, k: Any, s: float, alpha: float, sens: Any, noise: dict, m
     if k == 1:
         val, r = _exact_1d(family, s, a)
         return CapacityBounded("lin", "renyi", a, val, "exact", True,
-                               _prov(mech, "Lemma 3, certified", ("Lemma 3", "Def 3"), sens, noise))
+                               _prov(mech, "Lemma 3, certified",
+                                     (Ref("chaudhuri2019", "Lemma 3"), Ref("chaudhuri2019", "Def 3")), sens, noise))
     n = V.integer("n_shifts", n_shifts, lo=1)
     best, warm, at = 0.0, None, s
     for j in range(n, 0, -1):  # worst shift in (0, s]: D^{poly_k} is not known to be monotone in s
@@ -183,7 +188,8 @@ def _poly(family: str, k: Any, s: float, alpha: float, sens: Any, noise: dict, m
         if r["d_hi"] > best:
             best, at = float(r["d_hi"]), u
     return CapacityBounded(f"poly_{k}", "renyi", a, best, "exact", False,
-                           _prov(mech, "Lemma 3, certified at each shift", ("Lemma 3", "Def 3"), sens, noise,
+                           _prov(mech, "Lemma 3, certified at each shift",
+                                 (Ref("chaudhuri2019", "Lemma 3"), Ref("chaudhuri2019", "Def 3")), sens, noise,
                                  f"certified value at the standardized shifts s*j/{n}, j = 1..{n}; largest at "
                                  f"{at:.6g}. For k >= 2 monotonicity in the shift is not proven, so the worst "
                                  "case over all shifts in [0, sens] is only checked on this grid (sound=False)"))
@@ -235,12 +241,13 @@ def matrix_mechanism_guarantee(strategy: Any, eps_noise: float, alpha: float, me
         raise ParameterError("method", method, "'sound' or 'paper' (no exact solver for s_rows-dim Laplace noise)")
     norm1 = float(np.abs(A).sum(axis=0).max())
     noise = {"laplace": {"b": norm1 / e}, "s_rows": int(A.shape[0])}
-    prov_items = ("Thm 5", "Thm 1", "Cor 2")
+    prov_items = (Ref("chaudhuri2019", "Thm 5"), Ref("chaudhuri2019", "Thm 1"),
+                  Ref("chaudhuri2019", "Cor 2"))
     if m == "paper":
         val = round_up(math.log1p(math.exp(A.shape[0] * (a - 1) * math.log(2.0) + a * math.log(e))) / (a - 1), 8)
         return CapacityBounded("lin", "renyi", a, val, "paper_bound", False,
                                Provenance(mechanism="matrix_mechanism", theorem="Thm 5 as printed",
-                                          refs=tuple(Ref(_CITE, i) for i in prov_items), sensitivity=norm1,
+                                          refs=prov_items, sensitivity=norm1,
                                           noise=noise, notes="NOT an upper bound for alpha > 2 at small eps"))
     # worst column: v = eps * a_i / ||A||_1 (standardized by the Laplace scale ||A||_1/eps)
     cols = np.abs(A) / norm1 * e
@@ -263,7 +270,8 @@ def matrix_mechanism_guarantee(strategy: Any, eps_noise: float, alpha: float, me
     val, how = min(cands)
     return CapacityBounded("lin", "renyi", a, val, "sound_upper_bound", True,
                            Provenance(mechanism="matrix_mechanism", theorem=how,
-                                      refs=tuple(Ref(_CITE, i) for i in ("Thm 5", "Thm 1", "Thm 13", "Thm 4")),
+                                      refs=(Ref("chaudhuri2019", "Thm 5"), Ref("chaudhuri2019", "Thm 1"),
+                                            Ref("chaudhuri2019", "Thm 13"), Ref("chaudhuri2019", "Thm 4")),
                                       sensitivity=norm1, noise=noise,
                                       notes="least of: " + "; ".join(f"{n} = {x:.10g}" for x, n in cands)))
 
