@@ -27,3 +27,4 @@ $PY -m pip install -q --disable-pip-version-check --upgrade pip 2>&1 | grep -v "
 $PY -m pip install -q --disable-pip-version-check "scikit-build-core>=0.10" "pybind11>=2.12" "numpy>=1.24" \
   "cmake>=3.18" ninja
 $PY -m pip install -q --disable-pip-version-check --no-build-isolation ".[test,bench]"
+$PY -m pip install -q --disable-pip-version-check "matplotlib>=3.5"  # extra "plot": puffer.capacity.plot (tested)

@@ -297,3 +297,13 @@ def test_provenance_cites_the_paper():
     assert Ref("chaudhuri2019", "Lemma 3") in g2.provenance.refs and abs(g2.eps - 1.021295) < 1e-6
     p = C.laplace_lin_renyi(0.5, 1.0, 5.0, "paper").provenance
     assert Ref("chaudhuri2019", "Cor 2") in p.refs and "NOT an upper bound" in p.notes
+
+
+def test_plot_writes_figures(tmp_path):
+    for name in ("1a", "1b", "2a", "2b"):
+        path = tmp_path / f"fig{name}.png"
+        ax = C.plot(name, alphas=np.linspace(1.1, 5.1, 6), path=str(path))
+        assert path.stat().st_size > 5000
+        ys = [line.get_ydata() for line in ax.get_lines()]
+        assert len(ys) == (3 if name.endswith("a") else 4)
+        assert all(np.all(np.isfinite(y)) for y in ys)
