@@ -100,7 +100,8 @@ def test_poly_mechanism_guarantee():
         C.gaussian_poly_renyi(2.5, 1.0, 1.0, 3.0)
 
 
-@pytest.mark.parametrize("family,k,s,alpha", [("laplace", 3, 0.3, 2.0), ("gaussian", 3, 1.0, 5.1), ("laplace", 2, 2.0, 1.5)])
+@pytest.mark.parametrize("family,k,s,alpha",
+                         [("laplace", 3, 0.3, 2.0), ("gaussian", 3, 1.0, 5.1), ("laplace", 2, 2.0, 1.5)])
 def test_worst_shift_bound(family, k, s, alpha):
     """The sup over shifts in [0, s] (D^{poly_k} is not known to be monotone in the shift) is bounded
     above by worst_shift_poly: never below a certified point value at any shift in [0, s]."""
