@@ -266,6 +266,11 @@ def test_matrix_release_distribution():
     r1 = M.release(x, rng=11) - x
     z1 = np.asarray(draw("laplace", {"b": b}, 2, rng=11))
     assert np.allclose(r1, z1)
+    buf = np.empty(2)
+    assert M.release(x, rng=11, out=buf) is buf and np.allclose(buf - x, z1)
+    d = M.to_dict()
+    assert d["sensitivity"] == M.sensitivity == 1.0 and puffer.guarantee_from_dict(d["guarantee"]) == M.guarantee
+    json.dumps(d)
 
 
 # ---- figures, Table 1, CLI --------------------------------------------------------------------------------

@@ -358,8 +358,15 @@ class MatrixMechanism:
     def noise(self) -> dict:
         return {"laplace": {"b": self.norm1 / self.eps_noise}}
 
-    def release(self, x: Any, W: Any = None, *, rng: Any = None) -> np.ndarray:
-        """One release for the histogram x (length n); W defaults to the identity (answers x)."""
+    @property
+    def sensitivity(self) -> float:
+        """||A||_1, the largest column l1 norm of the strategy (the l1 sensitivity of A x)."""
+        return self.norm1
+
+    def release(self, x: Any, W: Any = None, *, rng: Any = None, out: Any = None) -> np.ndarray:
+        """One release for the histogram x (length n); W defaults to the identity (answers x).
+        ``rng``: None, int, SeedSequence or Generator (puffer's samplers); ``out``: a float64
+        array of shape (rows of W,) to fill."""
         from ..sampling import draw
         A = self.strategy
         xx = V.float_array("x", x, ndim=1)
@@ -369,7 +376,19 @@ class MatrixMechanism:
         if Wm.shape[1] != A.shape[1]:
             raise ParameterError("W", f"matrix of shape {Wm.shape}", f"a query matrix with n = {A.shape[1]} columns")
         z = draw("laplace", {"b": self.norm1 / self.eps_noise}, A.shape[0], rng=rng)
-        return Wm @ (self._pinv @ (A @ xx + np.asarray(z)))
+        res = Wm @ (self._pinv @ (A @ xx + np.asarray(z)))
+        if out is None:
+            return res
+        if not isinstance(out, np.ndarray) or out.shape != res.shape or out.dtype != np.float64:
+            raise ParameterError("out", out, f"a float64 numpy array of shape {res.shape}")
+        out[...] = res
+        return out
+
+    def to_dict(self) -> dict:
+        """A JSON-able record: strategy shape, noise, sensitivity and guarantee (with provenance)."""
+        return {"mechanism": "MatrixMechanism", "strategy_shape": list(self.strategy.shape),
+                "noise": self.noise, "sensitivity": self.norm1, "eps_noise": self.eps_noise,
+                "guarantee": self.guarantee.to_dict()}
 
     def __repr__(self) -> str:
         return (f"MatrixMechanism(s_rows={self.strategy.shape[0]}, n={self.strategy.shape[1]}, "
