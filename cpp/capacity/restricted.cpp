@@ -369,7 +369,15 @@ RestrictedResult restricted_renyi_poly(int noise, double s, double alpha, int k,
     bwd(P.Lc, n, yy.data(), xx.data());
     for (double v : xx) ginvF += v * v;
   }
-  ginvF = std::sqrt(ginvF) * (1.0 + 1e-8);
+  ginvF = std::sqrt(ginvF);
+  {
+    // the computed inverse carries a relative error of order cond(G) eps: widen accordingly
+    double gF = 0;
+    for (double v : P.G) gF += v * v;
+    const double cond = std::sqrt(gF) * ginvF;
+    if (!(cond * kEps < 1e-3)) throw NumericalFailure("capacity: Gram matrix too ill-conditioned for a certificate (lower the degree k)");
+    ginvF *= 1.0 + 64.0 * cond * kEps + 1e-12;
+  }
   double kappa;
   if (P.r >= 2.0) {
     kappa = std::sqrt(ginvF);

@@ -224,6 +224,9 @@ def test_algebra():
     assert pp.eps == gA.eps and pp.H == "lin"
     assert C.post_process(C.laplace_poly_renyi(4, 1.0, 1.0, 2.0), C.Poly(2),
                           C.PolynomialMaps(2)).H == "poly_2"
+    u = C.from_unrestricted(C.laplace_renyi(1.0, 1.0, 2.0), C.Lin(), alpha=2.0)
+    assert u.eps >= C.laplace_lin_renyi(1.0, 1.0, 2.0).eps and u.sound and u.H == "lin"
+    assert C.from_unrestricted(0.3, "all").divergence == "kl"
     assert C.ipm_from_restricted_kl(0.25) == pytest.approx(4.0) and C.generalization_gap_bound(1.0) >= 8.0
     assert C.contains_composition(C.All(), C.Poly(5), C.PolynomialMaps(3))
     assert C.function_class("poly_3") == C.Poly(3) and C.function_class("lin(d=2)") == C.Lin(d=2)

@@ -76,5 +76,5 @@ __all__ = [
     "calibrate_laplace_lin_kl", "calibrate_gaussian_lin_kl", "calibrate_laplace_lin_renyi",
     "calibrate_gaussian_lin_renyi", "laplace_lin_kl_inverse",
     "post_process", "mixture", "compose_parallel", "compose_sequential", "ipm_from_restricted_kl",
-    "generalization_gap_bound", "figure_data", "plot", "table1",
+    "generalization_gap_bound", "from_unrestricted", "figure_data", "plot", "table1",
 ]

@@ -34,7 +34,7 @@ from ..guarantees.provenance import Provenance
 from ..refs import Ref
 from .classes import FunctionClass, contains_composition, function_class
 
-__all__ = ["post_process", "mixture", "compose_parallel", "compose_sequential", "ipm_from_restricted_kl",
+__all__ = ["from_unrestricted", "post_process", "mixture", "compose_parallel", "compose_sequential", "ipm_from_restricted_kl",
            "generalization_gap_bound"]
 
 
@@ -137,6 +137,21 @@ def compose_sequential(*guarantees: CapacityBounded, non_adaptive: bool) -> Capa
         raise ParameterError("non_adaptive", non_adaptive, "True (Thm 4 covers only non-adaptive composition; "
                              "adaptive composition under capacity bounded privacy is open)")
     return _compose(guarantees, "sum", Ref("chaudhuri2019", "Thm 4"))
+
+
+def from_unrestricted(eps: float, H: Any, alpha: float | None = None) -> CapacityBounded:
+    """An (alpha, eps)-RDP (alpha = None: eps-KL-DP) guarantee is an (H, Rényi/KL) guarantee with
+    the same eps for every class H (D^H <= D: restricting the sup can only lower it, eq. 2).
+
+    >>> from puffer import capacity as C
+    >>> C.from_unrestricted(0.5, C.Poly(3), alpha=2.0)
+    CapacityBounded(H='poly_3', divergence='renyi', alpha=2.0, eps=0.5, kind='sound_upper_bound', sound=True)
+    """
+    Hc = function_class(H)
+    div = "kl" if alpha is None else "renyi"
+    return CapacityBounded(str(Hc), div, alpha, V.nonneg("eps", eps, allow_inf=True), "sound_upper_bound", True,
+                           Provenance(mechanism="from_unrestricted", theorem="D^H <= D (eq. 2)",
+                                      refs=(Ref("chaudhuri2019", "Def 3"),)))
 
 
 def ipm_from_restricted_kl(kappa: float) -> float:

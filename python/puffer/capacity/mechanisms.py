@@ -210,7 +210,8 @@ def worst_shift_poly(family: str, k: int, s: float, alpha: float, max_solves: in
     r = alpha / (alpha - 1.0)
     mu, gram = core.poly_moments(code, 0.0, k)
     G = np.asarray(gram, dtype=float).reshape(n, n)
-    Ginv = np.abs(np.linalg.inv(G)) * (1 + 1e-8)
+    # entrywise |G^{-1}|, widened by the inversion's relative error (order cond(G) eps)
+    Ginv = np.abs(np.linalg.inv(G)) * (1 + 64.0 * float(np.linalg.cond(G)) * np.finfo(float).eps + 1e-12)
 
     def log_abs_mom(m: float) -> float:
         if family == "laplace":

@@ -166,9 +166,12 @@ def restricted_renyi(P: Any, Q: Any, H: Any, alpha: float, method: str = "exact"
             raise ParameterError("method", method, "'exact' (the Gram closed form needs alpha = 2)")
         from .._core import capacity as core
         val = core.gram_renyi2(_NOISE[family], s, int(k))
-        hi = min(round_up(val * (1 + 1e-13) + 1e-15, 4), unres)
-        return RestrictedDivergence(hi, max(0.0, val * (1 - 1e-13) - 1e-15), str(Hc), "renyi", a, unres,
-                                    method="gram")
+        _, gram = core.poly_moments(_NOISE[family], 0.0, int(k))
+        G = np.asarray(gram).reshape(int(k) + 1, int(k) + 1)
+        # m^T G^{-1} m by Cholesky: relative error <~ cond(G) eps (times a small constant); D = log of it
+        margin = 64.0 * float(np.linalg.cond(G)) * np.finfo(float).eps + 1e-15
+        hi = min(round_up(val + margin, 4), unres)
+        return RestrictedDivergence(hi, max(0.0, val - margin), str(Hc), "renyi", a, unres, method="gram")
     r = standardized_renyi(family, s, a, int(k))
     lo, hi = float(r["d_lo"]), float(r["d_hi"])
     sandwich = 0.0 <= lo <= hi <= unres
