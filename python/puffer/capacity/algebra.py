@@ -34,8 +34,8 @@ from ..guarantees.provenance import Provenance
 from ..refs import Ref
 from .classes import FunctionClass, contains_composition, function_class
 
-__all__ = ["from_unrestricted", "post_process", "mixture", "compose_parallel", "compose_sequential", "ipm_from_restricted_kl",
-           "generalization_gap_bound"]
+__all__ = ["from_unrestricted", "post_process", "mixture", "compose_parallel", "compose_sequential",
+           "ipm_from_restricted_kl", "generalization_gap_bound"]
 
 
 def _g(x: Any, name: str = "guarantee") -> CapacityBounded:
