@@ -24,8 +24,15 @@ divergence (eq. 3, Lemma 3).
 (0.415187, 'exact', True)
 """
 from ..guarantees.capacity import CapacityBounded
-from .algebra import (compose_parallel, compose_sequential, from_unrestricted, generalization_gap_bound,
-                      ipm_from_restricted_kl, mixture, post_process)
+from .algebra import (
+                      compose_parallel,
+                      compose_sequential,
+                      from_unrestricted,
+                      generalization_gap_bound,
+                      ipm_from_restricted_kl,
+                      mixture,
+                      post_process,
+)
 from .bounds import best_sound_bound, corrected_bound, paper_bound, sound_bound
 from .calibrate import (
                       calibrate_gaussian_lin_kl,
