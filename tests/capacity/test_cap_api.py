@@ -148,6 +148,11 @@ def test_bad_input_raises_puffer_error(call):
         call()
 
 
+def test_sound_never_above_unrestricted():
+    g = C.laplace_lin_renyi(0.5, 1.0, 5.0, "sound")
+    assert g.eps <= C.laplace_renyi(0.5, 1.0, 5.0) and g.eps >= C.laplace_lin_renyi(0.5, 1.0, 5.0).eps
+
+
 def test_alpha_one_dispatches_to_kl():
     g = C.laplace_lin_renyi(1.0, 1.0, 1.0)
     assert g.divergence == "kl" and g == C.laplace_lin_kl(1.0, 1.0)

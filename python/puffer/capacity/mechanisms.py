@@ -122,6 +122,8 @@ def _lin_renyi(family: str, v: np.ndarray, alpha: float, method: str, sens: Any,
                                      notes))
     cands = [(B.sound_bound(family, v, alpha), "ratio-form bound (Lemma 3 + Jensen)"),
              (B.corrected_bound(family, v, alpha, "exact"), "Thm 13 with the 2^-d slip corrected")]
+    unres = Dv.laplace_renyi(1.0, v, alpha) if family == "laplace" else Dv.gaussian_renyi(1.0, v, alpha)
+    cands.append((unres, "unrestricted Rényi divergence (D^H <= D; Thm 11 / Thm 12)"))
     if family == "laplace" and v.size > 1:
         comp = round_up(sum(_exact_1d(family, float(x), alpha)[0] for x in v if x > 0), 4 + v.size)
         cands.append((comp, "Thm 4 composition of exact 1-D values"))
