@@ -152,6 +152,8 @@ def _parser() -> argparse.ArgumentParser:
     partial_cli.add_parser(sub)
     from .audit import cli as audit_cli
     audit_cli.add_parser(sub)
+    from .capacity import cli as capacity_cli  # capacity bounded DP: Table 1
+    capacity_cli.add_parser(sub)
     return parser
 
 
@@ -174,6 +176,9 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.cmd == "partial-demo":
         from .partial import cli as partial_cli
         return partial_cli.run(args)
+    if args.cmd == "capacity-table":
+        from .capacity import cli as capacity_cli
+        return capacity_cli.run(args)
     raise AssertionError(f"unhandled subcommand {args.cmd!r}")
 
 

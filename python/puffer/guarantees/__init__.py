@@ -15,8 +15,9 @@ from .dp import GDP, NO_GUARANTEE, RDP, ZCDP, ApproxDP, NoGuarantee, PureDP
 from .provenance import Provenance
 from .pufferfish import PP, RPP, ApproxRPP, RPPCurve, default_orders
 from .tp import TP
+from .capacity import CapacityBounded
 
 __all__ = ["Guarantee", "register_guarantee", "guarantee_from_dict", "guarantee_from_json",
            "guarantee_types", "round_up", "encode_number", "decode_number", "Provenance",
            "PP", "RPP", "ApproxRPP", "RPPCurve", "default_orders",
-           "PureDP", "ApproxDP", "ZCDP", "GDP", "RDP", "NoGuarantee", "NO_GUARANTEE", "TP"]
+           "PureDP", "ApproxDP", "ZCDP", "GDP", "RDP", "NoGuarantee", "NO_GUARANTEE", "TP", "CapacityBounded"]
