@@ -50,11 +50,7 @@ class CapacityBounded(Guarantee):
     divergence: str
     alpha: float | None
     eps: float
-    # ``kind`` shadows the base class's ClassVar ``kind`` (the "type" name used by to_dict, which
-    # reads it from the class, so serialisation is unaffected). Guarantee.__init_subclass__ sets the
-    # class attribute to "CapacityBounded" before the dataclass reads the default, hence the mapping
-    # in __post_init__.
-    kind: str = "exact"  # type: ignore[misc]
+    kind: str = "exact"
     sound: bool = True
     provenance: Provenance | None = field(default=None, compare=False, repr=False)
 
@@ -72,8 +68,6 @@ class CapacityBounded(Guarantee):
                 raise ParameterError("alpha", self.alpha, "an order > 1 (restricted Rényi is defined for alpha > 1)")
             object.__setattr__(self, "alpha", a)
         object.__setattr__(self, "eps", V.nonneg("eps", self.eps, allow_inf=True))
-        if self.kind == type(self).__name__:  # the default (see the field comment)
-            object.__setattr__(self, "kind", "exact")
         if self.kind not in CAPACITY_KINDS:
             raise ParameterError("kind", self.kind, f"one of {CAPACITY_KINDS}")
         if not isinstance(self.sound, bool):
