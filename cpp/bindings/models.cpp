@@ -49,16 +49,26 @@ PUFFER_BIND_SUBMODULE(models, m) {
               // normalise the view and keep the reachable sums only
               const Law& law = laws[a];
               const std::size_t idx = (th * T + i) * spec.k + a;
+              secret[idx] = law.secret_prob;
+              if (law.log_space) {
+                // log masses (shifted, not normalised); -inf = unreachable. The caller builds a
+                // LogDiscreteDist: no float mass could hold them without losing level order.
+                for (std::size_t j = 0; j < law.n; ++j)
+                  if (law.mass[j] != -std::numeric_limits<double>::infinity()) {
+                    atoms[idx].push_back(law.atoms[j]);
+                    probs[idx].push_back(law.mass[j]);
+                  }
+                continue;
+              }
               double tot = 0.0;
               for (std::size_t j = 0; j < law.n; ++j) tot += law.mass[j];
               for (std::size_t j = 0; j < law.n; ++j)
                 if (law.mass[j] > 0.0) {
                   // a reachable sum keeps a positive mass even if the division underflows
-                  const double q = law.mass[j] / tot;
+                  // the linear path is used only when every reachable relative mass is >= 1e-300
                   atoms[idx].push_back(law.atoms[j]);
-                  probs[idx].push_back(q > 0.0 ? q : std::numeric_limits<double>::denorm_min());
+                  probs[idx].push_back(law.mass[j] / tot);
                 }
-              secret[idx] = law.secret_prob;
             }
           });
         }
@@ -82,7 +92,8 @@ PUFFER_BIND_SUBMODULE(models, m) {
       },
       py::arg("trans"), py::arg("init"), py::arg("values"), py::arg("T"), py::arg("threads") = 0,
       py::arg("tol") = 1e-9,
-      "CSR conditional laws of sum_t values[X_t] given X_i = a, for every prior, position and state.");
+      "CSR conditional laws of sum_t values[X_t] given X_i = a, for every prior, position and state;\n"
+      "for priors flagged in the last output the masses are natural logs (unnormalised).");
 
   m.def(
       "markov_w_inf",

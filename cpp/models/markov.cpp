@@ -232,15 +232,13 @@ std::vector<std::uint8_t> sum_laws(const MarkovChainSpec& spec, unsigned threads
             for (std::size_t s2 = 0; s2 <= b_hi && s1 + s2 < R; ++s2)
               if (Ba[s2] != kNegInf) Ja[s1 + s2] = lse(Ja[s1 + s2], fv + Ba[s2]);
           }
+          // Kept in log space (shifted by the maximum): converting to doubles would underflow
+          // tail masses, and any floor for them scrambles the order of cumulative levels.
           for (std::size_t s = f_lo; s <= hi; ++s) mx = std::max(mx, Ja[s]);
-          for (std::size_t s = f_lo; s <= hi; ++s) {
-            if (Ja[s] == kNegInf) { Ja[s] = 0.0; continue; }
-            // A reachable sum whose relative mass underflows double is kept at the smallest
-            // positive double: dropping it could shrink W-infinity.
-            const double v = std::exp(Ja[s] - mx);
-            Ja[s] = v > 0.0 ? v : std::numeric_limits<double>::denorm_min();
-          }
+          for (std::size_t s = f_lo; s <= hi; ++s)
+            if (Ja[s] != kNegInf) Ja[s] -= mx;
         }
+        law.log_space = !lin;
         law.atoms = grid.data() + f_lo;
         law.mass = Ja + f_lo;
         law.n = hi - f_lo + 1;
@@ -252,13 +250,51 @@ std::vector<std::uint8_t> sum_laws(const MarkovChainSpec& spec, unsigned threads
   return used_log;
 }
 
+static void log_level_keys(const Law& law, std::vector<double>& x, std::vector<double>& key) {
+  // Reachable atoms only; key = log F where F <= 1/2, else -log S (monotone in the level);
+  // +inf for the top atom. Sums of logs by log-sum-exp from the nearer end.
+  x.clear();
+  key.clear();
+  std::vector<double> lp;
+  for (std::size_t j = 0; j < law.n; ++j)
+    if (law.mass[j] != kNegInf) {
+      x.push_back(law.atoms[j]);
+      lp.push_back(law.mass[j]);
+    }
+  const std::size_t n = lp.size();
+  std::vector<double> lf(n), ls(n);
+  double acc = kNegInf;
+  for (std::size_t j = 0; j < n; ++j) lf[j] = acc = lse(acc, lp[j]);
+  const double tot = acc;
+  acc = kNegInf;
+  for (std::size_t j = n; j-- > 0;) {
+    ls[j] = acc;  // mass strictly above atom j
+    acc = lse(acc, lp[j]);
+  }
+  const double half = std::log(0.5);
+  key.resize(n);
+  for (std::size_t j = 0; j < n; ++j) {
+    const double f = lf[j] - tot, s = ls[j] - tot;
+    key[j] = j + 1 == n ? std::numeric_limits<double>::infinity() : (f <= half ? f : -s);
+  }
+}
+
 std::vector<std::uint8_t> w_inf_all_pairs(const MarkovChainSpec& spec, unsigned threads, double* out) {
   const std::size_t k = spec.k, T = spec.T, n_pairs = k * (k - 1) / 2;
   return sum_laws(spec, threads, [&](std::size_t th, std::size_t i, const std::vector<Law>& laws) {
     double* o = out + (th * T + i) * n_pairs;
+    thread_local std::vector<double> xp, kp, xq, kq;
     for (std::size_t a = 0; a < k; ++a)
       for (std::size_t b = a + 1; b < k; ++b, ++o) {
         const Law &P = laws[a], &Q = laws[b];
+        if (P.n != 0 && Q.n != 0 && P.log_space) {
+          log_level_keys(P, xp, kp);
+          log_level_keys(Q, xq, kq);
+          // tie band as puffer.transport's log-space path: (n + m + 16) ulps, relative
+          const double tol = static_cast<double>(xp.size() + xq.size() + 16) * 0x1p-53;
+          *o = transport::w_inf_keys(xp.data(), kp.data(), xp.size(), xq.data(), kq.data(), xq.size(), tol);
+          continue;
+        }
         // masses are unnormalised: sum_tol < 0 lets the kernel divide by each law's total
         *o = (P.n == 0 || Q.n == 0) ? -1.0
                                     : transport::w_inf_1d(P.atoms, P.mass, P.n, Q.atoms, Q.mass, Q.n,

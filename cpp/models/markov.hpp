@@ -7,7 +7,9 @@
 //
 // Arithmetic: plain doubles when no reachable probability can fall below 1e-300 (checked a
 // priori: every reachable entry is at least min_init * min_p^(2T), and all are <= 1); otherwise
-// the prior is computed in log space (log-sum-exp). So an atom of positive probability is never
+// the prior is computed in log space (log-sum-exp) and its laws are handed out in log space
+// (Law::log_space): W-infinity then compares log-level keys (log F below 1/2, -log S above),
+// which keep both the support and the order of tail levels however small the masses. So an atom of positive probability is never
 // lost to underflow, which would shrink a W-infinity sensitivity (spec 003 §2: naive float gives
 // 84 where the truth is 100).
 #pragma once
@@ -36,6 +38,12 @@ void validate(const MarkovChainSpec& spec, double tol);
 // are sums the chain cannot reach; every reachable sum has a positive mass.
 struct Law {
   const double* atoms = nullptr;
+  // log_space == false: masses >= 0 proportional to the pmf (0 = unreachable sum).
+  // log_space == true: natural-log masses up to one additive constant (-inf = unreachable);
+  // used whenever a reachable relative mass could fall below the double range, so that no
+  // atom is lost and the order of cumulative tail levels is kept (Issue: a floor at the
+  // smallest double scrambled those levels and mis-reported W-infinity both ways).
+  bool log_space = false;
   const double* mass = nullptr;
   std::size_t n = 0;         // 0 means the secret is impossible (P(X_i = a) = 0)
   double secret_prob = 0.0;  // P(X_i = a | theta)

@@ -210,15 +210,20 @@ class MarkovChainFramework(Framework):
     def _ensure_laws(self) -> None:
         if self._computed:
             return
-        A, P, O, S, _ = self._laws_block(0, len(self._thetas))
+        from ._transport_laws import LogDiscreteDist
+
+        A, P, O, S, L = self._laws_block(0, len(self._thetas))
         k, T = self._k, self._T
         for th_i, th in enumerate(self._thetas):
+            law_type = LogDiscreteDist if L[th_i] else DiscreteDist
             for t in range(T):
                 for a in range(k):
                     j = (th_i * T + t) * k + a
                     self._sprob[(th, f"X{t}={a}")] = float(S[j])
                     if O[j + 1] > O[j]:
-                        self._laws[(th, f"X{t}={a}")] = DiscreteDist(A[O[j]:O[j + 1]], P[O[j]:O[j + 1]], normalize=True)
+                        # log-space priors give log masses: a float law could lose tail atoms
+                        # or the order of tail levels (and W_inf with them)
+                        self._laws[(th, f"X{t}={a}")] = law_type(A[O[j]:O[j + 1]], P[O[j]:O[j + 1]], normalize=True)
         self._computed = True
 
     def conditional(self, theta: Hashable, secret: Hashable) -> DiscreteDist | None:

@@ -243,7 +243,10 @@ class DistributionAwareWasserstein(Mechanism):
         for th, pair, P, Q in framework.pair_laws():
             plan = transport.quantile_coupling(P, Q)
             vs.append(np.asarray(plan.source, dtype=np.float64) - np.asarray(plan.target, dtype=np.float64))
-            ms.append(np.asarray(plan.mass, dtype=np.float64))
+            # Every plan entry carries positive mass; below the smallest normal double a float
+            # mass may have underflowed (log-space laws) or lost its relative precision, so it is
+            # replaced by 2^-1022, an upper bound: the moment, and eps, can only grow.
+            ms.append(np.maximum(np.asarray(plan.mass, dtype=np.float64), 2.0 ** -1022))
             meta.append((th, pair))
         if not meta:
             raise ParameterError("framework", framework.name, "at least one pair of possible secrets")
