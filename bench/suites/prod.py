@@ -88,7 +88,9 @@ def _spark_table(ctx) -> dict:
     import puffer.spark
 
     n = 2_000_000 if ctx.quick else 20_000_000
+    os.environ["PYSPARK_PYTHON"] = os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     spark = (SparkSession.builder.master("local[2]").appName("puffer-bench").config("spark.ui.enabled", "false")
+             .config("spark.pyspark.python", sys.executable)
              .config("spark.driver.memory", "4g").getOrCreate())
     try:
         df = spark.range(0, n, numPartitions=4).withColumn("x", F.rand(1))

@@ -71,7 +71,7 @@ def _frame(ddf: Any, cols: list[str], plan: Any, seed: Any, secure: bool, thr: A
     names = list(ddf.columns)
     for c in cols + ([row_id] if row_id else []):
         if c not in names:
-            raise ParameterError("columns" if c != row_id else "row_id", c, f"a column of the DataFrame; it has {names}")
+            raise ParameterError("columns" if c != row_id else "row_id", repr(c), f"a column of the DataFrame; it has {names}")
     for c in cols:
         if not _is_numeric(ddf.dtypes[c]):
             raise ParameterTypeError(f"column {c!r}", str(ddf.dtypes[c]), "an integer or floating-point column")

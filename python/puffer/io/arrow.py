@@ -45,7 +45,7 @@ def check_schema(schema: Any, columns: list[str], where: str = "input", row_id: 
     names = list(schema.names)
     for c in columns + ([row_id] if row_id else []):
         if c not in names:
-            raise ParameterError("columns" if c != row_id else "row_id", c,
+            raise ParameterError("columns" if c != row_id else "row_id", repr(c),
                                  f"a column of the {where}; it has {names}")
     for c in columns:
         t = schema.field(c).type
