@@ -249,9 +249,11 @@ def add_rows(plan: NoisePlan, values: np.ndarray, stream: Any, rows: Any, *, val
     from .. import _core
     from ..sampling import _LAYOUT, KINDS, _params, _threads
 
-    vals = np.array(values, copy=True, order="C")
-    if vals.dtype not in (np.float32, np.float64):
-        vals = vals.astype(np.float64)
+    src = np.asarray(values)
+    # a fresh array with numpy's canonical dtype object: arrays unpickled in a worker carry an
+    # equal but distinct dtype instance, which the core's binding refuses
+    vals = np.empty(src.shape, dtype=np.float32 if src.dtype == np.float32 else np.float64)
+    vals[...] = src
     n = vals.size
     if valid is not None:
         vals[~valid] = 0.0
