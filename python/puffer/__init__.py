@@ -31,7 +31,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
 }
 _SUBMODULES = ("refs", "guarantees", "transport", "noise", "sampling", "secure", "framework",
                "models", "mechanisms", "audit", "dist")
-_SUBMODULES += ("io", "spark", "dask")  # issue 16: optional extras, imported on first use
+_SUBMODULES += ("io", "spark", "dask")  # type: ignore[assignment]  # issue 16: optional extras, lazy
 
 __all__ = ["__version__", "PufferError", "ParameterError", "ParameterTypeError", "NumericalError",
            "UnboundedSensitivityError", *_LAZY, *_SUBMODULES]

@@ -41,7 +41,7 @@ def _array(arr: Any, cols: list[str], plan: Any, seed: Any, secure: bool, thr: A
     if arr.ndim not in (1, 2):
         raise ParameterError("array", f"shape {arr.shape}", "a 1-D array (one column) or an (n, d) array")
     d = 1 if arr.ndim == 1 else arr.shape[1]
-    if np.isnan(d) if isinstance(d, float) else False:
+    if isinstance(d, float) and np.isnan(d):
         raise ParameterError("array", f"shape {arr.shape}", "a known number of columns")
     if len(cols) != d:
         raise ParameterError("columns", cols, f"{d} column name(s), one per column of the array (shape {arr.shape})")
@@ -71,7 +71,8 @@ def _frame(ddf: Any, cols: list[str], plan: Any, seed: Any, secure: bool, thr: A
     names = list(ddf.columns)
     for c in cols + ([row_id] if row_id else []):
         if c not in names:
-            raise ParameterError("columns" if c != row_id else "row_id", repr(c), f"a column of the DataFrame; it has {names}")
+            raise ParameterError("columns" if c != row_id else "row_id", repr(c),
+                                 f"a column of the DataFrame; it has {names}")
     for c in cols:
         if not _is_numeric(ddf.dtypes[c]):
             raise ParameterTypeError(f"column {c!r}", str(ddf.dtypes[c]), "an integer or floating-point column")

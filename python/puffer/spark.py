@@ -102,8 +102,8 @@ def add_noise(df: Any, columns: Any, mechanism: Any, *, seed: int | None = None,
         if not secure:
             offsets = _partition_offsets(df)
     else:
-        n, distinct, nonnull, lo = df.agg(F.count(F.lit(1)), F.countDistinct(row_id), F.count(row_id),
-                                          F.min(row_id)).first()
+        agg: Any = df.agg(F.count(F.lit(1)), F.countDistinct(row_id), F.count(row_id), F.min(row_id)).first()
+        n, distinct, nonnull, lo = agg
         if nonnull != n:
             raise ParameterError("row_id", row_id, f"a column without nulls ({n - nonnull} null ids)")
         if distinct != n:

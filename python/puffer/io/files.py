@@ -142,9 +142,9 @@ def noise_file(input: str | os.PathLike, output: str | os.PathLike, columns: Any
         if granularity is not None:
             raise ParameterError("granularity", granularity, "None unless secure=True")
         drawn = seed is None
-        seed = draw_seed() if drawn else seed
-        streams = {c: column_stream(seed, c) for c in cols}
-        mode, fp = "philox", seed_fingerprint(seed)
+        s = draw_seed() if seed is None else seed
+        streams = {c: column_stream(s, c) for c in cols}
+        mode, fp = "philox", seed_fingerprint(s)
     pa = pyarrow()
     import pyarrow.parquet as pq
 

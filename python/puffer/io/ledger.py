@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
 
 from ..errors import ParameterError
 
@@ -31,7 +30,7 @@ def read_ledger(path: str | os.PathLike) -> list[dict]:
     >>> read_ledger(p)
     Traceback (most recent call last):
     ...
-    puffer.errors.ParameterError: parameter 'ledger' = ...: expected JSON lines (one JSON object per line); line 2 is not: ...
+    puffer.errors.ParameterError: parameter 'ledger' = ...: expected JSON lines (one JSON object per line); ...
     """
     p = os.fspath(path)
     if not os.path.exists(p):

@@ -57,7 +57,7 @@ def _seed(seed: Any) -> int:
 
 def draw_seed() -> int:
     """A fresh 128-bit seed from OS entropy (what ``seed=None`` means outside secure mode)."""
-    return int(np.random.SeedSequence().entropy)
+    return int(np.random.SeedSequence().entropy)  # type: ignore[arg-type]
 
 
 def column_stream(seed: int, column: Any) -> Any:
@@ -121,7 +121,7 @@ class NoisePlan:
     def releases_per_row(self, n_columns: int) -> int:
         return 1 if self.dim > 1 else n_columns
 
-    def for_workers(self, *, secure: bool = False, granularity: float | None = None) -> "NoisePlan":
+    def for_workers(self, *, secure: bool = False, granularity: float | None = None) -> NoisePlan:
         """A light copy to ship to Spark/Dask workers: the sampler, no mechanism object (the
         secure lattice plan, if needed, computed here on the driver)."""
         cache = {granularity: self.secure_plan(granularity)} if secure and self.kind is not None else {}
@@ -172,9 +172,9 @@ def _scalar_spec(noise: Any, dim: int) -> tuple[str, dict]:
     from ..sampling import noise_spec
 
     if isinstance(noise, IID):
-        if noise.d != dim:
+        if noise.d != dim:  # type: ignore[attr-defined]
             raise ParameterError("mechanism", repr(noise), f"i.i.d. noise of dimension {dim}")
-        noise = noise.base
+        noise = noise.base  # type: ignore[attr-defined]
     spec = getattr(noise, "_sampler_spec", None)
     if not callable(spec) and not isinstance(noise, tuple):
         raise ParameterTypeError("mechanism", repr(noise), "a mechanism whose noise is i.i.d. per coordinate "
