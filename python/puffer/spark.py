@@ -11,7 +11,7 @@ columns. Row ``r`` of column ``c`` gets value ``r`` of :func:`puffer.io.column_s
 * or, with ``row_id=None``, the row's position in the DataFrame (partition order, then order
   within the partition: the order of ``df.collect()``), derived from one counting pass. This
   needs a DataFrame whose partitioning is deterministic (read from files, or sorted); after a
-  non-deterministic shuffle name a ``row_id``.
+  non-deterministic shuffle name a ``row_id``. The counting job runs in the JVM only.
 
 The result is therefore bitwise identical to ``puffer.add_noise(x, noise, rng=column_stream(seed,
 c))`` on the collected column, whatever the partitioning. ``secure=True`` uses lattice noise from
@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from .errors import ParameterError, ParameterTypeError
-from .io.arrow import check_schema, noise_batch, nulls_arg, output_schema, pyarrow
+from .io.arrow import check_schema, noise_batch, nulls_arg, output_schema
 from .io.plan import as_columns, column_stream, draw_seed, resolve, threads_arg
 
 __all__ = ["add_noise"]
@@ -44,21 +44,14 @@ def _spark_schema(df: Any) -> Any:
 
 
 def _partition_offsets(df: Any) -> list[int]:
-    """Row offset of each partition (a counting pass through Arrow, no Python rows)."""
-    pa = pyarrow()
-
-    def count(it):
-        from pyspark import TaskContext
-
-        pid, n = TaskContext.get().partitionId(), 0
-        for b in it:
-            n += b.num_rows
-        yield pa.RecordBatch.from_pydict({"pid": [pid], "n": [n]})
+    """Row offset of each partition: one counting job in the JVM (no Python workers; partition
+    ids are those the following narrow ``mapInArrow`` stage sees)."""
+    from pyspark.sql import functions as F
 
     nparts = df.rdd.getNumPartitions()
     sizes = [0] * nparts
-    for row in df.mapInArrow(count, "pid long, n long").collect():
-        sizes[row["pid"]] += row["n"]
+    for row in df.select(F.spark_partition_id().alias("pid")).groupBy("pid").count().collect():
+        sizes[row["pid"]] = int(row["count"])
     return [int(v) for v in np.concatenate(([0], np.cumsum(sizes)[:-1]))] if nparts else []
 
 

@@ -18,7 +18,7 @@ from puffer.errors import ParameterError, ParameterTypeError
 
 SEED = 424242
 LAP = ("laplace", {"b": 2.0})
-N = 20_000
+N = 5_000
 
 
 @pytest.fixture(scope="module")

@@ -35,7 +35,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                                               "entropy, not stored")
     rng.add_argument("--secure", action="store_true", help="exact lattice noise from OS entropy (no seed)")
     p.add_argument("--ledger", help="ledger file (JSON lines; default: puffer-ledger.jsonl beside OUT)")
-    p.add_argument("--batch-size", type=int, default=1 << 16, help="rows per record batch (default 65536)")
+    p.add_argument("--batch-size", type=int, default=1 << 18, help="rows per record batch (default 262144)")
     p.add_argument("--nulls", choices=("error", "keep"), default="error", help="what to do with null values")
     p.add_argument("--threads", type=int, help="threads for the noise (default: all cores)")
     p.add_argument("--format", choices=("parquet", "csv"), dest="input_format",

@@ -79,7 +79,7 @@ def _progress_bar(enabled: bool, total: int | None):
 
 def noise_file(input: str | os.PathLike, output: str | os.PathLike, columns: Any, mechanism: Any, *,
                seed: int | None = None, secure: bool = False, select: str | None = None,
-               ledger: str | os.PathLike | None = None, batch_size: int = 1 << 16, nulls: str = "error",
+               ledger: str | os.PathLike | None = None, batch_size: int = 1 << 18, nulls: str = "error",
                threads: int | None = None, granularity: float | None = None, input_format: str | None = None,
                progress: bool | None = None, compression: str = "zstd", row_group_size: int = 1 << 20) -> dict:
     """Add calibrated noise to ``columns`` of a Parquet/CSV file and write Parquet; returns the
