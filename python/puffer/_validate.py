@@ -17,7 +17,10 @@ def real(name: str, x: Any, *, lo: float = -math.inf, hi: float = math.inf,
     """Return x as a Python float after checking type, NaN and the interval."""
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, (numbers.Real, np.floating, np.integer)):
         raise ParameterTypeError(name, x, expected or "a real number")
-    v = float(x)
+    try:
+        v = float(x)
+    except OverflowError:  # an int beyond the float range: never silently inf
+        raise ParameterError(name, x, (expected or "a real number") + " (within the float range)") from None
     lo_s = "(" if lo_open else "["
     hi_s = ")" if hi_open else "]"
     desc = expected or f"a number in {lo_s}{lo}, {hi}{hi_s}"

@@ -14,6 +14,7 @@ def build_framework(model: dict) -> Any:
 
     kind = model["kind"]
     if kind == "markov_chain":
+        labels: Any
         if "grid" in model:
             g = model["grid"]
             trans = [[[a, 1 - a], [1 - h, h]] for a in g["stay_away"] for h in g["stay_home"]]

@@ -74,7 +74,8 @@ class Provenance:
                 close = difflib.get_close_matches(k, names, n=1)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
                 raise ParameterError(f"provenance.{k}", d[k], f"a Provenance key ({', '.join(names)}){hint}")
-        return cls(**{k: (tuple(d[k]) if k == "refs" else d[k]) for k in d})
+        kw: dict[str, Any] = {k: (tuple(d[k]) if k == "refs" else d[k]) for k in d}
+        return cls(**kw)
 
     def __hash__(self) -> int:
         return hash((self.mechanism, self.theorem, self.sensitivity, self.framework, self.refs))

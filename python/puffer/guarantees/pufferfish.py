@@ -38,7 +38,6 @@ from .provenance import Provenance, as_provenance
 
 __all__ = ["PP", "RPP", "RPPCurve", "ApproxRPP", "default_orders"]
 
-_PROP_2_2 = Ref("pierquin2024", "Prop 2.2")
 
 
 def default_orders() -> np.ndarray:
@@ -110,7 +109,7 @@ class RPP(Guarantee):
             return PP(self.eps, delta, self.provenance)
         delta = V.delta_open("delta", delta)
         return PP(round_up(self.eps + _log_term(self.alpha, delta)), delta,
-                  _cited(self.provenance, _PROP_2_2))
+                  _cited(self.provenance, Ref("pierquin2024", "Prop 2.2")))
 
 
 
@@ -227,7 +226,12 @@ class RPPCurve(Guarantee):
         raise ParameterError("alpha", alpha, f"one of the curve's {len(self.alphas)} orders")
 
     def _objective(self, alpha: float, log_inv_delta: float, eps: float | None = None) -> float:
-        e = float(self.fn(alpha)) if eps is None else eps
+        if eps is None:
+            if self.fn is None:
+                raise ParameterError("alpha", alpha, "one of the curve's orders (no function to evaluate)")
+            e = float(self.fn(alpha))
+        else:
+            e = eps
         if math.isnan(e) or e < 0:
             raise ParameterError("fn", f"eps({alpha}) = {e}", "a certified eps >= 0")
         if math.isinf(alpha):
@@ -250,6 +254,6 @@ class RPPCurve(Guarantee):
             t, v = golden_min(lambda t: self._objective(1.0 + math.exp(t), L), lo, hi, iters=60, tol=1e-10)
             if v < best:
                 best, best_a = v, 1.0 + math.exp(t)
-        return PP(best, delta, _cited(self.provenance, _PROP_2_2, notes=f"RPP->PP at alpha={best_a!r}"))
+        return PP(best, delta, _cited(self.provenance, Ref("pierquin2024", "Prop 2.2"), notes=f"RPP->PP at alpha={best_a!r}"))
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import abc
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -111,6 +111,28 @@ class NoiseFamily(abc.ABC):
         return {"family": type(self).__name__, **{n: _jsonable(getattr(self, n)) for n in self._param_names}}
 
     # -- to be provided by subclasses -----------------------------------------------------
+    #: the norm in which d-dimensional iid noise has its natural sensitivity (class attribute
+    #: or property of each family)
+    if TYPE_CHECKING:
+        @property
+        def natural_norm(self) -> float: ...
+
+    @abc.abstractmethod
+    def logpdf(self, x: Any) -> Any:
+        """Log density at x (vectorised)."""
+
+    @abc.abstractmethod
+    def pdf(self, x: Any) -> Any:
+        """Density at x (vectorised)."""
+
+    @abc.abstractmethod
+    def cdf(self, x: Any) -> Any:
+        """Distribution function at x (vectorised)."""
+
+    @abc.abstractmethod
+    def ppf(self, q: Any) -> Any:
+        """Quantile function at q (vectorised)."""
+
     @property
     @abc.abstractmethod
     def scale(self) -> float:
@@ -330,7 +352,7 @@ class NoiseFamily(abc.ABC):
         raise NumericalError(f"calibration of {self!r} to {what} did not verify after rounding")
 
     # -- products -------------------------------------------------------------------------
-    def iid(self, d: int) -> "IID":
+    def iid(self, d: int) -> Any:
         """d-dimensional noise with iid coordinates (spec 000 §1.1 additivity, Lemma B.1)."""
         from .product import IID
         return IID(self, d)

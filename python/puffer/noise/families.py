@@ -171,7 +171,7 @@ class GenCauchy(_Kernel):
     """
 
     __slots__ = ("gamma", "k")
-    _param_names = ("gamma", "k")
+    _param_names: tuple[str, ...] = ("gamma", "k")
     _code = 2
     natural_norm = 2.0
 
@@ -214,7 +214,7 @@ class Cauchy(GenCauchy):
     """
 
     __slots__ = ()
-    _param_names = ("gamma",)
+    _param_names: tuple[str, ...] = ("gamma",)
 
     def __init__(self, gamma: float):
         object.__setattr__(self, "gamma", V.positive("gamma", gamma))

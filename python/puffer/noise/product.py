@@ -54,6 +54,8 @@ class IID:
     """
 
     __slots__ = ("base", "d", "_frozen")
+    base: NoiseFamily
+    d: int
 
     def __init__(self, base: NoiseFamily, d: int):
         if not isinstance(base, NoiseFamily):
@@ -75,6 +77,9 @@ class IID:
 
     def __repr__(self):
         return f"{self.base!r}.iid({self.d})"
+
+    def describe(self) -> dict:
+        return {"family": "IID", "base": self.base.describe(), "d": self.d}
 
     @property
     def dim(self) -> int:
