@@ -84,3 +84,17 @@ def test_nulls_and_bad_inputs(client):
         pdask.add_noise(pdf, ["x"], GAU, seed=SEED)
     with pytest.raises(ParameterError):
         pdask.add_noise(da.from_array(np.array([1.0, np.inf])), "x", GAU, seed=SEED).compute()
+
+
+def test_secure_mode_and_mechanism_dict(client):
+    cfg = {"model": {"kind": "correlated_pair"}, "target": {"eps": 1.0}}
+    x = np.linspace(0, 1, 3000)
+    m = pio.resolve(cfg).mechanism
+    got = pdask.add_noise(da.from_array(x, chunks=700), "x", cfg, seed=SEED).compute()
+    assert np.array_equal(got, m.release(x, rng=pio.column_stream(SEED, "x")))
+    y = pdask.add_noise(da.from_array(x, chunks=700), "x", cfg, secure=True, granularity=2**-10).compute()
+    assert np.all(y * 2**10 == np.round(y * 2**10))
+    # Laplace noise of the mechanism's scale: E|Z| = b; 3000 draws put the mean within 10 % (> 5 sd)
+    assert abs(np.mean(np.abs(y - x)) / m.noise.scale - 1) < 0.1
+    with pytest.raises(ParameterError, match="seed"):
+        pdask.add_noise(da.from_array(x), "x", cfg, secure=True, seed=1)
