@@ -76,7 +76,7 @@ while read -r line; do
   name=$(echo "$line" | awk '{print $1}'); path=$(echo "$line" | awk '{print $3}')
   [ -z "$name" ] && continue
   if echo "$line" | grep -q "not found"; then echo "wheel.sh: FAIL: unresolved $name" >&2; bad=1; continue; fi
-  case "$(realpath -m "$path")" in "$(realpath -m "$SITE/puffer.libs")"/*) continue ;; esac
+  [ -n "$path" ] && case "$(realpath -m "$path")" in "$(realpath -m "$SITE/puffer.libs")"/*) continue ;; esac
   base=$(basename "$name")
   echo "$base" | grep -Eq "$ALLOW" || { echo "wheel.sh: FAIL: $base resolves outside the wheel and the manylinux allow-list ($path)" >&2; bad=1; }
 done <"$WORK/ldd.txt"
@@ -101,7 +101,7 @@ else
 fi
 
 step "test suite against the installed wheel"
-cp -r tests "$WORK/run/tests"
+cp -r tests examples "$WORK/run/"   # the tests read examples/ beside tests/
 cp pyproject.toml "$WORK/run/"   # pytest settings only; there is no python/ tree beside it
 (cd "$WORK/run" && $E/python -m pytest -q -p no:cacheprovider tests --doctest-modules --pyargs puffer)
 
