@@ -28,9 +28,10 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "Ref": (".refs", "Ref"),
     "sample": (".sampling", "sample"), "add_noise": (".sampling", "add_noise"),
     "Framework": (".framework", "Framework"), "Sensitivity": (".framework", "Sensitivity"),
+    "compose_parallel": (".accounting.pufferfish", "compose_parallel"),
 }
 _SUBMODULES = ("refs", "guarantees", "transport", "noise", "sampling", "secure", "framework",
-               "models", "mechanisms", "audit", "dist")
+               "models", "mechanisms", "audit", "dist", "accounting")
 _SUBMODULES += ("io", "spark", "dask")  # type: ignore[assignment]  # issue 16: optional extras, lazy
 
 __all__ = ["__version__", "PufferError", "ParameterError", "ParameterTypeError", "NumericalError",

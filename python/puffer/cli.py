@@ -144,6 +144,8 @@ def _parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="calibrate the mechanisms for a framework described in a TOML/JSON file")
     r.add_argument("file")
     r.add_argument("--json", action="store_true", help="print the results as JSON")
+    from .accounting import cli as accounting_cli
+    accounting_cli.add_parser(sub)
     from .io import cli as io_cli  # `puffer noise` (issue 16): Parquet/CSV ETL with a ledger
     io_cli.add_parser(sub)
     return parser
@@ -155,6 +157,9 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.cmd == "run":
         from .config import load_config
         return run(load_config(args.file), as_json=args.json)
+    if args.cmd == "account":
+        from .accounting import cli as accounting_cli
+        return accounting_cli.run(args)
     if args.cmd == "noise":
         from .io import cli as io_cli
         return io_cli.run(args)
