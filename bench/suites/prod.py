@@ -75,7 +75,8 @@ def _file_table(ctx) -> dict:
     return {"title": f"Parquet -> noisy Parquet, {n:.0e} float64 values (one column, {size:.0f} MiB snappy)",
             "columns": ["contender", "seconds", "M rows/s", "peak RSS MiB", "speed vs pandas"], "rows": rows,
             "notes": "Each contender in a fresh process (peak RSS = its ru_maxrss, interpreter and libraries "
-                     "included; time from after the imports to the closed output file); Laplace b = 1; best of 2 interleaved runs. puffer's output is the same "
+                     "included; time from after the imports to the closed output file); Laplace b = 1; "
+                     "best of 2 interleaved runs. puffer's output is the same "
                      "bytes for any batch size and thread count; the pandas recipe holds the whole column "
                      "(and its noise) in memory."}
 

@@ -145,8 +145,11 @@ def add_noise(data: Any, columns: Any, mechanism: Any, *, seed: int | None = Non
     ``seed``: int, or None for 128 bits of OS entropy. ``row_id``: DataFrames only (see module
     doc). ``threads``: threads per block (default 1: Dask already runs a task per core).
     """
-    import dask.array as da
-    import dask.dataframe as dd
+    try:
+        import dask.array as da
+        import dask.dataframe as dd
+    except ModuleNotFoundError as exc:  # pragma: no cover - the test set-up installs it
+        raise ModuleNotFoundError("puffer.dask needs dask: pip install 'puffer[dask]'") from exc
 
     nulls = nulls_arg(nulls)
     thr = threads_arg(threads)

@@ -65,8 +65,11 @@ def add_noise(df: Any, columns: Any, mechanism: Any, *, seed: int | None = None,
     ``row_id``: an integer column of unique row ids >= 0, or None (positional, see module doc).
     ``threads``: threads per task for the noise (default 1: Spark already runs a task per core).
     """
-    from pyspark.sql import DataFrame
-    from pyspark.sql import functions as F
+    try:
+        from pyspark.sql import DataFrame
+        from pyspark.sql import functions as F
+    except ModuleNotFoundError as exc:  # pragma: no cover - the test set-up installs it
+        raise ModuleNotFoundError("puffer.spark needs pyspark: pip install 'puffer[spark]'") from exc
 
     if not isinstance(df, DataFrame):
         raise ParameterTypeError("df", type(df).__name__, "a pyspark.sql.DataFrame")
