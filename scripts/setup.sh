@@ -28,4 +28,4 @@ PY=.venv/bin/python
 $PY -m pip install -q --disable-pip-version-check --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
 $PY -m pip install -q --disable-pip-version-check "scikit-build-core>=0.10" "pybind11>=2.12" "numpy>=1.24" \
   "cmake>=3.18" ninja setuptools wheel  # setuptools + wheel: pyspark ships only an sdist
-$PY -m pip install -q --disable-pip-version-check --no-build-isolation ".[test,bench,io,spark,dask]"
+$PY -m pip install -q --disable-pip-version-check --no-build-isolation ".[test,bench,plot,io,spark,dask]"

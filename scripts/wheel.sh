@@ -60,7 +60,7 @@ EOF
 step "fresh venv $WORK/env (wheel only: --only-binary for puffer, no sources on sys.path)"
 python3 -m venv "$WORK/env"
 E="$WORK/env/bin"
-$E/python -m pip install $PIP_Q --only-binary puffer "$WHEEL[test,io,spark,dask]" 2>&1 | grep -v "^WARNING: Location" || true
+$E/python -m pip install $PIP_Q --only-binary puffer "$WHEEL[test,plot,io,spark,dask]" 2>&1 | grep -v "^WARNING: Location" || true
 SITE=$($E/python -c 'import sysconfig; print(sysconfig.get_paths()["platlib"])')
 CORE=$(ls "$SITE"/puffer/_core*.so)
 [ -z "$(ls "$SITE"/puffer/*.py 2>/dev/null | head -1)" ] && { echo "wheel.sh: FAIL: no Python sources installed" >&2; exit 1; }

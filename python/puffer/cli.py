@@ -16,6 +16,7 @@ Exit codes (also in the README):
 3     bad input: missing or unreadable file, syntax error, schema violation, a
       parameter out of range
 4     numerical failure or unbounded sensitivity (no finite guarantee exists)
+5     ``puffer audit``: an empirical audit proved a violation
 130   interrupted (Ctrl-C)
 ====  ===========================================================================
 """
@@ -141,11 +142,18 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="cmd", required=True)
     d = sub.add_parser("demo", help="run the built-in correlated-data example")
     d.add_argument("--json", action="store_true", help="print the results as JSON")
+    d.add_argument("--plot", metavar="DIR", help="also write the figures (PNG) into DIR (needs puffer[plot])")
     r = sub.add_parser("run", help="calibrate the mechanisms for a framework described in a TOML/JSON file")
     r.add_argument("file")
     r.add_argument("--json", action="store_true", help="print the results as JSON")
     from .accounting import cli as accounting_cli
     accounting_cli.add_parser(sub)
+    from .partial import cli as partial_cli
+    partial_cli.add_parser(sub)
+    from .audit import cli as audit_cli
+    audit_cli.add_parser(sub)
+    from .capacity import cli as capacity_cli  # capacity bounded DP: Table 1
+    capacity_cli.add_parser(sub)
     from .io import cli as io_cli  # `puffer noise` (issue 16): Parquet/CSV ETL with a ledger
     io_cli.add_parser(sub)
     return parser
@@ -153,13 +161,26 @@ def _parser() -> argparse.ArgumentParser:
 
 def _dispatch(args: argparse.Namespace) -> int:
     if args.cmd == "demo":
-        return run(DEMO, as_json=args.json)
+        code = run(DEMO, as_json=args.json)
+        if args.plot:
+            from .plot import demo_figures
+            _progress(f"writing figures to {args.plot}: {', '.join(demo_figures(args.plot, progress=True))}")
+        return code
+    if args.cmd == "audit":
+        from .audit import cli as audit_cli
+        return audit_cli.run(args)
     if args.cmd == "run":
         from .config import load_config
         return run(load_config(args.file), as_json=args.json)
     if args.cmd == "account":
         from .accounting import cli as accounting_cli
         return accounting_cli.run(args)
+    if args.cmd == "partial-demo":
+        from .partial import cli as partial_cli
+        return partial_cli.run(args)
+    if args.cmd == "capacity-table":
+        from .capacity import cli as capacity_cli
+        return capacity_cli.run(args)
     if args.cmd == "noise":
         from .io import cli as io_cli
         return io_cli.run(args)

@@ -14,8 +14,10 @@ from ._base import (Guarantee, decode_number, encode_number, guarantee_from_dict
 from .dp import GDP, NO_GUARANTEE, RDP, ZCDP, ApproxDP, NoGuarantee, PureDP
 from .provenance import Provenance
 from .pufferfish import PP, RPP, ApproxRPP, RPPCurve, default_orders
+from .tp import TP
+from .capacity import CapacityBounded
 
 __all__ = ["Guarantee", "register_guarantee", "guarantee_from_dict", "guarantee_from_json",
            "guarantee_types", "round_up", "encode_number", "decode_number", "Provenance",
            "PP", "RPP", "ApproxRPP", "RPPCurve", "default_orders",
-           "PureDP", "ApproxDP", "ZCDP", "GDP", "RDP", "NoGuarantee", "NO_GUARANTEE"]
+           "PureDP", "ApproxDP", "ZCDP", "GDP", "RDP", "NoGuarantee", "NO_GUARANTEE", "TP", "CapacityBounded"]

@@ -82,11 +82,11 @@ class Guarantee:
     """
 
     #: the "type" string; the class name unless a subclass says otherwise
-    kind: ClassVar[str]
+    type_name: ClassVar[str]
 
     def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)
-        cls.kind = cls.__name__
+        cls.type_name = cls.__name__
 
     # -- serialisation -------------------------------------------------------------------------
     @classmethod
@@ -95,7 +95,7 @@ class Guarantee:
                 if f.metadata.get("json", True)]
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": type(self).kind}
+        out: dict[str, Any] = {"type": type(self).type_name}
         for f in self._json_fields():
             out[f.name] = _encode(getattr(self, f.name))
         return out
@@ -115,7 +115,7 @@ class Guarantee:
                                  f"{sorted(_REGISTRY)}{_suggest(str(t), list(_REGISTRY))}")
         target = _REGISTRY[t]
         if cls is not Guarantee and not issubclass(target, cls):
-            raise ParameterError("type", t, f"a {cls.kind} guarantee (this dict holds a {t}; "
+            raise ParameterError("type", t, f"a {cls.type_name} guarantee (this dict holds a {t}; "
                                  "load any kind with puffer.guarantee_from_dict)")
         return target._from_fields(d)
 
@@ -134,20 +134,20 @@ class Guarantee:
         fields = {f.name: f for f in cls._json_fields()}
         extra = [k for k in d if k != "type" and k not in fields]
         if extra:
-            raise ParameterError(extra[0], d[extra[0]], f"a key of a {cls.kind} guarantee "
+            raise ParameterError(extra[0], d[extra[0]], f"a key of a {cls.type_name} guarantee "
                                  f"({', '.join(fields)}){_suggest(extra[0], list(fields))}")
         kwargs = {}
         for name, f in fields.items():
             if name in d:
                 kwargs[name] = cls._decode_field(name, d[name])
             elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-                raise ParameterError(name, "<missing>", f"the key {name!r} of a {cls.kind} guarantee")
+                raise ParameterError(name, "<missing>", f"the key {name!r} of a {cls.type_name} guarantee")
         try:
             return cls(**kwargs)
         except (TypeError, ValueError) as exc:
             if isinstance(exc, (ParameterError, ParameterTypeError)):
                 raise
-            raise ParameterError("d", d, f"a valid {cls.kind} guarantee ({exc})") from None
+            raise ParameterError("d", d, f"a valid {cls.type_name} guarantee ({exc})") from None
 
     @classmethod
     def _decode_field(cls, name: str, v: Any) -> Any:

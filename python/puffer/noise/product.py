@@ -203,5 +203,7 @@ class IID:
         raise ParameterError("eps", e, "a target the calibration could verify")
 
     def _sampler_spec(self):
-        kind, params = self.base._sampler_spec()
-        return kind, {**params, "d": self.d}
+        # i.i.d. coordinates: one draw of the base law per element of the (..., d) values (the
+        # samplers reject unknown keys, so a "d" here made every release in R^d fail; found by
+        # the empirical auditor)
+        return self.base._sampler_spec()

@@ -2,8 +2,9 @@
 calibrated mechanism keeps its promise, and by users to see how conservative a theorem is.
 
 * :func:`laplace_privacy_loss` — exact sup_y |log p_Y(y | s_i) / p_Y(y | s_j)| for Y = X + Lap(b)
-  and discrete X (spec 001 §3.9): between consecutive atoms the ratio is a Möbius function of
-  e^{2y/b}, hence monotone, so the sup is attained at an atom or as y -> ±inf. Log space.
+  and discrete X (derived from the convolution form of Ding 2022, eq. (3)): between consecutive
+  atoms the ratio is a Möbius function of e^{2y/b}, hence monotone, so the sup is attained at an
+  atom or as y -> ±inf. Log space.
 * :func:`renyi_divergence` — D_alpha(law(X_i + N) || law(X_j + N)) for discrete X and any noise
   with a vectorised ``logpdf``, by a sinh-mapped trapezoid rule in log space.
 * :func:`max_privacy_loss` — numeric sup of the log-ratio of the two noisy densities over a grid.
@@ -13,13 +14,14 @@ calibrated mechanism keeps its promise, and by users to see how conservative a t
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from . import _validate as V
-from .dist import DiscreteDist
-from .errors import ParameterError, ParameterTypeError
+from .. import _validate as V
+from ..dist import DiscreteDist
+from ..errors import ParameterError, ParameterTypeError
 
 __all__ = ["laplace_privacy_loss", "renyi_divergence", "max_privacy_loss", "loss_tail_probability",
            "framework_loss"]
@@ -44,12 +46,12 @@ def _log_mix_laplace(x: np.ndarray, logp: np.ndarray, y: np.ndarray, b: float) -
 
 
 def laplace_privacy_loss(P: DiscreteDist, Q: DiscreteDist, b: float) -> float:
-    """Exact max |privacy loss| of X + Lap(b) between X ~ P and X ~ Q (spec 001 §3.9).
+    """Exact max |privacy loss| of X + Lap(b) between X ~ P and X ~ Q (derived from Ding 2022, eq. (3)).
 
     >>> from fractions import Fraction as F
     >>> P = DiscreteDist([1, 2, 3, 4], [F(1, 3), F(1, 6), F(1, 3), F(1, 6)])
     >>> Q = DiscreteDist([1, 2, 3, 4], [F(1, 4), F(1, 4), F(1, 6), F(1, 3)])
-    >>> round(laplace_privacy_loss(P, Q, 1.0), 6)      # spec 001 §4.1
+    >>> round(laplace_privacy_loss(P, Q, 1.0), 6)      # Ding 2022, App. C, Table 1 (Song et al. 2017 §3.1)
     0.294511
     """
     _check_pair(P, Q)
@@ -111,7 +113,7 @@ def max_privacy_loss(P: DiscreteDist, Q: DiscreteDist, noise: Any, *, width: flo
 def loss_tail_probability(P: DiscreteDist, Q: DiscreteDist, noise: Any, eps: float, *,
                           n: int = 400001, reach: float = 1e8) -> float:
     """P_{Y ~ law(X + N), X ~ P}( |log p_Y(Y) / q_Y(Y)| > eps ): the probability that the privacy
-    loss exceeds eps (the delta of a "delta-approximation", spec 001 §1.7), by the same
+    loss exceeds eps (the delta of a "delta-approximation", Ding 2022, Thm 3), by the same
     sinh-mapped trapezoid rule as :func:`renyi_divergence` (numeric oracle; the indicator makes
     it first order: absolute error about density x grid spacing, ~1e-5 with the default n)."""
     _check_pair(P, Q)

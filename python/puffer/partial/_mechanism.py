@@ -1,0 +1,32 @@
+"""What the epsilon-TP mechanisms share with :class:`puffer.mechanisms.Mechanism`: ``refs``,
+``target``, ``guarantee`` and a JSON-able ``to_dict`` (their sensitivity is Delta_z of a
+:class:`~puffer.partial.TPFramework`, not a :class:`puffer.Sensitivity`, and their noise is not
+additive in general, hence a separate small base)."""
+from __future__ import annotations
+
+from typing import Any
+
+from ..guarantees import encode_number
+
+
+class TPMechanism:
+    refs: tuple = ()
+    eps: float
+    guarantee: Any
+    framework: Any
+
+    @property
+    def target(self) -> dict:
+        return {"eps": self.eps}
+
+    def _noise_description(self) -> Any:
+        return None
+
+    def to_dict(self) -> dict:
+        sig = getattr(self, "sigma", None)
+        return {"mechanism": type(self).__name__, "refs": [r.to_dict() for r in self.refs],
+                "target": {k: encode_number(float(v)) for k, v in self.target.items()},
+                "noise": self._noise_description(),
+                "sensitivity": {"delta_z": encode_number(float(self.framework.delta_z)),
+                                "sigma": None if sig is None else encode_number(float(sig))},
+                "guarantee": self.guarantee.to_dict(), "framework": self.framework.guarantee_fields()}
