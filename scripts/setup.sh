@@ -10,6 +10,8 @@ for p in $APT_PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; do
 python3 -c 'import sysconfig,os,sys; sys.exit(0 if os.path.exists(os.path.join(sysconfig.get_paths()["include"],"Python.h")) else 1)' \
   || missing="$missing python3-dev"
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing="$missing python3-venv"
+# puffer[spark] tests start a local Spark: any Java 17+ runtime will do
+command -v java >/dev/null 2>&1 || missing="$missing openjdk-17-jre-headless"
 if [ -n "$missing" ]; then
   echo "setup: apt-get install$missing"
   export DEBIAN_FRONTEND=noninteractive
@@ -25,5 +27,5 @@ PY=.venv/bin/python
 # build directory (build/) is reused and re-runs rebuild only what changed.
 $PY -m pip install -q --disable-pip-version-check --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
 $PY -m pip install -q --disable-pip-version-check "scikit-build-core>=0.10" "pybind11>=2.12" "numpy>=1.24" \
-  "cmake>=3.18" ninja
-$PY -m pip install -q --disable-pip-version-check --no-build-isolation ".[test,bench,plot]"
+  "cmake>=3.18" ninja setuptools wheel  # setuptools + wheel: pyspark ships only an sdist
+$PY -m pip install -q --disable-pip-version-check --no-build-isolation ".[test,bench,plot,io,spark,dask]"

@@ -154,6 +154,8 @@ def _parser() -> argparse.ArgumentParser:
     audit_cli.add_parser(sub)
     from .capacity import cli as capacity_cli  # capacity bounded DP: Table 1
     capacity_cli.add_parser(sub)
+    from .io import cli as io_cli  # `puffer noise` (issue 16): Parquet/CSV ETL with a ledger
+    io_cli.add_parser(sub)
     return parser
 
 
@@ -179,6 +181,9 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.cmd == "capacity-table":
         from .capacity import cli as capacity_cli
         return capacity_cli.run(args)
+    if args.cmd == "noise":
+        from .io import cli as io_cli
+        return io_cli.run(args)
     raise AssertionError(f"unhandled subcommand {args.cmd!r}")
 
 

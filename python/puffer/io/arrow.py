@@ -1,0 +1,102 @@
+"""Noise on Arrow record batches (shared by the file ETL and the Spark ``mapInArrow`` path).
+
+Only integer and floating columns are accepted (booleans, decimals, strings, lists are not
+numbers puffer releases). float32 stays float32; every other numeric type becomes float64.
+Nulls: ``nulls="error"`` (default) refuses them; ``nulls="keep"`` leaves a null row null and
+adds no noise there (the row still owns its stream position).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import ParameterError, ParameterTypeError
+from .plan import NoisePlan, add_rows
+
+__all__ = ["pyarrow", "check_schema", "output_schema", "noise_batch", "NULLS"]
+
+NULLS = ("error", "keep")
+
+
+def pyarrow() -> Any:
+    """pyarrow, or a clear error naming the extra to install."""
+    try:
+        import pyarrow as pa
+    except ModuleNotFoundError as exc:  # pragma: no cover - the test set-up installs it
+        raise ModuleNotFoundError("puffer.io needs pyarrow: pip install 'puffer[io]'") from exc
+    return pa
+
+
+def nulls_arg(nulls: Any) -> str:
+    if nulls not in NULLS:
+        raise ParameterError("nulls", nulls, f"one of {NULLS}")
+    return nulls
+
+
+def _numeric(t: Any) -> bool:
+    pa = pyarrow()
+    return pa.types.is_integer(t) or (pa.types.is_floating(t) and not pa.types.is_float16(t))
+
+
+def check_schema(schema: Any, columns: list[str], where: str = "input", row_id: str | None = None) -> None:
+    """Every column exists and is numeric (and the row-id column, if any, is an integer)."""
+    pa = pyarrow()
+    names = list(schema.names)
+    for c in columns + ([row_id] if row_id else []):
+        if c not in names:
+            raise ParameterError("columns" if c != row_id else "row_id", repr(c),
+                                 f"a column of the {where}; it has {names}")
+    for c in columns:
+        t = schema.field(c).type
+        if not _numeric(t):
+            raise ParameterTypeError(f"column {c!r}", str(t), "an integer or floating-point column "
+                                     "(float16, bool, decimal, string and nested columns are not released)")
+    if row_id is not None:
+        if row_id in columns:
+            raise ParameterError("row_id", row_id, "a column that is not one of the noisy columns")
+        if not pa.types.is_integer(schema.field(row_id).type):
+            raise ParameterTypeError("row_id", str(schema.field(row_id).type), "an integer column of row ids")
+
+
+def output_schema(schema: Any, columns: list[str]) -> Any:
+    pa = pyarrow()
+    fields = []
+    for f in schema:
+        if f.name in columns:
+            t = pa.float32() if pa.types.is_float32(f.type) else pa.float64()
+            f = pa.field(f.name, t, nullable=f.nullable, metadata=f.metadata)
+        fields.append(f)
+    return pa.schema(fields, metadata=schema.metadata)
+
+
+def noise_batch(batch: Any, plan: NoisePlan, columns: list[str], streams: dict | None, rows: Any, *,
+                nulls: str = "error", out_schema: Any = None, threads: int | None = None,
+                granularity: float | None = None) -> Any:
+    """``batch`` with noise added to ``columns``; ``rows``: the first row (int) or row ids.
+
+    ``streams``: column -> :func:`~puffer.io.column_stream` (None: secure mode)."""
+    pa = pyarrow()
+    arrays = list(batch.columns)
+    names = batch.schema.names
+    out_schema = output_schema(batch.schema, columns) if out_schema is None else out_schema
+    for c in columns:
+        i = names.index(c)
+        arr = arrays[i]
+        if isinstance(arr, pa.ChunkedArray):
+            arr = arr.combine_chunks()
+        valid = None
+        if arr.null_count:
+            if nulls == "error":
+                first = int(np.flatnonzero(~np.asarray(arr.is_valid()))[0])
+                where = rows + first if isinstance(rows, (int, np.integer)) else int(np.asarray(rows)[first])
+                raise ParameterError(f"column {c!r}", f"null at row {where}",
+                                     "no nulls (or nulls='keep' to leave null rows null, without noise)")
+            valid = np.asarray(arr.is_valid(), dtype=bool)
+            arr = arr.fill_null(0)
+        t = out_schema.field(c).type
+        vals = arr.to_numpy(zero_copy_only=False).astype(t.to_pandas_dtype(), copy=False)
+        noisy = add_rows(plan, vals, None if streams is None else streams[c], rows, valid=valid,
+                         secure_granularity=granularity, threads=threads, column=c)
+        arrays[i] = pa.array(noisy, type=t, mask=None if valid is None else ~valid)
+    return pa.RecordBatch.from_arrays(arrays, schema=out_schema)

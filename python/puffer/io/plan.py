@@ -1,0 +1,320 @@
+"""Row-addressed noise: what the file ETL, Spark and Dask paths share.
+
+The noise added to row ``r`` of column ``c`` is value ``r`` of the Philox stream
+:func:`column_stream` ``(seed, c)``, so it depends only on ``(seed, c, r)``: the output is
+bitwise identical for any batch size, partitioning, worker count and thread count, and equal to
+``puffer.add_noise(x, noise, rng=column_stream(seed, c))`` on the whole column ``x``.
+
+A :class:`NoisePlan` is resolved once from what the user calls the *mechanism*:
+
+* a calibrated :class:`puffer.mechanisms.Mechanism` (its noise, sensitivity and guarantee);
+* a framework file (``.toml``/``.json``, the schema ``puffer run`` reads: see
+  :mod:`puffer.config.schema`) or its parsed dict: the mechanisms ``puffer run`` lists are
+  calibrated and the one named by ``select`` (a case-insensitive substring of the label;
+  default: the first row, Wasserstein with Laplace noise, the one ``puffer run`` releases with)
+  is used;
+* a plain noise: a noise family instance or a ``(kind, params)`` tuple such as
+  ``("laplace", {"b": 2.0})`` (no calibration, so the ledger records no guarantee).
+
+Dimension. A mechanism for a ``d``-dimensional query (``framework.dim == d > 1``) releases one
+``d``-vector per row: exactly ``d`` columns must be given, they form the vector in the order
+given, and every coordinate gets i.i.d. noise (as :meth:`Mechanism.release` adds it). A scalar
+mechanism (``d == 1``) may be applied to several columns; each column is then a separate
+release per row (the ledger says so: ``releases_per_row``) and the guarantees compose.
+
+Secure mode (``secure=True``): the values are snapped to a lattice and exact discrete noise
+from a CSPRNG keyed by OS entropy is added (:mod:`puffer.secure`), calibrated per row-vector
+(padding for ``d`` coordinates in the mechanism's norm). There is no seed, nothing is
+reproducible, and the ledger records no seed fingerprint.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import numbers
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .. import _validate as V
+from ..errors import ParameterError, ParameterTypeError
+
+__all__ = ["NoisePlan", "resolve", "column_stream", "seed_fingerprint", "add_rows", "draw_seed"]
+
+_DOMAIN = b"puffer.io column stream v1\x00"
+
+
+def _seed(seed: Any) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, (numbers.Integral, np.integer)):
+        raise ParameterTypeError("seed", seed, "a non-negative integer")
+    s = int(seed)
+    if s < 0 or s >= 1 << 256:
+        raise ParameterError("seed", seed, "an integer in [0, 2^256)")
+    return s
+
+
+def draw_seed() -> int:
+    """A fresh 128-bit seed from OS entropy (what ``seed=None`` means outside secure mode)."""
+    return int(np.random.SeedSequence().entropy)  # type: ignore[arg-type]
+
+
+def column_stream(seed: int, column: Any) -> Any:
+    """The Philox stream of column ``column`` under ``seed`` (position 0 = row 0).
+
+    The key is a ``SeedSequence`` with entropy ``seed`` and a spawn key made of the first 128
+    bits of sha256 of the column name, so columns get independent streams and renaming a
+    column changes its noise.
+
+    >>> import numpy as np, puffer
+    >>> from puffer.io import column_stream
+    >>> x = np.arange(6.0)
+    >>> a = puffer.add_noise(x, ("laplace", {"b": 1.0}), rng=column_stream(7, "x"))
+    >>> s = column_stream(7, "x"); s.position = 3   # rows 3.. of the same column
+    >>> bool(np.array_equal(a[3:], puffer.add_noise(x[3:], ("laplace", {"b": 1.0}), rng=s)))
+    True
+    """
+    from ..sampling import Stream
+
+    name = str(column).encode("utf-8")
+    words = np.frombuffer(hashlib.sha256(_DOMAIN + name).digest()[:16], dtype="<u4")
+    return Stream(np.random.SeedSequence(entropy=_seed(seed), spawn_key=tuple(int(w) for w in words)))
+
+
+def seed_fingerprint(seed: int) -> str:
+    """A fingerprint that identifies a seed in the ledger without storing it (sha256, 64 bits).
+
+    It lets an auditor check a claimed seed; a small seed can be found by brute force from its
+    fingerprint, so use a large random seed (``seed=None`` draws 128 bits) when that matters."""
+    return "sha256:" + hashlib.sha256(b"puffer seed fingerprint v1\x00" + str(_seed(seed)).encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class NoisePlan:
+    """The noise to add and where it came from (see the module docstring).
+
+    ``kind``/``params``: the scalar sampler (None: no noise needed, zero sensitivity);
+    ``dim``: the query dimension (columns per release); ``mechanism``: the calibrated mechanism
+    or None for a plain noise; ``label``: which mechanism; ``source``: the file or "object"."""
+
+    kind: str | None
+    params: dict
+    dim: int
+    mechanism: Any = None
+    label: str = ""
+    source: str = "object"
+    noise: Any = None
+    _secure: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def guarantee(self) -> Any:
+        return None if self.mechanism is None else self.mechanism.guarantee
+
+    def check_columns(self, columns: list[str]) -> None:
+        """Columns must match the mechanism's dimension (see the module docstring)."""
+        if self.dim > 1 and len(columns) != self.dim:
+            raise ParameterError("columns", list(columns),
+                                 f"exactly {self.dim} columns: the mechanism ({self.label}) releases a "
+                                 f"{self.dim}-dimensional vector per row, one coordinate per column")
+
+    def releases_per_row(self, n_columns: int) -> int:
+        return 1 if self.dim > 1 else n_columns
+
+    def for_workers(self, *, secure: bool = False, granularity: float | None = None) -> NoisePlan:
+        """A light copy to ship to Spark/Dask workers: the sampler, no mechanism object (the
+        secure lattice plan, if needed, computed here on the driver)."""
+        cache = {granularity: self.secure_plan(granularity)} if secure and self.kind is not None else {}
+        return NoisePlan(self.kind, dict(self.params), self.dim, None, self.label, self.source, None, cache)
+
+    def describe(self) -> dict:
+        """JSON-able ledger fields: mechanism, framework digest, sensitivity (with witness),
+        noise family and scale, guarantee."""
+        from ..mechanisms._base import noise_description
+
+        m = self.mechanism
+        noise = None if self.noise is None else noise_description(self.noise)
+        if noise is None and self.kind is not None:
+            noise = {"family": self.kind, **self.params}
+        scale = None if self.noise is None else float(getattr(self.noise, "scale", math.nan))
+        if scale is not None and not math.isfinite(scale):
+            scale = None
+        if m is None:
+            return {"mechanism": None, "label": self.label, "source": self.source, "framework": None,
+                    "sensitivity": None, "noise": noise, "scale": scale, "guarantee": None, "dim": self.dim}
+        return {"mechanism": type(m).__name__, "label": self.label, "source": self.source,
+                "framework": m.framework.digest(), "sensitivity": m.sensitivity.to_dict(), "noise": noise,
+                "scale": scale, "guarantee": m.guarantee.to_dict(), "target": m.to_dict()["target"],
+                "dim": self.dim}
+
+    def secure_plan(self, granularity: float | None = None) -> Any:
+        """The lattice plan of secure mode for one row-vector of ``dim`` coordinates."""
+        from ..secure import secure_plan
+
+        if granularity in self._secure:
+            return self._secure[granularity]
+        if self.mechanism is None:
+            raise ParameterError("secure", True, "a calibrated mechanism (framework file or Mechanism object), "
+                                 "so the sensitivity the lattice padding needs is known")
+        if self.kind not in ("laplace", "gaussian"):
+            raise ParameterError("secure", True, f"Laplace or Gaussian noise (the mechanism uses {self.kind})")
+        key = granularity
+        if key not in self._secure:
+            sens = self.mechanism.sensitivity
+            norm = sens.norm if (self.dim > 1 and sens.norm in ("l1", "l2")) else "coordinate"
+            self._secure[key] = secure_plan((self.kind, self.params), self.dim, sensitivity=sens.value,
+                                            granularity=granularity, norm=norm)
+        return self._secure[key]
+
+
+def _scalar_spec(noise: Any, dim: int) -> tuple[str, dict]:
+    from ..noise.product import IID
+    from ..sampling import noise_spec
+
+    if isinstance(noise, IID):
+        if noise.d != dim:  # type: ignore[attr-defined]
+            raise ParameterError("mechanism", repr(noise), f"i.i.d. noise of dimension {dim}")
+        noise = noise.base  # type: ignore[attr-defined]
+    spec = getattr(noise, "_sampler_spec", None)
+    if not callable(spec) and not isinstance(noise, tuple):
+        raise ParameterTypeError("mechanism", repr(noise), "a mechanism whose noise is i.i.d. per coordinate "
+                                 "(Laplace, Gaussian, ... or their .iid(d)); K-norm noise is not row-separable")
+    return noise_spec(noise)
+
+
+def _from_mechanism(m: Any, label: str, source: str) -> NoisePlan:
+    dim = int(m.framework.dim)
+    if m.noise is None:
+        return NoisePlan(None, {}, dim, m, label, source, None)
+    kind, params = _scalar_spec(m.noise, dim)
+    base = getattr(m.noise, "base", m.noise)
+    return NoisePlan(kind, params, dim, m, label, source, base)
+
+
+def resolve(mechanism: Any, *, select: str | None = None) -> NoisePlan:
+    """The :class:`NoisePlan` of a mechanism object, a framework file / dict or a plain noise.
+
+    >>> from puffer.io import resolve
+    >>> resolve(("gaussian", {"sigma": 2.0})).kind
+    'gaussian'
+    """
+    from ..mechanisms._base import Mechanism
+    from ..sampling import _params
+
+    if isinstance(mechanism, NoisePlan):
+        return mechanism
+    if isinstance(mechanism, Mechanism):
+        if select is not None:
+            raise ParameterError("select", select, "None when a Mechanism object is given")
+        return _from_mechanism(mechanism, type(mechanism).__name__, "object")
+    if isinstance(mechanism, (str, os.PathLike, dict)):
+        from ..config import build_framework, build_mechanisms, load_config, validate_config
+
+        if isinstance(mechanism, dict):
+            cfg, source = validate_config(mechanism), "dict"
+        else:
+            cfg, source = load_config(mechanism), os.fspath(mechanism)
+        if "release" in cfg:
+            raise ParameterError("mechanism", source, "a framework file without a [release] table (the values "
+                                 "to release come from the columns)")
+        todo = build_mechanisms(build_framework(cfg["model"]), cfg["target"])
+        labels = [lab for lab, _ in todo]
+        if select is None:
+            label, make = todo[0]
+        else:
+            if not isinstance(select, str):
+                raise ParameterTypeError("select", select, f"a string matching one of {labels}")
+            hits = [(lab, mk) for lab, mk in todo if select.lower() in lab.lower()]
+            if len(hits) != 1:
+                raise ParameterError("select", select, f"a substring of exactly one of {labels}")
+            label, make = hits[0]
+        return _from_mechanism(make(), label, source)
+    if select is not None:
+        raise ParameterError("select", select, "None for a plain noise")
+    kind, params = _scalar_spec(mechanism, 1)
+    _params(kind, params)  # validate now, not in a worker
+    base = mechanism if not isinstance(mechanism, tuple) else None
+    return NoisePlan(kind, params, 1, None, f"{kind} noise (uncalibrated)", "object", base)
+
+
+def add_rows(plan: NoisePlan, values: np.ndarray, stream: Any, rows: Any, *, valid: np.ndarray | None = None,
+             secure_granularity: float | None = None, threads: int | None = None, column: str = "") -> np.ndarray:
+    """A new array: ``values`` (1-D float32/float64) plus the noise of rows ``rows``.
+
+    ``rows`` is an int (the first row: the rows are consecutive) or an int64 array of row ids
+    (the same length as ``values``; consecutive runs are filled in one call each). ``valid``:
+    a boolean mask, False where the value is null (no noise is added there; the row still owns
+    its stream position, so other rows are unaffected). ``stream`` None means secure mode.
+    """
+    from .. import _core
+    from ..sampling import _LAYOUT, KINDS, _params, _threads
+
+    src = np.asarray(values)
+    # a fresh array with numpy's canonical dtype object: arrays unpickled in a worker carry an
+    # equal but distinct dtype instance, which the core's binding refuses
+    vals = np.empty(src.shape, dtype=np.float32 if src.dtype == np.float32 else np.float64)
+    vals[...] = src
+    n = vals.size
+    if valid is not None:
+        vals[~valid] = 0.0
+    bad = np.flatnonzero(~np.isfinite(vals))
+    if bad.size:
+        i = int(bad[0])
+        where = rows + i if isinstance(rows, (int, np.integer)) else int(np.asarray(rows)[i])
+        raise ParameterError(f"column {column!r}" if column else "values", f"{vals[i]} at row {where}",
+                             "finite values (NaN and +-inf cannot be released)")
+    if plan.kind is None or n == 0:
+        return vals
+    thr = _threads(threads)
+    if stream is None:  # secure mode: lattice + exact discrete noise, per row-vector plan
+        sp = plan.secure_plan(secure_granularity)
+        lim = 2.0 ** (52 + sp.g_exp)
+        big = float(np.abs(vals).max())
+        if big > lim:
+            raise ParameterError(f"column {column!r}" if column else "values", big,
+                                 f"|x| <= 2^52 * granularity = {lim:.3g} in secure mode")
+        x = vals.astype(np.float64, copy=False)
+        _core.sampling.secure_add(sp.kind, sp.num, sp.den, sp.t, sp.g_exp, x, x, thr)
+        if valid is not None:
+            x[~valid] = 0.0
+        return x
+    code, p0, p1 = _params(plan.kind, plan.params)
+    assert KINDS[plan.kind][0] == code
+    k0, k1, word = stream._k0, stream._k1, stream._word | (_LAYOUT[code] << 30)
+    fn = _core.sampling.fill_f64 if vals.dtype == np.float64 else _core.sampling.fill_f32
+    if isinstance(rows, (int, np.integer)):
+        starts, lo = np.array([int(rows)], dtype=np.int64), np.array([0, n], dtype=np.int64)
+    else:
+        r = np.asarray(rows)
+        if r.shape != (n,) or r.dtype.kind not in "iu":
+            raise ParameterTypeError("row_id", f"array of dtype {r.dtype} and shape {r.shape}",
+                                     f"{n} integer row ids")
+        r = r.astype(np.int64, copy=False)
+        if n and int(r.min()) < 0:
+            raise ParameterError("row_id", int(r.min()), "row ids >= 0")
+        cut = np.flatnonzero(np.diff(r) != 1) + 1
+        lo = np.concatenate(([0], cut, [n])).astype(np.int64)
+        starts = r[lo[:-1]]
+    # one call per run of consecutive row ids; the core adds value (start + i) of the stream
+    for j in range(starts.size):
+        a, b = int(lo[j]), int(lo[j + 1])
+        seg = vals[a:b]
+        fn(code, p0, p1, k0, k1, word, int(starts[j]), seg, seg, thr)
+    if valid is not None:
+        vals[~valid] = 0.0
+    return vals
+
+
+def as_columns(columns: Any) -> list[str]:
+    """A non-empty list of distinct column names (a single string is one column)."""
+    if isinstance(columns, str):
+        columns = [columns]
+    if not isinstance(columns, (list, tuple)) or not columns or not all(isinstance(c, str) for c in columns):
+        raise ParameterTypeError("columns", columns, "a column name or a non-empty list of column names")
+    if len(set(columns)) != len(columns):
+        raise ParameterError("columns", list(columns), "distinct column names")
+    return list(columns)
+
+
+def threads_arg(threads: Any) -> int | None:
+    return None if threads is None else V.integer("threads", threads, lo=1, hi=1024)

@@ -1,0 +1,254 @@
+"""puffer.io / `puffer noise`: row-addressed noise, byte-identical output, the ledger, bad inputs.
+
+Oracles: puffer.add_noise on the whole column with puffer.io.column_stream (the documented
+definition), the mechanism object calibrated independently from the same framework file, and
+guarantee_from_dict on the ledger's record. Nothing here is statistical.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pcsv
+import pyarrow.parquet as pq
+import pytest
+
+import puffer
+import puffer.io as pio
+from puffer import cli
+from puffer.errors import ParameterError, ParameterTypeError
+
+N = 1_000_000
+SEED = 2**100 + 12345  # large: its decimal digits cannot appear in the ledger by chance
+
+FRAMEWORK = {"name": "test pair", "model": {"kind": "correlated_pair", "p": 0.5, "rho": 0.3},
+             "target": {"eps": 1.0, "delta": 1e-5, "alpha": 2.0}}
+FRAMEWORK_2D = {"model": {"kind": "conditionals", "pairs": [["a", "b"]], "conditionals": {"t": {
+    "a": {"atoms": [[0.0, 0.0], [1.0, 0.0]], "probs": [0.5, 0.5]},
+    "b": {"atoms": [[0.0, 1.0], [1.0, 1.0]], "probs": [0.5, 0.5]}}}},
+    "target": {"eps": 1.0}}
+
+
+def sha(path) -> str:
+    return hashlib.sha256(open(path, "rb").read()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory):
+    d = tmp_path_factory.mktemp("big")
+    rng = np.random.default_rng(0)
+    t = pa.table({"id": np.arange(N, dtype=np.int64), "x": rng.normal(size=N) * 100,
+                  "y": rng.integers(0, 1000, size=N, dtype=np.int32),
+                  "z": rng.normal(size=N).astype(np.float32), "name": pa.array(["r"] * N)})
+    p = d / "in.parquet"
+    pq.write_table(t, p, row_group_size=300_000)
+    return d, p, t
+
+
+@pytest.fixture(scope="module")
+def fw_file(tmp_path_factory):
+    p = tmp_path_factory.mktemp("fw") / "pair.json"
+    p.write_text(json.dumps(FRAMEWORK))
+    return p
+
+
+def test_round_trip_identical_bytes_for_any_batch_size_and_threads(big):
+    d, src, t = big
+    noise = ("laplace", {"b": 3.0})
+    outs = []
+    for k, (bs, thr) in enumerate([(1 << 16, None), (997, 1), (N, 2), (250_001, 1)]):
+        out = d / f"out{k}.parquet"
+        pio.noise_file(src, out, ["x", "y", "z"], noise, seed=SEED, batch_size=bs, threads=thr, ledger=None)
+        outs.append(out)
+    assert len({sha(o) for o in outs}) == 1
+    got = pq.read_table(outs[0])
+    assert got.schema.field("x").type == pa.float64() and got.schema.field("y").type == pa.float64()
+    assert got.schema.field("z").type == pa.float32()
+    assert got.column("name").equals(t.column("name")) and got.column("id").equals(t.column("id"))
+    # the documented definition: row r of column c = value r of column_stream(seed, c)
+    for c in ("x", "y", "z"):
+        ref = puffer.add_noise(t.column(c).to_numpy().astype(np.float32 if c == "z" else np.float64),
+                               noise, rng=pio.column_stream(SEED, c))
+        assert np.array_equal(got.column(c).to_numpy(), ref)
+    # columns get different noise; another seed gives other noise
+    dx = got.column("x").to_numpy() - t.column("x").to_numpy()
+    dy = got.column("y").to_numpy() - t.column("y").to_numpy()
+    assert not np.allclose(dx[:100], dy[:100])
+
+
+def test_ledger_matches_mechanism_guarantee(tmp_path, fw_file):
+    t = pa.table({"x": np.linspace(0, 1, 1000)})
+    src = tmp_path / "in.parquet"
+    pq.write_table(t, src)
+    led = tmp_path / "ledger.jsonl"
+    for sel, out in ((None, "a.parquet"), ("PP delta", "b.parquet")):
+        pio.noise_file(src, tmp_path / out, "x", fw_file, seed=SEED, select=sel, ledger=led)
+    text = led.read_text()
+    assert str(SEED) not in text and str(SEED % 2**64) not in text
+    entries = [json.loads(line) for line in text.splitlines()]
+    assert entries == pio.read_ledger(led) and len(entries) == 2
+    from puffer.config import build_framework, build_mechanisms
+
+    todo = dict(build_mechanisms(build_framework(FRAMEWORK["model"]), FRAMEWORK["target"]))
+    for e, label in zip(entries, ["Wasserstein (Laplace)", "GWM Gaussian, PP delta=1e-05"]):
+        m = todo[label]()
+        assert e["label"] == label and e["mechanism"] == type(m).__name__
+        assert puffer.guarantee_from_dict(e["guarantee"]) == m.guarantee
+        assert e["guarantee"] == m.guarantee.to_dict()
+        assert e["sensitivity"] == m.sensitivity.to_dict() and e["sensitivity"]["witness"] is not None
+        assert e["framework"] == m.framework.digest()
+        assert e["scale"] == m.noise.scale and e["noise"]["family"] == type(m.noise).__name__
+        assert e["rows"] == 1000 and e["columns"] == ["x"] and e["puffer_version"] == puffer.__version__
+        assert e["rng"]["mode"] == "philox" and e["rng"]["seed_fingerprint"] == pio.seed_fingerprint(SEED)
+        assert e["output_sha256"] == "sha256:" + sha(tmp_path / ("a.parquet" if label.startswith("W") else "b.parquet"))
+    # the noise is the mechanism's: same as Mechanism.release with the column's stream
+    m = todo["Wasserstein (Laplace)"]()
+    ref = m.release(t.column("x").to_numpy(), rng=pio.column_stream(SEED, "x"))
+    assert np.array_equal(pq.read_table(tmp_path / "a.parquet").column("x").to_numpy(), ref)
+
+
+def test_csv_input_and_cli(tmp_path, fw_file, capsys):
+    t = pa.table({"a": np.arange(5000, dtype=np.int64), "b": np.linspace(-1, 1, 5000)})
+    csv, pqf = tmp_path / "in.csv", tmp_path / "in.parquet"
+    pcsv.write_csv(t, csv)
+    pq.write_table(t, pqf)
+    rc = cli.main(["noise", str(csv), str(tmp_path / "c.parquet"), "--column", "a", "--column", "b",
+                   "--mechanism", str(fw_file), "--seed", "11", "--batch-size", "123", "--json"])
+    assert rc == 0
+    entry = json.loads(capsys.readouterr().out)
+    assert entry["rows"] == 5000 and entry["releases_per_row"] == 2
+    assert pio.read_ledger(tmp_path / "puffer-ledger.jsonl")[0]["output_sha256"] == entry["output_sha256"]
+    rc = cli.main(["noise", str(pqf), str(tmp_path / "p.parquet"), "--column", "a", "--column", "b",
+                   "--mechanism", str(fw_file), "--seed", "11"])
+    assert rc == 0 and "puffer noise: 5000 rows" in capsys.readouterr().out
+    a, b = pq.read_table(tmp_path / "c.parquet"), pq.read_table(tmp_path / "p.parquet")
+    assert a.equals(b)  # same values whatever the input format
+    # plain noise
+    rc = cli.main(["noise", str(pqf), str(tmp_path / "n.parquet"), "--column", "b", "--noise", "gaussian",
+                   "--scale", "0.5", "--seed", "3", "--ledger", str(tmp_path / "l2.jsonl")])
+    assert rc == 0
+    e = pio.read_ledger(tmp_path / "l2.jsonl")[0]
+    assert e["guarantee"] is None and e["noise"] == {"family": "gaussian", "sigma": 0.5}
+    ref = puffer.add_noise(t.column("b").to_numpy(), ("gaussian", {"sigma": 0.5}), rng=pio.column_stream(3, "b"))
+    assert np.array_equal(pq.read_table(tmp_path / "n.parquet").column("b").to_numpy(), ref)
+    capsys.readouterr()
+    # bad input -> exit 3 with a message, no output
+    rc = cli.main(["noise", str(pqf), str(tmp_path / "bad.parquet"), "--column", "nope", "--noise", "laplace",
+                   "--scale", "1", "--seed", "1"])
+    err = capsys.readouterr().err
+    assert rc == 3 and "nope" in err and not (tmp_path / "bad.parquet").exists()
+    assert cli.main(["noise", str(pqf), str(tmp_path / "bad.parquet"), "--column", "b", "--noise", "laplace",
+                     "--seed", "1"]) == 3  # --noise without --scale
+
+
+def test_secure_mode(tmp_path, fw_file):
+    t = pa.table({"x": np.linspace(0, 10, 4000)})
+    src = tmp_path / "in.parquet"
+    pq.write_table(t, src)
+    e = pio.noise_file(src, tmp_path / "s.parquet", ["x"], fw_file, secure=True, granularity=2**-10,
+                       ledger=tmp_path / "l.jsonl")
+    y = pq.read_table(tmp_path / "s.parquet").column("x").to_numpy()
+    assert np.all(y * 2**10 == np.round(y * 2**10))  # on the lattice
+    assert e["rng"]["mode"] == "secure" and e["rng"]["seed_fingerprint"] is None and e["rng"]["granularity"] == 2**-10
+    assert 0.5 < np.mean(np.abs(y - t.column("x").to_numpy())) / e["scale"] < 2.0
+    with pytest.raises(ParameterError, match="seed"):
+        pio.noise_file(src, tmp_path / "s2.parquet", ["x"], fw_file, secure=True, seed=1)
+    with pytest.raises(ParameterError, match="secure"):
+        pio.noise_file(src, tmp_path / "s3.parquet", ["x"], ("laplace", {"b": 1.0}), secure=True)
+
+
+def test_nulls_error_and_keep(tmp_path):
+    x = pa.array([1.0, None, 3.0, 4.0, None, 6.0])
+    src = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"x": x}), src)
+    with pytest.raises(ParameterError, match="null at row 1"):
+        pio.noise_file(src, tmp_path / "o.parquet", ["x"], ("laplace", {"b": 1.0}), seed=1)
+    assert not (tmp_path / "o.parquet").exists()
+    pio.noise_file(src, tmp_path / "o.parquet", ["x"], ("laplace", {"b": 1.0}), seed=1, nulls="keep", batch_size=4)
+    y = pq.read_table(tmp_path / "o.parquet").column("x")
+    assert y.null_count == 2 and not y[1].is_valid and not y[4].is_valid
+    full = puffer.add_noise(np.array([1.0, 0, 3, 4, 0, 6]), ("laplace", {"b": 1.0}), rng=pio.column_stream(1, "x"))
+    valid = np.array([1, 0, 1, 1, 0, 1], bool)
+    assert np.array_equal(y.to_numpy(zero_copy_only=False)[valid], full[valid])  # other rows unaffected
+
+
+def test_bad_inputs(tmp_path, fw_file, big):
+    d, bigsrc, _ = big
+    t = pa.table({"x": [1.0, 2.0], "s": ["a", "b"], "flag": [True, False]})
+    src = tmp_path / "in.parquet"
+    pq.write_table(t, src)
+    lap = ("laplace", {"b": 1.0})
+    with pytest.raises(ParameterError, match="'nope'.*a column of the input"):
+        pio.noise_file(src, tmp_path / "o.parquet", ["x", "nope"], lap, seed=1)
+    with pytest.raises(ParameterTypeError, match="column 's'"):
+        pio.noise_file(src, tmp_path / "o.parquet", ["s"], lap, seed=1)
+    with pytest.raises(ParameterTypeError, match="column 'flag'"):
+        pio.noise_file(src, tmp_path / "o.parquet", ["flag"], lap, seed=1)
+    with pytest.raises(ParameterError, match="different from the input"):
+        pio.noise_file(src, src, ["x"], lap, seed=1)
+    with pytest.raises(ParameterError, match="different from the input"):
+        pio.noise_file(src, tmp_path / "." / "in.parquet", ["x"], lap, seed=1)
+    with pytest.raises(ParameterError, match="distinct"):
+        pio.noise_file(src, tmp_path / "o.parquet", ["x", "x"], lap, seed=1)
+    for bad_seed, exc in ((-1, ParameterError), (1.5, ParameterTypeError), (True, ParameterTypeError)):
+        with pytest.raises(exc, match="seed"):
+            pio.noise_file(src, tmp_path / "o.parquet", ["x"], lap, seed=bad_seed)
+    with pytest.raises(ParameterError, match="nulls"):
+        pio.noise_file(src, tmp_path / "o.parquet", ["x"], lap, seed=1, nulls="drop")
+    with pytest.raises(ParameterError, match="kind"):
+        pio.noise_file(src, tmp_path / "o.parquet", ["x"], ("laplce", {"b": 1.0}), seed=1)
+    # a ledger that is not JSON lines: refused before any work, nothing written
+    led = tmp_path / "bad.jsonl"
+    led.write_text('{"ok": 1}\n[1, 2]\n')
+    with pytest.raises(ParameterError, match="line 2"):
+        pio.noise_file(src, tmp_path / "o.parquet", ["x"], lap, seed=1, ledger=led)
+    led.write_text('{"ok": 1}\n{"broken": \n')
+    with pytest.raises(ParameterError, match="JSON lines.*line 2"):
+        pio.noise_file(src, tmp_path / "o.parquet", ["x"], lap, seed=1, ledger=led)
+    assert led.read_text() == '{"ok": 1}\n{"broken": \n' and not (tmp_path / "o.parquet").exists()
+    # mechanism file vs column dimension: a 2-D query needs exactly 2 columns
+    f2 = tmp_path / "fw2.json"
+    f2.write_text(json.dumps(FRAMEWORK_2D))
+    pq.write_table(pa.table({"u": [0.0, 1.0], "v": [1.0, 0.0], "w": [0.5, 0.5]}), tmp_path / "uvw.parquet")
+    for cols in (["u"], ["u", "v", "w"]):
+        with pytest.raises(ParameterError, match="exactly 2 columns"):
+            pio.noise_file(tmp_path / "uvw.parquet", tmp_path / "o.parquet", cols, f2, seed=1)
+    e = pio.noise_file(tmp_path / "uvw.parquet", tmp_path / "o.parquet", ["u", "v"], f2, seed=1)
+    assert e["dim"] == 2 and e["releases_per_row"] == 1
+    with pytest.raises(ParameterError, match="release"):  # a file with [release] values is not for columns
+        pio.noise_file(src, tmp_path / "o2.parquet", ["x"], {**FRAMEWORK, "release": {"values": [1.0]}}, seed=1)
+    with pytest.raises(ParameterError, match="select"):
+        pio.noise_file(src, tmp_path / "o2.parquet", ["x"], fw_file, seed=1, select="no such mechanism")
+    with pytest.raises(ParameterError, match="input"):
+        pio.noise_file(tmp_path / "missing.parquet", tmp_path / "o2.parquet", ["x"], lap, seed=1)
+    (tmp_path / "junk.parquet").write_bytes(b"not parquet at all")
+    with pytest.raises(ParameterError, match="readable parquet"):
+        pio.noise_file(tmp_path / "junk.parquet", tmp_path / "o2.parquet", ["x"], lap, seed=1)
+    # a failure deep in a large file leaves no partial output and no temporary file
+    tbl = pq.read_table(bigsrc, columns=["x"])
+    x = tbl.column("x").to_numpy().copy()
+    x[900_000] = np.inf
+    pq.write_table(pa.table({"x": x}), tmp_path / "inf.parquet")
+    before = set(os.listdir(tmp_path))
+    with pytest.raises(ParameterError, match="row 900000"):
+        pio.noise_file(tmp_path / "inf.parquet", tmp_path / "partial.parquet", ["x"], lap, seed=1)
+    assert set(os.listdir(tmp_path)) == before
+
+
+def test_progress_only_when_asked_or_on_a_terminal(tmp_path, capsys):
+    src = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"x": np.zeros(1000)}), src)
+    pio.noise_file(src, tmp_path / "a.parquet", ["x"], ("laplace", {"b": 1.0}), seed=1)
+    assert capsys.readouterr().err == ""  # stderr is not a terminal under pytest
+    pio.noise_file(src, tmp_path / "b.parquet", ["x"], ("laplace", {"b": 1.0}), seed=1, progress=True, batch_size=100)
+    assert "rows" in capsys.readouterr().err
+
+
+def test_ledger_append_keeps_one_object_per_line(tmp_path):
+    p = tmp_path / "l.jsonl"
+    p.write_text('{"a": 1}')  # no trailing newline
+    pio.append_ledger(p, {"b": 2})
+    assert pio.read_ledger(p) == [{"a": 1}, {"b": 2}]
