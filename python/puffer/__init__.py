@@ -15,6 +15,7 @@ from . import transport, noise, sampling, secure
 from .sampling import add_noise, sample
 from .framework import Framework, Sensitivity
 from . import models, mechanisms, audit
+from . import iteration, sensitivities
 
 __version__ = "0.1.0"
 
@@ -23,4 +24,5 @@ __all__ = [
     "UnboundedSensitivityError", "DiscreteDist", "PP", "RPP", "ApproxRPP", "RPPCurve",
     "Provenance", "default_orders", "transport", "noise", "sampling", "secure", "sample",
     "add_noise", "Framework", "Sensitivity", "models", "mechanisms", "audit",
+    "iteration", "sensitivities",
 ]
