@@ -31,7 +31,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "compose_parallel": (".accounting.pufferfish", "compose_parallel"),
 }
 _SUBMODULES = ("refs", "guarantees", "transport", "noise", "sampling", "secure", "framework",
-               "models", "mechanisms", "audit", "dist", "accounting", "partial", "plot", "capacity")
+               "models", "mechanisms", "audit", "dist", "accounting", "partial", "plot", "capacity", "iteration", "sensitivities")
 _SUBMODULES += ("io", "spark", "dask")  # type: ignore[assignment]  # issue 16: optional extras, lazy
 
 __all__ = ["__version__", "PufferError", "ParameterError", "ParameterTypeError", "NumericalError",

@@ -6,11 +6,15 @@
 * :mod:`.kantorovich` — spec 001 (Ding 2022): Lemma 1 / Theorem 1 (Laplace and general
   exponential-mechanism noise), Theorem 2 (relaxed), Theorem 3 (Gaussian), and the
   support-diameter DP baseline.
+* :mod:`.cauchy` — spec 000 Cor 4.1 (Cauchy mechanism, corrected d-dimensional form).
+* :mod:`.close_adversary` — App. A.4 (adversaries outside Theta); also ``Mechanism.close_adversary``.
 """
 from ._base import GroupComparison, Mechanism
 from .kantorovich import Kantorovich, KantorovichGaussian
+from .cauchy import CauchyMechanism, cauchy_epsilon
 from .wasserstein import (ApproximateWasserstein, DistributionAwareWasserstein, GeneralWasserstein,
                           Wasserstein)
 
 __all__ = ["Mechanism", "GroupComparison", "Wasserstein", "GeneralWasserstein",
-           "ApproximateWasserstein", "DistributionAwareWasserstein", "Kantorovich", "KantorovichGaussian"]
+           "ApproximateWasserstein", "DistributionAwareWasserstein", "Kantorovich", "KantorovichGaussian",
+           "CauchyMechanism", "cauchy_epsilon"]

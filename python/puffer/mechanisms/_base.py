@@ -126,6 +126,35 @@ class Mechanism:
             return out
         return sampling.add_noise(values, self.noise, rng=rng, out=out)
 
+    def close_adversary(self, alpha: float | None = None, *, w_inf: float | None = None,
+                        d_inf: float | None = None, hp: float = 3.0, hq: float = 3.0, hr: float = 3.0):
+        """The guarantee against an adversary with a prior theta' outside Theta (Pierquin et al.
+        2024, App. A.4): ``d_inf`` (the D_inf distance of Thm A.3) for a PP guarantee, or
+        ``w_inf`` (W_inf between the query laws under theta' and the nearest theta) and an order
+        ``alpha`` for an additive mechanism (Thm A.5, Hoelder exponents hp, hq, hr with
+        1/hp + 1/hq + 1/hr = 1). See :mod:`puffer.mechanisms.close_adversary`."""
+        from . import close_adversary as ca
+        from ..guarantees import PP as _PP
+
+        prov = getattr(self.guarantee, "provenance", None)
+        if d_inf is not None:
+            if w_inf is not None or alpha is not None:
+                raise ParameterError("d_inf", d_inf, "d_inf alone (Thm A.3) or w_inf with alpha (Thm A.5)")
+            if not isinstance(self.guarantee, _PP):
+                raise ParameterError("d_inf", d_inf, f"a PP guarantee for Thm A.3 ({type(self).__name__} "
+                                                     "gives an RPP guarantee: use w_inf and alpha)")
+            return ca.close_adversary_pp(self.guarantee.eps, d_inf, prov)
+        if w_inf is None or alpha is None:
+            raise ParameterError("w_inf", w_inf, "w_inf and alpha (Thm A.5), or d_inf (Thm A.3)")
+        noise = self.noise
+        if noise is None:
+            raise ParameterError("w_inf", w_inf, "a mechanism that adds noise")
+        eps_at = getattr(self, "epsilon", None)
+        if eps_at is None:
+            raise ParameterError("alpha", alpha, f"a mechanism with an RPP curve ({type(self).__name__} has none)")
+        return ca.close_adversary_additive(alpha, eps_at, lambda o, z: float(noise.R(o, z)), w_inf,
+                                           hp=hp, hq=hq, hr=hr, provenance=prov)
+
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(sensitivity={self.sensitivity.value!r}, noise={self.noise!r}, "
                 f"guarantee={self.guarantee!r})")

@@ -286,3 +286,20 @@ class DistributionAwareWasserstein(Mechanism):
 
     def to_pp(self, delta: float) -> PP:
         return self.guarantee.to_pp(delta)
+
+    @classmethod
+    def calibrate(cls, framework: Framework, noise: Any, *, alpha: float, eps: float,
+                  q: float = 1.0) -> "DistributionAwareWasserstein":
+        """The mechanism with the smallest verified scale of ``noise``'s family such that
+        eps(alpha) <= eps (bisection on log scale; see :mod:`.dagwm_calibration`).
+
+        >>> import puffer
+        >>> from puffer.noise import Gaussian
+        >>> m = DistributionAwareWasserstein.calibrate(puffer.models.correlated_pair(), Gaussian(1.0),
+        ...                                            alpha=2.0, eps=1.0)
+        >>> m.epsilon(2.0) <= 1.0 < DistributionAwareWasserstein(
+        ...     puffer.models.correlated_pair(), Gaussian(m.noise.scale * 0.999)).epsilon(2.0)
+        True
+        """
+        from .dagwm_calibration import calibrate_dagwm
+        return calibrate_dagwm(cls, framework, noise, alpha=alpha, eps=eps, q=q)
