@@ -18,6 +18,7 @@
 #pragma once
 #include <cstddef>
 #include <functional>
+#include <vector>
 
 namespace puffer::renyi {
 
@@ -56,11 +57,14 @@ double max_shift(int family, const Shape& s, double alpha, double eps);
 using LogPdfBatch = std::function<void(const double* x, std::size_t n, double* out)>;
 
 // Certified upper bound on D_alpha(p(. - u) || p) for a log-density given by `logpdf`.
-// symmetric: the caller asserts p(-x) = p(x) (enables the folded form).
+// symmetric: the caller asserts p(-x) = p(x) (enables the folded form). points: structure of the
+// density (declared modes, spike edges, breakpoints, support ends, in x units): each becomes a
+// quadrature breakpoint (at both places it appears in the shifted integrand).
 double custom_shift_divergence(const LogPdfBatch& logpdf, bool symmetric, double alpha, double u,
-                               double scale_hint);
+                               double scale_hint, const std::vector<double>& points = {});
 
-// Total mass of exp(logpdf) with its error bound: returns {mass, err}.
-void custom_mass(const LogPdfBatch& logpdf, double scale_hint, double* mass, double* err);
+// Total mass of exp(logpdf) with its error bound: returns {mass, err}; points as above.
+void custom_mass(const LogPdfBatch& logpdf, double scale_hint, double* mass, double* err,
+                 const std::vector<double>& points = {});
 
 }  // namespace puffer::renyi

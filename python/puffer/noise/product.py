@@ -24,7 +24,7 @@ import numpy as np
 from .. import _validate as V
 from ..errors import ParameterError
 from ..guarantees import Provenance, RPPCurve, default_orders, round_up
-from ._base import (NoiseFamily, _alpha_array, _finite_array, _generic_max_shift, _is_scalar,
+from ._base import (NoiseFamily, _broadcast, _alpha_array, _finite_array, _generic_max_shift, _is_scalar,
                     _nonneg_array, _ret)
 
 __all__ = ["IID"]
@@ -116,8 +116,8 @@ class IID:
             raise ParameterError("v", f"array of shape {x.shape}", f"shift vectors with last axis d={self.d}")
         a = _alpha_array("alpha", alpha)
         a = np.asarray(a)[..., None]
-        per = self.base.renyi_shift(np.broadcast_to(a, np.broadcast_shapes(a.shape, x.shape)),
-                                    np.broadcast_to(x, np.broadcast_shapes(a.shape, x.shape)))
+        a, x = _broadcast("alpha", a, "v", x)
+        per = self.base.renyi_shift(a, x)
         s = np.sum(per, axis=-1) * (1.0 + 2.0 * self.d * np.finfo(float).eps)
         return _ret(np.asarray(s), s.ndim == 0, out)
 
@@ -133,7 +133,7 @@ class IID:
         scalar = _is_scalar(alpha, z)
         a = _alpha_array("alpha", alpha)
         zz = _nonneg_array("z", z)
-        a, zz = np.broadcast_arrays(a, zz)
+        a, zz = _broadcast("alpha", a, "z", zz)
         res = np.array([self._R1(float(ai), float(zi)) for ai, zi in zip(a.ravel(), zz.ravel())])
         return _ret(res.reshape(a.shape), scalar, out)
 
