@@ -36,6 +36,7 @@ FACTORIES = {
     "DistributionAwareWasserstein": (lambda fw: mechanisms.DistributionAwareWasserstein(fw, Gaussian(1.5)), False),
     "Kantorovich": (lambda fw: mechanisms.Kantorovich(fw, eps=1.0, method="thm2"), False),
     "KantorovichGaussian": (lambda fw: mechanisms.KantorovichGaussian(fw, eps=1.0, delta=1e-3, variant="tail"), False),
+    "CauchyMechanism": (lambda fw: mechanisms.CauchyMechanism(fw, alpha=2.0, eps=1.0), False),
 }
 
 
