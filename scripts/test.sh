@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # README command 2: set up from nothing (idempotent) and run the whole test suite:
-# the pytest suite with the package's doctests. pytest's exit status is returned as is
-# (5 = no tests ran is a failure). Extra arguments are passed to pytest instead of the defaults.
+#   1. docs/theorems.md is current and every cited theorem has a test (scripts/theorems.py --check)
+#   2. ruff and mypy (configured in pyproject.toml)
+#   3. the pytest suite with the package's doctests (includes the property-based API fuzz test)
+#   4. the C++ kernel unit tests built with ASan + UBSan (scripts/cpp_tests.sh)
+# Extra arguments run pytest with them instead (no lint, no C++ tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -9,4 +12,8 @@ PY=.venv/bin/python
 if [ $# -gt 0 ]; then
   exec $PY -m pytest -q -p no:cacheprovider "$@"
 fi
+$PY scripts/theorems.py --check
+.venv/bin/ruff check .
+.venv/bin/mypy
 $PY -m pytest -q -p no:cacheprovider tests --doctest-modules --pyargs puffer
+bash scripts/cpp_tests.sh

@@ -144,10 +144,10 @@ def test_json_round_trip_with_provenance():
 
 
 # -- one loader, strict (issue: a Renyi claim loaded as a pure one) ----------------------------
-import json as _json
 
 import puffer as _puffer
-from puffer.errors import ParameterError as _PE, ParameterTypeError as _PTE
+from puffer.errors import ParameterError as _PE
+from puffer.errors import ParameterTypeError as _PTE
 
 
 def test_pp_from_json_refuses_an_rpp():

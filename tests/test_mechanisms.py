@@ -10,8 +10,14 @@ import puffer
 from puffer import audit, models
 from puffer.dist import DiscreteDist
 from puffer.framework import Framework
-from puffer.mechanisms import (ApproximateWasserstein, DistributionAwareWasserstein, GeneralWasserstein,
-                               Kantorovich, KantorovichGaussian, Wasserstein)
+from puffer.mechanisms import (
+    ApproximateWasserstein,
+    DistributionAwareWasserstein,
+    GeneralWasserstein,
+    Kantorovich,
+    KantorovichGaussian,
+    Wasserstein,
+)
 from puffer.mechanisms.kantorovich import gaussian_constant
 from puffer.noise import Cauchy, Gaussian, Laplace
 

@@ -21,16 +21,14 @@ import pytest
 
 import puffer
 from puffer import _core
-from puffer.noise import (IID, Cauchy, Custom, GenCauchy, GenGaussian, Gaussian, Laplace, Logistic,
-                          StudentT)
+from puffer.noise import IID, Cauchy, Custom, Gaussian, GenCauchy, GenGaussian, Laplace, Logistic, StudentT
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import renyi_mpmath_refs as REFS  # noqa: E402
 
 
-
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def refs_json() -> dict:
     return json.loads((HERE / "data" / "renyi_mpmath_refs.json").read_text())
 

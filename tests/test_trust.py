@@ -1,6 +1,6 @@
 """Regression tests for silent wrong answers: each of these used to return a plausible value."""
-import sys
 import subprocess
+import sys
 
 import numpy as np
 import pytest

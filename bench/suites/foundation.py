@@ -16,7 +16,7 @@ def run(ctx):
     probs /= probs.sum()
     curve = puffer.RPPCurve.from_function(lambda a: a * 0.125)
     rows = [
-        ["DiscreteDist(n=%d, float, with merging)" % n, f"{ctx.time(lambda: puffer.DiscreteDist(atoms, probs, normalize=True)) * 1e6:.1f}"],
+        [f"DiscreteDist(n={n}, float, with merging)", f"{ctx.time(lambda: puffer.DiscreteDist(atoms, probs, normalize=True)) * 1e6:.1f}"],
         ["DiscreteDist(n=100, exact Fractions)", f"{ctx.time(lambda: puffer.DiscreteDist(range(100), [Fraction(1, 100)] * 100)) * 1e6:.1f}"],
         ["RPP(2, 0.5).to_pp(1e-5)", f"{ctx.time(lambda: puffer.RPP(2.0, 0.5).to_pp(1e-5)) * 1e6:.1f}"],
         ["RPPCurve(156 orders, from function).to_pp(1e-5)", f"{ctx.time(lambda: curve.to_pp(1e-5)) * 1e6:.1f}"],

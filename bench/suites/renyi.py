@@ -17,7 +17,7 @@ import numpy as np
 import scipy.stats as st
 from scipy import integrate, optimize
 
-from puffer.noise import Cauchy, GenCauchy, GenGaussian, Gaussian, Laplace, Logistic, StudentT
+from puffer.noise import Cauchy, Gaussian, GenCauchy, GenGaussian, Laplace, Logistic, StudentT
 
 TITLE = "Renyi kernel: shift divergences and calibration"
 

@@ -14,8 +14,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
-from .errors import (NumericalError, ParameterError, ParameterTypeError, PufferError,
-                     UnboundedSensitivityError)
+from .errors import NumericalError, ParameterError, ParameterTypeError, PufferError, UnboundedSensitivityError
 
 # name -> (module, attribute or None for the module itself)
 _LAZY: dict[str, tuple[str, str | None]] = {
@@ -55,11 +54,19 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # for type checkers and IDEs; not executed
-    from . import (audit, dist, framework, guarantees, mechanisms, models, noise, refs,  # noqa: F401
-                   sampling, secure, transport)
+    from . import audit, dist, framework, guarantees, mechanisms, models, noise, refs, sampling, secure, transport  # noqa: F401
     from .dist import DiscreteDist  # noqa: F401
     from .framework import Framework, Sensitivity  # noqa: F401
-    from .guarantees import (PP, RPP, ApproxRPP, Guarantee, Provenance, RPPCurve,  # noqa: F401
-                             default_orders, guarantee_from_dict, guarantee_from_json)
+    from .guarantees import (  # noqa: F401
+        PP,
+        RPP,
+        ApproxRPP,
+        Guarantee,
+        Provenance,
+        RPPCurve,
+        default_orders,
+        guarantee_from_dict,
+        guarantee_from_json,
+    )
     from .refs import Ref  # noqa: F401
     from .sampling import add_noise, sample  # noqa: F401

@@ -4,7 +4,7 @@ point it returns."""
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 _G = (math.sqrt(5.0) - 1.0) / 2.0
 

@@ -18,7 +18,8 @@ so the conversion raises :class:`NumericalError` instead. Pass the log law to
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from scipy import special, stats
@@ -134,7 +135,7 @@ class LogDiscreteDist:
     def mean(self) -> float:
         return float(np.dot(np.exp(self._logp), self._atoms))
 
-    def shift(self, v: float) -> "LogDiscreteDist":
+    def shift(self, v: float) -> LogDiscreteDist:
         v = V.real("v", v)
         return LogDiscreteDist(self._atoms + v, self._logp, normalize=True)
 

@@ -13,9 +13,10 @@ must sum to exactly 1 unless ``normalize=True``.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from fractions import Fraction
 from functools import reduce
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -159,13 +160,13 @@ class DiscreteDist:
 
     # ------------------------------------------------------------------ constructors
     @classmethod
-    def point_mass(cls, x: Any) -> "DiscreteDist":
+    def point_mass(cls, x: Any) -> DiscreteDist:
         """The Dirac law at x (a number or a point of R^d); exact."""
         arr = np.asarray(x, dtype=np.float64)
         return cls(arr.reshape(1, -1) if arr.ndim == 1 else arr.reshape(1), [Fraction(1)])
 
     @classmethod
-    def from_counts(cls, atoms: Any, counts: Sequence[int]) -> "DiscreteDist":
+    def from_counts(cls, atoms: Any, counts: Sequence[int]) -> DiscreteDist:
         """Exact law with masses counts / sum(counts) (integer counts, e.g. a contingency table row)."""
         cs = [V.integer("counts", c, lo=0) for c in counts]
         total = sum(cs)
@@ -174,7 +175,7 @@ class DiscreteDist:
         return cls(atoms, [Fraction(c, total) for c in cs])
 
     @classmethod
-    def from_samples(cls, samples: Any) -> "DiscreteDist":
+    def from_samples(cls, samples: Any) -> DiscreteDist:
         """Empirical law of the given samples (exact masses k/n)."""
         s = V.float_array("samples", samples, ndim=(1, 2))
         return cls(s, [Fraction(1, s.shape[0])] * s.shape[0])
@@ -290,7 +291,7 @@ class DiscreteDist:
         diffs = a[:, None, :] - a[None, :, :]
         return float(np.max(np.linalg.norm(diffs, ord=norm, axis=2)))
 
-    def shift(self, v: Any) -> "DiscreteDist":
+    def shift(self, v: Any) -> DiscreteDist:
         """Law of X + v."""
         vv = V.float_array("v", v, ndim=(0, 1))
         return DiscreteDist(self._atoms + vv, self.exact_probs if self.is_exact else self._probs)
@@ -329,5 +330,5 @@ class DiscreteDist:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict) -> "DiscreteDist":
+    def from_dict(cls, d: dict) -> DiscreteDist:
         return cls(d["atoms"], d["probs"])

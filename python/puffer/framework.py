@@ -23,9 +23,10 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -218,7 +219,7 @@ class Framework:
 
     @classmethod
     def from_conditionals(cls, conditionals: Mapping[Hashable, Mapping[Hashable, DiscreteDist | None]],
-                          pairs: Any, *, name: str = "framework") -> "Framework":
+                          pairs: Any, *, name: str = "framework") -> Framework:
         """Framework from the laws directly: ``conditionals[theta][secret]`` is a DiscreteDist, or
         ``None`` when P(secret | theta) = 0 (pairs with it are then skipped for that theta)."""
         if not isinstance(conditionals, Mapping) or not conditionals:
@@ -250,7 +251,7 @@ class Framework:
     @classmethod
     def from_joint_counts(cls, counts: Any, secret_labels: Sequence[Hashable], x_values: Sequence[float],
                           pairs: Any = "all", *, theta: Hashable = "empirical",
-                          name: str = "joint counts") -> "Framework":
+                          name: str = "joint counts") -> Framework:
         """Framework whose single prior is the empirical joint law of a (secret, query value)
         contingency table: ``counts[r][c]`` records with secret ``secret_labels[r]`` and query
         value ``x_values[c]``. Masses are exact (count / row total). The encoding of categorical

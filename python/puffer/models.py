@@ -14,16 +14,17 @@ by the C++ core.
 """
 from __future__ import annotations
 
+from collections.abc import Hashable, Sequence
 from fractions import Fraction
-from typing import Any, Hashable, Sequence
+from typing import Any
 
 import numpy as np
 
-from . import _validate as V
 from . import _core
+from . import _validate as V
 from .dist import DiscreteDist
 from .errors import ParameterError
-from .framework import Framework, Sensitivity, PairRecord
+from .framework import Framework, PairRecord, Sensitivity
 
 __all__ = ["independent_users", "correlated_pair", "average_salary", "markov_chain",
            "MarkovChainFramework", "stationary_distribution"]
@@ -78,7 +79,7 @@ def independent_users(p: Any, users: Sequence[int] | None = None, *, absent: boo
         if absent:
             pairs += [(f"S{i}=0", f"S{i}={ABSENT}"), (f"S{i}=1", f"S{i}={ABSENT}")]
     fw = Framework.from_conditionals(conds, pairs, name=f"independent users (V={V_})")
-    for th, per in conds.items():
+    for th in conds:
         pv = vecs[th] if priors is not None else vecs[0]
         for i in us:
             fw._sprob[(th, f"S{i}=0")] = float(1 - pv[i])
@@ -136,10 +137,15 @@ def average_salary(query: str = "average") -> Framework:
 def stationary_distribution(trans: Any) -> np.ndarray:
     """Stationary law(s) of transition matrices of shape (k, k) or (n, k, k): the solution of
     pi P = pi, sum pi = 1 (unique for irreducible chains; an error otherwise)."""
-    M = np.asarray(trans, dtype=np.float64)
+    M = V.float_array("trans", trans, ndim=(2, 3))
     single = M.ndim == 2
     M = M[None] if single else M
-    n, k, _ = M.shape
+    n, k, k2 = M.shape
+    if k != k2:
+        raise ParameterError("trans", f"shape {M.shape}", "square transition matrices (k, k)")
+    if (M < 0).any() or (M > 1).any() or (np.abs(M.sum(axis=2) - 1) > 1e-9).any():
+        raise ParameterError("trans", "a matrix with entries outside [0, 1] or rows not summing to 1",
+                             "row-stochastic matrices")
     A = np.transpose(M, (0, 2, 1)) - np.eye(k)[None]
     A[:, -1, :] = 1.0
     b = np.zeros((n, k))
@@ -181,6 +187,9 @@ class MarkovChainFramework(Framework):
             pi = stationary_distribution(M)
         else:
             pi = V.float_array("init", init, ndim=(1, 2))
+            if pi.shape[-1] != k:
+                raise ParameterError("init", f"shape {pi.shape}", f"initial laws over the {k} states: "
+                                     f"shape ({k},) or ({n}, {k})")
             pi = np.broadcast_to(pi, (n, k)).copy() if pi.ndim == 1 else pi
             if pi.shape != (n, k) or (pi < 0).any() or (np.abs(pi.sum(axis=1) - 1) > 1e-9).any():
                 raise ParameterError("init", f"shape {pi.shape}", f"laws of shape ({k},) or ({n}, {k})")
@@ -196,6 +205,11 @@ class MarkovChainFramework(Framework):
         thetas = list(range(n)) if labels is None else list(labels)
         if len(thetas) != n:
             raise ParameterError("labels", labels, f"{n} prior labels")
+        if len(set(thetas)) != n:
+            dup = next(t for t in thetas if thetas.count(t) > 1)
+            raise ParameterError("labels", dup, "distinct prior labels (this one repeats)")
+        if k < 2:
+            raise ParameterError("trans", f"{k} state", "a chain with at least 2 states (a secret pair needs two)")
         secrets = [f"X{t}={a}" for t in range(T) for a in range(k)]
         pairs = [(f"X{t}={a}", f"X{t}={b}") for t in range(T) for a in range(k) for b in range(a + 1, k)]
         self._setup(secrets, pairs, thetas, {}, {}, 1, f"Markov chain (k={k}, T={T}, |Theta|={n})")

@@ -75,7 +75,8 @@ from __future__ import annotations
 
 import numbers
 import threading
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -160,7 +161,7 @@ class Stream:
     def seed_sequence(self) -> np.random.SeedSequence:
         return self._ss
 
-    def spawn(self, n: int) -> list["Stream"]:
+    def spawn(self, n: int) -> list[Stream]:
         """``n`` independent child streams (``SeedSequence.spawn``), e.g. one per partition."""
         n = V.integer("n", n, lo=0)
         return [Stream(c) for c in self._ss.spawn(n)]
@@ -251,6 +252,8 @@ def _params(kind: Any, params: Mapping[str, Any] | None) -> tuple[int, float, fl
 
 def noise_spec(noise: Any) -> tuple[str, dict]:
     """(kind, params) of a noise family object (``_sampler_spec()``) or of a (kind, params) tuple."""
+    if isinstance(noise, type):  # a family class, not an instance: its scale is unknown
+        raise ParameterTypeError("noise", noise, f"an instance with its scale, e.g. {noise.__name__}(1.0)")
     spec = getattr(noise, "_sampler_spec", None)
     if callable(spec):
         noise = spec()

@@ -48,9 +48,10 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Iterable
 from fractions import Fraction
 from functools import reduce
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 
@@ -283,7 +284,7 @@ class TransportPlan:
         np.add.at(out, (self.rows, self.cols), self.mass)
         return out
 
-    def transpose(self) -> "TransportPlan":
+    def transpose(self) -> TransportPlan:
         return TransportPlan(self.Q, self.P, self.cols, self.rows, self.mass, self.exact_mass,
                              self.near_ties, self.norm, self._kind)
 
@@ -584,7 +585,7 @@ def w_p(P: Any, Q: Any, p: float, *, exact: bool | None = None, rtol: float = DE
     return _w_p_scaled(plan, p)
 
 
-def _w_p_scaled(plan: "TransportPlan", p: float) -> float:
+def _w_p_scaled(plan: TransportPlan, p: float) -> float:
     """W_p = D (sum mass (d/D)^p)^(1/p), D = the largest distance moved with positive mass.
 
     Factoring out D keeps every term in [0, 1]: no overflow (d^p = inf) or underflow (d^p = 0)
@@ -685,7 +686,13 @@ def w_inf_sorted(atoms_p: Any, probs_p: Any, atoms_q: Any, probs_q: Any, *, rtol
     >>> w_inf_sorted([0., 1.], [0.5, 0.5], [1., 2.], [0.5, 0.5])
     1.0
     """
-    return float(_tr.w_inf_1d(atoms_p, probs_p, atoms_q, probs_q, _rtol(rtol), _sum_tol(sum_tol)))
+    rt, st = _rtol(rtol), _sum_tol(sum_tol)
+    try:
+        return float(_tr.w_inf_1d(atoms_p, probs_p, atoms_q, probs_q, rt, st))
+    except TypeError:  # pybind11 could not convert an argument: say which, not its signature
+        for name, arr in (("atoms_p", atoms_p), ("probs_p", probs_p), ("atoms_q", atoms_q), ("probs_q", probs_q)):
+            V.float_array(name, arr, ndim=1, finite=False)
+        raise ParameterTypeError("atoms_p", atoms_p, "1-D arrays of real numbers") from None
 
 
 def _sum_tol(sum_tol: Any) -> float:

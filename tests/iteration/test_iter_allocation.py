@@ -11,8 +11,7 @@ from scipy.optimize import Bounds, LinearConstraint, minimize
 
 import puffer
 from puffer.errors import ParameterError
-from puffer.iteration import (optimal_allocation, paper_allocation, single_step_allocation,
-                              uniform_allocation)
+from puffer.iteration import optimal_allocation, paper_allocation, single_step_allocation, uniform_allocation
 from puffer.iteration.allocation import certified_allocation, check_allocation
 from puffer.noise import Laplace
 

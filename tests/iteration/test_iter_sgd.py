@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 
 from puffer.errors import ParameterError
-from puffer.iteration import (PABI, NoisySGD, gaussian_prior_shifts, lemma_f1, noisy_sgd_account,
-                              sgd_shifts)
+from puffer.iteration import PABI, NoisySGD, gaussian_prior_shifts, lemma_f1, noisy_sgd_account, sgd_shifts
 from puffer.iteration.allocation import optimal_allocation
 from puffer.noise import Gaussian
 

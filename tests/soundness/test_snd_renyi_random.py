@@ -15,9 +15,8 @@ from pathlib import Path
 
 import mpmath as mp
 import numpy as np
-import pytest
 
-from puffer.noise import Cauchy, GenCauchy, GenGaussian, Laplace, Logistic, StudentT, Gaussian
+from puffer.noise import Cauchy, Gaussian, GenCauchy, GenGaussian, Laplace, Logistic, StudentT
 
 _spec = importlib.util.spec_from_file_location("renyi_mpmath_refs", Path(__file__).parents[1] / "renyi_mpmath_refs.py")
 refs = importlib.util.module_from_spec(_spec)

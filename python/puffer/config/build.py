@@ -1,7 +1,8 @@
 """Frameworks and mechanisms from a validated description (see :mod:`puffer.config.schema`)."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 __all__ = ["build_framework", "build_mechanisms"]
 

@@ -9,13 +9,21 @@
 Other guarantee kinds (DP-type for the accountant, ε-TP, capacity bounded) live in sibling
 modules of this package and register themselves the same way.
 """
-from ._base import (Guarantee, decode_number, encode_number, guarantee_from_dict,
-                    guarantee_from_json, guarantee_types, register_guarantee, round_up)
+from ._base import (
+                    Guarantee,
+                    decode_number,
+                    encode_number,
+                    guarantee_from_dict,
+                    guarantee_from_json,
+                    guarantee_types,
+                    register_guarantee,
+                    round_up,
+)
+from .capacity import CapacityBounded
 from .dp import GDP, NO_GUARANTEE, RDP, ZCDP, ApproxDP, NoGuarantee, PureDP
 from .provenance import Provenance
 from .pufferfish import PP, RPP, ApproxRPP, RPPCurve, default_orders
 from .tp import TP
-from .capacity import CapacityBounded
 
 __all__ = ["Guarantee", "register_guarantee", "guarantee_from_dict", "guarantee_from_json",
            "guarantee_types", "round_up", "encode_number", "decode_number", "Provenance",

@@ -24,8 +24,8 @@ set-based definition and the proofs differ for delta > 0); for delta = 0 the two
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -76,7 +76,7 @@ class PP(Guarantee):
         object.__setattr__(self, "delta", V.delta("delta", self.delta))
         object.__setattr__(self, "provenance", as_provenance(self.provenance))
 
-    def implies(self, other: "PP") -> bool:
+    def implies(self, other: PP) -> bool:
         """True if this guarantee is at least as strong as ``other``."""
         return self.eps <= other.eps and self.delta <= other.delta
 
@@ -192,7 +192,7 @@ class RPPCurve(Guarantee):
 
     @classmethod
     def from_function(cls, fn: Callable[[float], float], alphas: Sequence[float] | None = None,
-                      provenance: Provenance | None = None) -> "RPPCurve":
+                      provenance: Provenance | None = None) -> RPPCurve:
         """Curve from a function alpha -> eps that is a valid RPP bound at *every* alpha > 1
         (e.g. a GWM epsilon(alpha)); evaluated on ``alphas`` (default: :func:`default_orders`)."""
         grid = default_orders() if alphas is None else alphas

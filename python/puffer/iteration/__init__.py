@@ -8,12 +8,21 @@ Bellet, Tommasi, Boussard 2024, §5, §6.4, App. E.3, F.5).
 
 Every guarantee records the paper's soundness caveat (:data:`SOUNDNESS_CAVEAT`) in its provenance.
 """
-from .allocation import (optimal_allocation, paper_allocation, single_step_allocation,
-                         uniform_allocation)
-from .pabi import PABI, PABIBound, SOUNDNESS_CAVEAT, pabi, pabi_curve
-from .sgd import (LogisticLoss, NoisySGD, SGDAccount, SGDResult, SquaredLoss, feldman_thm23,
-                  gaussian_prior_shifts, lemma_f1, noisy_sgd_account, sgd_shifts)
 from . import figures
+from .allocation import optimal_allocation, paper_allocation, single_step_allocation, uniform_allocation
+from .pabi import PABI, SOUNDNESS_CAVEAT, PABIBound, pabi, pabi_curve
+from .sgd import (
+                         LogisticLoss,
+                         NoisySGD,
+                         SGDAccount,
+                         SGDResult,
+                         SquaredLoss,
+                         feldman_thm23,
+                         gaussian_prior_shifts,
+                         lemma_f1,
+                         noisy_sgd_account,
+                         sgd_shifts,
+)
 
 __all__ = ["optimal_allocation", "paper_allocation", "uniform_allocation", "single_step_allocation",
            "PABI", "PABIBound", "SOUNDNESS_CAVEAT", "pabi", "pabi_curve", "LogisticLoss", "SquaredLoss",

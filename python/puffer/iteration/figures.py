@@ -16,7 +16,7 @@ Figure 6: rho_t in {0 (DP), 0.1, 1/t, 1/t^2}.
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

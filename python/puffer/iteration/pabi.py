@@ -19,15 +19,23 @@ bound as stated by the paper.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from .. import _validate as V
 from ..errors import ParameterError, ParameterTypeError
 from ..guarantees import RPP, Provenance, RPPCurve, round_up
-from .allocation import (_shifts, certified_allocation, check_allocation, optimal_allocation,
-                         paper_allocation, single_step_allocation, uniform_allocation)
+from .allocation import (
+    _shifts,
+    certified_allocation,
+    check_allocation,
+    optimal_allocation,
+    paper_allocation,
+    single_step_allocation,
+    uniform_allocation,
+)
 
 __all__ = ["PABI", "PABIBound", "pabi", "pabi_curve", "SOUNDNESS_CAVEAT"]
 

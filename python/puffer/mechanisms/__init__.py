@@ -10,10 +10,9 @@
 * :mod:`.close_adversary` — App. A.4 (adversaries outside Theta); also ``Mechanism.close_adversary``.
 """
 from ._base import GroupComparison, Mechanism
-from .kantorovich import Kantorovich, KantorovichGaussian
 from .cauchy import CauchyMechanism, cauchy_epsilon
-from .wasserstein import (ApproximateWasserstein, DistributionAwareWasserstein, GeneralWasserstein,
-                          Wasserstein)
+from .kantorovich import Kantorovich, KantorovichGaussian
+from .wasserstein import ApproximateWasserstein, DistributionAwareWasserstein, GeneralWasserstein, Wasserstein
 
 __all__ = ["Mechanism", "GroupComparison", "Wasserstein", "GeneralWasserstein",
            "ApproximateWasserstein", "DistributionAwareWasserstein", "Kantorovich", "KantorovichGaussian",

@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from ..framework import Framework, Sensitivity
 from ..errors import ParameterError, ParameterTypeError
+from ..framework import Framework, Sensitivity
 from ..guarantees import Provenance, round_up
 from ..refs import Ref
 
@@ -133,8 +133,8 @@ class Mechanism:
         ``w_inf`` (W_inf between the query laws under theta' and the nearest theta) and an order
         ``alpha`` for an additive mechanism (Thm A.5, Hoelder exponents hp, hq, hr with
         1/hp + 1/hq + 1/hr = 1). See :mod:`puffer.mechanisms.close_adversary`."""
-        from . import close_adversary as ca
         from ..guarantees import PP as _PP
+        from . import close_adversary as ca
 
         prov = getattr(self.guarantee, "provenance", None)
         if d_inf is not None:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any
 
 from .. import _validate as V
 from ..errors import ParameterError

@@ -14,8 +14,7 @@ products are meant (Thm A.4); the statements implemented here are the self-consi
 """
 from __future__ import annotations
 
-import math
-from typing import Any, Callable
+from collections.abc import Callable
 
 from .. import _validate as V
 from ..errors import ParameterError

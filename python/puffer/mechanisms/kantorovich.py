@@ -20,7 +20,7 @@ Roots are bracketed so that the returned theta is on the safe (larger) side and 
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

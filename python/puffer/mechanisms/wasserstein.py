@@ -289,7 +289,7 @@ class DistributionAwareWasserstein(Mechanism):
 
     @classmethod
     def calibrate(cls, framework: Framework, noise: Any, *, alpha: float, eps: float,
-                  q: float = 1.0) -> "DistributionAwareWasserstein":
+                  q: float = 1.0) -> DistributionAwareWasserstein:
         """The mechanism with the smallest verified scale of ``noise``'s family such that
         eps(alpha) <= eps (bisection on log scale; see :mod:`.dagwm_calibration`).
 

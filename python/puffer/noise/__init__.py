@@ -15,10 +15,10 @@ with its error bound added), computed by the C++ kernel in ``cpp/renyi``.
 >>> 1.0 <= b <= 1.0 + 1e-14
 True
 """
-from .families import Cauchy, GenCauchy, GenGaussian, Gaussian, Laplace, Logistic, StudentT
-from .custom import Custom
-from .product import IID
 from ._base import NoiseFamily
+from .custom import Custom
+from .families import Cauchy, Gaussian, GenCauchy, GenGaussian, Laplace, Logistic, StudentT
+from .product import IID
 
 __all__ = ["NoiseFamily", "Gaussian", "Laplace", "Cauchy", "GenCauchy", "StudentT", "GenGaussian",
            "Logistic", "Custom", "IID"]

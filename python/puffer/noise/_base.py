@@ -147,7 +147,7 @@ class NoiseFamily(abc.ABC):
         """The family's scale parameter."""
 
     @abc.abstractmethod
-    def _with_scale(self, scale: float) -> "NoiseFamily":
+    def _with_scale(self, scale: float) -> NoiseFamily:
         """The same family with another scale (shape parameters kept)."""
 
     @abc.abstractmethod
@@ -270,7 +270,7 @@ class NoiseFamily(abc.ABC):
 
     # -- calibration ----------------------------------------------------------------------
     def calibrate(self, *, eps: float, sensitivity: float, alpha: float | None = None,
-                  delta: float | None = None) -> "NoiseFamily":
+                  delta: float | None = None) -> NoiseFamily:
         """The same family (shape parameters kept) with the smallest certified scale.
 
         * ``calibrate(alpha=a, eps=e, sensitivity=D)``: R_a(zeta, D) <= e ((a, e)-RPP for
@@ -301,7 +301,7 @@ class NoiseFamily(abc.ABC):
                                            f"(R_alpha(zeta, z) > eps for every scale)")
         return self._finish_scale(dg / u, lambda f: float(f.R(a, dg)) <= e, f"R_{a} <= {e}")
 
-    def calibrate_pp(self, *, eps: float, delta: float, sensitivity: float) -> "NoiseFamily":
+    def calibrate_pp(self, *, eps: float, delta: float, sensitivity: float) -> NoiseFamily:
         """Smallest scale giving (eps, delta)-PP for the GWM through Prop 2.2:
         min over alpha of R_alpha(zeta, Delta) + log(1/delta)/(alpha - 1) <= eps.
 
@@ -344,7 +344,7 @@ class NoiseFamily(abc.ABC):
             raise ParameterError("eps", e, f"a reachable (eps, delta) target for {type(self).__name__} noise")
         a_star = best_alpha
 
-        def ok(fam: "NoiseFamily") -> bool:
+        def ok(fam: NoiseFamily) -> bool:
             r = float(fam.R(a_star, dg))
             if math.isinf(a_star):
                 return r <= e
@@ -352,7 +352,7 @@ class NoiseFamily(abc.ABC):
 
         return self._finish_scale(dg / best_u, ok, f"(eps={e}, delta={d})-PP at alpha={a_star}")
 
-    def _finish_scale(self, s: float, ok, what: str) -> "NoiseFamily":
+    def _finish_scale(self, s: float, ok, what: str) -> NoiseFamily:
         s = round_up(float(s), 4)
         for _ in range(64):
             fam = self._with_scale(s)

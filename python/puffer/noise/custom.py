@@ -34,10 +34,10 @@ spacing that carries less than the mass tolerance (1e-6) -- remains the caller's
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
-
 
 from .. import _validate as V
 from .._core import renyi as _K
@@ -180,7 +180,7 @@ class Custom(NoiseFamily):
     def _monotone_proved(self) -> bool:  # type: ignore[override]
         return self.symmetric and self.log_concave
 
-    def _with_scale(self, scale: float) -> "Custom":
+    def _with_scale(self, scale: float) -> Custom:
         return Custom(self._logpdf, scale=scale, symmetric=self.symmetric, log_concave=self.log_concave,
                       natural_norm=self._norm, name=self.name, modes=self.modes, spikes=self.spikes,
                       breakpoints=self.breakpoints, support=self.support)
@@ -241,7 +241,7 @@ class Custom(NoiseFamily):
             while self._cdf1(hi) < p:
                 hi *= 2
             from scipy import optimize
-            res.append(optimize.brentq(lambda t: self._cdf1(t) - p, lo, hi, xtol=1e-12 * self._scale))
+            res.append(optimize.brentq(lambda t, p=p: self._cdf1(t) - p, lo, hi, xtol=1e-12 * self._scale))
         out = np.array(res).reshape(qq.shape)
         return float(out) if _is_scalar(q) else out
 

@@ -119,7 +119,7 @@ class Gaussian(_Kernel):
     def scale(self) -> float:
         return self.sigma
 
-    def _with_scale(self, scale: float) -> "Gaussian":
+    def _with_scale(self, scale: float) -> Gaussian:
         return Gaussian(scale)
 
     def _dist(self):
@@ -150,7 +150,7 @@ class Laplace(_Kernel):
     def scale(self) -> float:
         return self.b
 
-    def _with_scale(self, scale: float) -> "Laplace":
+    def _with_scale(self, scale: float) -> Laplace:
         return Laplace(scale)
 
     def _dist(self):
@@ -192,7 +192,7 @@ class GenCauchy(_Kernel):
     def _shape(self):
         return (self.k, 1.0, 0.0)
 
-    def _with_scale(self, scale: float) -> "GenCauchy":
+    def _with_scale(self, scale: float) -> GenCauchy:
         return GenCauchy(scale, self.k)
 
     def _dist(self):
@@ -221,7 +221,7 @@ class Cauchy(GenCauchy):
         object.__setattr__(self, "k", 2.0)
         self._freeze()
 
-    def _with_scale(self, scale: float) -> "Cauchy":
+    def _with_scale(self, scale: float) -> Cauchy:
         return Cauchy(scale)
 
     def _dist(self):
@@ -264,7 +264,7 @@ class StudentT(_Kernel):
     def _shape(self):
         return (self.nu + 1.0, self.nu, 0.0)
 
-    def _with_scale(self, scale: float) -> "StudentT":
+    def _with_scale(self, scale: float) -> StudentT:
         return StudentT(self.nu, scale)
 
     def _dist(self):
@@ -303,7 +303,7 @@ class GenGaussian(_Kernel):
     def _shape(self):
         return (0.0, 0.0, self.beta)
 
-    def _with_scale(self, scale: float) -> "GenGaussian":
+    def _with_scale(self, scale: float) -> GenGaussian:
         return GenGaussian(self.beta, scale)
 
     def _dist(self):
@@ -333,7 +333,7 @@ class Logistic(_Kernel):
     def scale(self) -> float:
         return self._scale
 
-    def _with_scale(self, scale: float) -> "Logistic":
+    def _with_scale(self, scale: float) -> Logistic:
         return Logistic(scale)
 
     def _dist(self):

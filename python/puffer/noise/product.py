@@ -24,8 +24,16 @@ import numpy as np
 from .. import _validate as V
 from ..errors import ParameterError
 from ..guarantees import Provenance, RPPCurve, default_orders, round_up
-from ._base import (NoiseFamily, _broadcast, _alpha_array, _finite_array, _generic_max_shift, _is_scalar,
-                    _nonneg_array, _ret)
+from ._base import (
+    NoiseFamily,
+    _alpha_array,
+    _broadcast,
+    _finite_array,
+    _generic_max_shift,
+    _is_scalar,
+    _nonneg_array,
+    _ret,
+)
 
 __all__ = ["IID"]
 
@@ -176,7 +184,7 @@ class IID:
         return RPPCurve(tuple(float(x) for x in grid), tuple(float(x) for x in np.atleast_1d(vals)), prov, fn)
 
     def calibrate(self, *, eps: float, sensitivity: float, alpha: float | None = None,
-                  delta: float | None = None) -> "IID":
+                  delta: float | None = None) -> IID:
         """The same product noise with the smallest certified per-coordinate scale (see
         :meth:`NoiseFamily.calibrate`). Exact families (Gaussian/l2, Laplace/l1) calibrate in
         1-D (Lemma B.1); others bracket the scale on R of the product bound."""
