@@ -6,7 +6,7 @@ cancellation-free form the C++ kernel uses), with mpmath's tanh-sinh on pieces s
 kinks (0 and u), at the peak of the log-integrand and at peak +- w 2^k, where w is the
 distance at which the log-integrand has dropped by 1, until it has dropped by 140 (e^-140
 < 1e-60 relative); then the two infinite tails. Cauchy uses the exact Legendre form
-(1/(alpha-1)) log P_{alpha-1}(1 + u^2/2) (Verdu 2023; spec 000 §2.3) as a second oracle.
+(1/(alpha-1)) log P_{alpha-1}(1 + u^2/2) (Verdu 2023; Pierquin et al. 2024) as a second oracle.
 
 Run ``python tests/renyi_mpmath_refs.py`` to regenerate tests/data/renyi_mpmath_refs.json
 (about two minutes); the test suite loads the file and recomputes a few entries live.

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import puffer
 from puffer import PufferError
-from puffer.noise import Cauchy, GenCauchy, GenGaussian, Gaussian, Laplace, Logistic, StudentT
+from puffer.noise import Cauchy, Gaussian, GenCauchy, GenGaussian, Laplace, Logistic, StudentT
 
 SETTINGS = settings(max_examples=80, deadline=None, derandomize=True,
                     suppress_health_check=list(HealthCheck))

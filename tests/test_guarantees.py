@@ -1,5 +1,5 @@
 """Guarantee objects: validation with exact exception types, serialisation, and the RPP->PP
-conversions (spec 000 §2.1) against hand-computed values."""
+conversions (Pierquin et al. 2024) against hand-computed values."""
 import json
 import math
 
@@ -132,7 +132,7 @@ def test_frozen_comparable_hashable():
 
 
 def test_json_round_trip_with_provenance():
-    prov = Provenance("GeneralWasserstein", "spec 000 Cor 3.1", 2.0, {"theta": 3, "pair": ["a", "b"]},
+    prov = Provenance("GeneralWasserstein", "Pierquin et al. 2024, Cor 3.1", 2.0, {"theta": 3, "pair": ["a", "b"]},
                       {"family": "Gaussian", "sigma": 1.5}, "sha256:abc")
     objs = [PP(1.0, 1e-6, prov), RPP(2.0, 0.5, prov), ApproxRPP(3.0, 0.1, 1e-7, prov),
             RPPCurve((2.0, math.inf), (0.5, math.inf), prov), PP(math.inf)]

@@ -1,5 +1,4 @@
-"""Mechanisms end to end against the specs' reference values (spec 000 §3.1, §3.6; spec 001
-§4.1–4.7; shared/anchors Markov-chain W_inf table) and against the privacy-loss oracles."""
+"""Mechanisms end to end against the specs' reference values (Pierquin et al. 2024, §3.6; Ding 2022–4.7; the peers' published tests Markov-chain W_inf table) and against the privacy-loss oracles."""
 import math
 from fractions import Fraction as F
 
@@ -21,7 +20,7 @@ from puffer.mechanisms import (
 from puffer.mechanisms.kantorovich import gaussian_constant
 from puffer.noise import Cauchy, Gaussian, Laplace
 
-# ---------------------------------------------------------------- spec 001 fixtures
+# ---------------------------------------------------------------- Ding 2022 fixtures
 EX1 = Framework.from_conditionals({"rho": {
     "s_i": DiscreteDist([1, 2, 3, 4], [F(1, 3), F(1, 6), F(1, 3), F(1, 6)]),
     "s_j": DiscreteDist([1, 2, 3, 4], [F(1, 4), F(1, 4), F(1, 6), F(1, 3)])}}, [("s_i", "s_j")])
@@ -43,7 +42,7 @@ def test_kantorovich_thm1_thm2_spec001_examples(fw, eps, thm1, thm2):
     m1, m2 = Kantorovich(fw, eps), Kantorovich(fw, eps, method="thm2")
     assert m1.noise.scale == pytest.approx(thm1, rel=1e-14) and m1.noise.scale >= thm1
     assert m2.noise.scale == pytest.approx(thm2, abs=5e-8)
-    # closed forms of spec 001 §4.1/4.2: theta_Thm2 = 1/ln(2e^eps - 1), 1/ln(-0.3 + sqrt(0.09 + 1.6 e^eps))
+    # closed forms of Ding 2022/4.2: theta_Thm2 = 1/ln(2e^eps - 1), 1/ln(-0.3 + sqrt(0.09 + 1.6 e^eps))
     exact = 1 / math.log(2 * math.exp(eps) - 1) if fw is EX1 else 1 / math.log(-0.3 + math.sqrt(0.09 + 1.6 * math.exp(eps)))
     assert exact <= m2.noise.scale <= exact * (1 + 1e-9)
     assert m2.noise.scale <= m1.noise.scale
@@ -110,7 +109,7 @@ def test_theorem3_constants_spec001_table(eps, delta, a, b, b41, tail):
     assert m.guarantee.delta == delta and "delta-approx" in m.guarantee.provenance.notes
 
 
-# ---------------------------------------------------------------- spec 000
+# ---------------------------------------------------------------- Pierquin et al. 2024
 @pytest.mark.parametrize("rho", [F(3, 10), F(1, 2)])
 def test_spec000_example1_gaussian_laplace_cauchy(rho):
     fw = models.correlated_pair(F(1, 2), rho)
@@ -127,7 +126,7 @@ def test_spec000_example1_gaussian_laplace_cauchy(rho):
     dl = DistributionAwareWasserstein(fw, Laplace(1.0)).epsilon(2.0)
     assert dl == pytest.approx({0.3: 1.022362, 0.5: 1.222222}[r], abs=1e-6)
     dc = DistributionAwareWasserstein(fw, Cauchy(1.0)).epsilon(2.0)
-    assert dc == pytest.approx(math.log(1 + (1 + 3 * r) / 2), rel=1e-9)   # exact convention, spec 000 §3.1
+    assert dc == pytest.approx(math.log(1 + (1 + 3 * r) / 2), rel=1e-9)   # exact convention, Pierquin et al. 2024
     assert GeneralWasserstein(fw, Cauchy(1.0)).epsilon(2.0) == pytest.approx(math.log(3.0), rel=1e-9)
 
 

@@ -112,7 +112,7 @@ def test_poisson_binomial_extreme_tails_never_underflow_to_zero():
 def test_correlated_pair_laws_spec000_example1():
     fw = models.correlated_pair(F(1, 2), F(3, 10))
     mu0, mu1 = fw.conditional("theta", "X1=0"), fw.conditional("theta", "X1=1")
-    # spec 000 §3.1: mu_0 Bernoulli with P(1) = p(1 - rho) = 7/20; mu_1 on {1, 2} with P(2) = p + rho(1 - p) = 13/20
+    # Pierquin et al. 2024: mu_0 Bernoulli with P(1) = p(1 - rho) = 7/20; mu_1 on {1, 2} with P(2) = p + rho(1 - p) = 13/20
     assert mu0.exact_probs == (F(13, 20), F(7, 20)) and mu0.atoms.tolist() == [0.0, 1.0]
     assert mu1.exact_probs == (F(7, 20), F(13, 20)) and mu1.atoms.tolist() == [1.0, 2.0]
     with pytest.raises(puffer.ParameterError, match="rho"):

@@ -1,4 +1,4 @@
-"""Transport kernel: spec 001 Tables 1-6 exactly, the float trap (spec 001 §4.8), the Adult
+"""Transport kernel: Ding 2022, Tables 1-6 exactly, the float trap (Ding 2022), the Adult
 plan, V-user plans, and W_inf / W_p / near_radius / bottleneck against an independent oracle:
 scipy's HiGHS linear programs on hundreds of random small cases (1-D and 2-D, l1 / l2 / linf).
 Every bad input is checked with its exact exception type."""
@@ -75,7 +75,7 @@ def lp_near_radius(p, q, D, delta):
 
 
 def shift_criterion_w_inf(P, Q):
-    """Independent exact oracle (spec 001 §3.4 / spec 003 §1.5): the smallest r in {0} U {|a-b|}
+    """Independent exact oracle (Ding 2022 / Seeman et al. 2024): the smallest r in {0} U {|a-b|}
     with F(t) <= G(t + r) and G(t) <= F(t + r) at every atom t (exact Fractions)."""
     def cdf(d, t):
         return sum((f for a, f in zip(d.atoms, d.exact_probs) if a <= t), F(0))
@@ -97,7 +97,7 @@ def float_copy(d):
     return DiscreteDist(d.atoms, d.probs)
 
 
-# ------------------------------------------------------------------ spec 001 Tables 1-6
+# ------------------------------------------------------------------ Ding 2022, Tables 1-6
 EX1_P = [F(1, 3), F(1, 6), F(1, 3), F(1, 6)]
 EX1_Q = [F(1, 4), F(1, 4), F(1, 6), F(1, 3)]
 
@@ -116,12 +116,12 @@ def test_example1_tables_2_and_3_exact():
               [0, 0, 0, F(1, 6)]]
     assert plan.cmf([1, 2, 3, 4]).tolist() == table2
     assert plan.pmf([1, 2, 3, 4]).tolist() == table3
-    # inclusion-exclusion of the CMF gives the same plan (spec 001 §3.3)
+    # inclusion-exclusion of the CMF gives the same plan (Ding 2022)
     c = np.pad(plan.cmf([1, 2, 3, 4]), ((1, 0), (1, 0)), constant_values=F(0))
     incl = c[1:, 1:] - c[:-1, 1:] - c[1:, :-1] + c[:-1, :-1]
     assert incl.tolist() == table3
     assert plan.sensitivity() == 1.0 and T.w_inf(P, Q) == 1.0
-    assert plan.cost(1) == 0.25 and T.w_p(P, Q, 1) == 0.25          # W_1 = 1/4 [DERIVED]
+    assert plan.cost(1) == 0.25 and T.w_p(P, Q, 1) == 0.25          # W_1 = 1/4
     assert P.support_diameter() == 3.0
 
 
@@ -144,7 +144,7 @@ def test_example2_tables_5_and_6_exact_on_common_grid():
     assert plan.cmf(grid).tolist() == table5
     assert plan.pmf(grid).tolist() == table6
     assert T.w_inf(P, Q) == 2.0
-    assert T.w_p(P, Q, 1) == pytest.approx(1.1, abs=1e-15)       # W_1 = 1.1 [DERIVED]
+    assert T.w_p(P, Q, 1) == pytest.approx(1.1, abs=1e-15)       # W_1 = 1.1
     # the float version gives the same support and masses to rounding
     pf = T.quantile_coupling(float_copy(P), float_copy(Q))
     np.testing.assert_allclose(pf.pmf(grid).astype(float), np.array(table6, dtype=float), atol=1e-15)
@@ -202,7 +202,7 @@ def test_identical_and_shifted_laws():
     assert T.near_radius(P, P.shift(2.5), 0.0) == 2.5
 
 
-# ------------------------------------------------------------------ Adult plan (spec 001 §4.5)
+# ------------------------------------------------------------------ Adult plan (Ding 2022)
 WHITE = [4682, 6207, 977, 8904, 514, 915, 1207, 403, 553, 335, 1537, 134, 762, 369]
 API = [289, 208, 21, 226, 41, 29, 38, 9, 11, 9, 88, 5, 13, 28]
 ADULT_PLAN = {(1, 1): F(4682, 27499), (2, 1): F(3194981, 27911485), (2, 2): F(3105124, 27911485),
@@ -231,7 +231,7 @@ def test_adult_plan_exact_and_float():
     assert tuple(r) == P.exact_probs and tuple(c) == Q.exact_probs
 
 
-# ------------------------------------------------------------------ V-user plans (spec 001 §4.3)
+# ------------------------------------------------------------------ V-user plans (Ding 2022)
 def test_vuser_binomial_plans():
     b24 = T.binomial_law(24, 0.7).to_dist()
     one = T.binomial_law(24, 0.7, shift=1).to_dist()

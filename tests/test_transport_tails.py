@@ -1,4 +1,4 @@
-"""Tail-driven W_inf: spec 003 §6.6 Figure 4 table (exact), the naive-float precision trap
+"""Tail-driven W_inf: Seeman et al. 2024 Figure 4 table (exact), the naive-float precision trap
 (84 instead of 100), log-space binomial / Poisson-binomial laws, and continuous laws with ppf."""
 import math
 from fractions import Fraction as F
@@ -12,7 +12,7 @@ from puffer import transport as T
 
 Z1 = [0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
 Z0 = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5]
-FIG4 = {  # spec 003 §6.6, rows z0, columns z1 [D], exact rational arithmetic
+FIG4 = {  # Seeman et al. 2024, rows z0, columns z1, exact rational arithmetic
     10: [[10] * 6, [6, 7, 7, 8, 9, 10], [5, 5, 6, 7, 8, 10], [3, 4, 5, 6, 7, 10], [2, 3, 4, 5, 7, 10],
          [1, 2, 3, 5, 6, 10]],
     25: [[25] * 6, [13, 15, 17, 19, 21, 25], [9, 12, 14, 16, 19, 25], [7, 9, 11, 14, 17, 25],
@@ -92,7 +92,7 @@ def test_underflow_rule_of_to_dist():
 
 
 def test_poisson_binomial_law_and_plans():
-    ps = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.5]   # spec 001 §4.4 test vector
+    ps = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.5]   # Ding 2022 test vector
     rest = T.poisson_binomial_law(ps[1:])
     one = T.poisson_binomial_law(ps[1:], shift=1)
     plan = T.quantile_coupling(rest, one)
@@ -142,7 +142,7 @@ def test_continuous_unbounded_cases_report_inf_with_reason():
 
 
 def test_continuous_bounded_supports_certified():
-    # U[0, 1] vs U[0.5, 2.5] (scipy: loc, scale): max(|0 - 0.5|, |1 - 2.5|) = 1.5 (spec 003 §1.5)
+    # U[0, 1] vs U[0.5, 2.5] (scipy: loc, scale): max(|0 - 0.5|, |1 - 2.5|) = 1.5 (Seeman et al. 2024)
     r = T.w_inf_continuous(stats.uniform(0, 1), stats.uniform(0.5, 2))
     assert r.lower <= 1.5 <= r.value <= 1.5 * (1 + 1e-8)
     # Beta(2, 3) vs Beta(3, 2): the certified value bounds a dense-grid estimate from above

@@ -1,5 +1,5 @@
 // Conditional laws of the sum query S = sum_t v(X_t) over a k-state Markov chain of length T,
-// given the secret X_i = a (Song, Wang, Chaudhuri 2017 setting; spec 000 §4.2 item 1):
+// given the secret X_i = a (Song, Wang, Chaudhuri 2017 setting; Pierquin et al. 2024):
 //   P(S = s | X_i = a, theta)  for every prior theta = (transition matrix, initial law),
 // every position i and every state a, by a forward pass, a backward pass and one convolution
 // per (i, a). State values v are integers, so S lives on the integer grid
@@ -10,7 +10,7 @@
 // the prior is computed in log space (log-sum-exp) and its laws are handed out in log space
 // (Law::log_space): W-infinity then compares log-level keys (log F below 1/2, -log S above),
 // which keep both the support and the order of tail levels however small the masses. So an atom of positive probability is never
-// lost to underflow, which would shrink a W-infinity sensitivity (spec 003 §2: naive float gives
+// lost to underflow, which would shrink a W-infinity sensitivity (Seeman et al. 2024: naive float gives
 // 84 where the truth is 100).
 #pragma once
 #include <cstddef>

@@ -1,8 +1,8 @@
 // Poisson-binomial laws (sums of independent Bernoulli(p_k)), the conditional laws of the
-// counting query over independent users (spec 001 §1.8, §3.8). Computed by the product-form
+// counting query over independent users (Ding 2022). Computed by the product-form
 // recursion in doubles when no reachable mass can fall below 1e-300 of the maximum (checked
 // a priori from prod_k min(p_k, 1 - p_k)), otherwise in log space, so no positive-probability
-// count is ever lost to underflow (spec 003 §2: a lost tail atom shrinks W-infinity).
+// count is ever lost to underflow (Seeman et al. 2024: a lost tail atom shrinks W-infinity).
 #pragma once
 #include <cstddef>
 #include <vector>

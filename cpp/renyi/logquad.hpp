@@ -1,6 +1,6 @@
 // Log-space adaptive Gauss–Kronrod quadrature of exp(L(y)) over [0, inf) or (-inf, inf).
 //
-// Used by the Renyi kernel (spec 000 §4.2.6 [G]; shared/anchors "quadrature pitfalls"):
+// Used by the Renyi kernel (Pierquin et al. 2024; the peers' published tests "quadrature pitfalls"):
 //   1. locate the maximum M of the log-integrand L first (geometric scan + golden section
 //      until the bracket is narrower than the peak), so exp(L - M) never overflows
 //      (alpha = 1e4, tiny scales) and no mass is missed far from the origin (pitfall 2: the

@@ -1,4 +1,4 @@
-// Renyi shift divergences: closed forms (spec 000 Cor 3.1) and certified log-space quadrature.
+// Renyi shift divergences: closed forms (Pierquin et al. 2024, Cor 3.1) and certified log-space quadrature.
 // See renyi.hpp for the representation used and logquad.hpp for the integrator.
 #include "renyi/renyi.hpp"
 
@@ -188,7 +188,7 @@ double gaussian_closed(double alpha, double u) {
   return round_up(alpha * u * u * 0.5, 8);  // KL (alpha = 1) is u^2/2
 }
 
-// Laplace (spec 000 Cor 3.1), cancellation-free for small alpha*u, log1p form otherwise.
+// Laplace (Pierquin et al. 2024, Cor 3.1), cancellation-free for small alpha*u, log1p form otherwise.
 double laplace_closed(double alpha, double u) {
   if (u == 0.0) return 0.0;
   if (std::isinf(alpha)) return round_up(u, 2);

@@ -1,9 +1,9 @@
 // Renyi shift divergences of additive noise: s_alpha(zeta, v) = D_alpha(zeta(. - v) || zeta)
-// (spec 000 §0, §1.1, §1.7), as certified upper bounds.
+// (Pierquin et al. 2024), as certified upper bounds.
 //
 // Families are standardized (scale 1); the facade passes u = |v| / scale (location-scale
 // invariance). Closed forms: Gaussian alpha u^2 / 2 and Laplace (Cor 3.1, evaluated in a
-// cancellation-free form, spec 000 §2.3 "Numerics for Laplace"); every other family by the
+// cancellation-free form, Pierquin et al. 2024 "Numerics for Laplace"); every other family by the
 // log-space quadrature of logquad.hpp applied to the *cancellation-free* representation
 //
 //   exp((alpha-1) D) - 1 = int_0^inf 4 e^{m(y)} sinh(alpha d(y)) sinh((alpha-1) d(y)) dy,

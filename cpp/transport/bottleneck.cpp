@@ -1,4 +1,4 @@
-// Bottleneck transport in R^d (spec 000 §4.2 item 3, spec 003 §1.5 item 2): W_inf is the
+// Bottleneck transport in R^d (Pierquin et al. 2024, Seeman et al. 2024): W_inf is the
 // smallest candidate distance z = ||x_i - y_j|| for which a coupling supported on the pairs at
 // distance <= z exists; by Strassen / Hall this holds iff the max-flow
 //   source -(p_i)-> i -(inf, if ||x_i - y_j|| <= z)-> j -(q_j)-> sink

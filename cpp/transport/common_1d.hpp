@@ -13,7 +13,7 @@
 namespace puffer::transport::detail {
 
 // Kahan-Babuska running sum: s + c carries the exact sum of the terms to ~2 ulps whatever
-// their number (the level rule needs levels accurate to a few ulps, spec 001 §4.8).
+// their number (the level rule needs levels accurate to a few ulps, Ding 2022).
 struct KSum {
   double s = 0.0, c = 0.0;
   inline void add(double x) {

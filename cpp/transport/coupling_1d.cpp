@@ -1,5 +1,5 @@
-// 1-D quantile coupling (north-west corner rule on sorted supports, spec 001 §3.2) and W_inf
-// as the largest distance over its entries (spec 000 §1.6: the monotone coupling attains
+// 1-D quantile coupling (north-west corner rule on sorted supports, Ding 2022) and W_inf
+// as the largest distance over its entries (Pierquin et al. 2024: the monotone coupling attains
 // W_inf in 1-D). Float inputs follow the level rule of transport.hpp; exact inputs compare
 // integer levels in 128-bit arithmetic.
 #include <algorithm>

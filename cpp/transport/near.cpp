@@ -1,9 +1,9 @@
-// (z, delta)-nearness radius in 1-D (spec 000 §1.8, §4.2 item 4, §3.6): the smallest z in
+// (z, delta)-nearness radius in 1-D (Pierquin et al. 2024): the smallest z in
 // {0} U {|x_i - y_j|} such that some coupling puts mass >= 1 - delta on {|X - Y| <= z}.
 // For fixed z the best coupled mass is a max-flow on an interval bipartite graph (atom x_i may
 // send to the y_j in [x_i - z, x_i + z]; both window ends increase with i), and the greedy
 // "process x in increasing order, fill the leftmost y with remaining capacity in the window"
-// is optimal for it. The quantile coupling is NOT optimal here (spec 000 §3.6 counterexample).
+// is optimal for it. The quantile coupling is NOT optimal here (Pierquin et al. 2024 counterexample).
 #include <algorithm>
 #include <cmath>
 #include <vector>

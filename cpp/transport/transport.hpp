@@ -1,11 +1,11 @@
 // Transport kernel: quantile (north-west corner) couplings and W_inf in 1-D, bottleneck W_inf
 // in d dimensions, the (z, delta)-nearness radius, and batches of 1-D W_inf.
 //
-// Theory: spec 000 §1.6 (couplings, W_inf, W_p; the monotone coupling is optimal in 1-D for W_p
-// and W_inf), §1.8 and §4.2 item 4 (nearness radius by the interval greedy), §4.2 item 3
+// Theory: Pierquin et al. 2024 (couplings, W_inf, W_p; the monotone coupling is optimal in 1-D for W_p
+// and W_inf), the nearness radius (by the interval greedy), the bottleneck W_inf in R^d
 // (bottleneck transport = binary search over candidate distances + max-flow feasibility,
-// Strassen/Hall); spec 001 §1.5, §3.2 (two-pointer on sorted supports), §4.8 and §6.2 (float
-// residues must not invent far-apart pairs).
+// Strassen/Hall); Ding 2022 (two-pointer on sorted supports; float residues must not invent
+// far-apart pairs).
 //
 // Float tolerance rule (the "level rule", used by every float 1-D routine here):
 //   * each law is normalised by its own total T (compensated sum of block totals);
@@ -17,7 +17,7 @@
 //         |a - b| <= max(a, b) * (rtol + E_a + E_b),
 //     the error bounds of both computed levels plus `rtol` for the rounding of the inputs
 //     themselves (default 8 * 2^-53). A tie advances both pointers, so rounding leftovers never
-//     create an entry (spec 001 §4.8: 99 instead of 1);
+//     create an entry (Ding 2022: 99 instead of 1);
 //   * otherwise the smaller level ends first. Every atom of positive mass appears in at least
 //     one plan entry, so a 1e-300 atom (or a subnormal one) is never dropped, in either tail.
 //   Levels that differ (relatively, in their small tail) by more than the band are ordered
@@ -62,7 +62,7 @@ Plan coupling_1d_exact(const double* x, const std::int64_t* a, std::size_t n, st
                        const double* y, const std::int64_t* b, std::size_t m, std::int64_t den_q);
 
 // W_inf between laws given by precomputed monotone "level keys" (e.g. log F in the lower half,
-// -log S in the upper half; spec 003 §6.6): key_p[i] is the end level of atom i, non-decreasing,
+// -log S in the upper half; Seeman et al. 2024): key_p[i] is the end level of atom i, non-decreasing,
 // +inf allowed for the last atom. Keys a, b tie iff a == b or |a-b| <= tol*max(1,|a|,|b|).
 double w_inf_keys(const double* x, const double* kp, std::size_t n, const double* y, const double* kq,
                   std::size_t m, double tol);
@@ -93,7 +93,7 @@ Bottleneck w_inf_nd_exact(const double* X, const std::int64_t* a, std::size_t n,
 
 // ------------------------------------------------------------------ (z, delta)-nearness, 1-D
 // Smallest z in {0} U {|x_i - y_j|} with max_pi pi{|X - Y| <= z} >= 1 - delta, by the
-// interval greedy (spec 000 §4.2 item 4) and binary search over the sorted candidates.
+// interval greedy (Pierquin et al. 2024) and binary search over the sorted candidates.
 // Float: the matched mass counts as >= 1 - delta iff mass >= (1 - delta) * (1 - rtol*(n+m)).
 double near_radius_1d(const double* x, const double* p, std::size_t n, const double* y, const double* q,
                       std::size_t m, double delta, double rtol = kDefaultRtol, double sum_tol = kDefaultSumTol);

@@ -1,5 +1,5 @@
-"""W_inf between continuous laws on R given by quantile functions (spec 000 §1.6, §4.2 item 2,
-§4.3; spec 001 §6.7; spec 003 §1.5 items 3-4).
+"""W_inf between continuous laws on R given by quantile functions (Pierquin et al. 2024;
+Ding 2022; Seeman et al. 2024).
 
 W_inf(P, Q) = sup_{u in (0,1)} |F^{-1}(u) - G^{-1}(u)|. A finite value is only returned when it
 can be certified:

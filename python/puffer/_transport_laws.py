@@ -1,13 +1,13 @@
-"""Discrete laws with masses kept in log space, and binomial-type builders (spec 003 §6.6,
-spec 001 §3.8).
+"""Discrete laws with masses kept in log space, and binomial-type builders (Seeman et al. 2024,
+Ding 2022).
 
 W_inf is decided by the *supports* and the tails of the laws: an atom of mass 1e-400 still
-forces transport (spec 003 §6.6, "W_inf is tail-driven"). A float64 mass cannot hold 1e-400
+forces transport (Seeman et al. 2024, "W_inf is tail-driven"). A float64 mass cannot hold 1e-400
 (it underflows to 0 and the atom would vanish), and cumulative sums of float masses near 1
 cannot order two upper-tail levels 1 - 1e-20 and 1 - 1e-25 (the naive method reports 84 where
 the truth is 100). :class:`LogDiscreteDist` keeps log-masses, so nothing underflows, and its
 W_inf compares log CDFs from the left in the lower half and log survival functions from the
-right in the upper half (the "whichever tail representation is < 1/2" rule of spec 003 §6.6).
+right in the upper half (the "whichever tail representation is < 1/2" rule of Seeman et al. 2024).
 
 Underflow rule: :meth:`LogDiscreteDist.to_dist` converts to a float :class:`DiscreteDist` only
 when every mass is at least the smallest normal double 2^-1022 (~2.2e-308); below that a float
@@ -119,7 +119,7 @@ class LogDiscreteDist:
         return np.append(rev[1:], -np.inf)
 
     def level_keys(self) -> np.ndarray:
-        """Monotone keys of the end levels: log F where F <= 1/2, else -log S (spec 003 §6.6)."""
+        """Monotone keys of the end levels: log F where F <= 1/2, else -log S (Seeman et al. 2024)."""
         lf = self.log_cdf()
         ls = self.log_sf()
         with np.errstate(over="ignore"):
@@ -159,7 +159,7 @@ class LogDiscreteDist:
 
 def binomial_law(n: int, p: float, *, shift: float = 0.0) -> LogDiscreteDist:
     """Law of ``shift + Binomial(n, p)`` with log-masses (scipy's log pmf, computed without
-    forming the tiny masses; spec 003 §6.6). Structural zeros (p = 0 or 1) are exact.
+    forming the tiny masses; Seeman et al. 2024). Structural zeros (p = 0 or 1) are exact.
 
     >>> binomial_law(3, 0.5).probs
     array([0.125, 0.375, 0.375, 0.125])
@@ -178,7 +178,7 @@ def binomial_law(n: int, p: float, *, shift: float = 0.0) -> LogDiscreteDist:
 
 def poisson_binomial_law(ps: Sequence[float], *, shift: float = 0.0) -> LogDiscreteDist:
     """Law of ``shift + sum_k Bernoulli(ps[k])`` (independent), by the O(V^2) convolution of
-    spec 001 §3.8 carried out in log space (log-sum-exp), so no tail mass underflows.
+    Ding 2022 carried out in log space (log-sum-exp), so no tail mass underflows.
 
     >>> poisson_binomial_law([0.5, 0.5]).probs
     array([0.25, 0.5 , 0.25])

@@ -4,7 +4,7 @@
 of zero mass and keeps 1-D atoms sorted. Masses are float64; with ``exact=True`` (or when
 masses are given as ``fractions.Fraction``/``int``/``"p/q"`` strings) the law also keeps them
 exactly, as integer numerators over one common denominator, so transport plans and
-privacy-loss checks can run in exact rational arithmetic (spec 001 §4.8).
+privacy-loss checks can run in exact rational arithmetic (Ding 2022).
 
 Mass tolerance: float masses must sum to 1 within ``tol`` (default ``1e-9``, absolute);
 they are then stored as given (not renormalised) unless ``normalize=True``. Exact masses

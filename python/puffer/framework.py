@@ -1,6 +1,6 @@
 """Pufferfish frameworks (S, Q, Theta): secrets, discriminative secret pairs, priors, and the
 conditional query laws mu_i^theta = P(f(X) | s_i, theta) that every sensitivity is built from
-(spec 000 §1.2, §1.10; spec 001 §1.1, §3.6).
+(Pierquin et al. 2024; Ding 2022).
 
 A :class:`Framework` holds, for every prior theta and every secret s with P(s | theta) > 0, the
 law of the query output given s. Pairs whose secrets have zero probability under a prior are
@@ -14,8 +14,8 @@ Ways to build one:
   (enumeration); secrets are predicates on a dataset; the query maps a dataset to R or R^d.
 * :meth:`Framework.from_conditionals`: the conditional laws directly, per prior and secret.
 * :meth:`Framework.from_joint_counts`: a contingency table of (secret value, query value)
-  counts, e.g. the Adult race x education table of spec 001 §4.5 (exact masses).
-* :mod:`puffer.models`: independent users, the correlated examples of spec 000 and Markov
+  counts, e.g. the Adult race x education table of Ding 2022 (exact masses).
+* :mod:`puffer.models`: independent users, the correlated examples of Pierquin et al. 2024 and Markov
   chains (computed in C++).
 """
 from __future__ import annotations
@@ -123,7 +123,7 @@ class Framework:
 
     Examples
     --------
-    Two correlated bits (spec 000 Example 1, p = 1/2, rho = 0.3), counting query:
+    Two correlated bits (Pierquin et al. 2024, Example 1, p = 1/2, rho = 0.3), counting query:
 
     >>> from fractions import Fraction as F
     >>> data = [(0, 0), (0, 1), (1, 0), (1, 1)]
@@ -255,7 +255,7 @@ class Framework:
         """Framework whose single prior is the empirical joint law of a (secret, query value)
         contingency table: ``counts[r][c]`` records with secret ``secret_labels[r]`` and query
         value ``x_values[c]``. Masses are exact (count / row total). The encoding of categorical
-        query values as numbers (``x_values``) is part of the query (spec 001 §6 item 8)."""
+        query values as numbers (``x_values``) is part of the query (Ding 2022)."""
         rows = [list(r) for r in counts]
         if len(rows) != len(secret_labels):
             raise ParameterError("counts", f"{len(rows)} rows", f"one row per secret ({len(secret_labels)})")
@@ -332,7 +332,7 @@ class Framework:
                                  "at least one (prior, pair) whose secrets both have positive probability")
 
     def w_inf(self, norm: float | None = None, *, threads: int = 0) -> Sensitivity:
-        """Delta_G = max over priors and pairs of W_inf(mu_i, mu_j) (spec 000 Thm 3.3; Song et
+        """Delta_G = max over priors and pairs of W_inf(mu_i, mu_j) (Pierquin et al. 2024, Thm 3.3; Song et
         al.'s Wasserstein mechanism). ``norm`` (1, 2 or inf) is needed when d > 1."""
         from . import transport
 
@@ -350,7 +350,7 @@ class Framework:
         return self._collect("w_inf", recs, vals, norm)
 
     def w_p(self, p: float) -> Sensitivity:
-        """max over priors and pairs of W_p (1-D; spec 000 Cor 4.1's W_p sensitivity)."""
+        """max over priors and pairs of W_p (1-D; Pierquin et al. 2024, Cor 4.1's W_p sensitivity)."""
         from . import transport
 
         self._require_pairs()
@@ -360,7 +360,7 @@ class Framework:
 
     def near_radius(self, delta: float) -> Sensitivity:
         """Delta_{G,delta} = max over priors and pairs of the (z, delta)-nearness radius
-        (spec 000 §1.10, Thm 4.3), by the exact greedy of spec 000 §4.2 item 4."""
+        (Pierquin et al. 2024, Thm 4.3), by the exact greedy of Pierquin et al. 2024."""
         from . import transport
 
         delta = V.delta_open("delta", delta)
@@ -370,7 +370,7 @@ class Framework:
         return self._collect("near_radius", recs, vals, None, {"delta": delta})
 
     def support_diameter(self) -> Sensitivity:
-        """The DP-style baseline of spec 001 eq. (9): max over priors and pairs of the largest
+        """The DP-style baseline of Ding 2022 eq. (9): max over priors and pairs of the largest
         distance between a point of supp mu_i and a point of supp mu_j (1-D)."""
         self._require_pairs()
         recs = list(self.pair_laws())

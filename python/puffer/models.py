@@ -3,11 +3,11 @@ exactly (exact rationals where the inputs are rational) or in underflow-safe flo
 by the C++ core.
 
 * :func:`independent_users` — V users with independent Bernoulli(p_i) values, counting query;
-  secrets X_i = 0, X_i = 1 and the "absent" secret X_i = ⊥ (spec 001 §1.8, §3.8; Poisson-binomial
+  secrets X_i = 0, X_i = 1 and the "absent" secret X_i = ⊥ (Ding 2022; Poisson-binomial
   laws).
-* :func:`correlated_pair` — spec 000 Example 1: two bits with P(X_i = 1) = p and correlation rho,
+* :func:`correlated_pair` — Pierquin et al. 2024, Example 1: two bits with P(X_i = 1) = p and correlation rho,
   counting query.
-* :func:`average_salary` — spec 000 Example 2 (literal version, spec 000 §3.2 [!]).
+* :func:`average_salary` — Pierquin et al. 2024, Example 2 (literal version, Pierquin et al. 2024).
 * :func:`markov_chain` — k-state Markov chains of length T with a sum query (Song, Wang,
   Chaudhuri 2017): secrets X_t = a, pairs (X_t = a, X_t = b), Theta a finite set of
   (transition matrix, initial law) priors. Laws come from a forward/backward pass in C++.
@@ -42,7 +42,7 @@ def _probability_vector(name: str, p: Any) -> np.ndarray:
 
 def independent_users(p: Any, users: Sequence[int] | None = None, *, absent: bool = True,
                       priors: Sequence[Any] | None = None) -> Framework:
-    """Counting query X = sum_i S_i over independent users S_i ~ Bernoulli(p_i) (spec 001 §1.8).
+    """Counting query X = sum_i S_i over independent users S_i ~ Bernoulli(p_i) (Ding 2022).
 
     Secrets: ``"S{i}=0"``, ``"S{i}=1"`` and, with ``absent=True``, ``"S{i}=⊥"`` (user i's record is
     absent: the law of X is the unconditional Poisson-binomial). Pairs: (0, 1), (0, ⊥), (1, ⊥) for
@@ -92,7 +92,7 @@ def independent_users(p: Any, users: Sequence[int] | None = None, *, absent: boo
 
 
 def correlated_pair(p: Any = Fraction(1, 2), rho: Any = Fraction(3, 10)) -> Framework:
-    """Spec 000 Example 1: X_1, X_2 in {0, 1}, P(X_i = 1) = p, corr(X_1, X_2) = rho, query
+    """Pierquin et al. 2024, Example 1: X_1, X_2 in {0, 1}, P(X_i = 1) = p, corr(X_1, X_2) = rho, query
     X_1 + X_2; secrets X_1 = 0 / X_1 = 1. ``p`` and ``rho`` may be Fractions (exact laws).
     Infeasible (p, rho) are rejected. Group sensitivity 2 (both records form one group)."""
     exact = isinstance(p, Fraction) and isinstance(rho, Fraction)
@@ -117,7 +117,7 @@ def correlated_pair(p: Any = Fraction(1, 2), rho: Any = Fraction(3, 10)) -> Fram
 
 
 def average_salary(query: str = "average") -> Framework:
-    """Spec 000 Example 2 (literal definitions, spec 000 §3.2 [!]): X_1, X_2 independent, each
+    """Pierquin et al. 2024, Example 2 (literal definitions, Pierquin et al. 2024): X_1, X_2 independent, each
     1 w.p. 1/2, 2 w.p. 499/1000, 100 w.p. 1/1000; query (X_1 + X_2)/2 (or ``query="sum"``);
     secrets X_1 = a, all pairs. Literal Delta_G = 49.5 (99 for the sum), not the paper's 98."""
     if query not in ("average", "sum"):
@@ -291,7 +291,7 @@ def markov_chain(trans: Any, T: int, *, init: Any = "stationary", values: Any = 
     Theta), ``init`` ``"stationary"`` or initial laws, ``values`` integer state values (default
     0..k-1), sum query over T steps.
 
-    >>> fw = markov_chain([[0.9, 0.1], [0.2, 0.8]], T=5)   # shared/anchors §1.2: Delta_G = 5
+    >>> fw = markov_chain([[0.9, 0.1], [0.2, 0.8]], T=5)   # the peers' published tests §1.2: Delta_G = 5
     >>> fw.w_inf().value
     5.0
     """

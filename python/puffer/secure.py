@@ -2,7 +2,7 @@
 
 Mironov (CCS 2012) showed that textbook floating-point Laplace noise leaks the input through
 the pattern of representable outputs. puffer's secure mode follows the fix used by OpenDP
-(see shared/anchors/opendp_google_tumult.md §1c) with exact integer samplers from Canonne,
+(see the OpenDP notes on floating-point attacks) with exact integer samplers from Canonne,
 Kamath & Steinke, "The Discrete Gaussian for Differential Privacy" (NeurIPS 2020), Alg. 1-3:
 
 1. Each input is snapped to the lattice g·Z, ``k = round_half_even(x / g)``, ``g = 2^j``

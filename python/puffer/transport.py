@@ -3,18 +3,18 @@ nearness radius, bottleneck W_inf in R^d, and batches (C++ core, ``puffer._core.
 
 Theorems and rules implemented
 ------------------------------
-* spec 000 §1.6 / spec 001 §1.5: in 1-D the monotone (quantile, north-west corner) coupling is
+* Pierquin et al. 2024 / Ding 2022: in 1-D the monotone (quantile, north-west corner) coupling is
   optimal for every W_p and for W_inf, so ``w_inf`` / ``w_p`` read them off that plan
-  (two-pointer on sorted supports, O(n + m), at most n + m - 1 entries; spec 001 §3.2).
-* spec 000 §4.2 item 3 / spec 003 §1.5 item 2: in R^d, W_inf is the bottleneck transport
+  (two-pointer on sorted supports, O(n + m), at most n + m - 1 entries; Ding 2022).
+* Pierquin et al. 2024 / Seeman et al. 2024: in R^d, W_inf is the bottleneck transport
   value: binary search over the sorted candidate distances with a max-flow feasibility test
   (Strassen / Hall), exact, optionally returning the witnessing coupling.
-* spec 000 §1.8, §4.2 item 4: ``near_radius`` by the exact interval greedy + binary search (the
-  quantile coupling is not optimal there, spec 000 §3.6).
-* spec 001 §4.8, §6.2: float masses follow the *level rule* below; exact masses (``Fraction``
+* Pierquin et al. 2024: ``near_radius`` by the exact interval greedy + binary search (the
+  quantile coupling is not optimal there, Pierquin et al. 2024).
+* Ding 2022: float masses follow the *level rule* below; exact masses (``Fraction``
   laws) are compared as integers over a common denominator (128-bit in C++ when the
   denominators are <= 2^62, Python integers otherwise).
-* spec 003 §6.6: binomial-type laws live in log space (:class:`LogDiscreteDist`); their W_inf
+* Seeman et al. 2024: binomial-type laws live in log space (:class:`LogDiscreteDist`); their W_inf
   compares log CDFs from the left and log survival functions from the right.
 
 The level rule (float masses)
@@ -32,7 +32,7 @@ otherwise) and are **tied** iff
 
 E_a, E_b being those rigorous error bounds and ``rtol`` (default ``8 * 2**-53``) covering the
 rounding of the input masses themselves. Consequences: (1) levels equal in the intended law
-are tied, so rounding leftovers never pair far-apart atoms (spec 001 §4.8: W_inf = 1, not 99);
+are tied, so rounding leftovers never pair far-apart atoms (Ding 2022: W_inf = 1, not 99);
 (2) levels that differ by more than the band (about 3e-14 relative, in their own tail, so a
 1e-300 atom counts) are ordered exactly, and every atom of positive mass (even subnormal) is
 in the plan, so W_inf is never under-reported for them; (3) only two *distinct* intended
@@ -199,7 +199,7 @@ class TransportPlan:
         return np.linalg.norm(diff, ord=ordv, axis=1)
 
     def sensitivity(self, metric: Any = None) -> float:
-        """max d(x - y) over entries of positive mass (spec 001 §1.6, the plan sensitivity).
+        """max d(x - y) over entries of positive mass (Ding 2022, the plan sensitivity).
         ``metric``: None (|.| in 1-D, the plan's norm in R^d), 1, 2, inf, or a callable d(z)."""
         if len(self) == 0:
             return 0.0
@@ -250,7 +250,7 @@ class TransportPlan:
         return list(cum[idx])
 
     def cmf(self, grid: Any = None) -> np.ndarray:
-        """Joint CMF table min{F_P(x_k), F_Q(x'_l)} (spec 001 Tables 2 and 5). ``grid``: one
+        """Joint CMF table min{F_P(x_k), F_Q(x'_l)} (Ding 2022, Tables 2 and 5). ``grid``: one
         1-D grid for rows and columns, a (rows, cols) pair, or None (union of the supports).
         Fractions (object array) when the plan is exact."""
         gr, gc = self._grids(grid)
@@ -263,7 +263,7 @@ class TransportPlan:
         return out
 
     def pmf(self, grid: Any = None) -> np.ndarray:
-        """Dense plan on the grid (spec 001 Tables 3 and 6): the entries' masses placed at
+        """Dense plan on the grid (Ding 2022, Tables 3 and 6): the entries' masses placed at
         (row of source, column of target); grid points outside the supports get 0 rows/cols."""
         gr, gc = self._grids(grid)
         ex = self.is_exact
@@ -352,7 +352,7 @@ def _coupling_exact(P: DiscreteDist, Q: DiscreteDist) -> TransportPlan:
 
 
 def _coupling_log(P: LogDiscreteDist, Q: LogDiscreteDist) -> TransportPlan:
-    """Staircase over log-space level keys (spec 003 §6.6); masses from the key levels."""
+    """Staircase over log-space level keys (Seeman et al. 2024); masses from the key levels."""
     kp, kq = P.level_keys(), Q.level_keys()
     tol = _key_tol(len(P), len(Q))
     n, m = len(P), len(Q)
@@ -387,7 +387,7 @@ def _coupling_log(P: LogDiscreteDist, Q: LogDiscreteDist) -> TransportPlan:
 
 
 def quantile_coupling(P: Any, Q: Any, *, exact: bool | None = None, rtol: float = DEFAULT_RTOL) -> TransportPlan:
-    """The monotone (quantile, north-west corner) coupling of two laws on R (spec 001 §1.5, §3.2).
+    """The monotone (quantile, north-west corner) coupling of two laws on R (Ding 2022).
 
     Parameters
     ----------
@@ -422,7 +422,7 @@ def quantile_coupling(P: Any, Q: Any, *, exact: bool | None = None, rtol: float 
 # ---------------------------------------------------------------------------------- W_inf
 def w_inf(P: Any, Q: Any, *, norm: Any = None, exact: bool | None = None, return_plan: bool = False,
           rtol: float = DEFAULT_RTOL) -> Any:
-    """W_inf(P, Q) = min over couplings of the largest distance moved (spec 000 §1.6).
+    """W_inf(P, Q) = min over couplings of the largest distance moved (Pierquin et al. 2024).
 
     * 1-D :class:`DiscreteDist` / :class:`LogDiscreteDist`: from the quantile coupling, O(n + m).
     * d-D :class:`DiscreteDist`: bottleneck transport (binary search over candidate distances,
@@ -568,7 +568,7 @@ def _w_inf_nd(P: DiscreteDist, Q: DiscreteDist, code: int, norm: Any, exact: boo
 # ---------------------------------------------------------------------------------- W_p
 def w_p(P: Any, Q: Any, p: float, *, exact: bool | None = None, rtol: float = DEFAULT_RTOL) -> float:
     """W_p(P, Q) = (sum mass * |x - y|^p)^(1/p) over the quantile coupling (optimal in 1-D,
-    spec 000 §1.6). ``p`` in [1, inf]; p = inf gives W_inf. Laws on R only.
+    Pierquin et al. 2024). ``p`` in [1, inf]; p = inf gives W_inf. Laws on R only.
 
     >>> w_p(DiscreteDist([0, 1], [0.5, 0.5]), DiscreteDist([1, 2], [0.5, 0.5]), 2)
     1.0
@@ -630,7 +630,7 @@ def _near_mass_py(x: np.ndarray, a: list[int], y: np.ndarray, b: list[int], z: f
 
 
 def near_radius(P: Any, Q: Any, delta: float, *, exact: bool | None = None, rtol: float = DEFAULT_RTOL) -> float:
-    """The (z, delta)-nearness radius z*_delta (spec 000 §1.8, §4.2 item 4): the smallest z
+    """The (z, delta)-nearness radius z*_delta (Pierquin et al. 2024): the smallest z
     such that some coupling puts mass >= 1 - delta on pairs at distance <= z. Computed by the
     exact interval greedy (max-flow on an interval bipartite graph) and a binary search over
     {0} U {|x_i - y_j|}. delta = 0 gives W_inf. Laws on R.

@@ -1,12 +1,12 @@
 """Calibrated Pufferfish mechanisms.
 
-* :mod:`.wasserstein` — spec 000 (Pierquin et al.): the Wasserstein mechanism (Song et al.),
+* :mod:`.wasserstein` — Pierquin et al. 2024 (Pierquin et al.): the Wasserstein mechanism (Song et al.),
   the General Wasserstein Mechanism (Thm 3.3 / Cor 3.1), its approximate (Thm 4.3) and
   distribution-aware (Thm 4.5) relaxations.
-* :mod:`.kantorovich` — spec 001 (Ding 2022): Lemma 1 / Theorem 1 (Laplace and general
+* :mod:`.kantorovich` — Ding 2022 (Ding 2022): Lemma 1 / Theorem 1 (Laplace and general
   exponential-mechanism noise), Theorem 2 (relaxed), Theorem 3 (Gaussian), and the
   support-diameter DP baseline.
-* :mod:`.cauchy` — spec 000 Cor 4.1 (Cauchy mechanism, corrected d-dimensional form).
+* :mod:`.cauchy` — Pierquin et al. 2024, Cor 4.1 (Cauchy mechanism, corrected d-dimensional form).
 * :mod:`.close_adversary` — App. A.4 (adversaries outside Theta); also ``Mechanism.close_adversary``.
 """
 from ._base import GroupComparison, Mechanism

@@ -1,6 +1,6 @@
-"""The Kantorovich mechanisms of spec 001 (Ding 2022, "Kantorovich Mechanism for Pufferfish
+"""The Kantorovich mechanisms of Ding 2022 (Ding 2022, "Kantorovich Mechanism for Pufferfish
 Privacy"). All use the quantile ("north-west corner") coupling pi* of each pair of conditional
-laws (1-D queries only, spec 001 §0), per prior and pair; the noise parameter is the max.
+laws (1-D queries only, Ding 2022), per prior and pair; the noise parameter is the max.
 
 * Lemma 1 / Theorem 1 (``method="thm1"``): noise density ∝ exp(-eta(theta) d(z)) with d a metric
   and eta non-increasing; theta = eta^{-1}(eps / sup_{supp pi*} d(x - x')). Laplace (default):
@@ -12,7 +12,7 @@ laws (1-D queries only, spec 001 §0), per prior and pair; the noise parameter i
   with theta = c Delta / eps; ``variant="b"`` (any eps) uses the exact constant k/2 = 0.418660...
   [FIX: the paper prints the anti-conservative 0.41, available as ``paper_constant=True``];
   ``variant="a"`` (eps <= 1, delta <= 0.4058) and ``variant="tail"`` (the proof's condition solved
-  numerically, spec 001 §2.5 [DERIVED]).
+  numerically, Ding 2022).
 * ``method="support_diameter"``: the DP-style baseline of eq. (9), for comparison.
 
 Roots are bracketed so that the returned theta is on the safe (larger) side and rounded upward.
@@ -33,14 +33,14 @@ from ._base import Mechanism, scale_up
 
 __all__ = ["Kantorovich", "KantorovichGaussian", "thm2_eta", "gaussian_constant", "GAUSSIAN_K"]
 
-# k = (2/e)^(1/3) (2/pi)^(1/6) (spec 001 §2.5 (b)); the paper rounds k/2 to 0.41.
+# k = (2/e)^(1/3) (2/pi)^(1/6) (Ding 2022 (b)); the paper rounds k/2 to 0.41.
 GAUSSIAN_K = (2.0 / math.e) ** (1.0 / 3.0) * (2.0 / math.pi) ** (1.0 / 6.0)
 
 
 def thm2_eta(dist: np.ndarray, mass: np.ndarray, rows: np.ndarray, cols: np.ndarray,
              eps: float) -> tuple[float, tuple | None]:
     """Theorem 2 for one plan: min over constrained rows and columns of the root eta_k of
-    sum_k m_k exp(eta d_k) = e^eps M_k (spec 001 §3.5), as a feasible (lower) value, and which
+    sum_k m_k exp(eta d_k) = e^eps M_k (Ding 2022), as a feasible (lower) value, and which
     row/column binds (("row" | "col", x)). (inf, None) when nothing is constrained.
 
     All groups are solved at once by a vectorised bisection on the log-sum-exp form
@@ -100,7 +100,7 @@ def thm2_eta(dist: np.ndarray, mass: np.ndarray, rows: np.ndarray, cols: np.ndar
 
 
 def gaussian_constant(eps: float, delta: float, variant: str = "b", paper_constant: bool = False) -> float:
-    """The constant c of Theorem 3 (theta = c Delta / eps), rounded upward (spec 001 §3.7)."""
+    """The constant c of Theorem 3 (theta = c Delta / eps), rounded upward (Ding 2022)."""
     if variant == "a":
         if eps > 1:
             raise ParameterError("eps", eps, "eps <= 1 for Theorem 3(a) (use variant='b' or 'tail')")
@@ -144,7 +144,7 @@ class _ExponentialNoise:
 
 
 class Kantorovich(Mechanism):
-    """Kantorovich mechanism (spec 001 Lemma 1, Theorems 1 and 2, eq. (9) baseline).
+    """Kantorovich mechanism (Ding 2022, Lemma 1, Theorems 1 and 2, eq. (9) baseline).
 
     Parameters
     ----------
@@ -169,7 +169,7 @@ class Kantorovich(Mechanism):
         self.framework = self._check_framework(framework)
         if framework.dim != 1:
             raise ParameterError("framework", f"query on R^{framework.dim}",
-                                 "a 1-D query (the quantile coupling is optimal only in 1-D, spec 001 §0)")
+                                 "a 1-D query (the quantile coupling is optimal only in 1-D, Ding 2022)")
         self.eps = V.positive("eps", eps)
         if method not in ("thm1", "thm2", "support_diameter"):
             raise ParameterError("method", method, "'thm1', 'thm2' or 'support_diameter'")
@@ -187,7 +187,7 @@ class Kantorovich(Mechanism):
             self.sensitivity = framework.support_diameter()
             theta = 0.0 if self.sensitivity.value == 0 else inv(self.eps / self.sensitivity.value)
         elif method == "thm1" and metric is None:
-            self.sensitivity = framework.w_inf()   # = sup over supp pi* of |x - x'| (spec 001 §1.5)
+            self.sensitivity = framework.w_inf()   # = sup over supp pi* of |x - x'| (Ding 2022)
             theta = 0.0 if self.sensitivity.value == 0 else inv(self.eps / self.sensitivity.value)
         else:
             recs, best_theta, best_rec = [], 0.0, None
@@ -238,7 +238,7 @@ class Kantorovich(Mechanism):
 
 
 class KantorovichGaussian(Mechanism):
-    """Theorem 3 of spec 001: Gaussian noise N(0, theta^2), theta = c Delta / eps, a
+    """Theorem 3 of Ding 2022: Gaussian noise N(0, theta^2), theta = c Delta / eps, a
     delta-approximation of (eps, S)-Pufferfish privacy ("|privacy loss| <= eps with probability
     >= 1 - delta over the noise"; tag ``pufferfish-delta-approx (Ding 2022, Thm 3)``).
 

@@ -1,8 +1,8 @@
-"""Wasserstein-type mechanisms of spec 000 (Pierquin, Bellet, Tommasi, Boussard): additive noise
+"""Wasserstein-type mechanisms of Pierquin et al. 2024 (Pierquin, Bellet, Tommasi, Boussard): additive noise
 calibrated to a transport sensitivity between the conditional query laws.
 
 * :class:`Wasserstein` — Song, Wang, Chaudhuri (2017): Laplace noise b = Delta_G / eps gives
-  eps-PP, Delta_G = max W_inf (spec 000 Cor 3.1, Laplace PP row).
+  eps-PP, Delta_G = max W_inf (Pierquin et al. 2024, Cor 3.1, Laplace PP row).
 * :class:`GeneralWasserstein` — Thm 3.3 / Cor 3.1: any noise zeta; (alpha, R_alpha(zeta, Delta_G))-RPP
   for every alpha > 1, with Delta_G in the noise's natural norm (l2 Gaussian, l1 Laplace, Lemma B.1).
 * :class:`ApproximateWasserstein` — Thm 4.3: with the (z, delta)-near radius Delta_{G,delta},
@@ -10,7 +10,7 @@ calibrated to a transport sensitivity between the conditional query laws.
 * :class:`DistributionAwareWasserstein` — Thm 4.5: (alpha, log(Delta_G^{zeta,q,alpha}) / (q(alpha-1)))-RPP
   with the exponential-moment transport cost evaluated on the quantile coupling. Any coupling
   upper-bounds the infimum in Delta_G^{zeta,q,alpha}, so this is sound for every noise; it is exact
-  when the cost is convex (Gaussian, Laplace, Cauchy; spec 000 §2.5 [G]).
+  when the cost is convex (Gaussian, Laplace, Cauchy; Pierquin et al. 2024).
 
 Every epsilon reported is the noise family's certified upper bound, rounded upward; every
 calibrated scale is rounded upward.
@@ -68,7 +68,7 @@ class Wasserstein(Mechanism):
 
 
 class GeneralWasserstein(Mechanism):
-    """The General Wasserstein Mechanism (spec 000 Thm 3.3, Cor 3.1).
+    """The General Wasserstein Mechanism (Pierquin et al. 2024, Thm 3.3, Cor 3.1).
 
     Give either a noise with its scale (``GeneralWasserstein(fw, Gaussian(2.0))``), or a noise
     family to calibrate with a target: ``alpha=`` and ``eps=`` (smallest scale whose certified
@@ -148,7 +148,7 @@ class GeneralWasserstein(Mechanism):
 
 
 class ApproximateWasserstein(Mechanism):
-    """The General Approximate Wasserstein Mechanism (spec 000 Thm 4.3, Prop C.2).
+    """The General Approximate Wasserstein Mechanism (Pierquin et al. 2024, Thm 4.3, Prop C.2).
 
     ``delta`` is the approximate-RPP delta; Delta_{G,delta} is the largest (z, delta)-near radius
     over priors and pairs. ``noise`` with its scale, or a target ``eps`` at order ``alpha``
@@ -216,12 +216,12 @@ class ApproximateWasserstein(Mechanism):
 
 
 class DistributionAwareWasserstein(Mechanism):
-    """The Distribution-Aware GWM (spec 000 Thm 4.5) for 1-D queries and a noise with its scale.
+    """The Distribution-Aware GWM (Pierquin et al. 2024, Thm 4.5) for 1-D queries and a noise with its scale.
 
     eps(alpha) = log(Delta_G^{zeta,q,alpha}) / (q (alpha - 1)), with
     Delta_G^{zeta,q,alpha} = max over priors and pairs of E_pi[exp((a'-1) D_a'(zeta || zeta * (X - Y)))],
     a' = q(alpha - 1) + 1, evaluated on the quantile coupling pi (an upper bound on the infimum over
-    couplings for every noise, exact for convex costs). q = 1 is always best (spec 000 §2.5 [D]).
+    couplings for every noise, exact for convex costs). q = 1 is always best (Pierquin et al. 2024).
     """
 
     theorem = "Pierquin et al. 2024, Thm 4.5 (Distribution-Aware General Wasserstein Mechanism)"

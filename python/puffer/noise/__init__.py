@@ -1,5 +1,5 @@
-"""Additive noise families and their Renyi shift divergences (spec 000 §1.1, §1.7, §1.11,
-§2.3 Thm 3.3 / Cor 3.1 / Lemma B.1, §2.5; spec 004 §2).
+"""Additive noise families and their Renyi shift divergences (Pierquin et al. 2024,
+Thm 3.3 / Cor 3.1 / Lemma B.1; Chaudhuri et al. 2019).
 
 Each family is an immutable value with ``logpdf``, ``pdf``, ``cdf``, ``ppf``, ``scale``,
 ``natural_norm``; ``renyi_shift(alpha, v)`` = D_alpha(zeta(. - v) || zeta), ``R(alpha, z)``

@@ -1,5 +1,5 @@
 """Shared machinery of the noise families: Renyi shift divergences, R_alpha(zeta, z), the GWM
-epsilon curve and calibration (spec 000 §1.1, §1.7, §2.1 item 3, §2.3 Thm 3.3 / Cor 3.1).
+epsilon curve and calibration (Pierquin et al. 2024 Thm 3.3 / Cor 3.1).
 
 Every number returned here that can end up in a guarantee is a certified upper bound:
 closed forms are rounded outward; quadrature values carry their error bound (see
@@ -84,7 +84,7 @@ class NoiseFamily(abc.ABC):
 
     __slots__ = ("_frozen",)
     _param_names: tuple[str, ...] = ()
-    #: True when s_alpha(zeta, v) is proved non-decreasing in |v| (spec 000 §1.7 [G]); else
+    #: True when s_alpha(zeta, v) is proved non-decreasing in |v| (Pierquin et al. 2024); else
     #: R checks monotonicity numerically on a grid before using s_alpha(zeta, z).
     _monotone_proved: bool = True
     #: symmetric noise: s_alpha(zeta, v) = s_alpha(zeta, -v)
@@ -161,7 +161,7 @@ class NoiseFamily(abc.ABC):
     # -- divergences ----------------------------------------------------------------------
     def renyi_shift(self, alpha: Any, v: Any, *, out: np.ndarray | None = None):
         """s_alpha(zeta, v) = D_alpha(zeta(. - v) || zeta): the Renyi divergence between the
-        noise shifted by v and the noise (spec 000 §0), a certified upper bound.
+        noise shifted by v and the noise (Pierquin et al. 2024), a certified upper bound.
 
         ``alpha`` (> 1, ``inf`` allowed) and ``v`` broadcast; returns a float for scalar input.
 
@@ -198,7 +198,7 @@ class NoiseFamily(abc.ABC):
         return np.abs(v) / self.scale if self._symmetric else v / self.scale
 
     def R(self, alpha: Any, z: Any, *, out: np.ndarray | None = None):
-        """R_alpha(zeta, z) = sup over |v| <= z of s_alpha(zeta, v) (spec 000 §1.7), certified.
+        """R_alpha(zeta, z) = sup over |v| <= z of s_alpha(zeta, v) (Pierquin et al. 2024), certified.
 
         For families whose shift divergence is proved non-decreasing in |v| this is
         s_alpha(zeta, z); otherwise monotonicity is checked on a grid of 8 shifts first
@@ -234,13 +234,13 @@ class NoiseFamily(abc.ABC):
 
     def epsilon(self, alpha: Any, sensitivity: Any, *, out: np.ndarray | None = None):
         """The General Wasserstein mechanism's epsilon at order ``alpha`` for sensitivity
-        Delta: R_alpha(zeta, Delta) (spec 000 Thm 3.3). ``alpha = inf`` gives the pure-PP epsilon."""
+        Delta: R_alpha(zeta, Delta) (Pierquin et al. 2024, Thm 3.3). ``alpha = inf`` gives the pure-PP epsilon."""
         return self.R(alpha, sensitivity, out=out)
 
     def _provenance(self, sensitivity: float, extra: str = "") -> Provenance:
         return Provenance(
             mechanism="GeneralWasserstein",
-            theorem="spec 000 Thm 3.3: eps(alpha) = R_alpha(zeta, Delta_G)",
+            theorem="Pierquin et al. 2024, Thm 3.3: eps(alpha) = R_alpha(zeta, Delta_G)",
             sensitivity=sensitivity,
             noise=repr(self),
             notes=(f"norm=l{self._norm_str()}; certified upper bounds (closed form rounded up or "
@@ -274,7 +274,7 @@ class NoiseFamily(abc.ABC):
         """The same family (shape parameters kept) with the smallest certified scale.
 
         * ``calibrate(alpha=a, eps=e, sensitivity=D)``: R_a(zeta, D) <= e ((a, e)-RPP for
-          the GWM, spec 000 Thm 3.3); ``alpha = inf`` targets pure e-PP.
+          the GWM, Pierquin et al. 2024, Thm 3.3); ``alpha = inf`` targets pure e-PP.
         * ``calibrate(eps=e, delta=d, sensitivity=D)``: (e, d)-PP through Prop 2.2,
           minimising the scale over the order alpha (and alpha = inf when finite); see
           :meth:`calibrate_pp`.
@@ -363,7 +363,7 @@ class NoiseFamily(abc.ABC):
 
     # -- products -------------------------------------------------------------------------
     def iid(self, d: int) -> Any:
-        """d-dimensional noise with iid coordinates (spec 000 §1.1 additivity, Lemma B.1)."""
+        """d-dimensional noise with iid coordinates (Pierquin et al. 2024 additivity, Lemma B.1)."""
         from .product import IID
         return IID(self, d)
 

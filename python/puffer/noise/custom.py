@@ -56,7 +56,7 @@ class Custom(NoiseFamily):
 
     Parameters: ``logpdf`` (vectorised callable), ``scale`` (> 0), ``symmetric`` (you assert
     logpdf(-x) = logpdf(x); checked on a grid), ``log_concave`` (you assert it; together with
-    ``symmetric`` this makes s_alpha non-decreasing in |v|, spec 000 §1.7 [G], otherwise R
+    ``symmetric`` this makes s_alpha non-decreasing in |v|, Pierquin et al. 2024, otherwise R
     checks monotonicity on a grid), ``natural_norm`` (norm used by ``iid``; default 2),
     ``name`` (for repr); the declared structure ``modes``, ``spikes``, ``breakpoints``,
     ``support`` (module docstring), all in units of Z (before ``scale``).

@@ -1,4 +1,4 @@
-"""Built-in additive noise families on R (spec 000 §0, §1.11, §2.3; spec 004 §2).
+"""Built-in additive noise families on R (Pierquin et al. 2024; Chaudhuri et al. 2019).
 
 =============  ===========================================  =========  ==========================
 family         density                                      R_alpha    natural norm (iid(d))
@@ -12,7 +12,7 @@ GenGaussian    exp(-|x/scale|^beta) beta/(2 scale G(1/beta)) quadrature lbeta (c
 Logistic       1 / (4 scale cosh^2(x / (2 scale)))          quadrature l1 (certified bound)
 =============  ===========================================  =========  ==========================
 
-GenCauchy uses gamma as a *scale* (spec 000 §1.11, [!] in §2.5: the paper's lambda is an
+GenCauchy uses gamma as a *scale* (Pierquin et al. 2024: the paper's lambda is an
 inverse scale in the density but a scale in Lemma D.1; we implement the corrected
 convention, beta_{k,gamma} = Gamma(k/2) / (gamma sqrt(pi) Gamma((k-1)/2))). Its R_alpha is
 the *exact* divergence by quadrature, not the Legendre bound of Lemma D.1 (which is only an
@@ -99,10 +99,9 @@ class _Kernel(NoiseFamily):
 
 
 class Gaussian(_Kernel):
-    """N(0, sigma^2) noise. s_alpha(v) = alpha v^2 / (2 sigma^2) (spec 000 Cor 3.1; spec 004
-    Thm 12); R_inf = inf (no pure PP). Natural norm l2.
+    """N(0, sigma^2) noise. s_alpha(v) = alpha v^2 / (2 sigma^2) (Pierquin et al. 2024, Cor 3.1; Chaudhuri et al. 2019, Thm 12); R_inf = inf (no pure PP). Natural norm l2.
 
-    >>> Gaussian(1.3).renyi_shift(5.0, 2.0)  # spec 000 §3.6: 5.917159763313609 (rounded up)
+    >>> Gaussian(1.3).renyi_shift(5.0, 2.0)  # Pierquin et al. 2024: 5.917159763313609 (rounded up)
     5.917159763313616
     """
 
@@ -130,7 +129,7 @@ class Gaussian(_Kernel):
 
 
 class Laplace(_Kernel):
-    """Laplace noise exp(-|x|/b)/(2b). s_alpha from spec 000 Cor 3.1 in the cancellation-free
+    """Laplace noise exp(-|x|/b)/(2b). s_alpha from Pierquin et al. 2024, Cor 3.1 in the cancellation-free
     form (series for alpha v/b < 1/2, log1p form otherwise); R_inf(z) = z/b. Natural norm l1.
 
     >>> round(Laplace(1.0).renyi_shift(10.0, 1.0), 14)  # anchors: 0.9286829020966803
@@ -161,13 +160,13 @@ class Laplace(_Kernel):
 
 
 class GenCauchy(_Kernel):
-    """Generalized Cauchy noise (Rider 1957; spec 000 Def 4.6 / §1.11), gamma = scale, k > 1:
+    """Generalized Cauchy noise (Rider 1957; Pierquin et al. 2024, Def 4.6), gamma = scale, k > 1:
     density Gamma(k/2) / (gamma sqrt(pi) Gamma((k-1)/2)) * (1 + (x/gamma)^2)^(-k/2), i.e.
     gamma T_{k-1} / sqrt(k - 1). k = 2 is Cauchy(gamma).
 
-    Corrected parametrization ([!] spec 000 §2.5: the paper's lambda is used both as inverse
+    Corrected parametrization ([!] Pierquin et al. 2024: the paper's lambda is used both as inverse
     scale and as scale). s_alpha is computed exactly by certified quadrature;
-    R_inf(z) = k asinh(z / (2 gamma)). Natural norm l2 (spec 000 Cor 4.1).
+    R_inf(z) = k asinh(z / (2 gamma)). Natural norm l2 (Pierquin et al. 2024, Cor 4.1).
     """
 
     __slots__ = ("gamma", "k")
@@ -206,7 +205,7 @@ class GenCauchy(_Kernel):
 class Cauchy(GenCauchy):
     """Cauchy noise gamma / (pi (gamma^2 + x^2)) (GenCauchy with k = 2).
 
-    s_alpha(v) = (1/(alpha-1)) log P_{alpha-1}(1 + v^2/(2 gamma^2)) (Verdu 2023; spec 000 §2.3),
+    s_alpha(v) = (1/(alpha-1)) log P_{alpha-1}(1 + v^2/(2 gamma^2)) (Verdu 2023; Pierquin et al. 2024),
     evaluated by certified quadrature; R_inf(z) = 2 asinh(z/(2 gamma)).
 
     >>> import math; abs(Cauchy(1.0).renyi_shift(2.0, 1.0) - math.log(1.5)) < 1e-11
@@ -278,8 +277,8 @@ class GenGaussian(_Kernel):
     """Generalized Gaussian (exponential power) noise, beta >= 1:
     density beta / (2 scale Gamma(1/beta)) exp(-|x/scale|^beta) (scipy's ``gennorm``).
 
-    Symmetric log-concave, so s_alpha is non-decreasing in |v| (spec 000 §1.7 [G]);
-    R_inf = inf for beta > 1 (z/scale for beta = 1). Natural norm l_beta (spec 000 Lemma B.1 [G]).
+    Symmetric log-concave, so s_alpha is non-decreasing in |v| (Pierquin et al. 2024);
+    R_inf = inf for beta > 1 (z/scale for beta = 1). Natural norm l_beta (Pierquin et al. 2024, Lemma B.1).
     beta = 1 and beta = 2 use the Laplace and Gaussian closed forms.
     """
 

@@ -1,4 +1,4 @@
-"""d-dimensional noise with iid coordinates (spec 000 §1.1 additivity; Lemma B.1).
+"""d-dimensional noise with iid coordinates (Pierquin et al. 2024 additivity; Lemma B.1).
 
 s_alpha(zeta^d, v) = sum_i s_alpha(zeta, v_i) (Renyi divergences of products add), so only
 1-D integrals are computed. R_alpha(zeta^d, z) = sup over ||v||_p <= z, p = the family's
@@ -6,7 +6,7 @@ natural norm:
 
 * Gaussian / l2 and Laplace / l1: exactly the 1-D value at z (Lemma B.1: g(x) = x^2/(2 sigma^2)
   resp. |x|/b, z -> s_alpha(zeta, g^{-1}(z)) convex — linear for Gaussian, verified for Laplace
-  in spec 000 §2.3).
+  in Pierquin et al. 2024).
 * every other family: a certified upper bound. With t_i = |v_i|^p the problem is
   sup { sum q(t_i) : sum t_i <= z^p }, q(t) = s_alpha(zeta, t^{1/p}) non-decreasing. On a grid
   0 < t_1 < ... < t_n = z^p, q(t) <= q(t_{j+1}) on (t_j, t_{j+1}] (monotonicity), so the upper
@@ -165,7 +165,7 @@ class IID:
         return round_up(max(self.d * h, float(q[-1])), 8)
 
     def epsilon(self, alpha: Any, sensitivity: Any, *, out: np.ndarray | None = None):
-        """GWM epsilon R_alpha(zeta^d, Delta) with Delta in the natural norm (spec 000 Thm 3.3)."""
+        """GWM epsilon R_alpha(zeta^d, Delta) with Delta in the natural norm (Pierquin et al. 2024, Thm 3.3)."""
         return self.R(alpha, sensitivity, out=out)
 
     def rpp_curve(self, sensitivity: float, alphas: Any = None) -> RPPCurve:
@@ -177,7 +177,7 @@ class IID:
         else:
             vals = self.R(grid, np.full(grid.shape, dg))
         prov = Provenance(mechanism="GeneralWasserstein",
-                          theorem="spec 000 Thm 3.3 + Lemma B.1 (iid product noise)",
+                          theorem="Pierquin et al. 2024, Thm 3.3 + Lemma B.1 (iid product noise)",
                           sensitivity=dg, noise=repr(self),
                           notes=f"norm=l{self.base._norm_str()} (Delta_G must be measured in this norm)")
         fn = lambda a: float(self.R(float(a), dg))  # noqa: E731
