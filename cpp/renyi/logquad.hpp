@@ -58,10 +58,6 @@ struct LogQuadOptions {
   // Absolute rounding error of L near the peak (the caller knows the size of the terms that
   // cancel inside L): error estimates below exp(noise) - 1 relative are noise, not signal.
   std::function<double(double)> noise_at;
-  // Every finite kink is a breakpoint, wherever it lies (declared structure of a user density):
-  // the pieces are extended to the outermost kink and all kinks inside the half line's [0, rest]
-  // stay breakpoints. Off for the shipped families (at most one kink, inside the range).
-  bool all_kinks = false;
 };
 
 namespace detail {
@@ -328,23 +324,6 @@ class LogIntegrator {
       left_tail = true;
       tail_w_l = std::max(y_peak_ - left_end, 1e-300);
     }
-    if (opt_.all_kinks) {
-      // declared points beyond the scanned range: extend the range over them (the mapped tail
-      // then starts past the outermost one)
-      double kmax = -kInf, kmin = kInf;
-      for (double k : kinks)
-        if (std::isfinite(k)) { kmax = std::max(kmax, k); kmin = std::min(kmin, k); }
-      if (kmax >= right_end) {
-        right_end = kmax + std::max(tail_w_r, 1e-300);
-        pts.push_back(right_end);
-        tail_w_r = std::max(right_end - y_peak_, 1e-300);
-      }
-      if (left_tail && kmin <= left_end) {
-        left_end = kmin - std::max(tail_w_l, 1e-300);
-        pts.push_back(left_end);
-        tail_w_l = std::max(y_peak_ - left_end, 1e-300);
-      }
-    }
     double lo_lim = opt_.half_line ? rest_end : left_end;
     for (double k : kinks)
       if (std::isfinite(k) && k > lo_lim && k < right_end) pts.push_back(k);
@@ -366,23 +345,13 @@ class LogIntegrator {
     if (rest_end > 0.0) {
       // a kink inside [0, rest_end] (the largest one) stays a breakpoint: [kink, rest_end]
       // mapped toward rest_end, [0, kink] with the t^2 map anchored at the kink
-      std::vector<double> inner;
+      double kmax = 0.0;
       for (double k : kinks)
-        if (std::isfinite(k) && k > 0.0 && k < rest_end) inner.push_back(k);
-      std::sort(inner.begin(), inner.end());
-      inner.erase(std::unique(inner.begin(), inner.end()), inner.end());
-      if (!opt_.all_kinks && inner.size() > 1) inner.erase(inner.begin(), inner.end() - 1);
-      const double kmax = inner.empty() ? 0.0 : inner.back();
+        if (std::isfinite(k) && k > 0.0 && k < rest_end) kmax = std::max(kmax, k);
       const double span = rest_end - kmax;
       const double tmax = span / (rest_w + span);  // y(tmax) = kmax
       pieces_.push_back(detail::Piece{0.0, tmax, -1, rest_end, rest_w});
-      // between consecutive kinks: two t^2 pieces anchored at each end, split at the midpoint
-      for (std::size_t i = inner.size(); i-- > 1;) {
-        const double a = inner[i - 1], b = inner[i], mid = 0.5 * (a + b);
-        pieces_.push_back(detail::Piece{0.0, 1.0, -2, b, b - mid});
-        pieces_.push_back(detail::Piece{0.0, 1.0, +2, a, mid - a});
-      }
-      if (!inner.empty()) pieces_.push_back(detail::Piece{0.0, 1.0, -2, inner.front(), inner.front()});
+      if (kmax > 0.0) pieces_.push_back(detail::Piece{0.0, 1.0, -2, kmax, kmax});
     }
     // tails in the mapped variable (split adaptively if they hold mass)
     pieces_.push_back(detail::Piece{0.0, 1.0, +1, right_end, tail_w_r});

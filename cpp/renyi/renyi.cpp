@@ -460,28 +460,17 @@ struct MassFn {
 
 }  // namespace
 
-double custom_shift_divergence(const LogPdfBatch& logpdf, bool symmetric, double alpha, double u, double scale_hint,
-                               const std::vector<double>& points) {
+double custom_shift_divergence(const LogPdfBatch& logpdf, bool symmetric, double alpha, double u, double scale_hint) {
   require(alpha >= 1.0 && std::isfinite(alpha), "alpha", alpha, "a finite Renyi order >= 1 for a user density");
   require(std::isfinite(u), "u", u, "a finite standardized shift");
   if (u == 0.0) return 0.0;
   if (symmetric) u = std::fabs(u);
   const bool kl = (alpha == 1.0);
-  const double c = 0.5 * u;
-  CustomFn f{logpdf, c, alpha, alpha - 1.0, symmetric, kl, {}, {}, false};
+  CustomFn f{logpdf, 0.5 * u, alpha, alpha - 1.0, symmetric, kl, {}, {}, false};
   LogQuadOptions opt;
   opt.half_line = symmetric;
   opt.scale_hint = std::max({0.5 * std::fabs(u), scale_hint, 1e-300});
-  // A structure point z of the density (x = z) sits at y = z + c in log p(x - u) = log p(y - c)
-  // and at y = z - c in log p(x) = log p(y + c) (x = y + c).
-  std::vector<double> kinks;
-  for (double z : points) {
-    require(std::isfinite(z), "points", z, "finite structure points");
-    for (double y : {z + c, z - c}) kinks.push_back(symmetric ? std::fabs(y) : y);
-  }
-  opt.all_kinks = !kinks.empty();
-  opt.max_pieces = 600 + 4 * static_cast<int>(kinks.size());
-  LogQuadResult r = integrate_log(f, kinks, opt);
+  LogQuadResult r = integrate_log(f, {}, opt);
   if (f.infinite || r.unbounded) return kInf;
   if (!(r.Q + r.err > 0.0)) throw NumericalFailure("renyi quadrature (custom density): integrand vanished at u=" + to_str(u));
   const double margin = 1e-12 + 64.0 * kEps * (std::fabs(r.M) + 40.0) * (kl ? 1.0 : alpha);
@@ -491,17 +480,13 @@ double custom_shift_divergence(const LogPdfBatch& logpdf, bool symmetric, double
   return round_up(D, 8);
 }
 
-void custom_mass(const LogPdfBatch& logpdf, double scale_hint, double* mass, double* err,
-                 const std::vector<double>& points) {
-  for (double z : points) require(std::isfinite(z), "points", z, "finite structure points");
+void custom_mass(const LogPdfBatch& logpdf, double scale_hint, double* mass, double* err) {
   MassFn f{logpdf};
   LogQuadOptions opt;
   opt.half_line = false;
   opt.scale_hint = scale_hint > 0 ? scale_hint : 1.0;
   opt.rtol = 1e-12;
-  opt.all_kinks = !points.empty();
-  opt.max_pieces = 600 + 4 * static_cast<int>(points.size());
-  LogQuadResult r = integrate_log(f, points, opt);
+  LogQuadResult r = integrate_log(f, {}, opt);
   if (r.unbounded) { *mass = kInf; *err = 0.0; return; }
   if (!(r.M > -kInf)) { *mass = 0.0; *err = 0.0; return; }
   const double e = std::exp(r.M);

@@ -18,7 +18,6 @@
 #pragma once
 #include <cstddef>
 #include <functional>
-#include <vector>
 
 namespace puffer::renyi {
 
@@ -57,14 +56,11 @@ double max_shift(int family, const Shape& s, double alpha, double eps);
 using LogPdfBatch = std::function<void(const double* x, std::size_t n, double* out)>;
 
 // Certified upper bound on D_alpha(p(. - u) || p) for a log-density given by `logpdf`.
-// symmetric: the caller asserts p(-x) = p(x) (enables the folded form). points: structure of the
-// density (declared modes, spike edges, breakpoints, support ends, in x units): each becomes a
-// quadrature breakpoint (at both places it appears in the shifted integrand).
+// symmetric: the caller asserts p(-x) = p(x) (enables the folded form).
 double custom_shift_divergence(const LogPdfBatch& logpdf, bool symmetric, double alpha, double u,
-                               double scale_hint, const std::vector<double>& points = {});
+                               double scale_hint);
 
-// Total mass of exp(logpdf) with its error bound: returns {mass, err}; points as above.
-void custom_mass(const LogPdfBatch& logpdf, double scale_hint, double* mass, double* err,
-                 const std::vector<double>& points = {});
+// Total mass of exp(logpdf) with its error bound: returns {mass, err}.
+void custom_mass(const LogPdfBatch& logpdf, double scale_hint, double* mass, double* err);
 
 }  // namespace puffer::renyi

@@ -93,7 +93,7 @@ std::array<std::uint32_t, 8> make_key(const std::uint8_t* key) {
 
 template <class Body>
 void run_tasks(std::size_t n, unsigned threads, const std::uint8_t* key, Body body) {
-  require(threads <= puffer::kMaxThreads, "threads", threads, "0 (all cores) to 256 (puffer.sampling.MAX_THREADS)");
+  require(threads <= 1024, "threads", threads, "0 (all cores) to 1024");
   const auto k = make_key(key);
   const std::size_t n_tasks = (n + kTask - 1) / kTask;
   parallel_for(n_tasks, threads, [&](std::size_t task) {

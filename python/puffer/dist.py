@@ -93,8 +93,6 @@ class DiscreteDist:
         a = V.float_array("atoms", atoms, ndim=(1, 2))
         if a.ndim == 2 and a.shape[1] == 0:
             raise ParameterError("atoms", f"array of shape {a.shape}", "at least one coordinate")
-        if exact is not None and not isinstance(exact, (bool, np.bool_)):
-            raise ParameterTypeError("exact", exact, "True, False or None")
         if exact is None:
             exact = _is_exact_input(probs)
         if exact:
@@ -280,11 +278,7 @@ class DiscreteDist:
         return float(np.dot(self._probs, (self._atoms - m) ** 2))
 
     def support_diameter(self, norm: float = 2) -> float:
-        """max ||x - y|| over atoms x, y (the support-diameter sensitivity of the DP baseline).
-        ``norm``: an order p >= 1 or inf (every norm is |x - y| in 1-D, but it is checked)."""
-        if isinstance(norm, str) and norm.lower() in ("inf", "infinity", "linf"):
-            norm = math.inf
-        norm = V.real("norm", norm, lo=1.0, allow_inf=True, expected="a norm order p >= 1 (inf allowed)")
+        """max ||x - y|| over atoms x, y (the support-diameter sensitivity of the DP baseline)."""
         if self._atoms.ndim == 1:
             return float(self._atoms[-1] - self._atoms[0])
         a = self._atoms

@@ -49,9 +49,7 @@ Far tails (no truncation at a few sigma). Tail transforms use "fine" uniforms
     ==============  ==============================  ==========================================
 
 Threads and memory
-    ``threads=None`` uses all cores (puffer's persistent pool; ``threads=`` at most
-    :data:`MAX_THREADS` = 256; if the system refuses to start threads the work runs on those
-    that did start, down to the calling thread alone), the GIL is released, results
+    ``threads=None`` uses all cores (puffer's persistent pool), the GIL is released, results
     are written straight into ``out=``. :func:`add_noise` adds the noise while it is generated
     (no noise buffer), in place with ``out=values``.
 
@@ -85,7 +83,7 @@ from . import _validate as V
 from .errors import ParameterError, ParameterTypeError
 
 __all__ = ["Stream", "draw", "sample", "add_noise", "simd_targets", "simd_target",
-           "set_simd_target", "KINDS", "MAX_THREADS"]
+           "set_simd_target", "KINDS"]
 
 _C = _core.sampling
 
@@ -105,9 +103,6 @@ KINDS: dict[str, tuple[int, tuple[str, ...]]] = {
 # one stream can never share a Philox block (pair / Student-t / gen. Gaussian sub-streams).
 _LAYOUT = {0: 0, 1: 0, 2: 0, 3: 0, 4: 0, 7: 0, 5: 1, 8: 1, 6: 2}
 _WORD_MASK = (1 << 30) - 1
-#: The largest ``threads=`` accepted anywhere in puffer (the C++ pool's limit, kMaxThreads).
-#: If the system refuses to start that many threads, the work runs on those that started.
-MAX_THREADS = 256
 _DEFAULT_CHUNK = 1 << 24
 
 
@@ -119,7 +114,7 @@ class Stream:
     the index of the next value drawn (draws of ``size`` values advance it by ``size``).
     """
 
-    __slots__ = ("_ss", "_k0", "_k1", "_word", "_position", "_lock")
+    __slots__ = ("_ss", "_k0", "_k1", "_word", "position", "_lock")
 
     def __init__(self, seed: Any = None):
         if isinstance(seed, np.random.SeedSequence):
@@ -136,8 +131,8 @@ class Stream:
         self._ss = ss
         k = ss.generate_state(3, np.uint32)
         self._k0, self._k1, self._word = int(k[0]), int(k[1]), int(k[2]) & _WORD_MASK
-        self._lock = threading.Lock()
-        self._position = 0  # draws from several Python threads get disjoint ranges
+        self.position = 0
+        self._lock = threading.Lock()  # draws from several Python threads get disjoint ranges
 
     def __getstate__(self):
         return (self._ss, self.position)
@@ -145,17 +140,6 @@ class Stream:
     def __setstate__(self, state):
         self.__init__(state[0])
         self.position = state[1]
-
-    @property
-    def position(self) -> int:
-        """Index of the next value drawn (an integer in [0, 2^64))."""
-        return self._position
-
-    @position.setter
-    def position(self, value: int) -> None:
-        v = V.integer("position", value, lo=0, hi=2**64 - 1)
-        with self._lock:
-            self._position = v
 
     @property
     def seed_sequence(self) -> np.random.SeedSequence:
@@ -168,10 +152,10 @@ class Stream:
 
     def _take(self, kind_code: int, n: int) -> tuple[int, int, int, int]:
         with self._lock:
-            start = self._position
+            start = self.position
             if start + n >= 1 << 64:
                 raise ParameterError("size", n, "a draw that keeps the stream position below 2^64")
-            self._position = start + n
+            self.position = start + n
         return self._k0, self._k1, self._word | (_LAYOUT[kind_code] << 30), start
 
     def __repr__(self) -> str:
@@ -190,7 +174,7 @@ def as_stream(rng: Any) -> Stream:
 def _threads(threads: Any) -> int:
     if threads is None:
         return 0
-    return V.integer("threads", threads, lo=1, hi=MAX_THREADS)
+    return V.integer("threads", threads, lo=1, hi=1024)
 
 
 def _dtype(dtype: Any) -> np.dtype:
@@ -205,25 +189,10 @@ def _dtype(dtype: Any) -> np.dtype:
 
 def _shape(size: Any) -> tuple[int, ...]:
     if isinstance(size, (numbers.Integral, np.integer)) and not isinstance(size, (bool, np.bool_)):
-        shape: tuple[int, ...] = (V.integer("size", size, lo=0),)
-    elif isinstance(size, tuple):
-        shape = tuple(V.integer("size", s, lo=0) for s in size)
-    else:
-        raise ParameterTypeError("size", size, "an int or a tuple of ints")
-    total = 1
-    for s in shape:
-        total *= s
-    if any(s >= 2**62 for s in shape) or total * 8 >= 2**62:
-        raise ParameterError("size", size, f"at most 2^59 values in total (asked for {total})")
-    return shape
-
-
-def _empty(shape: tuple[int, ...], dt: np.dtype) -> np.ndarray:
-    try:
-        return np.empty(shape, dtype=dt)
-    except (MemoryError, ValueError) as exc:
-        nbytes = dt.itemsize * int(np.prod(shape, dtype=object))
-        raise ParameterError("size", shape, f"an array that fits in memory (needs {nbytes / 2**30:.3g} GiB)") from exc
+        return (V.integer("size", size, lo=0),)
+    if isinstance(size, tuple):
+        return tuple(V.integer("size", s, lo=0) for s in size)
+    raise ParameterTypeError("size", size, "an int or a tuple of ints")
 
 
 def _params(kind: Any, params: Mapping[str, Any] | None) -> tuple[int, float, float]:
@@ -329,7 +298,7 @@ def draw(kind: str, params: Mapping[str, Any] | None = None, size: int | tuple[i
         one = np.empty(1, dtype=dt)
         _fill(code, p0, p1, stream, one, None, thr, ch)
         return float(one[0])
-    res = _empty(_shape(size), dt)
+    res = np.empty(_shape(size), dtype=dt)
     _fill(code, p0, p1, stream, res, None, thr, ch)
     return res
 
@@ -348,7 +317,7 @@ def sample(noise: Any, size: int | tuple[int, ...] | None = None, *, rng: Any = 
 
 def add_noise(values: Any, noise: Any, *, rng: Any = None, out: np.ndarray | None = None,
               threads: int | None = None, secure: bool = False, granularity: float | None = None,
-              sensitivity: float | None = None, norm: str | None = None, bound: float | None = None,
+              sensitivity: float | None = None, norm: str | None = None,
               chunk: int | None = None) -> np.ndarray:
     """``values + noise`` with i.i.d. noise from ``noise``; the noise never needs its own buffer.
 
@@ -358,8 +327,7 @@ def add_noise(values: Any, noise: Any, *, rng: Any = None, out: np.ndarray | Non
     * The noise added to element ``i`` (C order) is value ``i`` of the stream, so the result is
       identical for every ``threads`` and ``chunk`` (values per call into the core, default 2^24).
     * ``secure=True``: exact lattice noise from a CSPRNG (see :func:`puffer.secure.secure_add_noise`
-      for ``granularity``, ``sensitivity``, ``norm`` and the declared input ``bound``: the lattice
-      never depends on the values); ``rng`` must then be None.
+      for ``granularity``, ``sensitivity`` and ``norm``); ``rng`` must then be None.
 
     >>> import numpy as np, puffer
     >>> v = np.arange(4.0)
@@ -372,8 +340,8 @@ def add_noise(values: Any, noise: Any, *, rng: Any = None, out: np.ndarray | Non
         if rng is not None:
             raise ParameterError("rng", rng, "None in secure mode (keys come from OS entropy only)")
         return secure_add_noise(values, noise, granularity=granularity, sensitivity=sensitivity, norm=norm,
-                                bound=bound, out=out, threads=threads)
-    for name, v in (("granularity", granularity), ("sensitivity", sensitivity), ("norm", norm), ("bound", bound)):
+                                out=out, threads=threads)
+    for name, v in (("granularity", granularity), ("sensitivity", sensitivity), ("norm", norm)):
         if v is not None:
             raise ParameterError(name, v, "None unless secure=True")
     kind, params = noise_spec(noise)

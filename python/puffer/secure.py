@@ -34,15 +34,9 @@ sensitivity ``Δ`` is unchanged:
   coordinates, so the Rényi curve is ``α Δ'^2 / (2 g² s²) ≤ α Δ² / (2 sigma²)``: the same RDP /
   zCDP curve as the continuous Gaussian (convert to (ε, δ) through the RDP curve).
 
-**The lattice never depends on the data.** The default granularity is the largest power of two
-with ``c·g ≤ Δ / 1024`` (noise inflated by at most 0.1 %), coarsened only if a declared input
-``bound`` needs it (``bound / g <= 2^52``, so every lattice point is an exact float). It is a
-function of the declared sensitivity, noise, norm, ``n`` and ``bound`` only: two neighbouring
-inputs always share one lattice, so the set of possible outputs cannot tell them apart (Mironov
-2012's attack works precisely through data-dependent output sets). Inputs with ``|x| > bound``
-are rejected (``bound`` defaults to ``2^52 g``, the largest magnitude the lattice represents
-exactly). ``secure_add_noise(..., return_plan=True)`` returns the :class:`SecurePlan` with the
-inflation paid.
+The default granularity is the largest power of two with ``c·g ≤ Δ / 1024`` (noise inflated by
+at most 0.1 %), coarsened if needed so that the inputs fit the lattice exactly (``|x/g| <= 2^52``);
+``secure_add_noise(..., return_plan=True)`` returns the :class:`SecurePlan` with the inflation paid.
 
 **What it does not guarantee.** The samplers use rejection loops whose running time depends
 on the random draws (not constant time: a timing side channel as in OpenDP, opendp#303);
@@ -78,7 +72,6 @@ class SecurePlan:
     """What secure mode will do for ``n`` values: the lattice, the padding and the exact noise.
 
     ``inflation = padded_sensitivity / sensitivity`` is the factor by which the noise scale grows.
-    ``bound`` is the largest ``|x|`` accepted (declared, or ``2^52 * granularity``).
     ``kind`` is 0 (discrete Laplace, scale ``num/den`` lattice units) or 1 (discrete Gaussian,
     ``s^2 = num/den`` lattice units², ``t = floor(s) + 1``).
     """
@@ -95,7 +88,6 @@ class SecurePlan:
     num: int
     den: int
     t: int
-    bound: float = math.inf
 
     @property
     def lattice_scale(self) -> float:
@@ -104,28 +96,15 @@ class SecurePlan:
         return float(v) * self.granularity if self.kind == 0 else math.sqrt(v) * self.granularity
 
 
-def _round_up_dyadic(x: Fraction, bits: int, name: str = "noise scale", max_m: int = 61) -> tuple[int, int]:
-    """The smallest num/2^m >= x with num < 2^bits and 0 <= m <= max_m, maximising precision."""
-    if x >= 2**bits:
-        raise ParameterError(name, _flt(x), f"a lattice scale below 2^{bits} granularity units; "
-                             "use a coarser granularity")
-    # the largest m with ceil(x 2^m) < 2^bits, found from the bit length (no loop over m)
-    m = max(0, bits - 1 - max(x.numerator.bit_length() - x.denominator.bit_length() + 1, 0))
-    while m > 0 and math.ceil(x * 2**m) >= 2**bits:
-        m -= 1
-    while m < max_m and math.ceil(x * 2 ** (m + 1)) < 2**bits:
+def _round_up_dyadic(x: Fraction, bits: int) -> tuple[int, int]:
+    """The smallest num/2^m >= x with num < 2^bits, maximising precision (m >= 0)."""
+    m = 0
+    while m < 1100 and math.ceil(x * 2 ** (m + 1)) < 2**bits:
         m += 1
     num = math.ceil(x * 2**m)
     if num >= 2**bits or num < 1:
-        raise ParameterError(name, _flt(x), f"a lattice scale below 2^{bits} granularity units")
+        raise ParameterError("noise scale", float(x), f"a lattice scale below 2^{bits} granularity units")
     return num, 2**m
-
-
-def _flt(x: Fraction) -> float:
-    try:
-        return float(x)
-    except OverflowError:
-        return math.inf
 
 
 def _granularity_exp(g: float) -> int:
@@ -135,91 +114,62 @@ def _granularity_exp(g: float) -> int:
     return e - 1
 
 
-def _bound_exp(bound: float) -> int:
-    """The smallest integer e with bound <= 2^(52 + e), i.e. bound / 2^e <= 2^52."""
-    m, e = math.frexp(bound)  # bound = m 2^e, 0.5 <= m < 1
-    return e - 52 - (1 if m == 0.5 else 0)
-
-
 def secure_plan(noise: Any, n: int, *, sensitivity: float, granularity: float | None = None,
-                norm: str | None = None, bound: float | None = None) -> SecurePlan:
-    """Compute the lattice, padding and exact rational noise parameters (see module docstring).
-
-    The plan is a function of its arguments only -- never of the values released -- so
-    neighbouring inputs share one lattice. ``bound``: declared bound on ``|x|`` (default
-    ``2^52 * granularity``); inputs beyond it are rejected by :func:`secure_add_noise`.
-    """
+                norm: str | None = None, max_abs: float = 0.0) -> SecurePlan:
+    """Compute the lattice, padding and exact rational noise parameters (see module docstring)."""
     kind, params = noise_spec(noise)
     if kind not in ("laplace", "gaussian"):
         raise ParameterError("noise", kind, "Laplace or Gaussian noise in secure mode")
-    pname = "b" if kind == "laplace" else "sigma"
-    scale = V.positive(pname, params.get(pname))
+    scale = V.positive("b" if kind == "laplace" else "sigma", params.get("b" if kind == "laplace" else "sigma"))
     if sensitivity is None:
         raise ParameterError("sensitivity", None, "the sensitivity the noise was calibrated for (secure mode)")
     delta = V.positive("sensitivity", sensitivity)
-    if norm is not None and not isinstance(norm, str):
-        raise ParameterTypeError("norm", norm, f"one of {_NORMS}")
     norm = ("l1" if kind == "laplace" else "l2") if norm is None else norm
     if norm not in _NORMS:
         raise ParameterError("norm", norm, f"one of {_NORMS}")
-    n = V.integer("n", n, lo=0, hi=2**62)
-    bnd = None if bound is None else V.positive("bound", bound)
+    n = V.integer("n", n, lo=0)
     c = max(n, 1) if norm == "l1" else (math.isqrt(max(n, 1) - 1) + 1 if norm == "l2" else 1)
     if granularity is None:
-        # largest power of two with c g <= delta / 1024 (exact in rationals) ...
-        target = Fraction(delta) / 1024 / c
-        g_exp = target.numerator.bit_length() - target.denominator.bit_length() + 1
-        while Fraction(2) ** g_exp > target:
+        # largest power of two with c g <= delta / 1024, and |x/g| < 2^62 for the inputs
+        g_exp = math.floor(math.log2(delta / 1024 / c))
+        while Fraction(2) ** g_exp * c > Fraction(delta) / 1024:
             g_exp -= 1
-        # ... coarsened only for the DECLARED bound (never for the data): bound / g <= 2^52
-        if bnd is not None:
-            g_exp = max(g_exp, _bound_exp(bnd))
+        if max_abs > 0:  # keep |x/g| <= 2^52 so the float output is exact
+            g_exp = max(g_exp, math.frexp(max_abs)[1] - 52)
     else:
         g = V.positive("granularity", granularity)
         g_exp = _granularity_exp(g)
-        if bnd is not None and g_exp < _bound_exp(bnd):
-            raise ParameterError("bound", bnd, f"|x| <= 2^52 * granularity = {math.ldexp(1.0, 52 + g_exp):.6g} "
-                                 "(use a coarser granularity or a smaller bound)")
     if not -1000 <= g_exp <= 960:
-        raise ParameterError("granularity", math.ldexp(1.0, g_exp) if g_exp > -1075 else 0.0,
-                             "2^k with -1000 <= k <= 960 (from the sensitivity, the norm and n)")
-    if bnd is None:
-        bnd = math.ldexp(1.0, 52 + g_exp)
+        raise ParameterError("granularity", 2.0**g_exp if g_exp > -1075 else 0.0, "2^k with -1000 <= k <= 960")
     g = Fraction(2) ** g_exp
     padded = Fraction(delta) + c * g
     ratio = padded / Fraction(delta)
     lat = Fraction(scale) * ratio / g  # noise scale in lattice units, exact
     if kind == "laplace":
-        if lat < Fraction(1, 2**20):
-            raise ParameterError("b", scale, f"a Laplace scale of at least 2^-20 lattice units (got b'/granularity = "
-                                 f"{_flt(lat):.3g} with granularity {float(g):.3g}); use a finer granularity")
-        num, den = _round_up_dyadic(lat, 62, "b")
+        num, den = _round_up_dyadic(lat, 62)
         t = 1
     else:
         s2 = lat * lat
         if s2 > 2**48:
-            raise ParameterError("granularity", float(g), f"sigma/granularity <= 2^24 (got {_flt(lat):.3g}); "
+            raise ParameterError("granularity", float(g), f"sigma/granularity <= 2^24 (got {float(lat):.3g}); "
                                  "use a coarser granularity")
-        if s2 < Fraction(1, 2**16):
-            raise ParameterError("sigma", scale, f"sigma/granularity >= 2^-8 (got {_flt(lat):.3g} with granularity "
-                                 f"{float(g):.3g}); use a finer granularity")
-        num, den = _round_up_dyadic(s2, 41, "sigma", max_m=57)
+        num, den = _round_up_dyadic(s2, 41)
+        if den > 2**57:
+            raise ParameterError("granularity", float(g), f"sigma/granularity >= 2^-8 (got {float(lat):.3g}); "
+                                 "use a finer granularity")
         t = math.isqrt(num // den) + 1
     return SecurePlan(kind, float(g), g_exp, delta, norm, n, padded, float(ratio), 0 if kind == "laplace" else 1,
-                      num, den, t, float(bnd))
+                      num, den, t)
 
 
 def secure_add_noise(values: Any, noise: Any, *, sensitivity: float, granularity: float | None = None,
-                     norm: str | None = None, bound: float | None = None, out: np.ndarray | None = None,
+                     norm: str | None = None, out: np.ndarray | None = None,
                      threads: int | None = None, return_plan: bool = False):
     """``values`` snapped to g·Z plus exact discrete noise, as float64 lattice points.
 
     ``noise``: Laplace(b) or Gaussian(sigma) (object or ('laplace', {'b': ...}) tuple) calibrated
     for ``sensitivity`` in ``norm`` ('l1' default for Laplace, 'l2' for Gaussian, or
-    'coordinate'); ``granularity`` a power of two (default: padding ≤ 0.1 % of the noise);
-    ``bound``: declared bound on ``|x|`` (default ``2^52 * granularity``; a larger declared
-    bound coarsens the default lattice). The lattice depends on these declarations only, never
-    on the values; a value with ``|x| > bound`` is rejected before any noise is drawn.
+    'coordinate'); ``granularity`` a power of two (default: padding ≤ 0.1 % of the noise).
     ``out`` (float64, same shape, C-contiguous) may be ``values`` itself. With
     ``return_plan=True`` returns ``(array, SecurePlan)`` (lattice, padding, inflation paid).
 
@@ -229,21 +179,17 @@ def secure_add_noise(values: Any, noise: Any, *, sensitivity: float, granularity
     >>> bool(np.all(y * 2**10 == np.round(y * 2**10)))
     True
     """
-    if isinstance(values, np.ndarray) and values.dtype.kind not in "biuf":
-        raise ParameterTypeError("values", f"array of dtype {values.dtype}", "an array of real numbers")
     try:
         src = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError, OverflowError) as exc:
+    except (TypeError, ValueError) as exc:
         raise ParameterTypeError("values", values, "an array of real numbers") from exc
     if not np.isfinite(src).all():
         raise ParameterError("values", "an array with non-finite entries", "finite values")
-    plan = secure_plan(noise, src.size, sensitivity=sensitivity, granularity=granularity, norm=norm, bound=bound)
-    if src.size:
-        big = np.abs(src) > plan.bound
-        if big.any():
-            i = int(np.argmax(big.ravel()))
-            raise ParameterError("values", f"{src.ravel()[i]!r} at flat index {i}",
-                                 f"|x| <= bound = {plan.bound!r} (declare a larger bound=)")
+    max_abs = float(np.abs(src).max()) if src.size else 0.0
+    plan = secure_plan(noise, src.size, sensitivity=sensitivity, granularity=granularity, norm=norm,
+                       max_abs=max_abs)
+    if max_abs > 2.0 ** (52 + plan.g_exp):
+        raise ParameterError("values", max_abs, f"|x| <= 2^52 * granularity = {2.0 ** (52 + plan.g_exp):.3g}")
     thr = _threads(threads)
     if out is None:
         res = np.array(src, dtype=np.float64, order="C", copy=True)
@@ -274,6 +220,6 @@ def discrete_gaussian(sigma2: Fraction | float, size: int, *, threads: int | Non
     if s2.numerator < 2**49 and s2.denominator <= 2**57 and (s2.denominator & (s2.denominator - 1)) == 0:
         num, den = s2.numerator, s2.denominator
     else:
-        num, den = _round_up_dyadic(s2, 41, "sigma2", max_m=57)
+        num, den = _round_up_dyadic(s2, 41)
     t = math.isqrt(num // den) + 1
     return _core.sampling.secure_sample(1, num, den, t, V.integer("size", size, lo=0), _threads(threads))

@@ -54,14 +54,6 @@ def _ret(out: np.ndarray, scalar: bool, dest: np.ndarray | None):
     return float(out) if scalar else out
 
 
-def _broadcast(na: str, a: np.ndarray, nb: str, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    try:
-        return np.broadcast_arrays(a, b)
-    except ValueError:
-        raise ParameterError(f"{na}, {nb}", f"arrays of shapes {a.shape} and {b.shape}",
-                             "shapes that broadcast together (numpy rules)") from None
-
-
 def _is_scalar(*xs: Any) -> bool:
     return all(np.ndim(x) == 0 for x in xs)
 
@@ -176,7 +168,7 @@ class NoiseFamily(abc.ABC):
         scalar = _is_scalar(alpha, v)
         a = _alpha_array("alpha", alpha)
         x = _finite_array("v", v)
-        a, x = _broadcast("alpha", a, "v", x)
+        a, x = np.broadcast_arrays(a, x)
         u = self._standardize(x)
         res = self._shift_div(a.ravel(), u.ravel()).reshape(a.shape)
         return _ret(res, scalar, out)
@@ -207,7 +199,7 @@ class NoiseFamily(abc.ABC):
         scalar = _is_scalar(alpha, z)
         a = _alpha_array("alpha", alpha)
         zz = _nonneg_array("z", z)
-        a, zz = _broadcast("alpha", a, "z", zz)
+        a, zz = np.broadcast_arrays(a, zz)
         res = self._R_flat(a.ravel().astype(np.float64), zz.ravel().astype(np.float64)).reshape(a.shape)
         return _ret(res, scalar, out)
 
@@ -315,9 +307,7 @@ class NoiseFamily(abc.ABC):
         dg = V.positive("sensitivity", sensitivity)
         L = -math.log(d)
         target = e * (1.0 - 1e-9)
-        # alpha_min - 1 = L/target can round to 0 (eps = 1e17): the search runs over orders above
-        # 1 + 2^-40 instead (rem below is computed from each order, so this only narrows the search)
-        a_min = 1.0 + max(L / target, 2.0**-40)
+        a_min = 1.0 + L / target
 
         def shift_at(alpha: float) -> float:
             rem = target - round_up(L / (alpha - 1.0))

@@ -10,26 +10,6 @@ form e^a (expm1((alpha-1)(a-b)) + (alpha-1) expm1(b-a)) >= 0 is integrated over 
 Certification covers quadrature and rounding in the kernel; the accuracy of ``logpdf`` itself
 is the user's responsibility. Checks at construction: the callable returns finite (or -inf)
 values of the right shape, the mass is 1 (within 1e-6), and a claimed symmetry holds.
-
-**Declared structure.** A quadrature's error estimate cannot see what it never sampled: a
-narrow spike, a steep edge or a second mode far from the first can be missed, and a missed
-spike under-reports the divergence (a 30 % spike of width 1e-3 on a heavy-tailed body gave
-0.30 where the truth is 5.44). So the density declares its structure, in units of Z:
-
-* ``modes``: locations of local maxima;
-* ``spikes``: ``(centre, width)`` of narrow components (breakpoints at ``centre +- width 2^k``,
-  k = -2..6);
-* ``breakpoints``: kinks, jumps, edges of steep regions;
-* ``support``: ``(lo, hi)`` when the density vanishes outside an interval.
-
-Every declared point ``z`` becomes a quadrature breakpoint at both places it appears in the
-shifted integrand (``z +- u/2``). Each divergence is then computed twice: with the declared
-points, and with the declared points plus a fixed probe grid (0 and ``+-10^(k/8)``,
-k = -32..32). If the two disagree beyond their error bounds, the declared structure does not
-resolve the density and the call is refused (:class:`~puffer.errors.NumericalError` saying what
-to declare); otherwise the larger value is returned. The total mass is checked the same way at
-construction. What no finite set of evaluations can see -- a feature narrower than the probe
-spacing that carries less than the mass tolerance (1e-6) -- remains the caller's to declare.
 """
 from __future__ import annotations
 
@@ -47,8 +27,6 @@ from ._base import NoiseFamily, _is_scalar
 __all__ = ["Custom"]
 
 _MASS_TOL = 1e-6
-# The probe grid of the structure cross-check (module docstring): 0 and +-10^(k/8), |k| <= 32.
-_PROBE = np.concatenate([-np.logspace(-4, 4, 65)[::-1], [0.0], np.logspace(-4, 4, 65)])
 
 
 class Custom(NoiseFamily):
@@ -58,8 +36,7 @@ class Custom(NoiseFamily):
     logpdf(-x) = logpdf(x); checked on a grid), ``log_concave`` (you assert it; together with
     ``symmetric`` this makes s_alpha non-decreasing in |v|, Pierquin et al. 2024, otherwise R
     checks monotonicity on a grid), ``natural_norm`` (norm used by ``iid``; default 2),
-    ``name`` (for repr); the declared structure ``modes``, ``spikes``, ``breakpoints``,
-    ``support`` (module docstring), all in units of Z (before ``scale``).
+    ``name`` (for repr).
 
     >>> import numpy as np
     >>> c = Custom(lambda x: -0.5 * x * x - 0.5 * np.log(2 * np.pi), symmetric=True, log_concave=True)
@@ -67,14 +44,12 @@ class Custom(NoiseFamily):
     1.0
     """
 
-    __slots__ = ("_logpdf", "_scale", "symmetric", "log_concave", "_norm", "name", "modes", "spikes",
-                 "breakpoints", "support", "_points", "_probe_points")
+    __slots__ = ("_logpdf", "_scale", "symmetric", "log_concave", "_norm", "name")
     _param_names = ("name", "scale", "symmetric")
 
     def __init__(self, logpdf: Callable[[np.ndarray], np.ndarray], *, scale: float = 1.0,
                  symmetric: bool = False, log_concave: bool = False, natural_norm: float = 2.0,
-                 name: str | None = None, modes: Any = (), spikes: Any = (), breakpoints: Any = (),
-                 support: Any = None):
+                 name: str | None = None):
         if not callable(logpdf):
             raise ParameterTypeError("logpdf", logpdf, "a vectorised callable x -> log density")
         self._logpdf = logpdf
@@ -84,32 +59,6 @@ class Custom(NoiseFamily):
         self._norm = V.real("natural_norm", natural_norm, lo=1.0, allow_inf=True,
                             expected="a norm order p >= 1 (inf allowed)")
         self.name = name if name is not None else getattr(logpdf, "__name__", "logpdf")
-        self.modes = tuple(float(v) for v in V.float_array("modes", modes, ndim=1, allow_empty=True))
-        self.breakpoints = tuple(float(v) for v in V.float_array("breakpoints", breakpoints, ndim=1,
-                                                                   allow_empty=True))
-        sp = V.float_array("spikes", spikes, ndim=(1, 2), allow_empty=True)
-        if sp.size and (sp.ndim != 2 or sp.shape[1] != 2):
-            raise ParameterError("spikes", f"array of shape {sp.shape}", "a sequence of (centre, width) pairs")
-        sp = sp.reshape(-1, 2)
-        if (sp[:, 1] <= 0).any():
-            raise ParameterError("spikes", f"width {float(sp[np.argmax(sp[:, 1] <= 0), 1])}", "widths > 0")
-        self.spikes = tuple((float(c), float(w)) for c, w in sp)
-        if support is None:
-            self.support = None
-        else:
-            su = V.float_array("support", support, ndim=1, finite=False)
-            if su.shape != (2,) or not su[0] < su[1]:
-                raise ParameterError("support", support, "(lo, hi) with lo < hi (inf allowed)")
-            self.support = (float(su[0]), float(su[1]))
-        pts = list(self.modes) + list(self.breakpoints)
-        for c, w in self.spikes:
-            pts += [c] + [c + sgn * w * 2.0 ** k for k in range(-2, 7) for sgn in (-1.0, 1.0)]
-        if self.support is not None:
-            pts += [v for v in self.support if math.isfinite(v)]
-        if self.symmetric:
-            pts += [-v for v in pts]
-        self._points = sorted(set(pts))
-        self._probe_points = sorted(set(self._points) | set(_PROBE.tolist()))
         self._check()
         self._freeze()
 
@@ -138,28 +87,14 @@ class Custom(NoiseFamily):
                 i = int(np.argmax(fin & ~np.isclose(y, y2, rtol=1e-9, atol=1e-12)))
                 raise ParameterError("symmetric", True,
                                      f"a symmetric log-density (logpdf({probe[i]}) != logpdf({-probe[i]}))")
-        if self.support is not None:
-            lo, hi = self.support
-            out = np.concatenate([lo - np.geomspace(1e-9, 1e9, 19) * max(1.0, abs(lo)),
-                                  hi + np.geomspace(1e-9, 1e9, 19) * max(1.0, abs(hi))])
-            out = out[np.isfinite(out) & ((out < lo) | (out > hi))]
-            if out.size and np.isfinite(self._safe(out)).any():
-                i = int(np.argmax(np.isfinite(self._safe(out))))
-                raise ParameterError("support", self.support, f"a support outside which logpdf = -inf "
-                                     f"(logpdf({out[i]:.6g}) is finite)")
-        for pts in (self._points, self._probe_points):
-            mass, err = _K.custom_mass(self._safe, 1.0, pts)
-            if not (abs(mass - 1.0) <= _MASS_TOL + err):
-                hint = "" if pts is self._points else (
-                    " (the mass is 1 only when a probe grid is added: the density has structure the declared "
-                    "points do not resolve; declare modes=, spikes=[(centre, width)], breakpoints= or support=)")
-                raise ParameterError("logpdf", f"a density with total mass {mass:.12g}",
-                                     f"a normalised log-density (mass 1 within {_MASS_TOL}){hint}")
+        mass, err = _K.custom_mass(self._safe, 1.0)
+        if not (abs(mass - 1.0) <= _MASS_TOL + err):
+            raise ParameterError("logpdf", f"a density with total mass {mass:.12g}",
+                                 f"a normalised log-density (mass 1 within {_MASS_TOL})")
 
     # -- identity -------------------------------------------------------------------------
     def _key(self):
-        return (self._logpdf, self._scale, self.symmetric, self.log_concave, self._norm, self.modes,
-                self.spikes, self.breakpoints, self.support)
+        return (self._logpdf, self._scale, self.symmetric, self.log_concave, self._norm)
 
     def __repr__(self) -> str:
         return f"Custom({self.name}, scale={self._scale!r}, symmetric={self.symmetric})"
@@ -182,8 +117,7 @@ class Custom(NoiseFamily):
 
     def _with_scale(self, scale: float) -> Custom:
         return Custom(self._logpdf, scale=scale, symmetric=self.symmetric, log_concave=self.log_concave,
-                      natural_norm=self._norm, name=self.name, modes=self.modes, spikes=self.spikes,
-                      breakpoints=self.breakpoints, support=self.support)
+                      natural_norm=self._norm, name=self.name)
 
     def _sampler_spec(self):
         raise ParameterError("noise", repr(self),
@@ -252,25 +186,8 @@ class Custom(NoiseFamily):
             if math.isinf(a):
                 raise ParameterError("alpha", a, "a finite order for Custom noise (D_inf of a user density "
                                                  "cannot be certified)")
-            out.flat[i] = self._certified(float(a), float(uu))
+            out.flat[i] = _K.custom_shift_divergence(self._safe, self.symmetric, float(a), float(uu), 1.0)
         return out
-
-    def _certified(self, a: float, u: float) -> float:
-        """D_a at standardized shift u with the declared points, cross-checked with the probe grid."""
-        d1 = _K.custom_shift_divergence(self._safe, self.symmetric, a, u, 1.0, self._points)
-        d2 = _K.custom_shift_divergence(self._safe, self.symmetric, a, u, 1.0, self._probe_points)
-        if math.isinf(d1) or math.isinf(d2):
-            return math.inf
-        lo, hi = min(d1, d2), max(d1, d2)
-        # both are upper bounds with relative error ~1e-10; a larger gap means one quadrature
-        # missed structure the other saw
-        if hi - lo > 1e-7 * hi + 1e-300:
-            raise NumericalError(
-                f"{self!r}: D_{a:g} at shift {u:g} (in units of Z) is {d1:.6g} with the declared structure "
-                f"but {d2:.6g} when a probe grid is added: the density has structure the declared points do not "
-                "resolve. Declare it: modes=[...] (local maxima), spikes=[(centre, width)] (narrow components), "
-                "breakpoints=[...] (kinks, jumps, steep edges) or support=(lo, hi)")
-        return hi
 
     def _R_flat(self, a: np.ndarray, z: np.ndarray) -> np.ndarray:
         u = z / self._scale

@@ -24,16 +24,7 @@ import numpy as np
 from .. import _validate as V
 from ..errors import ParameterError
 from ..guarantees import Provenance, RPPCurve, default_orders, round_up
-from ._base import (
-    NoiseFamily,
-    _alpha_array,
-    _broadcast,
-    _finite_array,
-    _generic_max_shift,
-    _is_scalar,
-    _nonneg_array,
-    _ret,
-)
+from ._base import NoiseFamily, _alpha_array, _finite_array, _generic_max_shift, _is_scalar, _nonneg_array, _ret
 
 __all__ = ["IID"]
 
@@ -124,8 +115,8 @@ class IID:
             raise ParameterError("v", f"array of shape {x.shape}", f"shift vectors with last axis d={self.d}")
         a = _alpha_array("alpha", alpha)
         a = np.asarray(a)[..., None]
-        a, x = _broadcast("alpha", a, "v", x)
-        per = self.base.renyi_shift(a, x)
+        per = self.base.renyi_shift(np.broadcast_to(a, np.broadcast_shapes(a.shape, x.shape)),
+                                    np.broadcast_to(x, np.broadcast_shapes(a.shape, x.shape)))
         s = np.sum(per, axis=-1) * (1.0 + 2.0 * self.d * np.finfo(float).eps)
         return _ret(np.asarray(s), s.ndim == 0, out)
 
@@ -141,7 +132,7 @@ class IID:
         scalar = _is_scalar(alpha, z)
         a = _alpha_array("alpha", alpha)
         zz = _nonneg_array("z", z)
-        a, zz = _broadcast("alpha", a, "z", zz)
+        a, zz = np.broadcast_arrays(a, zz)
         res = np.array([self._R1(float(ai), float(zi)) for ai, zi in zip(a.ravel(), zz.ravel())])
         return _ret(res.reshape(a.shape), scalar, out)
 
