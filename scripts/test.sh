@@ -3,7 +3,6 @@
 #   1. docs/theorems.md is current and every cited theorem has a test (scripts/theorems.py --check)
 #   2. ruff and mypy (configured in pyproject.toml)
 #   3. the pytest suite with the package's doctests (includes the property-based API fuzz test)
-#   4. the C++ kernel unit tests built with ASan + UBSan (scripts/cpp_tests.sh)
 # Extra arguments run pytest with them instead (no lint, no C++ tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,4 +15,3 @@ $PY scripts/theorems.py --check
 .venv/bin/ruff check .
 .venv/bin/mypy
 $PY -m pytest -q -p no:cacheprovider tests --doctest-modules --pyargs puffer
-bash scripts/cpp_tests.sh

@@ -189,9 +189,13 @@ def _dtype(dtype: Any) -> np.dtype:
 
 def _shape(size: Any) -> tuple[int, ...]:
     if isinstance(size, (numbers.Integral, np.integer)) and not isinstance(size, (bool, np.bool_)):
-        return (V.integer("size", size, lo=0),)
+        # sizes are bounded by what an index can address (numpy: < 2^63 elements)
+        return (V.integer("size", size, lo=0, hi=2 ** 62),)
     if isinstance(size, tuple):
-        return tuple(V.integer("size", s, lo=0) for s in size)
+        shape = tuple(V.integer("size", s, lo=0, hi=2 ** 62) for s in size)
+        if len(shape) > 32:
+            raise ParameterError("size", size, "at most 32 dimensions (numpy's limit)")
+        return shape
     raise ParameterTypeError("size", size, "an int or a tuple of ints")
 
 

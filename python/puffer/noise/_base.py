@@ -55,7 +55,18 @@ def _ret(out: np.ndarray, scalar: bool, dest: np.ndarray | None):
 
 
 def _is_scalar(*xs: Any) -> bool:
-    return all(np.ndim(x) == 0 for x in xs)
+    try:
+        return all(np.ndim(x) == 0 for x in xs)
+    except (ValueError, AttributeError):  # ragged input: not a scalar (validated by the caller)
+        return False
+
+
+def _broadcast(a: np.ndarray, x: np.ndarray, names: str = "alpha and v") -> tuple[np.ndarray, np.ndarray]:
+    try:
+        b = np.broadcast_arrays(a, x)
+    except ValueError:
+        raise ParameterError(names, f"shapes {a.shape} and {x.shape}", "shapes that broadcast together") from None
+    return b[0], b[1]
 
 
 def _jsonable(v: Any) -> Any:
@@ -168,7 +179,7 @@ class NoiseFamily(abc.ABC):
         scalar = _is_scalar(alpha, v)
         a = _alpha_array("alpha", alpha)
         x = _finite_array("v", v)
-        a, x = np.broadcast_arrays(a, x)
+        a, x = _broadcast(a, x)
         u = self._standardize(x)
         res = self._shift_div(a.ravel(), u.ravel()).reshape(a.shape)
         return _ret(res, scalar, out)
@@ -199,7 +210,7 @@ class NoiseFamily(abc.ABC):
         scalar = _is_scalar(alpha, z)
         a = _alpha_array("alpha", alpha)
         zz = _nonneg_array("z", z)
-        a, zz = np.broadcast_arrays(a, zz)
+        a, zz = _broadcast(a, zz, "alpha and z")
         res = self._R_flat(a.ravel().astype(np.float64), zz.ravel().astype(np.float64)).reshape(a.shape)
         return _ret(res, scalar, out)
 

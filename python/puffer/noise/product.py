@@ -24,7 +24,16 @@ import numpy as np
 from .. import _validate as V
 from ..errors import ParameterError
 from ..guarantees import Provenance, RPPCurve, default_orders, round_up
-from ._base import NoiseFamily, _alpha_array, _finite_array, _generic_max_shift, _is_scalar, _nonneg_array, _ret
+from ._base import (
+    NoiseFamily,
+    _alpha_array,
+    _broadcast,
+    _finite_array,
+    _generic_max_shift,
+    _is_scalar,
+    _nonneg_array,
+    _ret,
+)
 
 __all__ = ["IID"]
 
@@ -132,7 +141,7 @@ class IID:
         scalar = _is_scalar(alpha, z)
         a = _alpha_array("alpha", alpha)
         zz = _nonneg_array("z", z)
-        a, zz = np.broadcast_arrays(a, zz)
+        a, zz = _broadcast(a, zz, "alpha and z")
         res = np.array([self._R1(float(ai), float(zi)) for ai, zi in zip(a.ravel(), zz.ravel())])
         return _ret(res.reshape(a.shape), scalar, out)
 
