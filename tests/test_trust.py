@@ -83,3 +83,8 @@ def test_import_is_lazy():
 def test_one_version_string():
     from importlib.metadata import version
     assert version("puffer") == puffer.__version__
+
+
+def test_secure_mode_refuses_complex_values():
+    with pytest.raises(ParameterTypeError, match="complex"):
+        puffer.add_noise(np.array([1.0 + 1.0j]), Laplace(1.0), secure=True, sensitivity=1.0)

@@ -179,9 +179,10 @@ def secure_add_noise(values: Any, noise: Any, *, sensitivity: float, granularity
     >>> bool(np.all(y * 2**10 == np.round(y * 2**10)))
     True
     """
+    V.check_real_dtype("values", values)  # no imaginary part or datetime silently dropped
     try:
         src = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise ParameterTypeError("values", values, "an array of real numbers") from exc
     if not np.isfinite(src).all():
         raise ParameterError("values", "an array with non-finite entries", "finite values")

@@ -74,6 +74,7 @@ def close_adversary_additive(alpha: float, eps_at: Callable[[float], float], R: 
     """Thm A.5 for f(X) + N: ``eps_at(o)`` gives the mechanism's eps on Theta at order o,
     ``R(order, z)`` the noise's certified R; ``w_inf`` = Delta_theta'.
 
+    >>> import math
     >>> from puffer.noise import Gaussian
     >>> g = Gaussian(math.sqrt(2.5))
     >>> r = close_adversary_additive(2.0, lambda o: float(g.R(o, 1.0)), lambda o, z: float(g.R(o, z)), 0.1,
