@@ -88,3 +88,63 @@ def test_one_version_string():
 def test_secure_mode_refuses_complex_values():
     with pytest.raises(ParameterTypeError, match="complex"):
         puffer.add_noise(np.array([1.0 + 1.0j]), Laplace(1.0), secure=True, sensitivity=1.0)
+
+
+# ---------------------------------------------------------------- issue 10: frameworks are immutable
+def test_framework_public_attributes_cannot_be_reassigned():
+    """Guards: models used to write group_sensitivity/_sprob after construction, and users could
+    change a framework a guarantee was computed from."""
+    from puffer.models import correlated_pair, independent_users, markov_chain
+
+    for fw in (correlated_pair(), independent_users([0.3, 0.6]), markov_chain([[0.9, 0.1], [0.2, 0.8]], T=3)):
+        for attr in ("group_sensitivity", "group_note", "name", "pairs", "secrets"):
+            with pytest.raises(AttributeError):
+                setattr(fw, attr, 1.0)
+            with pytest.raises(AttributeError):
+                setattr(fw, attr + "_typo", 1.0)
+    assert correlated_pair().group_sensitivity == 2.0
+    assert markov_chain([[0.9, 0.1], [0.2, 0.8]], T=3).group_sensitivity == 3.0
+
+
+def test_framework_group_sensitivity_is_validated():
+    from puffer.framework import Framework
+
+    with pytest.raises(puffer.errors.ParameterError, match="group_sensitivity"):
+        Framework({"a": lambda x: x == 0, "b": lambda x: x == 1}, "all", {"t": ([0, 1], [0.5, 0.5])},
+                  query=float, group_sensitivity=-1.0)
+
+
+def test_secret_probability_of_unknown_labels_is_an_error():
+    """Guards: secret_probability(0, 'nope') returned 0.0, a plausible wrong answer."""
+    from puffer.models import independent_users
+
+    fw = independent_users([0.3, 0.6])
+    assert fw.secret_probability("p", "S1=1") == pytest.approx(0.6)
+    with pytest.raises(puffer.errors.ParameterError, match="secret"):
+        fw.secret_probability("p", "nope")
+    with pytest.raises(puffer.errors.ParameterError, match="theta"):
+        fw.secret_probability(0, "S1=1")
+
+
+def test_joint_counts_with_one_secret_is_an_error():
+    """Guards: a one-row joint-count table gave a framework with no pairs (nothing protected)."""
+    from puffer.framework import Framework
+
+    with pytest.raises(puffer.errors.ParameterError, match="at least two secrets"):
+        Framework.from_joint_counts([[1, 2]], ["a"], [0, 1])
+    with pytest.raises(puffer.errors.ParameterError, match="at least one record"):
+        Framework.from_joint_counts([[0, 0], [0, 0]], ["a", "b"], [0, 1])
+    fw = Framework.from_joint_counts([[1, 2], [3, 4]], ["a", "b"], [0, 1])
+    assert fw.secret_probability("empirical", "a") == pytest.approx(0.3)
+
+
+def test_stream_position_is_validated():
+    """Guards: a negative Stream.position surfaced as a pybind11 signature dump at draw time."""
+    from puffer.sampling import Stream
+
+    s = Stream(1)
+    for bad in (-1, 2 ** 64, 1.5):
+        with pytest.raises((puffer.errors.ParameterError, puffer.errors.ParameterTypeError), match="position"):
+            s.position = bad
+    s.position = 5
+    assert s.position == 5

@@ -81,6 +81,9 @@ def _canon_pairs(secrets: Sequence[Hashable], pairs: Any) -> list[tuple]:
     if isinstance(pairs, str):
         if pairs != "all":
             raise ParameterError("pairs", pairs, "'all' or a sequence of (secret, secret) pairs")
+        if len(secrets) < 2:
+            raise ParameterError("pairs", pairs, f"'all' over at least two secrets (the framework has "
+                                 f"{len(secrets)}: {list(secrets)!r}); a pair needs two")
         return [(a, b) for i, a in enumerate(secrets) for b in secrets[i + 1:]]
     try:
         items = list(pairs)
@@ -135,7 +138,8 @@ class Framework:
     """
 
     def __init__(self, secrets: Mapping[Hashable, Callable[[Any], bool]], pairs: Any,
-                 priors: Any, query: Callable[[Any], Any], *, name: str = "framework"):
+                 priors: Any, query: Callable[[Any], Any], *, name: str = "framework",
+                 group_sensitivity: float | None = None, group_note: str = ""):
         if not isinstance(secrets, Mapping) or not secrets:
             raise ParameterTypeError("secrets", secrets, "a non-empty mapping label -> predicate")
         for lab, pred in secrets.items():
@@ -181,7 +185,8 @@ class Framework:
                 atoms = Y[sel, 0] if dim == 1 else Y[sel]
                 cond = [ps[i] / mass for i in sel]
                 laws[(th, s)] = DiscreteDist(atoms, cond, normalize=not exact)
-        self._setup(list(secrets), pairs, list(prior_map), laws, sprob, dim or 1, name)
+        self._setup(list(secrets), pairs, list(prior_map), laws, sprob, dim or 1, name,
+                    group_sensitivity, group_note)
 
     # ------------------------------------------------------------------ construction helpers
     @staticmethod
@@ -203,7 +208,7 @@ class Framework:
         return out
 
     def _setup(self, secrets: list, pairs: Any, thetas: list, laws: dict, sprob: dict,
-               dim: int, name: str) -> None:
+               dim: int, name: str, group_sensitivity: float | None = None, group_note: str = "") -> None:
         if len(set(secrets)) != len(secrets):
             raise ParameterError("secrets", secrets, "distinct secret labels")
         self._secrets = tuple(secrets)
@@ -212,16 +217,45 @@ class Framework:
         self._laws = laws
         self._sprob = sprob
         self._dim = int(dim)
-        self.name = name
+        if not isinstance(name, str):
+            raise ParameterTypeError("name", name, "a string")
+        self._name = name
         self._digest = None
-        self.group_sensitivity: float | None = None
-        self.group_note = ""
+        if group_sensitivity is not None:
+            group_sensitivity = V.real("group_sensitivity", group_sensitivity, lo=0.0)
+        if not isinstance(group_note, str):
+            raise ParameterTypeError("group_note", group_note, "a string")
+        self._group_sensitivity = group_sensitivity
+        self._group_note = group_note
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        # Frameworks are immutable: a guarantee computed from one must stay true of it.
+        if not key.startswith("_"):
+            raise AttributeError(f"Framework is immutable: cannot set {key!r} (pass it to the constructor)")
+        object.__setattr__(self, key, value)
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def group_sensitivity(self) -> float | None:
+        """The group-DP sensitivity of the query (the whole correlated group changes), when the
+        model knows it: the baseline every gain is measured against."""
+        return self._group_sensitivity
+
+    @property
+    def group_note(self) -> str:
+        return self._group_note
 
     @classmethod
     def from_conditionals(cls, conditionals: Mapping[Hashable, Mapping[Hashable, DiscreteDist | None]],
-                          pairs: Any, *, name: str = "framework") -> Framework:
+                          pairs: Any, *, name: str = "framework",
+                          secret_probs: Mapping[tuple, float] | None = None,
+                          group_sensitivity: float | None = None, group_note: str = "") -> Framework:
         """Framework from the laws directly: ``conditionals[theta][secret]`` is a DiscreteDist, or
-        ``None`` when P(secret | theta) = 0 (pairs with it are then skipped for that theta)."""
+        ``None`` when P(secret | theta) = 0 (pairs with it are then skipped for that theta).
+        ``secret_probs[(theta, secret)]`` optionally gives P(secret | theta) (NaN otherwise)."""
         if not isinstance(conditionals, Mapping) or not conditionals:
             raise ParameterTypeError("conditionals", conditionals, "a non-empty mapping theta -> {secret: DiscreteDist}")
         secrets: list = []
@@ -244,8 +278,17 @@ class Framework:
                                          f"laws of one dimension (R^{dim})")
                 laws[(th, s)] = law
                 sprob[(th, s)] = math.nan  # positive but not given
+        for key, pr in (secret_probs or {}).items():
+            if key not in sprob:
+                raise ParameterError("secret_probs", key, "(theta, secret) keys of the conditionals")
+            pr = V.real(f"secret_probs[{key!r}]", pr, lo=0.0, hi=1.0)
+            if (pr == 0) != (laws.get(key) is None):
+                raise ParameterError(f"secret_probs[{key!r}]", pr,
+                                     "0 exactly when the conditional law is None")
+            sprob[key] = pr
         self = cls.__new__(cls)
-        self._setup(secrets, pairs, list(conditionals), laws, sprob, dim or 1, name)
+        self._setup(secrets, pairs, list(conditionals), laws, sprob, dim or 1, name,
+                    group_sensitivity, group_note)
         return self
 
     @classmethod
@@ -266,10 +309,11 @@ class Framework:
                 raise ParameterError("counts", f"row {lab!r} of length {len(r)}", f"{xs.shape[0]} columns")
             cs = [V.integer("counts", c, lo=0) for c in r]
             per[lab] = None if sum(cs) == 0 else DiscreteDist.from_counts(xs, cs)
-        fw = cls.from_conditionals({theta: per}, pairs, name=name)
-        for lab, r in zip(secret_labels, rows):
-            fw._sprob[(theta, lab)] = float(Fraction(sum(int(c) for c in r), sum(sum(int(c) for c in rr) for rr in rows)))
-        return fw
+        total = sum(sum(int(c) for c in r) for r in rows)
+        if total == 0:
+            raise ParameterError("counts", counts, "a table with at least one record")
+        sp = {(theta, lab): float(Fraction(sum(int(c) for c in r), total)) for lab, r in zip(secret_labels, rows)}
+        return cls.from_conditionals({theta: per}, pairs, name=name, secret_probs=sp)
 
     # ------------------------------------------------------------------ access
     @property
@@ -299,6 +343,7 @@ class Framework:
 
     def secret_probability(self, theta: Hashable, secret: Hashable) -> float:
         """P(secret | theta) (NaN when the framework was built from conditionals without it)."""
+        self.conditional(theta, secret)  # validates both labels (and computes lazy laws)
         return self._sprob.get((theta, secret), 0.0)
 
     def pair_laws(self) -> Iterator[tuple]:

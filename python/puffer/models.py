@@ -78,17 +78,17 @@ def independent_users(p: Any, users: Sequence[int] | None = None, *, absent: boo
         pairs.append((f"S{i}=0", f"S{i}=1"))
         if absent:
             pairs += [(f"S{i}=0", f"S{i}={ABSENT}"), (f"S{i}=1", f"S{i}={ABSENT}")]
-    fw = Framework.from_conditionals(conds, pairs, name=f"independent users (V={V_})")
+    sp: dict = {}
     for th in conds:
         pv = vecs[th] if priors is not None else vecs[0]
         for i in us:
-            fw._sprob[(th, f"S{i}=0")] = float(1 - pv[i])
-            fw._sprob[(th, f"S{i}=1")] = float(pv[i])
+            sp[(th, f"S{i}=0")] = float(1 - pv[i])
+            sp[(th, f"S{i}=1")] = float(pv[i])
             if absent:
-                fw._sprob[(th, f"S{i}={ABSENT}")] = 1.0
-    fw.group_sensitivity = 1.0
-    fw.group_note = "independent users: one record changes the count by 1"
-    return fw
+                sp[(th, f"S{i}={ABSENT}")] = 1.0
+    return Framework.from_conditionals(conds, pairs, name=f"independent users (V={V_})", secret_probs=sp,
+                                       group_sensitivity=1.0,
+                                       group_note="independent users: one record changes the count by 1")
 
 
 def correlated_pair(p: Any = Fraction(1, 2), rho: Any = Fraction(3, 10)) -> Framework:
@@ -110,9 +110,8 @@ def correlated_pair(p: Any = Fraction(1, 2), rho: Any = Fraction(3, 10)) -> Fram
     probs = [p00, p10, p10, p11]
     fw = Framework({"X1=0": lambda x: x[0] == 0, "X1=1": lambda x: x[0] == 1},
                    [("X1=0", "X1=1")], {"theta": (data, probs)}, query=lambda x: x[0] + x[1],
-                   name=f"correlated pair (p={p}, rho={rho})")
-    fw.group_sensitivity = 2.0
-    fw.group_note = "the two correlated records form one group: the count changes by up to 2"
+                   name=f"correlated pair (p={p}, rho={rho})", group_sensitivity=2.0,
+                   group_note="the two correlated records form one group: the count changes by up to 2")
     return fw
 
 
@@ -128,10 +127,9 @@ def average_salary(query: str = "average") -> Framework:
     probs = [marg[i] * marg[j] for i in range(3) for j in range(3)]
     f = (lambda x: (x[0] + x[1]) / 2) if query == "average" else (lambda x: x[0] + x[1])
     secrets = {f"X1={a}": (lambda x, a=a: x[0] == a) for a in vals}
-    fw = Framework(secrets, "all", {"theta": (data, probs)}, query=f, name=f"average salary ({query})")
-    fw.group_sensitivity = 99.0 / (2 if query == "average" else 1)
-    fw.group_note = "one record changes from 1 to 100"
-    return fw
+    return Framework(secrets, "all", {"theta": (data, probs)}, query=f, name=f"average salary ({query})",
+                     group_sensitivity=99.0 / (2 if query == "average" else 1),
+                     group_note="one record changes from 1 to 100")
 
 
 def stationary_distribution(trans: Any) -> np.ndarray:
@@ -212,11 +210,11 @@ class MarkovChainFramework(Framework):
             raise ParameterError("trans", f"{k} state", "a chain with at least 2 states (a secret pair needs two)")
         secrets = [f"X{t}={a}" for t in range(T) for a in range(k)]
         pairs = [(f"X{t}={a}", f"X{t}={b}") for t in range(T) for a in range(k) for b in range(a + 1, k)]
-        self._setup(secrets, pairs, thetas, {}, {}, 1, f"Markov chain (k={k}, T={T}, |Theta|={n})")
-        self._computed = False
         span = int(self._vals.max() - self._vals.min())
-        self.group_sensitivity = float(T * span)
-        self.group_note = "the whole chain is one correlated group: the sum changes by up to T * (max - min value)"
+        self._setup(secrets, pairs, thetas, {}, {}, 1, f"Markov chain (k={k}, T={T}, |Theta|={n})",
+                    float(T * span),
+                    "the whole chain is one correlated group: the sum changes by up to T * (max - min value)")
+        self._computed = False
 
     def _laws_block(self, lo: int, hi: int):
         return _core.models.markov_sum_laws(self._M[lo:hi], self._pi[lo:hi], self._vals, self._T, self._threads)

@@ -114,7 +114,7 @@ class Stream:
     the index of the next value drawn (draws of ``size`` values advance it by ``size``).
     """
 
-    __slots__ = ("_ss", "_k0", "_k1", "_word", "position", "_lock")
+    __slots__ = ("_ss", "_k0", "_k1", "_word", "_position", "_lock")
 
     def __init__(self, seed: Any = None):
         if isinstance(seed, np.random.SeedSequence):
@@ -131,7 +131,7 @@ class Stream:
         self._ss = ss
         k = ss.generate_state(3, np.uint32)
         self._k0, self._k1, self._word = int(k[0]), int(k[1]), int(k[2]) & _WORD_MASK
-        self.position = 0
+        self._position = 0
         self._lock = threading.Lock()  # draws from several Python threads get disjoint ranges
 
     def __getstate__(self):
@@ -140,6 +140,15 @@ class Stream:
     def __setstate__(self, state):
         self.__init__(state[0])
         self.position = state[1]
+
+    @property
+    def position(self) -> int:
+        """Index of the next value drawn; settable to replay or skip (0 <= position < 2^64)."""
+        return self._position
+
+    @position.setter
+    def position(self, value: int) -> None:
+        self._position = V.integer("position", value, lo=0, hi=2 ** 64 - 1)
 
     @property
     def seed_sequence(self) -> np.random.SeedSequence:
@@ -152,10 +161,10 @@ class Stream:
 
     def _take(self, kind_code: int, n: int) -> tuple[int, int, int, int]:
         with self._lock:
-            start = self.position
+            start = self._position
             if start + n >= 1 << 64:
                 raise ParameterError("size", n, "a draw that keeps the stream position below 2^64")
-            self.position = start + n
+            self._position = start + n
         return self._k0, self._k1, self._word | (_LAYOUT[kind_code] << 30), start
 
     def __repr__(self) -> str:
