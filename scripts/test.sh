@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # README command 2: set up from nothing (idempotent) and run the whole test suite:
 #   1. docs/theorems.md is current and every cited theorem has a test (scripts/theorems.py --check)
-#   2. ruff and mypy (configured in pyproject.toml)
+#   2. the _core type stubs are current; ruff and mypy (configured in pyproject.toml)
 #   3. the pytest suite with the package's doctests (includes the property-based API fuzz test)
 # Extra arguments run pytest with them instead (no lint, no C++ tests).
 set -euo pipefail
@@ -12,6 +12,7 @@ if [ $# -gt 0 ]; then
   exec $PY -m pytest -q -p no:cacheprovider "$@"
 fi
 $PY scripts/theorems.py --check
+$PY scripts/stubs.py --check   # python/puffer/_core/*.pyi match the compiled bindings
 .venv/bin/ruff check .
 .venv/bin/mypy
 $PY -m pytest -q -p no:cacheprovider tests --doctest-modules --pyargs puffer

@@ -1,0 +1,43 @@
+"""
+Counter-based SIMD samplers and the secure (exact lattice) mode. Use puffer.sampling.
+"""
+from __future__ import annotations
+import collections.abc
+import numpy
+import numpy.typing
+import typing
+__all__: list[str] = ['chacha20_block', 'fill_constant', 'fill_f32', 'fill_f64', 'first_nonfinite', 'philox4x32_10', 'secure_add', 'secure_sample', 'set_simd_target', 'simd_target', 'simd_targets']
+def chacha20_block(state: typing.Annotated[collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], "FixedSize(16)"]) -> typing.Annotated[list[int], "FixedSize(16)"]:
+    """
+    RFC 8439 ChaCha20 block function (for the known-answer test).
+    """
+def fill_constant(out: numpy.ndarray, value: typing.SupportsFloat | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
+    ...
+def fill_f32(kind: typing.SupportsInt | typing.SupportsIndex, p0: typing.SupportsFloat | typing.SupportsIndex, p1: typing.SupportsFloat | typing.SupportsIndex, k0: typing.SupportsInt | typing.SupportsIndex, k1: typing.SupportsInt | typing.SupportsIndex, word: typing.SupportsInt | typing.SupportsIndex, start: typing.SupportsInt | typing.SupportsIndex, out: numpy.ndarray, values: typing.Any = None, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
+    ...
+def fill_f64(kind: typing.SupportsInt | typing.SupportsIndex, p0: typing.SupportsFloat | typing.SupportsIndex, p1: typing.SupportsFloat | typing.SupportsIndex, k0: typing.SupportsInt | typing.SupportsIndex, k1: typing.SupportsInt | typing.SupportsIndex, word: typing.SupportsInt | typing.SupportsIndex, start: typing.SupportsInt | typing.SupportsIndex, out: numpy.ndarray, values: typing.Any = None, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
+    ...
+def first_nonfinite(values: numpy.ndarray, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> int:
+    ...
+def philox4x32_10(counter: typing.Annotated[collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], "FixedSize(4)"], k0: typing.SupportsInt | typing.SupportsIndex, k1: typing.SupportsInt | typing.SupportsIndex) -> typing.Annotated[list[int], "FixedSize(4)"]:
+    """
+    Scalar Philox4x32-10 block (reference).
+    """
+def secure_add(kind: typing.SupportsInt | typing.SupportsIndex, num: typing.SupportsInt | typing.SupportsIndex, den: typing.SupportsInt | typing.SupportsIndex, t: typing.SupportsInt | typing.SupportsIndex, g_exp: typing.SupportsInt | typing.SupportsIndex, values: numpy.ndarray, out: numpy.ndarray, threads: typing.SupportsInt | typing.SupportsIndex = 0, key: typing.Any = None) -> None:
+    ...
+def secure_sample(kind: typing.SupportsInt | typing.SupportsIndex, num: typing.SupportsInt | typing.SupportsIndex, den: typing.SupportsInt | typing.SupportsIndex, t: typing.SupportsInt | typing.SupportsIndex, n: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex = 0, key: typing.Any = None) -> numpy.typing.NDArray[numpy.int64]:
+    """
+    Exact discrete Laplace (kind 0, scale num/den) or discrete Gaussian (kind 1, sigma^2 = num/den, t = floor(sigma)+1) integers. key: 32 bytes for tests only (None = OS entropy).
+    """
+def set_simd_target(name: str) -> None:
+    """
+    Force a SIMD target by name ('auto' = best); affects all later calls in this process.
+    """
+def simd_target() -> str:
+    """
+    The SIMD target in use.
+    """
+def simd_targets() -> list[str]:
+    """
+    SIMD targets compiled in and supported by this CPU, best first.
+    """
