@@ -148,3 +148,13 @@ def test_stream_position_is_validated():
             s.position = bad
     s.position = 5
     assert s.position == 5
+
+
+def test_mechanism_without_framework_serialises():
+    """Guards: CauchyMechanism calibrated from a sensitivity (no framework) crashed in to_dict()
+    with AttributeError (found by removing the module from mypy's ignore list)."""
+    from puffer.mechanisms import CauchyMechanism
+
+    m = CauchyMechanism(alpha=2.0, eps=1.0, sensitivity=1.0)
+    d = m.to_dict()
+    assert d["framework"] is None and d["mechanism"] == "CauchyMechanism"

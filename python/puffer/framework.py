@@ -220,7 +220,7 @@ class Framework:
         if not isinstance(name, str):
             raise ParameterTypeError("name", name, "a string")
         self._name = name
-        self._digest = None
+        self._digest: str | None = None
         if group_sensitivity is not None:
             group_sensitivity = V.real("group_sensitivity", group_sensitivity, lo=0.0)
         if not isinstance(group_note, str):
@@ -386,6 +386,7 @@ class Framework:
             raise ParameterError("norm", norm, "None for a 1-D query (norms apply to R^d, d > 1)")
         self._require_pairs()
         recs = list(self.pair_laws())
+        vals: Any
         if self._dim == 1:
             vals = transport.w_inf_many([(P, Q) for _, _, P, Q in recs], threads=threads)
         else:

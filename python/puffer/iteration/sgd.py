@@ -378,7 +378,10 @@ class NoisySGD:
 
     @property
     def noise_std(self) -> float:
-        return self.sigma if self.sigma is not None else self.noise_multiplier * self.eta
+        if self.sigma is not None:
+            return self.sigma
+        assert self.noise_multiplier is not None   # the constructor requires exactly one
+        return self.noise_multiplier * self.eta
 
     def _prepare(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
         X = V.float_array("X", X, ndim=2)
@@ -416,7 +419,7 @@ class NoisySGD:
         n, d = Xc.shape
         order, stream = self.order(n, rng)
         T = order.size
-        noise = sample(Gaussian(self.noise_std), (T, d), rng=stream)
+        noise = np.asarray(sample(Gaussian(self.noise_std), (T, d), rng=stream))
         R = self.loss.radius
         grad = self.loss.grad
         eta = self.eta

@@ -62,7 +62,7 @@ class Mechanism:
     sensitivity: Sensitivity
     guarantee: Any
     group: GroupComparison | None
-    framework: Framework
+    framework: Framework | None   # None for mechanisms calibrated from a given sensitivity
 
     @staticmethod
     def _check_framework(fw: Any) -> Framework:
@@ -75,7 +75,8 @@ class Mechanism:
         return Provenance(
             mechanism=type(self).__name__, theorem=self.theorem, sensitivity=s.value,
             witness=s.to_dict()["witness"], noise=noise_description(self.noise),
-            framework=self.framework.digest(), notes=notes, refs=self.refs)
+            framework=None if self.framework is None else self.framework.digest(), notes=notes,
+            refs=self.refs)
 
     @property
     def target(self) -> dict:
@@ -100,12 +101,12 @@ class Mechanism:
             "noise": noise_description(self.noise),
             "sensitivity": self.sensitivity.to_dict(),
             "guarantee": self.guarantee.to_dict(),
-            "framework": self.framework.digest(),
+            "framework": None if self.framework is None else self.framework.digest(),
         }
 
     def _group(self, scale: float, scale_for: Any) -> GroupComparison | None:
-        g = self.framework.group_sensitivity
-        if g is None:
+        g = None if self.framework is None else self.framework.group_sensitivity
+        if g is None or self.framework is None:
             return None
         gs = float(scale_for(g))
         return GroupComparison(g, gs, (gs / scale) if scale > 0 else math.inf, self.framework.group_note)
