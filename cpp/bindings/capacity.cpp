@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings/registry.hpp"
+#include "capacity/quad.hpp"
 #include "capacity/restricted.hpp"
 #include "common/errors.hpp"
 #include "renyi/fdiv.hpp"
@@ -21,6 +22,14 @@ using Arr = py::array_t<double, py::array::c_style | py::array::forcecast>;
 PUFFER_BIND_SUBMODULE(capacity, m) {
   m.doc() = "Capacity bounded DP (Chaudhuri, Imola, Machanavajjhala 2019): f-divergence primitives, "
             "closed forms, certified restricted Renyi divergences. Noise codes: 0 Gaussian, 1 Laplace.";
+  // The C++ enums are the one source of the codes: Python looks them up by name.
+  py::enum_<fd::Kind>(m, "Divergence", py::arithmetic(), "f-divergence kinds (renyi/fdiv.hpp)")
+      .value("kl", fd::kKL)
+      .value("tv", fd::kTV)
+      .value("alpha", fd::kAlpha);
+  py::enum_<cap::Noise>(m, "Noise", py::arithmetic(), "noise families of the restricted-divergence solver")
+      .value("gaussian", cap::kGaussian)
+      .value("laplace", cap::kLaplace);
   m.def("generator", &fd::generator, py::arg("kind"), py::arg("t"), py::arg("alpha") = 2.0,
         "f(t) for kind 0 KL, 1 TV, 2 alpha-divergence (even extension).");
   m.def("conjugate", &fd::conjugate, py::arg("kind"), py::arg("u"), py::arg("alpha") = 2.0,

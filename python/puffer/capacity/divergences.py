@@ -29,18 +29,17 @@ __all__ = ["generator", "conjugate", "f_divergence", "alpha_div_to_renyi", "reny
            "laplace_kl", "laplace_lin_kl_value", "gaussian_kl", "laplace_renyi", "gaussian_renyi",
            "sens_vector"]
 
-_KINDS = {"kl": 0, "tv": 1, "alpha": 2}
-
-
 def _core():
     from .._core import capacity
     return capacity
 
 
 def _kind(kind: Any) -> int:
-    if kind not in _KINDS:
-        raise ParameterError("kind", kind, f"one of {sorted(_KINDS)}")
-    return _KINDS[kind]
+    """The C++ code of a divergence name (the enum ``_core.capacity.Divergence`` is the source)."""
+    kinds = _core().Divergence.__members__
+    if not isinstance(kind, str) or kind not in kinds:
+        raise ParameterError("kind", kind, f"one of {sorted(kinds)}")
+    return int(kinds[kind])
 
 
 def _order(alpha: Any) -> float:

@@ -37,7 +37,12 @@ from .classes import All, Lin, Poly, function_class
 __all__ = ["Laplace", "Gaussian", "RestrictedDivergence", "restricted_kl", "restricted_renyi",
            "standardized_renyi"]
 
-_NOISE = {"gaussian": 0, "laplace": 1}
+
+
+def _noise_code(family: str) -> int:
+    """The C++ code of a noise name (the enum ``_core.capacity.Noise`` is the source)."""
+    from .._core import capacity as core
+    return int(core.Noise.__members__[family])
 
 
 @dataclass(frozen=True)
@@ -121,10 +126,10 @@ def _pair(P: Any, Q: Any) -> tuple[str, np.ndarray]:
 def standardized_renyi(family: str, s: float, alpha: float, k: int = 1, *, coef_init: Any = None,
                        gap_tol: float = 1e-10) -> dict:
     """The core solver: certified D^{poly_k}_{R,alpha}(Y + s || Y) for standardized Y (dict)."""
-    if family not in _NOISE:
+    if family not in ("laplace", "gaussian"):
         raise ParameterError("family", family, "'laplace' or 'gaussian'")
     from .._core import capacity as core
-    return core.restricted_renyi_poly(_NOISE[family], float(s), float(alpha), int(k),
+    return core.restricted_renyi_poly(_noise_code(family), float(s), float(alpha), int(k),
                                       None if coef_init is None else list(coef_init), gap_tol)
 
 
@@ -165,8 +170,8 @@ def restricted_renyi(P: Any, Q: Any, H: Any, alpha: float, method: str = "exact"
         if a != 2.0:
             raise ParameterError("method", method, "'exact' (the Gram closed form needs alpha = 2)")
         from .._core import capacity as core
-        val = core.gram_renyi2(_NOISE[family], s, int(k))
-        _, gram = core.poly_moments(_NOISE[family], 0.0, int(k))
+        val = core.gram_renyi2(_noise_code(family), s, int(k))
+        _, gram = core.poly_moments(_noise_code(family), 0.0, int(k))
         G = np.asarray(gram).reshape(int(k) + 1, int(k) + 1)
         # m^T G^{-1} m by Cholesky: relative error <~ cond(G) eps (times a small constant); D = log of it
         margin = 64.0 * float(np.linalg.cond(G)) * np.finfo(float).eps + 1e-15
