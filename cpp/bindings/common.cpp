@@ -11,7 +11,7 @@ PUFFER_BIND_SUBMODULE(common, m) {
   m.def("parallel_sum_of_squares",
         [](std::size_t n, unsigned threads) {
           // Exercises the pool end to end (used by tests): sum of i^2 for i < n, one task per 1024.
-          puffer::require(threads <= 1024, "threads", threads, "0 (all cores) to 1024");
+          puffer::require(threads <= puffer::kMaxThreads, "threads", threads, "0 (all cores) to 256 (puffer.sampling.MAX_THREADS)");
           std::size_t n_tasks = (n + 1023) / 1024;
           std::vector<double> part(n_tasks, 0.0);
           {
@@ -27,4 +27,8 @@ PUFFER_BIND_SUBMODULE(common, m) {
           return s;
         },
         py::arg("n"), py::arg("threads") = 0);
+  m.def("pool_workers", &puffer::pool_workers, "Worker threads of the largest pool started so far.");
+  m.def("max_threads", [] { return puffer::kMaxThreads; }, "The largest threads= any kernel accepts.");
+  m.def("hold_pool_mutex_for_tests", &puffer::hold_pool_mutex_for_tests, py::arg("ms"),
+        "Test hook: a background thread holds the pool mutex for ms milliseconds (fork tests).");
 }

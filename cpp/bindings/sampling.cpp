@@ -72,7 +72,7 @@ PUFFER_BIND_SUBMODULE(sampling, m) {
           // 2^15-value tasks, nothing but stores.
           std::size_t n = 0;
           double* o = flat_ptr<double>(out, "out", true, n);
-          puffer::require(threads <= 1024, "threads", threads, "0 (all cores) to 1024");
+          puffer::require(threads <= puffer::kMaxThreads, "threads", threads, "0 (all cores) to 256 (puffer.sampling.MAX_THREADS)");
           py::gil_scoped_release release;
           const std::size_t task = std::size_t(1) << 15;
           puffer::parallel_for((n + task - 1) / task, threads, [&](std::size_t t) {
@@ -89,7 +89,7 @@ PUFFER_BIND_SUBMODULE(sampling, m) {
           const bool f64 = values.dtype().is(py::dtype::of<double>());
           const void* ptr = f64 ? static_cast<const void*>(flat_ptr<double>(values, "values", false, n))
                                 : static_cast<const void*>(flat_ptr<float>(values, "values", false, n));
-          puffer::require(threads <= 1024, "threads", threads, "0 (all cores) to 1024");
+          puffer::require(threads <= puffer::kMaxThreads, "threads", threads, "0 (all cores) to 256 (puffer.sampling.MAX_THREADS)");
           py::gil_scoped_release release;
           const std::size_t task = std::size_t(1) << 16;
           const std::size_t n_tasks = (n + task - 1) / task;

@@ -7,6 +7,7 @@
 
 #include "bindings/registry.hpp"
 #include "common/errors.hpp"
+#include "common/parallel.hpp"
 #include "transport/transport.hpp"
 
 namespace py = pybind11;
@@ -121,7 +122,7 @@ PUFFER_BIND_SUBMODULE(transport, m) {
           if (kp != kq)
             throw puffer::InvalidArgument("offsets_q", "length " + std::to_string(kq),
                                           "as many offsets as offsets_p (" + std::to_string(kp) + ")");
-          puffer::require(threads <= 1024, "threads", threads, "0 (all cores) to 1024");
+          puffer::require(threads <= puffer::kMaxThreads, "threads", threads, "0 (all cores) to 256 (puffer.sampling.MAX_THREADS)");
           std::size_t K = kp - 1;
           py::array_t<double> out(static_cast<py::ssize_t>(K));
           double* o = out.mutable_data();

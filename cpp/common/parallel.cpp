@@ -1,16 +1,21 @@
 #include "common/parallel.hpp"
 
+#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <condition_variable>
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
+
+#include "common/errors.hpp"
 
 namespace puffer {
 namespace {
@@ -19,8 +24,20 @@ thread_local bool t_in_task = false;
 
 class Pool {
  public:
+  // Starts up to n_workers threads. std::thread throws std::system_error when the system
+  // refuses (EAGAIN under RLIMIT_NPROC / RLIMIT_AS): keep the ones that started (size() tells
+  // how many) instead of letting the exception destroy joinable threads (std::terminate).
   explicit Pool(unsigned n_workers) {
-    for (unsigned i = 0; i < n_workers; ++i) workers_.emplace_back([this] { loop(); });
+    workers_.reserve(n_workers);
+    for (unsigned i = 0; i < n_workers; ++i) {
+      try {
+        workers_.emplace_back([this] { loop(); });
+      } catch (const std::system_error&) {
+        break;
+      } catch (const std::bad_alloc&) {
+        break;
+      }
+    }
   }
   ~Pool() {
     {
@@ -32,8 +49,10 @@ class Pool {
   }
   unsigned size() const { return static_cast<unsigned>(workers_.size()); }
 
-  // One job at a time; callers serialise on run_mu_.
+  // One job at a time; callers serialise on run_mu_. helpers <= size(), else the job would
+  // wait for workers that do not exist.
   void run(std::size_t n_tasks, unsigned helpers, const std::function<void(std::size_t)>& body) {
+    helpers = std::min(helpers, size());
     std::lock_guard<std::mutex> run_lk(run_mu_);
     {
       std::lock_guard<std::mutex> lk(mu_);
@@ -98,25 +117,54 @@ class Pool {
   unsigned wanted_ = 0, active_ = 0;
 };
 
-std::mutex g_pool_mu;
+// Heap-allocated and never destroyed: no static destructor can race a running job at exit, and
+// the fork handlers below may run at any time.
+std::mutex& pool_mu() {
+  static std::mutex* m = new std::mutex();
+  return *m;
+}
 // Pools are only ever added, never destroyed while the process lives: another thread may
 // still be running a job on an older, smaller pool when a larger one is requested.
-std::vector<Pool*> g_pools;
-pid_t g_pool_pid = 0;
+std::vector<Pool*>& pools() {
+  static std::vector<Pool*>* v = new std::vector<Pool*>();
+  return *v;
+}
+// A pool that could not start every worker it asked for: do not retry on every call.
+bool g_pool_limited = false;
 
-Pool& pool_with(unsigned n_workers) {
-  std::lock_guard<std::mutex> lk(g_pool_mu);
-  if (!g_pools.empty() && g_pool_pid != getpid()) {
-    // After fork() the workers do not exist in the child: forget those pools (joining
-    // them would hang) and build new ones.
-    g_pools.clear();
-  }
-  if (g_pools.empty() || g_pools.back()->size() < n_workers) {
+// fork(): the child has only the forking thread. If another thread held pool_mu() (creating a
+// pool) the child would block on it forever; the prepare handler takes the mutex so no other
+// thread holds it at the fork, and the child releases it after forgetting the parent's pools
+// (their workers do not exist in the child; they are leaked, never joined).
+void atfork_prepare() { pool_mu().lock(); }
+void atfork_parent() { pool_mu().unlock(); }
+void atfork_child() {
+  pools().clear();
+  g_pool_limited = false;
+  t_in_task = false;
+  pool_mu().unlock();
+}
+const bool g_atfork_registered = [] {
+  pool_mu();
+  pools();
+  return pthread_atfork(atfork_prepare, atfork_parent, atfork_child) == 0;
+}();
+
+Pool* pool_with(unsigned n_workers) {
+  (void)g_atfork_registered;
+  std::lock_guard<std::mutex> lk(pool_mu());
+  auto& ps = pools();
+  if (ps.empty() || (ps.back()->size() < n_workers && !g_pool_limited)) {
     unsigned n = std::max(n_workers, hardware_threads() > 1 ? hardware_threads() - 1 : 1u);
-    g_pools.push_back(new Pool(n));
-    g_pool_pid = getpid();
+    auto* p = new Pool(n);
+    if (p->size() < n) g_pool_limited = true;
+    if (p->size() == 0 || (!ps.empty() && p->size() <= ps.back()->size())) {
+      delete p;  // no worker started, or no better than what we had (joins what did start)
+    } else {
+      ps.push_back(p);
+    }
   }
-  return *g_pools.back();
+  return ps.empty() ? nullptr : ps.back();
 }
 
 }  // namespace
@@ -126,16 +174,33 @@ unsigned hardware_threads() {
   return n == 0 ? 1u : n;
 }
 
+unsigned pool_workers() {
+  std::lock_guard<std::mutex> lk(pool_mu());
+  return pools().empty() ? 0u : pools().back()->size();
+}
+
+void hold_pool_mutex_for_tests(unsigned ms) {
+  std::thread([ms] {
+    std::lock_guard<std::mutex> lk(pool_mu());
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+  }).detach();
+}
+
 void parallel_for(std::size_t n_tasks, unsigned threads, const std::function<void(std::size_t)>& body) {
+  require(threads <= kMaxThreads, "threads", threads, "0 (all cores) to 256 (puffer.sampling.MAX_THREADS)");
   if (n_tasks == 0) return;
-  if (threads == 0) threads = hardware_threads();
-  if (threads > 256) threads = 256;
+  if (threads == 0) threads = std::min(hardware_threads(), kMaxThreads);
   if (threads == 1 || n_tasks == 1 || t_in_task) {
     for (std::size_t t = 0; t < n_tasks; ++t) body(t);
     return;
   }
   unsigned helpers = static_cast<unsigned>(std::min<std::size_t>(threads - 1, n_tasks - 1));
-  pool_with(helpers).run(n_tasks, helpers, body);
+  Pool* pool = pool_with(helpers);
+  if (pool == nullptr) {  // the system would not start a single worker: run here
+    for (std::size_t t = 0; t < n_tasks; ++t) body(t);
+    return;
+  }
+  pool->run(n_tasks, helpers, body);
 }
 
 }  // namespace puffer

@@ -27,10 +27,19 @@ struct KSum {
 
 constexpr std::size_t kBlock = 64;
 
+// A total-mass tolerance: NaN or a value >= 1 (inf) would disable the mass check silently. A
+// negative value is the documented "any positive total" mode (internal callers with unnormalised
+// laws); the public facade accepts only [0, 1).
+inline void check_sum_tol(double sum_tol) {
+  if (std::isnan(sum_tol) || sum_tol >= 1.0)
+    throw InvalidArgument("sum_tol", to_str(sum_tol), "a tolerance in [0, 1) (or < 0: any positive total)");
+}
+
 // Compensated total of p with 4 independent lanes (vectorisable), and input checks.
 // Returns the total; throws InvalidArgument naming `pname` / `xname` on bad input.
 inline double checked_total(const double* x, const double* p, std::size_t n, double sum_tol,
                             const char* xname, const char* pname, double* min_mass = nullptr) {
+  check_sum_tol(sum_tol);
   if (n == 0) throw InvalidArgument(xname, "an empty law", "at least one atom");
   if (!std::isfinite(x[0]) || !std::isfinite(x[n - 1]))
     throw InvalidArgument(xname, "a non-finite atom", "finite atoms");
@@ -116,6 +125,7 @@ struct LawSetup {
 };
 inline LawSetup setup_law(const double* p, std::size_t n, double sum_tol, const char* pname,
                           std::vector<double>& L, std::vector<double>& R) {
+  check_sum_tol(sum_tol);
   if (n == 0) throw InvalidArgument(pname, "an empty law", "at least one atom");
   const std::size_t nb = (n + kBlock - 1) / kBlock;
   L.resize(nb);

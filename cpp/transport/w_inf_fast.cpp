@@ -25,6 +25,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <vector>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -241,14 +242,47 @@ bool keys_both(LawIn* law, std::int64_t D, ChainScratch& S) {
   return true;
 }
 
-// Per-thread buffers of the fast path, fetched once per call (or once per chunk of a batch:
-// a thread_local access in a shared library costs a call to __tls_get_addr).
+// Reusable buffers of the fast path, leased once per call (or once per chunk of a batch) from a
+// process-wide free list. Not thread_local: TLS destructors run at thread exit, after the
+// thread's last synchronisation, and freeing buffers there raced (ThreadSanitizer) with the
+// allocator state other threads saw; a leased buffer is handed over under a mutex, so every
+// use is ordered, and the free list is never destroyed (no teardown at exit at all).
 struct Scratch {
   std::vector<double> LP, RP, LQ, RQ;  // block bases of the two laws
   std::vector<std::int64_t> kp, kq;    // level keys
   ChainScratch chains;
 };
-thread_local Scratch tl_scratch;
+
+class ScratchLease {
+ public:
+  ScratchLease() {
+    std::lock_guard<std::mutex> lk(mu());
+    auto& fl = free_list();
+    if (!fl.empty()) {
+      s_ = fl.back();
+      fl.pop_back();
+    }
+    if (s_ == nullptr) s_ = new Scratch();  // returned to the free list, never freed
+  }
+  ~ScratchLease() {
+    std::lock_guard<std::mutex> lk(mu());
+    free_list().push_back(s_);
+  }
+  ScratchLease(const ScratchLease&) = delete;
+  ScratchLease& operator=(const ScratchLease&) = delete;
+  Scratch& get() { return *s_; }
+
+ private:
+  static std::mutex& mu() {
+    static std::mutex* m = new std::mutex();
+    return *m;
+  }
+  static std::vector<Scratch*>& free_list() {
+    static std::vector<Scratch*>* v = new std::vector<Scratch*>();
+    return *v;
+  }
+  Scratch* s_ = nullptr;
+};
 
 // W_inf by ranks instead of a walk. The staircase pairs P atom i with the Q atoms lo(i) ..
 // hi(i), lo(i) = #{Q keys <= key_{i-1}} (0 for i = 0), hi(i) = #{Q keys < key_i}; as y is
@@ -346,7 +380,8 @@ double w_inf_1d_with(Scratch& S, const double* x, const double* p, std::size_t n
 double w_inf_1d(const double* x, const double* p, std::size_t n, const double* y, const double* q,
                 std::size_t m, double rtol, double sum_tol) {
   detail::check_rtol(rtol);
-  return w_inf_1d_with(tl_scratch, x, p, n, y, q, m, rtol, sum_tol);
+  ScratchLease lease;
+  return w_inf_1d_with(lease.get(), x, p, n, y, q, m, rtol, sum_tol);
 }
 
 void w_inf_1d_batch(const double* x, const double* p, const std::int64_t* offp, std::size_t n_total_p,
@@ -370,7 +405,8 @@ void w_inf_1d_batch(const double* x, const double* p, const std::int64_t* offp, 
   const std::size_t chunk = 64;
   const std::size_t n_tasks = (K + chunk - 1) / chunk;
   parallel_for(n_tasks, threads, [&](std::size_t t) {
-    Scratch& S = tl_scratch;
+    ScratchLease lease;
+    Scratch& S = lease.get();
     const std::size_t lo = t * chunk, hi = std::min(K, lo + chunk);
     for (std::size_t k = lo; k < hi; ++k) {
       try {

@@ -68,6 +68,15 @@ def integer(name: str, x: Any, *, lo: int | None = None, hi: int | None = None) 
     return v
 
 
+# The largest threads= any kernel accepts (cpp/common/parallel.hpp kMaxThreads; exported as
+# puffer.sampling.MAX_THREADS). 0 means all cores where a function allows it.
+MAX_THREADS = 256
+
+
+def threads(x: Any, *, lo: int = 0, name: str = "threads") -> int:
+    return integer(name, x, lo=lo, hi=MAX_THREADS)
+
+
 def float_array(name: str, x: Any, *, ndim: int | tuple[int, ...] | None = None,
                 finite: bool = True, allow_empty: bool = False) -> np.ndarray:
     """Convert to a float64 array; reject ragged input, complex, datetime and string dtypes,

@@ -278,7 +278,11 @@ class DiscreteDist:
         return float(np.dot(self._probs, (self._atoms - m) ** 2))
 
     def support_diameter(self, norm: float = 2) -> float:
-        """max ||x - y|| over atoms x, y (the support-diameter sensitivity of the DP baseline)."""
+        """max ||x - y|| over atoms x, y (the support-diameter sensitivity of the DP baseline).
+        ``norm``: an order p >= 1 or inf (every norm is |x - y| in 1-D, but it is checked)."""
+        if isinstance(norm, str) and norm.lower() in ("inf", "infinity", "linf"):
+            norm = math.inf
+        norm = V.real("norm", norm, lo=1.0, allow_inf=True, expected="a norm order p >= 1 (inf allowed)")
         if self._atoms.ndim == 1:
             return float(self._atoms[-1] - self._atoms[0])
         a = self._atoms

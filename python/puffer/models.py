@@ -199,7 +199,7 @@ class MarkovChainFramework(Framework):
         self._vals = vals.astype(np.int64)
         self._T = T
         self._k = k
-        self._threads = V.integer("threads", threads, lo=0, hi=1024)
+        self._threads = V.threads(threads)
         thetas = list(range(n)) if labels is None else list(labels)
         if len(thetas) != n:
             raise ParameterError("labels", labels, f"{n} prior labels")
@@ -255,7 +255,7 @@ class MarkovChainFramework(Framework):
         """Delta_G over all priors, positions and state pairs, computed entirely in the core:
         each position's conditional laws are built and fed straight to the transport kernel's
         1-D W_inf (level rule of puffer.transport), priors in parallel, no law stored."""
-        thr = self._threads if threads is None else V.integer("threads", threads, lo=0, hi=1024)
+        thr = self._threads if threads is None else V.threads(threads)
         k, T = self._k, self._T
         pairs = [(a, b) for a in range(k) for b in range(a + 1, k)]
         blocks = []

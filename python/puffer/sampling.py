@@ -83,7 +83,12 @@ from . import _validate as V
 from .errors import ParameterError, ParameterTypeError
 
 __all__ = ["Stream", "draw", "sample", "add_noise", "simd_targets", "simd_target",
-           "set_simd_target", "KINDS"]
+           "set_simd_target", "KINDS", "MAX_THREADS"]
+
+#: The largest ``threads=`` a kernel accepts (an error above it). If the system refuses to start
+#: threads (address-space or process limits), the work runs on those that started, at worst on
+#: the calling thread alone: same result, only slower.
+MAX_THREADS = V.MAX_THREADS
 
 _C = _core.sampling
 
@@ -183,7 +188,7 @@ def as_stream(rng: Any) -> Stream:
 def _threads(threads: Any) -> int:
     if threads is None:
         return 0
-    return V.integer("threads", threads, lo=1, hi=1024)
+    return V.threads(threads, lo=1)
 
 
 def _dtype(dtype: Any) -> np.dtype:

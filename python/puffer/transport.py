@@ -61,6 +61,7 @@ from ._transport_continuous import WInfResult, is_continuous_law, w_inf_continuo
 from ._transport_laws import LogDiscreteDist, binomial_law, poisson_binomial_law
 from .dist import SUM_TOL, DiscreteDist
 from .errors import ParameterError, ParameterTypeError
+from .guarantees._base import round_up
 
 __all__ = [
     "TransportPlan", "quantile_coupling", "w_inf", "w_p", "near_radius", "w_inf_many", "w_inf_batch",
@@ -97,6 +98,13 @@ def _norm_code(norm: Any, dim: int) -> int:
     if math.isinf(float(norm)) and norm > 0:
         return 0
     raise ParameterError("norm", norm, "1, 2 or inf")
+
+
+def _sum_tol(sum_tol: Any) -> float:
+    """A total-mass tolerance in [0, 1), or < 0 for the documented any-positive-total mode (NaN,
+    inf or >= 1 would disable the check silently)."""
+    return V.real("sum_tol", sum_tol, hi=1.0, hi_open=True,
+                  expected="a tolerance in [0, 1) (or < 0: any positive total)")
 
 
 def _rtol(rtol: Any) -> float:
@@ -209,10 +217,10 @@ class TransportPlan:
         """sum mass * |x - y|^p (p >= 1; W_p^p for the optimal 1-D plan)."""
         p = V.real("p", p, lo=1.0, expected="an exponent p >= 1")
         d = self._distances()
-        if self.is_exact and self.P.dim == 1:
-            return float(sum(m * Fraction(float(z)) ** int(p) for m, z in zip(self.exact_mass, d))) \
-                if float(p).is_integer() else float(np.dot(self.mass, d ** p))
-        return float(np.dot(self.mass, d ** p))
+        if self.is_exact and self.P.dim == 1 and float(p).is_integer() and p <= _EXACT_POW_MAX:
+            return float(sum(m * Fraction(float(z)) ** int(p) for m, z in zip(self.exact_mass, d)))
+        with np.errstate(over="ignore", under="ignore"):   # d^p may be inf / 0: use w_p for roots
+            return float(np.dot(self.mass, d ** p))
 
     def marginals(self) -> tuple[np.ndarray, np.ndarray]:
         """(row sums over P.atoms, column sums over Q.atoms); object arrays of Fractions when exact."""
@@ -582,7 +590,64 @@ def w_p(P: Any, Q: Any, p: float, *, exact: bool | None = None, rtol: float = DE
     if _same_dim(P, Q) != 1:
         raise ParameterError("P", f"a law on R^{P.dim}", "laws on R (W_p in R^d needs a general OT solver)")
     plan = quantile_coupling(P, Q, exact=exact, rtol=rtol)
-    return float(plan.cost(p) ** (1.0 / p))
+    return _w_p_scaled(plan, p)
+
+
+def _root_up(C: Fraction, k: int) -> float:
+    """The smallest double r with r^k >= C (exact rational check): W_p rounded up, never down."""
+    if C <= 0:
+        return 0.0
+    # a start within ~1e-12 relative (logs of big integers do not overflow), then bisect the
+    # bit patterns of [lo, hi] with the exact test
+    guess = math.exp((math.log(C.numerator) - math.log(C.denominator)) / k)
+    lo, hi = guess * (1 - 1e-9), guess * (1 + 1e-9)
+    while Fraction(hi) ** k < C:
+        hi *= 2.0
+    while lo > 0 and Fraction(lo) ** k >= C:
+        lo /= 2.0
+    ilo = int(np.float64(lo).view(np.int64))
+    ihi = int(np.float64(hi).view(np.int64))
+    while ihi - ilo > 1:            # invariant: lo^k < C <= hi^k (positive doubles order like ints)
+        mid = (ilo + ihi) // 2
+        if Fraction(float(np.int64(mid).view(np.float64))) ** k >= C:
+            ihi = mid
+        else:
+            ilo = mid
+    return float(np.int64(ihi).view(np.float64))
+
+
+# integer exponents up to this are summed in rationals in exact mode (cost bounded: the
+# numerators of (d/D)^p have at most 64 * 53 bits); larger ones in floats
+_EXACT_POW_MAX = 64
+
+
+def _w_p_scaled(plan: TransportPlan, p: float) -> float:
+    """W_p = D (sum mass (d/D)^p)^(1/p), D = the largest distance moved with positive mass
+    (issue: d^p under/overflowed for large p, e.g. W_1000 = 0 for a shift of 0.1).
+
+    Every scaled term is in [0, 1], so nothing overflows or underflows to a wrong answer, and
+    the p-th root divides the sum's relative error by p. The float result is then moved up by
+    that error bound (n terms, pow, product), so it is an upper bound of the plan's W_p: a
+    sensitivity on the safe side."""
+    if len(plan) == 0:
+        return 0.0
+    d = plan._distances()
+    D = float(np.max(d))
+    if D == 0.0 or not math.isfinite(D):
+        return D
+    if plan.is_exact and float(p).is_integer() and p <= _EXACT_POW_MAX:
+        k = int(p)
+        C = sum((m * Fraction(float(z)) ** k for m, z in zip(plan.exact_mass, d)), Fraction(0))
+        return _root_up(C, k)
+    else:
+        mass = np.asarray([float(m) for m in plan.exact_mass] if plan.is_exact else plan.mass, dtype=np.float64)
+        with np.errstate(under="ignore"):
+            S = float(np.dot(mass, (d / D) ** p))
+        n_err = len(d) + 2
+    if S >= 1.0:
+        return D
+    eps = float(np.finfo(float).eps)
+    return round_up(D * S ** (1.0 / p) * (1.0 + n_err * eps / p), 4)
 
 
 # ---------------------------------------------------------------------------------- near radius
@@ -662,9 +727,9 @@ def w_inf_sorted(atoms_p: Any, probs_p: Any, atoms_q: Any, probs_q: Any, *, rtol
     >>> w_inf_sorted([0., 1.], [0.5, 0.5], [1., 2.], [0.5, 0.5])
     1.0
     """
-    rt = _rtol(rtol)
+    rt, st = _rtol(rtol), _sum_tol(sum_tol)
     try:
-        return float(_tr.w_inf_1d(atoms_p, probs_p, atoms_q, probs_q, rt, float(sum_tol)))
+        return float(_tr.w_inf_1d(atoms_p, probs_p, atoms_q, probs_q, rt, st))
     except TypeError:  # pybind11 could not convert an argument: say which, not its signature
         for name, arr in (("atoms_p", atoms_p), ("probs_p", probs_p), ("atoms_q", atoms_q), ("probs_q", probs_q)):
             V.float_array(name, arr, ndim=1, finite=False)
@@ -684,7 +749,7 @@ def w_inf_batch(atoms_p: Any, probs_p: Any, offsets_p: Any, atoms_q: Any, probs_
     >>> w_inf_batch([0., 1, 0], [.5, .5, 1], [0, 2, 3], [1., 2, 5], [.5, .5, 1], [0, 2, 3])
     array([1., 5.])
     """
-    threads = V.integer("threads", threads, lo=0, hi=1024)
+    threads = V.threads(threads)
     offs = []
     for name, o in (("offsets_p", offsets_p), ("offsets_q", offsets_q)):
         arr = np.asarray(o)
@@ -692,7 +757,7 @@ def w_inf_batch(atoms_p: Any, probs_p: Any, offsets_p: Any, atoms_q: Any, probs_
             raise ParameterTypeError(name, f"array of dtype {arr.dtype}", "an integer array of offsets")
         offs.append(arr.astype(np.int64, copy=False))
     res = _tr.w_inf_1d_batch(atoms_p, probs_p, offs[0], atoms_q, probs_q, offs[1], threads, _rtol(rtol),
-                             float(sum_tol))
+                             _sum_tol(sum_tol))
     if out is not None:
         if not isinstance(out, np.ndarray) or out.shape != res.shape or out.dtype != np.float64:
             raise ParameterError("out", out, f"a float64 array of shape {res.shape}")

@@ -317,4 +317,4 @@ def as_columns(columns: Any) -> list[str]:
 
 
 def threads_arg(threads: Any) -> int | None:
-    return None if threads is None else V.integer("threads", threads, lo=1, hi=1024)
+    return None if threads is None else V.threads(threads, lo=1)

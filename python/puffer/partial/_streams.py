@@ -21,4 +21,4 @@ def take(rng: Any, n: int) -> tuple[int, int, int, int]:
 
 
 def threads(t: Any) -> int:
-    return 0 if t is None else V.integer("threads", t, lo=1, hi=1024)
+    return 0 if t is None else V.threads(t, lo=1)
