@@ -555,6 +555,9 @@ KernelParams make_kernel_params(int kind, double p0, double p1) {
     case Kind::Logistic: pos("scale", p0); k.scale = p0; break;
     case Kind::StudentT:
       pos("nu", p0);
+      // Below nu ~ 0.01 the polar method's W^(-2/nu) leaves double range and the kernel emitted
+      // NaN and exact zeros (no noise at all); refused, with a 5x margin (kMinStudentNu).
+      require(p0 >= kMinStudentNu, "nu", p0, "nu >= 0.05 (smaller nu cannot be sampled accurately in double)");
       pos("scale", p1);
       k.nu = p0;
       k.scale = p1 * std::sqrt(p0);
@@ -562,6 +565,7 @@ KernelParams make_kernel_params(int kind, double p0, double p1) {
     case Kind::GenCauchy:
       pos("gamma", p0);
       require(std::isfinite(p1) && p1 > 1.0, "k", p1, "a finite number > 1");
+      require(p1 - 1.0 >= kMinStudentNu, "k", p1, "k >= 1.05 (k - 1 is the Student-t nu; smaller cannot be sampled accurately in double)");
       // (1 + (x/gamma)^2)^(-k/2) is gamma t_{k-1} / sqrt(k-1): T = U sqrt(nu) root / sqrt(W) with
       // nu = k - 1, so the factors sqrt(nu) cancel.
       k.kind = int(Kind::GenCauchy);

@@ -34,6 +34,9 @@ enum class Kind : int {
   GenCauchy = 8,
 };
 
+// Smallest Student-t nu (and GenCauchy k - 1) the samplers accept: see make_kernel_params.
+constexpr double kMinStudentNu = 0.05;
+
 struct StreamKey {
   std::uint32_t k0 = 0, k1 = 0, word = 0;
 };

@@ -43,8 +43,8 @@ Far tails (no truncation at a few sigma). Tail transforms use "fine" uniforms
     logistic        sign * s (log1p(-v) - log v)    45.1 s (2^-64)
     gaussian        Box-Muller, R = sqrt(-2 log u)  R = 9.42 sigma (P(R > r) = 2^-64)
     cauchy          sign * gamma cot(pi u / 2)      1.2e19 gamma (2^-64)
-    student_t       Bailey's polar method           W >= ~2^-105 (tail mass ~2^-105)
-    gen_cauchy      scaled Student-t                as Student-t
+    student_t       Bailey's polar method           W >= ~2^-105 (tail mass ~2^-105); nu >= 0.05
+    gen_cauchy      scaled Student-t                as Student-t (nu = k - 1 >= 0.05)
     gen_gaussian    Gamma(1/beta)^(1/beta), M-T     normal proposal to 9.42 sd (~2^-64)
     ==============  ==============================  ==========================================
 
