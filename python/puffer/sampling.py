@@ -335,7 +335,7 @@ def sample(noise: Any, size: int | tuple[int, ...] | None = None, *, rng: Any = 
 
 def add_noise(values: Any, noise: Any, *, rng: Any = None, out: np.ndarray | None = None,
               threads: int | None = None, secure: bool = False, granularity: float | None = None,
-              sensitivity: float | None = None, norm: str | None = None,
+              sensitivity: float | None = None, norm: str | None = None, bound: float | None = None,
               chunk: int | None = None) -> np.ndarray:
     """``values + noise`` with i.i.d. noise from ``noise``; the noise never needs its own buffer.
 
@@ -345,7 +345,7 @@ def add_noise(values: Any, noise: Any, *, rng: Any = None, out: np.ndarray | Non
     * The noise added to element ``i`` (C order) is value ``i`` of the stream, so the result is
       identical for every ``threads`` and ``chunk`` (values per call into the core, default 2^24).
     * ``secure=True``: exact lattice noise from a CSPRNG (see :func:`puffer.secure.secure_add_noise`
-      for ``granularity``, ``sensitivity`` and ``norm``); ``rng`` must then be None.
+      for ``granularity``, ``sensitivity``, ``norm`` and the input ``bound``); ``rng`` must then be None.
 
     >>> import numpy as np, puffer
     >>> v = np.arange(4.0)
@@ -358,8 +358,8 @@ def add_noise(values: Any, noise: Any, *, rng: Any = None, out: np.ndarray | Non
         if rng is not None:
             raise ParameterError("rng", rng, "None in secure mode (keys come from OS entropy only)")
         return secure_add_noise(values, noise, granularity=granularity, sensitivity=sensitivity, norm=norm,
-                                out=out, threads=threads)
-    for name, v in (("granularity", granularity), ("sensitivity", sensitivity), ("norm", norm)):
+                                bound=bound, out=out, threads=threads)
+    for name, v in (("granularity", granularity), ("sensitivity", sensitivity), ("norm", norm), ("bound", bound)):
         if v is not None:
             raise ParameterError(name, v, "None unless secure=True")
     kind, params = noise_spec(noise)

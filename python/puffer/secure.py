@@ -35,7 +35,10 @@ sensitivity ``Δ`` is unchanged:
   zCDP curve as the continuous Gaussian (convert to (ε, δ) through the RDP curve).
 
 The default granularity is the largest power of two with ``c·g ≤ Δ / 1024`` (noise inflated by
-at most 0.1 %), coarsened if needed so that the inputs fit the lattice exactly (``|x/g| <= 2^52``);
+at most 0.1 %), coarsened if needed so that every input within the declared ``bound`` fits the
+lattice exactly (``bound/g <= 2^52``). The lattice is a function of declared quantities only
+(noise, Δ, norm, n, bound): choosing it from the data's max|x| made neighbours on either side of
+a power of two produce different output sets, a leak. Inputs beyond the bound are refused;
 ``secure_add_noise(..., return_plan=True)`` returns the :class:`SecurePlan` with the inflation paid.
 
 **What it does not guarantee.** The samplers use rejection loops whose running time depends
@@ -96,14 +99,23 @@ class SecurePlan:
         return float(v) * self.granularity if self.kind == 0 else math.sqrt(v) * self.granularity
 
 
-def _round_up_dyadic(x: Fraction, bits: int) -> tuple[int, int]:
-    """The smallest num/2^m >= x with num < 2^bits, maximising precision (m >= 0)."""
+# The core's exact samplers take num, den < 2^62: den = 2^m with m <= 61.
+_MAX_DEN_EXP = 61
+
+
+def _round_up_dyadic(x: Fraction, bits: int, what: str) -> tuple[int, int]:
+    """The smallest num/2^m >= x with num < 2^bits and 0 <= m <= 61, maximising precision; an
+    error naming ``what`` when x cannot be held to better than 2^-20 relative that way."""
     m = 0
-    while m < 1100 and math.ceil(x * 2 ** (m + 1)) < 2**bits:
+    while m < _MAX_DEN_EXP and math.ceil(x * 2 ** (m + 1)) < 2**bits:
         m += 1
     num = math.ceil(x * 2**m)
-    if num >= 2**bits or num < 1:
-        raise ParameterError("noise scale", float(x), f"a lattice scale below 2^{bits} granularity units")
+    if num >= 2**bits:
+        raise ParameterError(what, float(x), f"a noise scale below 2^{bits} lattice units; "
+                                               "use a coarser granularity")
+    if num < 2**20:
+        raise ParameterError(what, float(x), f"a noise scale of at least 2^-{_MAX_DEN_EXP - 20} lattice "
+                                               "units (noise / granularity); use a finer granularity")
     return num, 2**m
 
 
@@ -115,8 +127,12 @@ def _granularity_exp(g: float) -> int:
 
 
 def secure_plan(noise: Any, n: int, *, sensitivity: float, granularity: float | None = None,
-                norm: str | None = None, max_abs: float = 0.0) -> SecurePlan:
-    """Compute the lattice, padding and exact rational noise parameters (see module docstring)."""
+                norm: str | None = None, bound: float | None = None) -> SecurePlan:
+    """Compute the lattice, padding and exact rational noise parameters (see module docstring).
+
+    The lattice depends only on declared quantities (noise, sensitivity, norm, n and the input
+    ``bound``), never on the data: a lattice chosen from max|x| let neighbouring inputs on either
+    side of a power of two produce distinguishable output sets."""
     kind, params = noise_spec(noise)
     if kind not in ("laplace", "gaussian"):
         raise ParameterError("noise", kind, "Laplace or Gaussian noise in secure mode")
@@ -134,11 +150,14 @@ def secure_plan(noise: Any, n: int, *, sensitivity: float, granularity: float | 
         g_exp = math.floor(math.log2(delta / 1024 / c))
         while Fraction(2) ** g_exp * c > Fraction(delta) / 1024:
             g_exp -= 1
-        if max_abs > 0:  # keep |x/g| <= 2^52 so the float output is exact
-            g_exp = max(g_exp, math.frexp(max_abs)[1] - 52)
+        if bound is not None:  # keep |x/g| <= 2^52 for every declared input: exact float output
+            b = V.positive("bound", bound)
+            g_exp = max(g_exp, math.frexp(b)[1] - 52)
     else:
         g = V.positive("granularity", granularity)
         g_exp = _granularity_exp(g)
+        if bound is not None:
+            V.positive("bound", bound)
     if not -1000 <= g_exp <= 960:
         raise ParameterError("granularity", 2.0**g_exp if g_exp > -1075 else 0.0, "2^k with -1000 <= k <= 960")
     g = Fraction(2) ** g_exp
@@ -146,14 +165,14 @@ def secure_plan(noise: Any, n: int, *, sensitivity: float, granularity: float | 
     ratio = padded / Fraction(delta)
     lat = Fraction(scale) * ratio / g  # noise scale in lattice units, exact
     if kind == "laplace":
-        num, den = _round_up_dyadic(lat, 62)
+        num, den = _round_up_dyadic(lat, 62, "b / granularity")
         t = 1
     else:
         s2 = lat * lat
         if s2 > 2**48:
             raise ParameterError("granularity", float(g), f"sigma/granularity <= 2^24 (got {float(lat):.3g}); "
                                  "use a coarser granularity")
-        num, den = _round_up_dyadic(s2, 41)
+        num, den = _round_up_dyadic(s2, 41, "sigma^2 / granularity^2")
         if den > 2**57:
             raise ParameterError("granularity", float(g), f"sigma/granularity >= 2^-8 (got {float(lat):.3g}); "
                                  "use a finer granularity")
@@ -163,13 +182,17 @@ def secure_plan(noise: Any, n: int, *, sensitivity: float, granularity: float | 
 
 
 def secure_add_noise(values: Any, noise: Any, *, sensitivity: float, granularity: float | None = None,
-                     norm: str | None = None, out: np.ndarray | None = None,
+                     bound: float | None = None, norm: str | None = None, out: np.ndarray | None = None,
                      threads: int | None = None, return_plan: bool = False):
     """``values`` snapped to g·Z plus exact discrete noise, as float64 lattice points.
 
     ``noise``: Laplace(b) or Gaussian(sigma) (object or ('laplace', {'b': ...}) tuple) calibrated
     for ``sensitivity`` in ``norm`` ('l1' default for Laplace, 'l2' for Gaussian, or
     'coordinate'); ``granularity`` a power of two (default: padding ≤ 0.1 % of the noise).
+    ``bound``: the declared bound on |x| (public, like the sensitivity); the default lattice is
+    coarsened so that every |x| <= bound is exactly on it. Inputs above the bound -- or, with no
+    bound, above 2^52 granularity units -- are an error, never clipped, and the lattice never
+    depends on the values themselves.
     ``out`` (float64, same shape, C-contiguous) may be ``values`` itself. With
     ``return_plan=True`` returns ``(array, SecurePlan)`` (lattice, padding, inflation paid).
 
@@ -188,9 +211,12 @@ def secure_add_noise(values: Any, noise: Any, *, sensitivity: float, granularity
         raise ParameterError("values", "an array with non-finite entries", "finite values")
     max_abs = float(np.abs(src).max()) if src.size else 0.0
     plan = secure_plan(noise, src.size, sensitivity=sensitivity, granularity=granularity, norm=norm,
-                       max_abs=max_abs)
+                       bound=bound)
+    if bound is not None and max_abs > bound:
+        raise ParameterError("values", max_abs, f"|x| <= bound = {bound!r} (the declared input bound)")
     if max_abs > 2.0 ** (52 + plan.g_exp):
-        raise ParameterError("values", max_abs, f"|x| <= 2^52 * granularity = {2.0 ** (52 + plan.g_exp):.3g}")
+        raise ParameterError("values", max_abs, f"|x| <= 2^52 * granularity = {2.0 ** (52 + plan.g_exp):.3g} "
+                             "(declare bound= to get a lattice that holds larger inputs)")
     thr = _threads(threads)
     if out is None:
         res = np.array(src, dtype=np.float64, order="C", copy=True)
@@ -221,6 +247,6 @@ def discrete_gaussian(sigma2: Fraction | float, size: int, *, threads: int | Non
     if s2.numerator < 2**49 and s2.denominator <= 2**57 and (s2.denominator & (s2.denominator - 1)) == 0:
         num, den = s2.numerator, s2.denominator
     else:
-        num, den = _round_up_dyadic(s2, 41)
+        num, den = _round_up_dyadic(s2, 41, "sigma^2 / granularity^2")
     t = math.isqrt(num // den) + 1
     return _core.sampling.secure_sample(1, num, den, t, V.integer("size", size, lo=0), _threads(threads))
