@@ -58,7 +58,8 @@ void StudentLogIntegrand(const double* HWY_RESTRICT y, std::size_t n, double c, 
     const auto Bs = hn::IfThenElse(ok_range, B, one);
     const auto As = hn::IfThenElse(ok_range, A, one);
     const auto onepa = hn::Add(one, As);
-    const auto m = hn::Neg(hn::Mul(vk4, hn::Log(d, hn::Mul(onepa, hn::Add(one, Bs)))));
+    // log1p of each factor (not log of the product): accurate relative to m for large nu
+    const auto m = hn::Neg(hn::Mul(vk4, hn::Add(hn::Log1p(d, As), hn::Log1p(d, Bs))));
     const auto r = hn::Div(hn::Div(hn::Mul(hn::Mul(four, vy), vc), vnu), onepa);
     const auto dd = hn::Mul(vk4, hn::Log1p(d, r));
     const auto pos = hn::And(ok_range, hn::Gt(dd, zero));
