@@ -14,8 +14,8 @@ import math
 import mpmath as mp
 import numpy as np
 import pytest
-import renyi_mpmath_refs as R
 
+import renyi_mpmath_refs as R
 from puffer.noise import Gaussian, GenCauchy, GenGaussian, Laplace, Logistic, StudentT
 
 N_CASES = 36
