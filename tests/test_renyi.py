@@ -210,7 +210,7 @@ def _gumbel(x):
 
 def test_custom_density_vs_mpmath():
     """A non-symmetric user density (standard Gumbel) against the definition at 50 digits."""
-    c = Custom(_gumbel, name="gumbel")
+    c = Custom(_gumbel, name="gumbel", breakpoints=())  # smooth, one mode
     mp.mp.dps = 50
     for a, u in [(2.0, 0.5), (1.5, -1.0), (10.0, 2.0), (1.01, 1e-3), (100.0, -0.01)]:
         A, U = mp.mpf(a), mp.mpf(u)
@@ -442,7 +442,7 @@ def test_densities():
         assert np.allclose(fam.cdf(fam.ppf(q)), q, rtol=1e-10)
         assert np.allclose(np.exp(fam.logpdf(x)), fam.pdf(x), rtol=1e-12)
         assert isinstance(fam.cdf(0.0), float) and fam.cdf(0.0) == pytest.approx(0.5)
-    c = Custom(lambda t: -0.5 * t * t - 0.5 * np.log(2 * np.pi), scale=2.0, symmetric=True)
+    c = Custom(lambda t: -0.5 * t * t - 0.5 * np.log(2 * np.pi), scale=2.0, symmetric=True, breakpoints=())
     assert np.allclose(c.pdf(x), Gaussian(2.0).pdf(x), rtol=1e-12)
     assert abs(c.cdf(1.0) - Gaussian(2.0).cdf(1.0)) < 1e-9
     assert abs(c.ppf(0.8) - Gaussian(2.0).ppf(0.8)) < 1e-8
@@ -543,7 +543,7 @@ def test_custom_bad_input():
         Custom(lambda x: np.zeros(3))                                       # wrong shape
     with pytest.raises(puffer.ParameterError, match="symmetric"):
         Custom(_gumbel, symmetric=True)                                     # Gumbel is not symmetric
-    c = Custom(_std_normal, symmetric=True)
+    c = Custom(_std_normal, symmetric=True, breakpoints=())
     with pytest.raises(puffer.ParameterError, match="alpha"):
         c.renyi_shift(math.inf, 1.0)
     with pytest.raises(puffer.ParameterError, match="Custom"):
@@ -552,7 +552,7 @@ def test_custom_bad_input():
 
 def test_custom_support_mismatch_is_infinite():
     # uniform on [-1, 1]: any shift puts mass where the reference density is 0 -> D = inf
-    u = Custom(lambda x: np.where(np.abs(x) <= 1, -math.log(2.0), -np.inf), name="uniform")
+    u = Custom(lambda x: np.where(np.abs(x) <= 1, -math.log(2.0), -np.inf), name="uniform", breakpoints=[-1.0, 1.0])
     assert u.renyi_shift(2.0, 0.5) == math.inf
 
 
@@ -560,7 +560,7 @@ def test_custom_calibrate_and_R():
     c = Custom(_std_normal, symmetric=True, log_concave=True)
     cc = c.calibrate(alpha=2.0, eps=1.0, sensitivity=2.0)
     assert abs(cc.scale - 2.0) < 1e-8 and cc.R(2.0, 2.0) <= 1.0
-    gum = Custom(_gumbel)
+    gum = Custom(_gumbel, breakpoints=())
     assert gum.R(2.0, 0.5) == max(gum.renyi_shift(2.0, 0.5), gum.renyi_shift(2.0, -0.5))
 
 

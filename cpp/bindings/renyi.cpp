@@ -4,6 +4,7 @@
 #include <pybind11/functional.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include <cstring>
 
@@ -83,18 +84,21 @@ PUFFER_BIND_SUBMODULE(renyi, m) {
 
   m.def(
       "custom_shift_divergence",
-      [wrap](py::function logpdf, bool symmetric, double alpha, double u, double scale_hint) {
-        return puffer::renyi::custom_shift_divergence(wrap(logpdf), symmetric, alpha, u, scale_hint);
+      [wrap](py::function logpdf, bool symmetric, double alpha, double u, double scale_hint,
+             std::vector<double> breaks) {
+        return puffer::renyi::custom_shift_divergence(wrap(logpdf), symmetric, alpha, u, scale_hint, breaks.data(),
+                                                      breaks.size());
       },
       py::arg("logpdf"), py::arg("symmetric"), py::arg("alpha"), py::arg("u"), py::arg("scale_hint") = 1.0,
+      py::arg("breaks") = std::vector<double>{},
       "Certified upper bound on D_alpha(p(. - u) || p) for a vectorised Python log-density (GIL held).");
 
   m.def(
       "custom_mass",
-      [wrap](py::function logpdf, double scale_hint) {
+      [wrap](py::function logpdf, double scale_hint, std::vector<double> breaks) {
         double mass = 0, err = 0;
-        puffer::renyi::custom_mass(wrap(logpdf), scale_hint, &mass, &err);
+        puffer::renyi::custom_mass(wrap(logpdf), scale_hint, &mass, &err, breaks.data(), breaks.size());
         return py::make_tuple(mass, err);
       },
-      py::arg("logpdf"), py::arg("scale_hint") = 1.0, "(mass, error bound) of exp(logpdf) over the real line.");
+      py::arg("logpdf"), py::arg("scale_hint") = 1.0, py::arg("breaks") = std::vector<double>{}, "(mass, error bound) of exp(logpdf) over the real line.");
 }

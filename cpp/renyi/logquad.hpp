@@ -324,6 +324,27 @@ class LogIntegrator {
       left_tail = true;
       tail_w_l = std::max(y_peak_ - left_end, 1e-300);
     }
+    // Declared kinks beyond the region around the peak (a second mode, a distant spike) would
+    // fall inside a mapped tail, whose nodes never look there: extend the finite region to
+    // cover them, so each becomes a breakpoint with pieces anchored at it.
+    {
+      double kr = -kInf, kl = kInf;
+      for (double k : kinks) {
+        if (!std::isfinite(k)) continue;
+        kr = std::max(kr, k);
+        kl = std::min(kl, k);
+      }
+      if (kr >= right_end && kr < 1e300) {
+        const double far = kr + std::max(tail_w_r, 1e-300);
+        pts.push_back(far);
+        right_end = far;
+      }
+      if (left_tail && kl <= left_end && kl > -1e300) {
+        const double far = kl - std::max(tail_w_l, 1e-300);
+        pts.push_back(far);
+        left_end = far;
+      }
+    }
     double lo_lim = opt_.half_line ? rest_end : left_end;
     for (double k : kinks)
       if (std::isfinite(k) && k > lo_lim && k < right_end) pts.push_back(k);

@@ -462,7 +462,8 @@ struct MassFn {
 
 }  // namespace
 
-double custom_shift_divergence(const LogPdfBatch& logpdf, bool symmetric, double alpha, double u, double scale_hint) {
+double custom_shift_divergence(const LogPdfBatch& logpdf, bool symmetric, double alpha, double u, double scale_hint,
+                               const double* breaks, std::size_t n_breaks) {
   require(alpha >= 1.0 && std::isfinite(alpha), "alpha", alpha, "a finite Renyi order >= 1 for a user density");
   require(std::isfinite(u), "u", u, "a finite standardized shift");
   if (u == 0.0) return 0.0;
@@ -472,7 +473,13 @@ double custom_shift_divergence(const LogPdfBatch& logpdf, bool symmetric, double
   LogQuadOptions opt;
   opt.half_line = symmetric;
   opt.scale_hint = std::max({0.5 * std::fabs(u), scale_hint, 1e-300});
-  LogQuadResult r = integrate_log(f, {}, opt);
+  // the integrand at y evaluates p(y - c) and p(y + c): a break b of p sits at y = b +- c
+  std::vector<double> kinks;
+  for (std::size_t i = 0; i < n_breaks; ++i) {
+    require(std::isfinite(breaks[i]), "breakpoints", breaks[i], "finite breakpoints");
+    for (double y : {breaks[i] + 0.5 * u, breaks[i] - 0.5 * u}) kinks.push_back(symmetric ? std::fabs(y) : y);
+  }
+  LogQuadResult r = integrate_log(f, kinks, opt);
   if (f.infinite || r.unbounded) return kInf;
   if (!(r.Q + r.err > 0.0)) throw NumericalFailure("renyi quadrature (custom density): integrand vanished at u=" + to_str(u));
   const double margin = 1e-12 + 64.0 * kEps * (std::fabs(r.M) + 40.0) * (kl ? 1.0 : alpha);
@@ -482,13 +489,15 @@ double custom_shift_divergence(const LogPdfBatch& logpdf, bool symmetric, double
   return round_up(D, 8);
 }
 
-void custom_mass(const LogPdfBatch& logpdf, double scale_hint, double* mass, double* err) {
+void custom_mass(const LogPdfBatch& logpdf, double scale_hint, double* mass, double* err, const double* breaks,
+                 std::size_t n_breaks) {
   MassFn f{logpdf};
   LogQuadOptions opt;
   opt.half_line = false;
   opt.scale_hint = scale_hint > 0 ? scale_hint : 1.0;
   opt.rtol = 1e-12;
-  LogQuadResult r = integrate_log(f, {}, opt);
+  std::vector<double> kinks(breaks, breaks + n_breaks);
+  LogQuadResult r = integrate_log(f, kinks, opt);
   if (r.unbounded) { *mass = kInf; *err = 0.0; return; }
   if (!(r.M > -kInf)) { *mass = 0.0; *err = 0.0; return; }
   const double e = std::exp(r.M);

@@ -57,10 +57,14 @@ using LogPdfBatch = std::function<void(const double* x, std::size_t n, double* o
 
 // Certified upper bound on D_alpha(p(. - u) || p) for a log-density given by `logpdf`.
 // symmetric: the caller asserts p(-x) = p(x) (enables the folded form).
+// breaks[0..n_breaks): declared structure of p (modes, spikes, kinks, support edges): the
+// quadrature splits at every break of p(. - u) and p, since its error estimate cannot see a
+// narrow component it never samples.
 double custom_shift_divergence(const LogPdfBatch& logpdf, bool symmetric, double alpha, double u,
-                               double scale_hint);
+                               double scale_hint, const double* breaks = nullptr, std::size_t n_breaks = 0);
 
 // Total mass of exp(logpdf) with its error bound: returns {mass, err}.
-void custom_mass(const LogPdfBatch& logpdf, double scale_hint, double* mass, double* err);
+void custom_mass(const LogPdfBatch& logpdf, double scale_hint, double* mass, double* err,
+                 const double* breaks = nullptr, std::size_t n_breaks = 0);
 
 }  // namespace puffer::renyi

@@ -1,5 +1,17 @@
 from __future__ import annotations
 import typing
-__all__: list[str] = ['parallel_sum_of_squares']
+__all__: list[str] = ['hold_pool_mutex_for_tests', 'max_threads', 'parallel_sum_of_squares', 'pool_workers']
+def hold_pool_mutex_for_tests(ms: typing.SupportsInt | typing.SupportsIndex) -> None:
+    """
+    Test hook: a background thread holds the pool mutex for ms milliseconds (fork tests).
+    """
+def max_threads() -> int:
+    """
+    The largest threads= any kernel accepts.
+    """
 def parallel_sum_of_squares(n: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> float:
     ...
+def pool_workers() -> int:
+    """
+    Worker threads of the largest pool started so far.
+    """
