@@ -1,0 +1,253 @@
+// GoogleTest unit tests of the C++ kernels' edge cases (issue 10): the contracts stated in the
+// headers, checked below the Python facade (so they also run under ASan/UBSan/TSan builds).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+#include <vector>
+
+#include "common/errors.hpp"
+#include "common/parallel.hpp"
+#include "models/poisson_binomial.hpp"
+#include "renyi/renyi.hpp"
+#include "sampling/chacha20.hpp"
+#include "sampling/samplers.hpp"
+#include "sampling/secure.hpp"
+#include "transport/transport.hpp"
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// ---------------------------------------------------------------- parallel_for
+TEST(Parallel, EveryTaskOnceForAnyThreadCount) {
+  for (unsigned threads : {0u, 1u, 2u, 3u, 8u, 64u, puffer::kMaxThreads}) {
+    std::vector<std::atomic<int>> hits(1000);
+    puffer::parallel_for(hits.size(), threads, [&](std::size_t t) { hits[t].fetch_add(1); });
+    for (auto& h : hits) ASSERT_EQ(h.load(), 1) << "threads=" << threads;
+  }
+}
+
+TEST(Parallel, ZeroTasksNeverCallsBody) {
+  puffer::parallel_for(0, 4, [](std::size_t) { FAIL(); });
+}
+
+TEST(Parallel, ThreadsAboveTheMaximumAreRefused) {
+  EXPECT_THROW(puffer::parallel_for(10, puffer::kMaxThreads + 1, [](std::size_t) {}), puffer::InvalidArgument);
+}
+
+TEST(Parallel, FirstExceptionIsRethrownAndPoolStaysUsable) {
+  EXPECT_THROW(puffer::parallel_for(100, 4,
+                                    [](std::size_t t) {
+                                      if (t == 37) throw puffer::NumericalFailure("task 37");
+                                    }),
+               puffer::NumericalFailure);
+  std::atomic<int> n{0};
+  puffer::parallel_for(100, 4, [&](std::size_t) { n.fetch_add(1); });
+  EXPECT_EQ(n.load(), 100);
+}
+
+TEST(Parallel, NestedCallsRunSerially) {
+  std::atomic<int> n{0};
+  puffer::parallel_for(8, 4, [&](std::size_t) { puffer::parallel_for(8, 4, [&](std::size_t) { n.fetch_add(1); }); });
+  EXPECT_EQ(n.load(), 64);
+}
+
+// ---------------------------------------------------------------- transport
+TEST(Transport, IdenticalLawsHaveZeroDistance) {
+  const double x[] = {0.0, 1.0, 5.0}, p[] = {0.25, 0.5, 0.25};
+  EXPECT_EQ(puffer::transport::w_inf_1d(x, p, 3, x, p, 3), 0.0);
+}
+
+TEST(Transport, PointMassesAndZeroMassAtomsSkipped) {
+  const double x[] = {2.0}, p[] = {1.0}, y[] = {-1.0, 5.5, 100.0}, q[] = {0.0, 1.0, 0.0};
+  EXPECT_EQ(puffer::transport::w_inf_1d(x, p, 1, y, q, 3), 3.5);
+}
+
+TEST(Transport, BadInputsAreRefused) {
+  const double x[] = {0.0, 1.0}, p[] = {0.5, 0.5}, bad[] = {0.5, 0.7}, unsorted[] = {1.0, 0.0};
+  using puffer::InvalidArgument;
+  using puffer::transport::w_inf_1d;
+  EXPECT_THROW(w_inf_1d(x, p, 0, x, p, 2), InvalidArgument);              // empty law
+  EXPECT_THROW(w_inf_1d(x, bad, 2, x, p, 2), InvalidArgument);            // mass 1.2
+  EXPECT_THROW(w_inf_1d(unsorted, p, 2, x, p, 2), InvalidArgument);       // unsorted atoms
+  EXPECT_THROW(w_inf_1d(x, p, 2, x, p, 2, 1e-15, kNaN), InvalidArgument); // NaN sum_tol
+  EXPECT_THROW(w_inf_1d(x, p, 2, x, p, 2, 1e-15, kInf), InvalidArgument); // inf sum_tol
+  EXPECT_THROW(w_inf_1d(x, p, 2, x, p, 2, kNaN), InvalidArgument);        // NaN rtol
+}
+
+TEST(Transport, BatchMatchesSingleCalls) {
+  std::vector<double> x, p, y, q;
+  std::vector<std::int64_t> op{0}, oq{0};
+  for (int k = 0; k < 300; ++k) {
+    for (int i = 0; i < 3; ++i) { x.push_back(i + 0.01 * k); p.push_back(1.0 / 3); }
+    for (int i = 0; i < 2; ++i) { y.push_back(2.0 * i - 0.02 * k); q.push_back(0.5); }
+    op.push_back(static_cast<std::int64_t>(x.size()));
+    oq.push_back(static_cast<std::int64_t>(y.size()));
+  }
+  std::vector<double> out(300);
+  puffer::transport::w_inf_1d_batch(x.data(), p.data(), op.data(), x.size(), y.data(), q.data(), oq.data(),
+                                    y.size(), 300, out.data(), 4);
+  for (int k = 0; k < 300; ++k)
+    EXPECT_EQ(out[k], puffer::transport::w_inf_1d(x.data() + 3 * k, p.data() + 3 * k, 3, y.data() + 2 * k,
+                                                  q.data() + 2 * k, 2));
+}
+
+// ---------------------------------------------------------------- Renyi kernel
+TEST(Renyi, GaussianClosedFormIsRoundedUp) {
+  using puffer::renyi::shift_divergence;
+  for (double a : {1.0, 1.5, 2.0, 100.0})
+    for (double u : {1e-8, 0.3, 1.0, 7.0}) {
+      const double d = shift_divergence(0, {}, a, u);
+      EXPECT_GE(d, a * u * u / 2 * (1 - 1e-16));
+      EXPECT_LE(d, a * u * u / 2 * (1 + 1e-14));
+    }
+  EXPECT_EQ(shift_divergence(0, {}, 2.0, 0.0), 0.0);
+  EXPECT_EQ(shift_divergence(0, {}, kInf, 1.0), kInf);  // no pure guarantee from Gaussian noise
+}
+
+TEST(Renyi, LaplaceInfiniteOrderIsTheShift) {
+  EXPECT_GE(puffer::renyi::shift_divergence(1, {}, kInf, 2.5), 2.5);
+  EXPECT_LE(puffer::renyi::shift_divergence(1, {}, kInf, 2.5), 2.5 * (1 + 1e-15));
+}
+
+TEST(Renyi, QuadratureAgreesWithClosedForm) {
+  puffer::renyi::Shape gg;
+  gg.beta = 1.0;  // generalized Gaussian beta = 1 is Laplace
+  for (double a : {1.01, 2.0, 30.0})
+    for (double u : {1e-3, 0.5, 4.0}) {
+      const double closed = puffer::renyi::shift_divergence(1, {}, a, u);
+      const double quad = puffer::renyi::shift_divergence(4, gg, a, u, /*force_quadrature=*/true);
+      EXPECT_NEAR(quad, closed, 1e-9 * closed) << "alpha=" << a << " u=" << u;
+    }
+}
+
+TEST(Renyi, BadArgumentsAreRefused) {
+  using puffer::InvalidArgument;
+  using puffer::renyi::shift_divergence;
+  puffer::renyi::Shape t;
+  t.k = 1.0;  // not normalisable
+  t.nu = 1.0;
+  EXPECT_THROW(shift_divergence(2, t, 2.0, 1.0), InvalidArgument);
+  EXPECT_THROW(shift_divergence(0, {}, 0.5, 1.0), InvalidArgument);
+  EXPECT_THROW(shift_divergence(0, {}, kNaN, 1.0), InvalidArgument);
+  EXPECT_THROW(shift_divergence(0, {}, 2.0, -1.0), InvalidArgument);
+  EXPECT_THROW(shift_divergence(0, {}, 2.0, kInf), InvalidArgument);
+  EXPECT_THROW(shift_divergence(9, {}, 2.0, 1.0), InvalidArgument);
+}
+
+TEST(Renyi, StudentDivergenceIncreasesWithShiftAndOrder) {
+  puffer::renyi::Shape t;
+  t.nu = 3.0;
+  t.k = 4.0;
+  double prev = 0.0;
+  for (double u : {1e-6, 1e-3, 0.1, 1.0, 10.0, 1e3}) {
+    const double d = puffer::renyi::shift_divergence(2, t, 2.0, u);
+    EXPECT_GT(d, prev);
+    EXPECT_LE(d, puffer::renyi::shift_divergence(2, t, 5.0, u));
+    prev = d;
+  }
+}
+
+TEST(Renyi, CustomDensityDeclaredPointsMatchBuiltIn) {
+  // a user Gaussian, with declared breakpoints, equals the closed form
+  auto lp = [](const double* x, std::size_t n, double* out) {
+    for (std::size_t i = 0; i < n; ++i) out[i] = -0.5 * x[i] * x[i] - 0.5 * std::log(2 * M_PI);
+  };
+  const double d0 = puffer::renyi::custom_shift_divergence(lp, true, 2.0, 1.0, 1.0);
+  const double br[] = {-3.0, 0.0, 0.5, 2.0};
+  const double d1 = puffer::renyi::custom_shift_divergence(lp, false, 2.0, 1.0, 1.0, br, 4);
+  EXPECT_NEAR(d0, 1.0, 1e-9);
+  EXPECT_NEAR(d1, 1.0, 1e-9);
+  EXPECT_GE(d1, 1.0 - 1e-15);
+  const double bad[] = {kNaN};
+  EXPECT_THROW(puffer::renyi::custom_shift_divergence(lp, false, 2.0, 1.0, 1.0, bad, 1), puffer::InvalidArgument);
+}
+
+// ---------------------------------------------------------------- samplers
+TEST(Samplers, StudentParametersBeyondTheFloatRangeAreRefused) {
+  using puffer::sampling::make_kernel_params;
+  EXPECT_THROW(make_kernel_params(5, 1e-6, 1.0), puffer::InvalidArgument);
+  EXPECT_THROW(make_kernel_params(5, 0.04, 1.0), puffer::InvalidArgument);
+  EXPECT_NO_THROW(make_kernel_params(5, 0.05, 1.0));
+  EXPECT_THROW(make_kernel_params(8, 1.0, 1.001), puffer::InvalidArgument);
+  // a huge scale is accepted: far-tail draws beyond the double range are +-inf, as documented
+  EXPECT_NO_THROW(make_kernel_params(5, 0.2, 1.0));
+}
+
+TEST(Samplers, SameValuesForAnyThreadCountAndNoDegenerateStudentDraws) {
+  const auto p = puffer::sampling::make_kernel_params(5, 0.2, 1.0);
+  const std::size_t n = 200000;
+  std::vector<double> a(n), b(n);
+  puffer::sampling::fill_f64(p, {1, 2, 1u << 30}, 0, n, nullptr, a.data(), 1);
+  puffer::sampling::fill_f64(p, {1, 2, 1u << 30}, 0, n, nullptr, b.data(), 5);
+  for (std::size_t i = 0; i < n; ++i) {
+    ASSERT_EQ(a[i], b[i]);
+    ASSERT_TRUE(std::isfinite(a[i]) && a[i] != 0.0) << i << ": " << a[i];
+  }
+}
+
+// ---------------------------------------------------------------- secure mode
+TEST(Secure, ChaCha20Rfc8439BlockVector) {
+  // RFC 8439 section 2.3.2
+  std::array<std::uint32_t, 16> in = {0x61707865, 0x3320646e, 0x79622d32, 0x6b206574, 0x03020100, 0x07060504,
+                                      0x0b0a0908, 0x0f0e0d0c, 0x13121110, 0x17161514, 0x1b1a1918, 0x1f1e1d1c,
+                                      0x00000001, 0x09000000, 0x4a000000, 0x00000000};
+  const auto out = puffer::sampling::chacha20_block(in);
+  EXPECT_EQ(out[0], 0xe4e7f110u);
+  EXPECT_EQ(out[1], 0x15593bd1u);
+  EXPECT_EQ(out[15], 0x4e3c50a2u);
+}
+
+TEST(Secure, ParametersValidated) {
+  puffer::sampling::SecureParams p;
+  p.kind = 2;
+  EXPECT_THROW(puffer::sampling::validate_secure(p), puffer::InvalidArgument);
+  p.kind = 0;
+  p.num = 0;
+  EXPECT_THROW(puffer::sampling::validate_secure(p), puffer::InvalidArgument);
+  p.num = std::uint64_t(1) << 62;
+  EXPECT_THROW(puffer::sampling::validate_secure(p), puffer::InvalidArgument);
+  p.kind = 1;  // discrete Gaussian sigma^2 = 9, t must be floor(3) + 1 = 4
+  p.num = 9;
+  p.den = 1;
+  p.t = 3;
+  EXPECT_THROW(puffer::sampling::validate_secure(p), puffer::InvalidArgument);
+  p.t = 4;
+  EXPECT_NO_THROW(puffer::sampling::validate_secure(p));
+}
+
+TEST(Secure, OutputsAreLatticePointsAndKeyedDrawsRepeat) {
+  puffer::sampling::SecureParams p;  // discrete Laplace with scale 3/2 lattice units
+  p.num = 3;
+  p.den = 2;
+  std::uint8_t key[32] = {7};
+  const std::size_t n = 10000;
+  std::vector<double> in(n, 0.3), a(n), b(n);
+  puffer::sampling::secure_add_f64(p, -4, in.data(), a.data(), n, 3, key);
+  puffer::sampling::secure_add_f64(p, -4, in.data(), b.data(), n, 1, key);
+  for (std::size_t i = 0; i < n; ++i) {
+    ASSERT_EQ(a[i], b[i]);
+    ASSERT_EQ(a[i] * 16.0, std::nearbyint(a[i] * 16.0));
+  }
+  std::vector<double> big(1, std::ldexp(1.0, 60));
+  EXPECT_THROW(puffer::sampling::secure_add_f64(p, -4, big.data(), a.data(), 1, 1, key), puffer::InvalidArgument);
+}
+
+// ---------------------------------------------------------------- models
+TEST(Models, PoissonBinomialSumsToOneAndKeepsTails) {
+  std::vector<double> p(200, 1e-3);
+  p[0] = 0.5;
+  const auto pmf = puffer::models::poisson_binomial(p.data(), p.size(), p.size());
+  ASSERT_EQ(pmf.size(), 201u);
+  const double s = std::accumulate(pmf.begin(), pmf.end(), 0.0);
+  EXPECT_NEAR(s, 1.0, 1e-12);
+  for (double v : pmf) EXPECT_GT(v, 0.0);  // every reachable count has positive mass
+}
+
+}  // namespace

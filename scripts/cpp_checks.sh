@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The C++ checks of the test command (scripts/test.sh runs this after the Python suite):
+#   1. GoogleTest unit tests of the kernels (cpp/tests, ctest) in build-tests/
+#   2. AddressSanitizer + UndefinedBehaviorSanitizer: the core, the unit tests and the Python
+#      module built instrumented in build-asan/, the unit tests and the pytest suite run against
+#      it (the interpreter is not instrumented: libasan/libubsan are preloaded; leak checking is
+#      off because CPython itself keeps its allocations at exit). tests/prod is left out: its Spark
+#      and Dask workers are separate processes (a JVM, worker interpreters) that would not load
+#      the preloaded runtime; they call the same kernels the rest of the suite covers.
+#   3. ThreadSanitizer: unit tests and the pytest tests marked `threaded` in build-tsan/.
+# Any sanitizer report fails the run (halt_on_error, -fno-sanitize-recover).
+# Usage: bash scripts/cpp_checks.sh [unit|asan|tsan]...   (default: all three)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=.venv/bin/python
+STAGES=("$@")
+[ ${#STAGES[@]} -eq 0 ] && STAGES=(unit asan tsan)
+JOBS=${CMAKE_BUILD_PARALLEL_LEVEL:-2}
+PYBIND11_DIR=$($PY -m pybind11 --cmakedir)
+SITE=$($PY -c 'import puffer, os; print(os.path.dirname(puffer.__file__))')
+
+configure() {  # dir, extra flags...
+  local dir=$1; shift
+  cmake -S . -B "$dir" -G Ninja -DPUFFER_BUILD_TESTS=ON -DPython_EXECUTABLE="$PY" \
+    -Dpybind11_DIR="$PYBIND11_DIR" "$@" > "$dir.log" 2>&1 || { cat "$dir.log"; exit 1; }
+  cmake --build "$dir" -j "$JOBS" >> "$dir.log" 2>&1 || { tail -50 "$dir.log"; exit 1; }
+}
+
+stage() {  # build dir -> a copy of the installed package whose _core is the instrumented one
+  local dir=$1
+  rm -rf "$dir/stage" && mkdir -p "$dir/stage"
+  cp -r "$SITE" "$dir/stage/puffer"
+  rm -f "$dir"/stage/puffer/_core.*.so
+  cp "$dir"/_core.*.so "$dir/stage/puffer/"
+}
+
+run_py() {  # build dir, runtime libs, pytest args...
+  local dir=$1 libs=$2; shift 2
+  PYTHONPATH="$PWD/$dir/stage" LD_PRELOAD="$libs" "$PY" -c \
+    "import puffer._core as c, sys; sys.exit(0 if c.__file__.startswith('$PWD/$dir/stage') else 'not the instrumented module: ' + c.__file__)"
+  PYTHONPATH="$PWD/$dir/stage" LD_PRELOAD="$libs" "$PY" -m pytest -q -p no:cacheprovider "$@"
+}
+
+for s in "${STAGES[@]}"; do
+  case $s in
+    unit)
+      echo "== C++ unit tests (GoogleTest)"
+      configure build-tests -DCMAKE_BUILD_TYPE=Release
+      ctest --test-dir build-tests --output-on-failure -j "$JOBS" | tail -3 ;;
+    asan)
+      echo "== ASan + UBSan: unit tests and the pytest suite"
+      SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+      configure build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPUFFER_BUILD_PYTHON=ON \
+        -DCMAKE_CXX_FLAGS="$SAN" -DCMAKE_EXE_LINKER_FLAGS="$SAN" -DCMAKE_SHARED_LINKER_FLAGS="$SAN" \
+        -DCMAKE_INTERPROCEDURAL_OPTIMIZATION=OFF
+      export ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+      ctest --test-dir build-asan --output-on-failure -j "$JOBS" | tail -3
+      stage build-asan
+      run_py build-asan "$(g++ -print-file-name=libasan.so) $(g++ -print-file-name=libubsan.so)" \
+        tests --ignore=tests/prod -x
+      unset ASAN_OPTIONS UBSAN_OPTIONS ;;
+    tsan)
+      echo "== TSan: unit tests and the threaded pytest tests"
+      SAN="-fsanitize=thread -fno-omit-frame-pointer"
+      configure build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPUFFER_BUILD_PYTHON=ON \
+        -DCMAKE_CXX_FLAGS="$SAN" -DCMAKE_EXE_LINKER_FLAGS="$SAN" -DCMAKE_SHARED_LINKER_FLAGS="$SAN" \
+        -DCMAKE_INTERPROCEDURAL_OPTIMIZATION=OFF
+      export TSAN_OPTIONS=halt_on_error=1:exitcode=66
+      ctest --test-dir build-tsan --output-on-failure -j 1 | tail -3
+      stage build-tsan
+      run_py build-tsan "$(g++ -print-file-name=libtsan.so)" tests -m threaded -x
+      unset TSAN_OPTIONS ;;
+    *) echo "unknown stage $s (unit, asan, tsan)"; exit 2 ;;
+  esac
+done
