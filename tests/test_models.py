@@ -145,3 +145,27 @@ def test_fused_markov_w_inf_matches_law_by_law_path(seed):
     generic = puffer.Framework.w_inf(fw)
     assert fused.value == generic.value
     assert {(r.theta, r.pair): r.value for r in fused.records} == {(r.theta, r.pair): r.value for r in generic.records}
+
+
+def test_markov_pairs_and_secrets_are_lazy_and_sizes_checked_first():
+    """Issue 9 item 9: markov_chain(20 x 20, T = 20000) built 3.8 M pair tuples (27 s, 2.1 GiB)
+    before anything ran; k = 64..1000 built them all before the core rejected k; a request that
+    cannot fit was attempted (T = 30000 tried ~29 GB)."""
+    import time
+
+    from puffer import ParameterError
+    from puffer.models import markov_chain
+
+    rng = np.random.default_rng(1)
+    M = rng.dirichlet(np.ones(20), size=20)
+    t0 = time.perf_counter()
+    fw = markov_chain(M, T=20000)
+    assert time.perf_counter() - t0 < 5.0
+    assert len(fw.pairs) == 20000 * 190 and fw.pairs[-1] == ("X19999=18", "X19999=19")
+    assert "X19999=19" in fw.secrets and "X20000=0" not in fw.secrets and len(fw.secrets) == 400000
+    assert fw.pairs[:2] == [("X0=0", "X0=1"), ("X0=0", "X0=2")]
+    with pytest.raises(ParameterError, match="at most 64 states"):
+        markov_chain(np.full((65, 65), 1 / 65), T=3)
+    big = markov_chain(M, T=30000)
+    with pytest.raises(ParameterError, match="GiB"):
+        big.conditional(0, "X0=0")        # all laws: far beyond this machine, refused before allocating

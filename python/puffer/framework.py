@@ -208,11 +208,15 @@ class Framework:
         return out
 
     def _setup(self, secrets: list, pairs: Any, thetas: list, laws: dict, sprob: dict,
-               dim: int, name: str, group_sensitivity: float | None = None, group_note: str = "") -> None:
-        if len(set(secrets)) != len(secrets):
-            raise ParameterError("secrets", secrets, "distinct secret labels")
-        self._secrets = tuple(secrets)
-        self._pairs = tuple(_canon_pairs(secrets, pairs))
+               dim: int, name: str, group_sensitivity: float | None = None, group_note: str = "",
+               lazy: bool = False) -> None:
+        if lazy:  # secrets and pairs generated on demand by a model (distinct and canonical by construction)
+            self._secrets, self._pairs = secrets, pairs
+        else:
+            if len(set(secrets)) != len(secrets):
+                raise ParameterError("secrets", secrets, "distinct secret labels")
+            self._secrets = tuple(secrets)
+            self._pairs = tuple(_canon_pairs(secrets, pairs))
         self._thetas = tuple(thetas)
         self._laws = laws
         self._sprob = sprob

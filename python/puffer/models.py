@@ -160,6 +160,74 @@ def stationary_distribution(trans: Any) -> np.ndarray:
     return pi[0] if single else pi
 
 
+_MAX_STATES = 64   # the core's limit (cpp/models/markov.cpp)
+
+
+def _available_bytes() -> int:
+    try:
+        import os
+        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        return 1 << 62
+
+
+def _check_memory(what: str, nbytes: float) -> None:
+    """Refuse, before allocating, a request that cannot fit in the available memory."""
+    avail = _available_bytes()
+    if nbytes > avail:
+        raise ParameterError(what, f"an estimated {nbytes / 2**30:.3g} GiB",
+                             f"a request that fits the available memory ({avail / 2**30:.3g} GiB): "
+                             "use fewer priors per call, a shorter chain or w_inf(), which stores no law")
+
+
+class _MarkovSecrets(Sequence):
+    """The secrets X_t = a, t < T, a < k, generated on demand (never T k Python strings)."""
+
+    def __init__(self, T: int, k: int):
+        self._T, self._k = T, k
+
+    def __len__(self) -> int:
+        return self._T * self._k
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return f"X{i // self._k}={i % self._k}"
+
+    def __contains__(self, s: object) -> bool:
+        if not isinstance(s, str) or not s.startswith("X") or "=" not in s:
+            return False
+        t, _, a = s[1:].partition("=")
+        return t.isdigit() and a.isdigit() and int(t) < self._T and int(a) < self._k and \
+            s == f"X{int(t)}={int(a)}"
+
+
+class _MarkovPairs(Sequence):
+    """The pairs (X_t = a, X_t = b), a < b, generated on demand (never O(T k^2) Python tuples)."""
+
+    def __init__(self, T: int, k: int):
+        self._T = T
+        self._ab = [(a, b) for a in range(k) for b in range(a + 1, k)]
+
+    def __len__(self) -> int:
+        return self._T * len(self._ab)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        t, j = divmod(i, len(self._ab))
+        a, b = self._ab[j]
+        return (f"X{t}={a}", f"X{t}={b}")
+
+
 class MarkovChainFramework(Framework):
     """Secrets X_t = a of a k-state Markov chain of length T, sum query S = sum_t values[X_t],
     priors Theta = {(P_theta, init_theta)}; pairs (X_t = a, X_t = b) for every t and a < b.
@@ -175,6 +243,8 @@ class MarkovChainFramework(Framework):
         if M.shape[1] != M.shape[2]:
             raise ParameterError("trans", f"shape {M.shape}", "square transition matrices (k, k)")
         n, k, _ = M.shape
+        if k > _MAX_STATES:
+            raise ParameterError("trans", f"{k} states", f"at most {_MAX_STATES} states (the core's limit)")
         if (M < 0).any() or (np.abs(M.sum(axis=2) - 1) > 1e-9).any():
             raise ParameterError("trans", "a matrix with negative entries or rows not summing to 1",
                                  "row-stochastic matrices")
@@ -208,12 +278,11 @@ class MarkovChainFramework(Framework):
             raise ParameterError("labels", dup, "distinct prior labels (this one repeats)")
         if k < 2:
             raise ParameterError("trans", f"{k} state", "a chain with at least 2 states (a secret pair needs two)")
-        secrets = [f"X{t}={a}" for t in range(T) for a in range(k)]
-        pairs = [(f"X{t}={a}", f"X{t}={b}") for t in range(T) for a in range(k) for b in range(a + 1, k)]
         span = int(self._vals.max() - self._vals.min())
-        self._setup(secrets, pairs, thetas, {}, {}, 1, f"Markov chain (k={k}, T={T}, |Theta|={n})",
-                    float(T * span),
-                    "the whole chain is one correlated group: the sum changes by up to T * (max - min value)")
+        self._setup(_MarkovSecrets(T, k), _MarkovPairs(T, k), thetas, {}, {}, 1,
+                    f"Markov chain (k={k}, T={T}, |Theta|={n})", float(T * span),
+                    "the whole chain is one correlated group: the sum changes by up to T * (max - min value)",
+                    lazy=True)
         self._computed = False
 
     def _laws_block(self, lo: int, hi: int):
@@ -222,10 +291,17 @@ class MarkovChainFramework(Framework):
     def _ensure_laws(self) -> None:
         if self._computed:
             return
+        import math
+
         from ._transport_laws import LogDiscreteDist
 
-        A, P, O, S, L = self._laws_block(0, len(self._thetas))
         k, T = self._k, self._T
+        span = int(self._vals.max() - self._vals.min())
+        # CSR laws: atoms + masses (16 B) per support point; a sum of T values from k integers
+        # takes at most min(T span + 1, C(T + k - 1, k - 1)) distinct values
+        support = min(T * span + 1, math.comb(T + k - 1, k - 1))
+        _check_memory("framework", 16.0 * len(self._thetas) * T * k * support)
+        A, P, O, S, L = self._laws_block(0, len(self._thetas))
         for th_i, th in enumerate(self._thetas):
             law_type = LogDiscreteDist if L[th_i] else DiscreteDist
             for t in range(T):
@@ -258,6 +334,7 @@ class MarkovChainFramework(Framework):
         thr = self._threads if threads is None else V.threads(threads)
         k, T = self._k, self._T
         pairs = [(a, b) for a in range(k) for b in range(a + 1, k)]
+        _check_memory("framework", 8.0 * len(self._thetas) * T * len(pairs))   # the W table
         blocks = []
         for lo in range(0, len(self._thetas), block):
             hi = min(lo + block, len(self._thetas))
