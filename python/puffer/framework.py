@@ -207,9 +207,11 @@ class Framework:
             out[lab] = (list(datasets), list(probs))
         return out
 
-    def _setup(self, secrets: list, pairs: Any, thetas: list, laws: dict, sprob: dict,
+    def _setup(self, secrets: Sequence, pairs: Any, thetas: list, laws: dict, sprob: dict,
                dim: int, name: str, group_sensitivity: float | None = None, group_note: str = "",
                lazy: bool = False) -> None:
+        self._secrets: Sequence
+        self._pairs: Sequence
         if lazy:  # secrets and pairs generated on demand by a model (distinct and canonical by construction)
             self._secrets, self._pairs = secrets, pairs
         else:
@@ -321,11 +323,13 @@ class Framework:
 
     # ------------------------------------------------------------------ access
     @property
-    def secrets(self) -> tuple:
+    def secrets(self) -> Sequence:
+        """The secret labels (a tuple; models with many secrets generate them on demand)."""
         return self._secrets
 
     @property
-    def pairs(self) -> tuple:
+    def pairs(self) -> Sequence:
+        """The discriminative pairs (a tuple; models with many pairs generate them on demand)."""
         return self._pairs
 
     @property
