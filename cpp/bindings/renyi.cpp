@@ -30,6 +30,13 @@ Shape make_shape(double k, double nu, double beta) {
 PUFFER_BIND_SUBMODULE(renyi, m) {
   m.doc() = "Renyi shift divergences of additive noise (certified upper bounds). Families: 0 Gaussian, "
             "1 Laplace, 2 Student-type (k, nu), 3 Logistic, 4 GenGaussian (beta); all standardized.";
+  // The C++ enum is the one source of the family codes (Python reads them by name).
+  py::enum_<puffer::renyi::Family>(m, "Family", py::arithmetic(), "noise family codes (renyi/renyi.hpp)")
+      .value("gaussian", puffer::renyi::Family::Gaussian)
+      .value("laplace", puffer::renyi::Family::Laplace)
+      .value("student", puffer::renyi::Family::StudentT)
+      .value("logistic", puffer::renyi::Family::Logistic)
+      .value("gen_gaussian", puffer::renyi::Family::GenGaussian);
 
   m.def(
       "shift_divergence",

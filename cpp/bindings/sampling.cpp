@@ -62,6 +62,17 @@ const std::uint8_t* key_ptr(const py::object& key, std::string& holder) {
 
 PUFFER_BIND_SUBMODULE(sampling, m) {
   m.doc() = "Counter-based SIMD samplers and the secure (exact lattice) mode. Use puffer.sampling.";
+  // The C++ enum is the one source of the sampler codes (puffer.sampling.KINDS reads them by name).
+  py::enum_<ps::Kind>(m, "Kind", py::arithmetic(), "sampler kinds (sampling/samplers.hpp)")
+      .value("uniform", ps::Kind::Uniform)
+      .value("exponential", ps::Kind::Exponential)
+      .value("laplace", ps::Kind::Laplace)
+      .value("gaussian", ps::Kind::Gaussian)
+      .value("cauchy", ps::Kind::Cauchy)
+      .value("student_t", ps::Kind::StudentT)
+      .value("gen_gaussian", ps::Kind::GenGaussian)
+      .value("logistic", ps::Kind::Logistic)
+      .value("gen_cauchy", ps::Kind::GenCauchy);
   m.def("fill_f64", &fill<double>, py::arg("kind"), py::arg("p0"), py::arg("p1"), py::arg("k0"), py::arg("k1"),
         py::arg("word"), py::arg("start"), py::arg("out"), py::arg("values") = py::none(), py::arg("threads") = 0);
   m.def("fill_f32", &fill<float>, py::arg("kind"), py::arg("p0"), py::arg("p1"), py::arg("k0"), py::arg("k1"),

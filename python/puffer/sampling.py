@@ -92,21 +92,22 @@ MAX_THREADS = V.MAX_THREADS
 
 _C = _core.sampling
 
-# kind -> (code in cpp/sampling/samplers.hpp, parameter names in order)
+# kind -> (code of the C++ enum sampling::Kind, exported by the binding; parameter names in order)
 KINDS: dict[str, tuple[int, tuple[str, ...]]] = {
-    "uniform": (0, ()),
-    "exponential": (1, ("scale",)),
-    "laplace": (2, ("b",)),
-    "gaussian": (3, ("sigma",)),
-    "cauchy": (4, ("gamma",)),
-    "student_t": (5, ("nu", "scale")),
-    "gen_gaussian": (6, ("beta", "scale")),
-    "logistic": (7, ("scale",)),
-    "gen_cauchy": (8, ("gamma", "k")),
+    "uniform": (int(_C.Kind.uniform), ()),
+    "exponential": (int(_C.Kind.exponential), ("scale",)),
+    "laplace": (int(_C.Kind.laplace), ("b",)),
+    "gaussian": (int(_C.Kind.gaussian), ("sigma",)),
+    "cauchy": (int(_C.Kind.cauchy), ("gamma",)),
+    "student_t": (int(_C.Kind.student_t), ("nu", "scale")),
+    "gen_gaussian": (int(_C.Kind.gen_gaussian), ("beta", "scale")),
+    "logistic": (int(_C.Kind.logistic), ("scale",)),
+    "gen_cauchy": (int(_C.Kind.gen_cauchy), ("gamma", "k")),
 }
 # Counter word layout: bits 30-31 tag the counter layout so draws of different layouts from
 # one stream can never share a Philox block (pair / Student-t / gen. Gaussian sub-streams).
-_LAYOUT = {0: 0, 1: 0, 2: 0, 3: 0, 4: 0, 7: 0, 5: 1, 8: 1, 6: 2}
+_LAYOUT = {int(k): 0 for k in _C.Kind.__members__.values()}
+_LAYOUT.update({int(_C.Kind.student_t): 1, int(_C.Kind.gen_cauchy): 1, int(_C.Kind.gen_gaussian): 2})
 _WORD_MASK = (1 << 30) - 1
 _DEFAULT_CHUNK = 1 << 24
 

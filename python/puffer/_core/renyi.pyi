@@ -6,7 +6,87 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['custom_mass', 'custom_shift_divergence', 'max_shift', 'shift_divergence', 'shift_divergence1']
+__all__: list[str] = ['Family', 'custom_mass', 'custom_shift_divergence', 'max_shift', 'shift_divergence', 'shift_divergence1']
+class Family:
+    """
+    noise family codes (renyi/renyi.hpp)
+    
+    Members:
+    
+      gaussian
+    
+      laplace
+    
+      student
+    
+      logistic
+    
+      gen_gaussian
+    """
+    __members__: typing.ClassVar[dict[str, Family]]
+    gaussian: typing.ClassVar[Family]
+    gen_gaussian: typing.ClassVar[Family]
+    laplace: typing.ClassVar[Family]
+    logistic: typing.ClassVar[Family]
+    student: typing.ClassVar[Family]
+    @typing.overload
+    def __eq__(self, other: Family) -> bool:
+        ...
+    @typing.overload
+    def __eq__(self, other: typing.Any) -> bool:
+        ...
+    @typing.overload
+    def __ge__(self, other: Family) -> bool:
+        ...
+    @typing.overload
+    def __ge__(self, other: typing.Any) -> None:
+        ...
+    def __getstate__(self) -> int:
+        ...
+    @typing.overload
+    def __gt__(self, other: Family) -> bool:
+        ...
+    @typing.overload
+    def __gt__(self, other: typing.Any) -> None:
+        ...
+    def __hash__(self) -> int:
+        ...
+    def __index__(self) -> int:
+        ...
+    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __int__(self) -> int:
+        ...
+    @typing.overload
+    def __le__(self, other: Family) -> bool:
+        ...
+    @typing.overload
+    def __le__(self, other: typing.Any) -> None:
+        ...
+    @typing.overload
+    def __lt__(self, other: Family) -> bool:
+        ...
+    @typing.overload
+    def __lt__(self, other: typing.Any) -> None:
+        ...
+    @typing.overload
+    def __ne__(self, other: Family) -> bool:
+        ...
+    @typing.overload
+    def __ne__(self, other: typing.Any) -> bool:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __str__(self) -> str:
+        ...
+    @property
+    def name(self) -> str:
+        ...
+    @property
+    def value(self) -> int:
+        ...
 def custom_mass(logpdf: collections.abc.Callable, scale_hint: typing.SupportsFloat | typing.SupportsIndex = 1.0, breaks: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex] = []) -> tuple[float, float]:
     """
     (mass, error bound) of exp(logpdf) over the real line.

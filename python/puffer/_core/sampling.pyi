@@ -6,7 +6,99 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['chacha20_block', 'fill_constant', 'fill_f32', 'fill_f64', 'first_nonfinite', 'philox4x32_10', 'secure_add', 'secure_sample', 'set_simd_target', 'simd_target', 'simd_targets']
+__all__: list[str] = ['Kind', 'chacha20_block', 'fill_constant', 'fill_f32', 'fill_f64', 'first_nonfinite', 'philox4x32_10', 'secure_add', 'secure_sample', 'set_simd_target', 'simd_target', 'simd_targets']
+class Kind:
+    """
+    sampler kinds (sampling/samplers.hpp)
+    
+    Members:
+    
+      uniform
+    
+      exponential
+    
+      laplace
+    
+      gaussian
+    
+      cauchy
+    
+      student_t
+    
+      gen_gaussian
+    
+      logistic
+    
+      gen_cauchy
+    """
+    __members__: typing.ClassVar[dict[str, Kind]]
+    cauchy: typing.ClassVar[Kind]
+    exponential: typing.ClassVar[Kind]
+    gaussian: typing.ClassVar[Kind]
+    gen_cauchy: typing.ClassVar[Kind]
+    gen_gaussian: typing.ClassVar[Kind]
+    laplace: typing.ClassVar[Kind]
+    logistic: typing.ClassVar[Kind]
+    student_t: typing.ClassVar[Kind]
+    uniform: typing.ClassVar[Kind]
+    @typing.overload
+    def __eq__(self, other: Kind) -> bool:
+        ...
+    @typing.overload
+    def __eq__(self, other: typing.Any) -> bool:
+        ...
+    @typing.overload
+    def __ge__(self, other: Kind) -> bool:
+        ...
+    @typing.overload
+    def __ge__(self, other: typing.Any) -> None:
+        ...
+    def __getstate__(self) -> int:
+        ...
+    @typing.overload
+    def __gt__(self, other: Kind) -> bool:
+        ...
+    @typing.overload
+    def __gt__(self, other: typing.Any) -> None:
+        ...
+    def __hash__(self) -> int:
+        ...
+    def __index__(self) -> int:
+        ...
+    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __int__(self) -> int:
+        ...
+    @typing.overload
+    def __le__(self, other: Kind) -> bool:
+        ...
+    @typing.overload
+    def __le__(self, other: typing.Any) -> None:
+        ...
+    @typing.overload
+    def __lt__(self, other: Kind) -> bool:
+        ...
+    @typing.overload
+    def __lt__(self, other: typing.Any) -> None:
+        ...
+    @typing.overload
+    def __ne__(self, other: Kind) -> bool:
+        ...
+    @typing.overload
+    def __ne__(self, other: typing.Any) -> bool:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __str__(self) -> str:
+        ...
+    @property
+    def name(self) -> str:
+        ...
+    @property
+    def value(self) -> int:
+        ...
 def chacha20_block(state: typing.Annotated[collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], "FixedSize(16)"]) -> typing.Annotated[list[int], "FixedSize(16)"]:
     """
     RFC 8439 ChaCha20 block function (for the known-answer test).

@@ -107,7 +107,7 @@ class Gaussian(_Kernel):
 
     __slots__ = ("sigma",)
     _param_names = ("sigma",)
-    _code = 0
+    _code = int(_K.Family.gaussian)
     natural_norm = 2.0
 
     def __init__(self, sigma: float):
@@ -138,7 +138,7 @@ class Laplace(_Kernel):
 
     __slots__ = ("b",)
     _param_names = ("b",)
-    _code = 1
+    _code = int(_K.Family.laplace)
     natural_norm = 1.0
 
     def __init__(self, b: float):
@@ -171,7 +171,7 @@ class GenCauchy(_Kernel):
 
     __slots__ = ("gamma", "k")
     _param_names: tuple[str, ...] = ("gamma", "k")
-    _code = 2
+    _code = int(_K.Family.student)
     natural_norm = 2.0
 
     def __init__(self, gamma: float, k: float):
@@ -244,7 +244,7 @@ class StudentT(_Kernel):
 
     __slots__ = ("nu", "_scale")
     _param_names = ("nu", "scale")
-    _code = 2
+    _code = int(_K.Family.student)
     natural_norm = 2.0
 
     def __init__(self, nu: float, scale: float = 1.0):
@@ -284,7 +284,7 @@ class GenGaussian(_Kernel):
 
     __slots__ = ("beta", "_scale")
     _param_names = ("beta", "scale")
-    _code = 4
+    _code = int(_K.Family.gen_gaussian)
 
     def __init__(self, beta: float, scale: float = 1.0):
         self.beta = V.real("beta", beta, lo=1.0, expected="a shape beta >= 1 (log-concave)")
@@ -321,7 +321,7 @@ class Logistic(_Kernel):
 
     __slots__ = ("_scale",)
     _param_names = ("scale",)
-    _code = 3
+    _code = int(_K.Family.logistic)
     natural_norm = 1.0
 
     def __init__(self, scale: float = 1.0):
