@@ -86,6 +86,11 @@ class DiscreteDist:
     """
 
     __slots__ = ("_atoms", "_probs", "_num", "_den", "_cum")
+    _atoms: np.ndarray
+    _probs: np.ndarray
+    _num: tuple[int, ...] | None   # exact masses over _den (exact mode), else None
+    _den: int | None
+    _cum: np.ndarray | None        # cumulative levels, computed on first use
 
     def __init__(self, atoms: Any, probs: Any, *, normalize: bool = False,
                  tol: float = SUM_TOL, exact: bool | None = None):
@@ -119,13 +124,13 @@ class DiscreteDist:
             mf = [Fraction(0)] * uniq.shape[0]
             for k, f in zip(inv.tolist(), fr):
                 mf[k] += f
-            total = sum(mf, Fraction(0))
-            if total == 0:
+            ftotal = sum(mf, Fraction(0))
+            if ftotal == 0:
                 raise ParameterError("probs", "all zero", "masses with a positive sum")
             if normalize:
-                mf = [f / total for f in mf]
-            elif total != 1:
-                raise ParameterError("probs", f"exact sum {total}",
+                mf = [f / ftotal for f in mf]
+            elif ftotal != 1:
+                raise ParameterError("probs", f"exact sum {ftotal}",
                                      "exact masses summing to 1 (or normalize=True)")
             keep = np.array([f > 0 for f in mf], dtype=bool)
             mf = [f for f, k in zip(mf, keep) if k]
@@ -139,7 +144,7 @@ class DiscreteDist:
             if not math.isfinite(total) or total <= 0:
                 raise ParameterError("probs", f"sum {total!r}", "masses with a positive finite sum")
             if normalize:
-                merged = merged / total
+                merged = np.asarray(merged / total, dtype=np.float64)
             elif abs(total - 1.0) > tol:
                 raise ParameterError("probs", f"sum {total!r}",
                                      f"masses summing to 1 within tol={tol} (or normalize=True)")
@@ -267,7 +272,7 @@ class DiscreteDist:
         """Expectation (a float in 1-D, an array of shape (d,) otherwise)."""
         if self._num is not None and self._atoms.ndim == 1:
             s = sum(Fraction(float(a)) * n for a, n in zip(self._atoms, self._num))
-            return float(s / self._den)
+            return float(s / int(self._den or 1))
         m = np.tensordot(self._probs, self._atoms, axes=(0, 0))
         return float(m) if np.ndim(m) == 0 else m
 

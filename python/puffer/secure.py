@@ -126,7 +126,7 @@ def _granularity_exp(g: float) -> int:
     return e - 1
 
 
-def secure_plan(noise: Any, n: int, *, sensitivity: float, granularity: float | None = None,
+def secure_plan(noise: Any, n: int, *, sensitivity: float | None, granularity: float | None = None,
                 norm: str | None = None, bound: float | None = None) -> SecurePlan:
     """Compute the lattice, padding and exact rational noise parameters (see module docstring).
 
@@ -160,28 +160,28 @@ def secure_plan(noise: Any, n: int, *, sensitivity: float, granularity: float | 
             V.positive("bound", bound)
     if not -1000 <= g_exp <= 960:
         raise ParameterError("granularity", 2.0**g_exp if g_exp > -1075 else 0.0, "2^k with -1000 <= k <= 960")
-    g = Fraction(2) ** g_exp
-    padded = Fraction(delta) + c * g
+    gq = Fraction(2) ** g_exp  # the lattice step, exact
+    padded = Fraction(delta) + c * gq
     ratio = padded / Fraction(delta)
-    lat = Fraction(scale) * ratio / g  # noise scale in lattice units, exact
+    lat = Fraction(scale) * ratio / gq  # noise scale in lattice units, exact
     if kind == "laplace":
         num, den = _round_up_dyadic(lat, 62, "b / granularity")
         t = 1
     else:
         s2 = lat * lat
         if s2 > 2**48:
-            raise ParameterError("granularity", float(g), f"sigma/granularity <= 2^24 (got {float(lat):.3g}); "
+            raise ParameterError("granularity", float(gq), f"sigma/granularity <= 2^24 (got {float(lat):.3g}); "
                                  "use a coarser granularity")
         num, den = _round_up_dyadic(s2, 41, "sigma^2 / granularity^2")
         if den > 2**57:
-            raise ParameterError("granularity", float(g), f"sigma/granularity >= 2^-8 (got {float(lat):.3g}); "
+            raise ParameterError("granularity", float(gq), f"sigma/granularity >= 2^-8 (got {float(lat):.3g}); "
                                  "use a finer granularity")
         t = math.isqrt(num // den) + 1
-    return SecurePlan(kind, float(g), g_exp, delta, norm, n, padded, float(ratio), 0 if kind == "laplace" else 1,
+    return SecurePlan(kind, float(gq), g_exp, delta, norm, n, padded, float(ratio), 0 if kind == "laplace" else 1,
                       num, den, t)
 
 
-def secure_add_noise(values: Any, noise: Any, *, sensitivity: float, granularity: float | None = None,
+def secure_add_noise(values: Any, noise: Any, *, sensitivity: float | None, granularity: float | None = None,
                      bound: float | None = None, norm: str | None = None, out: np.ndarray | None = None,
                      threads: int | None = None, return_plan: bool = False):
     """``values`` snapped to g·Z plus exact discrete noise, as float64 lattice points.
@@ -235,7 +235,7 @@ def discrete_laplace(scale: Fraction | float, size: int, *, threads: int | None 
     if sc <= 0:
         raise ParameterError("scale", scale, "a number > 0")
     num, den = (sc.numerator, sc.denominator) if sc.numerator < 2**62 and sc.denominator < 2**62 \
-        else _round_up_dyadic(sc, 62)
+        else _round_up_dyadic(sc, 62, "scale")
     return _core.sampling.secure_sample(0, num, den, 1, V.integer("size", size, lo=0), _threads(threads))
 
 

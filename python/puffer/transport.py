@@ -95,7 +95,7 @@ def _norm_code(norm: Any, dim: int) -> int:
         return 1
     if norm == 2:
         return 2
-    if math.isinf(float(norm)) and norm > 0:
+    if math.isinf(float(norm)) and float(norm) > 0:
         return 0
     raise ParameterError("norm", norm, "1, 2 or inf")
 
@@ -114,8 +114,8 @@ def _rtol(rtol: Any) -> float:
 def _exact_masses(d: DiscreteDist) -> tuple[list[int], int]:
     """Integer numerators and a common denominator (a float law uses its doubles' exact values,
     normalised exactly)."""
-    if d.is_exact:
-        return list(d.numerators), int(d.denominator)
+    if d.numerators is not None and d.denominator is not None:
+        return list(d.numerators), d.denominator
     fr = [Fraction(float(p)) for p in d.probs]
     tot = sum(fr, Fraction(0))
     fr = [f / tot for f in fr]
@@ -190,6 +190,12 @@ class TransportPlan:
     def is_exact(self) -> bool:
         return self.exact_mass is not None
 
+    def _fractions(self) -> tuple[Fraction, ...]:
+        """The exact masses (only called on exact plans)."""
+        if self.exact_mass is None:
+            raise ParameterError("plan", "a float plan", "an exact plan")
+        return self.exact_mass
+
     def __len__(self) -> int:
         return int(self.rows.shape[0])
 
@@ -218,7 +224,7 @@ class TransportPlan:
         p = V.real("p", p, lo=1.0, expected="an exponent p >= 1")
         d = self._distances()
         if self.is_exact and self.P.dim == 1 and float(p).is_integer() and p <= _EXACT_POW_MAX:
-            return float(sum(m * Fraction(float(z)) ** int(p) for m, z in zip(self.exact_mass, d)))
+            return float(sum(m * Fraction(float(z)) ** int(p) for m, z in zip(self._fractions(), d)))
         with np.errstate(over="ignore", under="ignore"):   # d^p may be inf / 0: use w_p for roots
             return float(np.dot(self.mass, d ** p))
 
@@ -228,7 +234,7 @@ class TransportPlan:
         if self.is_exact:
             r = np.array([Fraction(0)] * n, dtype=object)
             c = np.array([Fraction(0)] * m, dtype=object)
-            for i, j, w in zip(self.rows.tolist(), self.cols.tolist(), self.exact_mass):
+            for i, j, w in zip(self.rows.tolist(), self.cols.tolist(), self._fractions()):
                 r[i] += w
                 c[j] += w
             return r, c
@@ -254,8 +260,8 @@ class TransportPlan:
                 acc += f
                 cum.append(acc)
             return [cum[k] for k in idx]
-        cum = np.concatenate(([0.0], np.cumsum(law.probs) / np.sum(law.probs)))
-        return list(cum[idx])
+        fcum = np.concatenate(([0.0], np.cumsum(law.probs) / np.sum(law.probs)))
+        return [float(x) for x in fcum[idx]]
 
     def cmf(self, grid: Any = None) -> np.ndarray:
         """Joint CMF table min{F_P(x_k), F_Q(x'_l)} (Ding 2022, Tables 2 and 5). ``grid``: one
@@ -283,7 +289,7 @@ class TransportPlan:
         for k in range(len(self)):
             if ri[k] >= len(gr) or gr[ri[k]] != self.source[k] or ci[k] >= len(gc) or gc[ci[k]] != self.target[k]:
                 raise ParameterError("grid", "a grid missing a support point", "a grid containing both supports")
-            out[ri[k], ci[k]] += self.exact_mass[k] if ex else self.mass[k]
+            out[ri[k], ci[k]] += self._fractions()[k] if ex else self.mass[k]
         return out
 
     def dense(self) -> np.ndarray:
@@ -303,7 +309,7 @@ class TransportPlan:
         if self.near_ties:
             head += f", near_ties={self.near_ties}"
         if len(self) <= 8 and self.P.dim == 1:
-            ms = [str(f) for f in self.exact_mass] if self.is_exact else [f"{m:.6g}" for m in self.mass]
+            ms = [str(f) for f in self._fractions()] if self.is_exact else [f"{m:.6g}" for m in self.mass]
             body = ", ".join(f"({a:g}->{b:g}: {w})" for a, b, w in zip(self.source, self.target, ms))
             return head + f", [{body}])"
         return head + ")"
@@ -326,7 +332,9 @@ def _exact_walk_py(a: list[int], dp: int, b: list[int], dq: int) -> tuple[list[i
     Fi, Gj, prev = a[i] * dq, b[j] * dp, 0
     while i < n and j < m:
         end = min(Fi, Gj)
-        rows.append(i), cols.append(j), ms.append(end - prev)
+        rows.append(i)
+        cols.append(j)
+        ms.append(end - prev)
         prev = end
         ai, aj = Fi <= Gj, Gj <= Fi
         if ai:
@@ -381,16 +389,22 @@ def _coupling_log(P: LogDiscreteDist, Q: LogDiscreteDist) -> TransportPlan:
                          and abs(a - b) <= tol * max(1.0, abs(a), abs(b)))
         end = level(min(a, b))
         w = end[0] - start[0] if end[0] <= 0.5 else start[1] - end[1]
-        rows.append(i), cols.append(j), mass.append(max(w, 0.0))
+        rows.append(i)
+        cols.append(j)
+        mass.append(max(w, 0.0))
         start = end
         if tie or a < b:
             i += 1
         if tie or b < a:
             j += 1
     for i2 in range(i, n):
-        rows.append(i2), cols.append(m - 1), mass.append(0.0)
+        rows.append(i2)
+        cols.append(m - 1)
+        mass.append(0.0)
     for j2 in range(j, m):
-        rows.append(n - 1), cols.append(j2), mass.append(0.0)
+        rows.append(n - 1)
+        cols.append(j2)
+        mass.append(0.0)
     return TransportPlan(P, Q, np.array(rows), np.array(cols), np.array(mass), kind="quantile/log")
 
 
@@ -515,7 +529,7 @@ def _bottleneck_py(X: np.ndarray, a: list[int], Y: np.ndarray, b: list[int], cod
                     add(i, n + j, total)
         f = 0
         while True:  # Edmonds-Karp
-            par = {s: None}
+            par: dict[int, int | None] = {s: None}
             qu = [s]
             for u in qu:
                 for v in adj[u]:
@@ -524,10 +538,14 @@ def _bottleneck_py(X: np.ndarray, a: list[int], Y: np.ndarray, b: list[int], cod
                         qu.append(v)
             if t not in par:
                 return f, cap
-            path, v = [], t
-            while par[v] is not None:
-                path.append((par[v], v))
-                v = par[v]
+            path: list[tuple[int, int]] = []
+            w = t
+            while True:
+                pu = par[w]
+                if pu is None:
+                    break
+                path.append((pu, w))
+                w = pu
             aug = min(cap[e] for e in path)
             for u, v in path:
                 cap[(u, v)] -= aug
@@ -637,10 +655,10 @@ def _w_p_scaled(plan: TransportPlan, p: float) -> float:
         return D
     if plan.is_exact and float(p).is_integer() and p <= _EXACT_POW_MAX:
         k = int(p)
-        C = sum((m * Fraction(float(z)) ** k for m, z in zip(plan.exact_mass, d)), Fraction(0))
+        C = sum((m * Fraction(float(z)) ** k for m, z in zip(plan._fractions(), d)), Fraction(0))
         return _root_up(C, k)
     else:
-        mass = np.asarray([float(m) for m in plan.exact_mass] if plan.is_exact else plan.mass, dtype=np.float64)
+        mass = np.asarray([float(m) for m in plan._fractions()] if plan.is_exact else plan.mass, dtype=np.float64)
         with np.errstate(under="ignore"):
             S = float(np.dot(mass, (d / D) ** p))
         n_err = len(d) + 2

@@ -61,3 +61,19 @@ def test_laplace_below_one_lattice_unit_is_a_clear_error_or_works(b):
         assert "granularity" in str(exc)
     else:
         assert np.all(y == np.round(y))
+
+
+def test_discrete_laplace_with_a_wide_fraction_is_rounded_up_not_a_crash():
+    """A Fraction scale whose numerator or denominator needs more than 62 bits is rounded up to
+    num/2^m (found by mypy: the call lacked an argument and raised a bare TypeError)."""
+    from fractions import Fraction
+
+    from puffer.secure import _round_up_dyadic, discrete_laplace
+
+    sc = Fraction(2**63 + 1, 2**63)
+    num, den = _round_up_dyadic(sc, 62, "scale")
+    assert Fraction(num, den) >= sc and Fraction(num, den) - sc < Fraction(1, 2**60)
+    z = discrete_laplace(sc, 1000)
+    assert z.dtype.kind == "i" and z.shape == (1000,)
+    with pytest.raises(ParameterError, match="scale"):
+        discrete_laplace(Fraction(2**70 + 1, 3), 5)   # beyond 2^62 lattice units: refused, named
