@@ -548,3 +548,17 @@ def test_student_t_bailey_value_by_value(nu, target):
     finite = np.isfinite(ref)
     assert np.array_equal(np.isfinite(out), finite)
     np.testing.assert_allclose(out[finite], ref[finite], rtol=1e-12)
+
+
+def test_stream_layout_tags_are_pinned():
+    """The counter-word layout tags come from the C++ enum sampling::Layout; they are part of the
+    stream format (a changed tag changes every released value of that family), so pin them."""
+    from puffer import _core
+    from puffer.partial import _streams
+    from puffer.sampling import _LAYOUT, _LAYOUT_SHIFT, KINDS
+
+    assert _LAYOUT_SHIFT == 30
+    tags = {name: _LAYOUT[code] for name, (code, _) in KINDS.items()}
+    assert tags == {"uniform": 0, "exponential": 0, "laplace": 0, "gaussian": 0, "cauchy": 0,
+                    "logistic": 0, "student_t": 1, "gen_cauchy": 1, "gen_gaussian": 2}
+    assert _streams._TAG == 3 << 30 == int(_core.sampling.Layout.partial_value) << 30

@@ -73,6 +73,14 @@ PUFFER_BIND_SUBMODULE(sampling, m) {
       .value("gen_gaussian", ps::Kind::GenGaussian)
       .value("logistic", ps::Kind::Logistic)
       .value("gen_cauchy", ps::Kind::GenCauchy);
+  py::enum_<ps::Layout>(m, "Layout", py::arithmetic(), "counter-word layout tags (sampling/samplers.hpp)")
+      .value("pair", ps::Layout::Pair)
+      .value("student_t", ps::Layout::StudentT)
+      .value("gen_gaussian", ps::Layout::GenGaussian)
+      .value("partial_value", ps::Layout::PartialValue);
+  m.attr("LAYOUT_SHIFT") = ps::kLayoutShift;
+  m.def("layout_of", [](ps::Kind k) { return ps::layout_of(k); }, py::arg("kind"),
+        "the counter-word layout a sampler kind draws with");
   m.def("fill_f64", &fill<double>, py::arg("kind"), py::arg("p0"), py::arg("p1"), py::arg("k0"), py::arg("k1"),
         py::arg("word"), py::arg("start"), py::arg("out"), py::arg("values") = py::none(), py::arg("threads") = 0);
   m.def("fill_f32", &fill<float>, py::arg("kind"), py::arg("p0"), py::arg("p1"), py::arg("k0"), py::arg("k1"),

@@ -8,8 +8,8 @@
 //  * "rejection" samplers (Student-t, GenCauchy, generalized Gaussian): value i uses the blocks
 //    (i, sub = attempt) [Student-t] or (i, sub = 2*attempt + {0,1}) [gen. Gaussian] until
 //    accepted; each value owns its sub-stream, so acceptance of one value never shifts another.
-// The Python facade reserves the top two bits of w for the layout (0 pair, 1 Student-t,
-// 2 gen. Gaussian) so that draws of different layouts from one stream never share a block.
+// The top two bits of w tag the layout (enum Layout below) so that draws of different layouts
+// from one stream never share a block.
 // Hence value i depends only on (key, w, i): output is bitwise identical for every thread count
 // and every chunking. Across SIMD targets the random bits are identical but the transcendental
 // functions (Highway contrib/math, FMA or not) differ in the last ulps, so results agree to a
@@ -33,6 +33,19 @@ enum class Kind : int {
   Logistic = 7,
   GenCauchy = 8,
 };
+
+// Counter-word layouts: the top two bits of the 32-bit word w tag the layout, so draws of
+// different layouts from one stream key never share a Philox block. The one source of these
+// tags (exported to Python by the binding; the partial-data samplers use PartialValue).
+enum class Layout : std::uint32_t { Pair = 0, StudentT = 1, GenGaussian = 2, PartialValue = 3 };
+constexpr unsigned kLayoutShift = 30;
+constexpr std::uint32_t kWordMask = (1u << kLayoutShift) - 1u;
+
+constexpr Layout layout_of(Kind k) {
+  return k == Kind::StudentT || k == Kind::GenCauchy ? Layout::StudentT
+         : k == Kind::GenGaussian                    ? Layout::GenGaussian
+                                                     : Layout::Pair;
+}
 
 // Smallest Student-t nu (and GenCauchy k - 1) the samplers accept: see make_kernel_params.
 constexpr double kMinStudentNu = 0.05;

@@ -104,11 +104,12 @@ KINDS: dict[str, tuple[int, tuple[str, ...]]] = {
     "logistic": (int(_C.Kind.logistic), ("scale",)),
     "gen_cauchy": (int(_C.Kind.gen_cauchy), ("gamma", "k")),
 }
-# Counter word layout: bits 30-31 tag the counter layout so draws of different layouts from
-# one stream can never share a Philox block (pair / Student-t / gen. Gaussian sub-streams).
-_LAYOUT = {int(k): 0 for k in _C.Kind.__members__.values()}
-_LAYOUT.update({int(_C.Kind.student_t): 1, int(_C.Kind.gen_cauchy): 1, int(_C.Kind.gen_gaussian): 2})
-_WORD_MASK = (1 << 30) - 1
+# Counter word layout: the top bits tag the counter layout so draws of different layouts from
+# one stream can never share a Philox block (pair / Student-t / gen. Gaussian sub-streams); the
+# tags and the shift come from the C++ enum sampling::Layout.
+_LAYOUT_SHIFT = int(_C.LAYOUT_SHIFT)
+_LAYOUT = {int(k): int(_C.layout_of(k)) for k in _C.Kind.__members__.values()}
+_WORD_MASK = (1 << _LAYOUT_SHIFT) - 1
 _DEFAULT_CHUNK = 1 << 24
 
 
@@ -171,7 +172,7 @@ class Stream:
             if start + n >= 1 << 64:
                 raise ParameterError("size", n, "a draw that keeps the stream position below 2^64")
             self._position = start + n
-        return self._k0, self._k1, self._word | (_LAYOUT[kind_code] << 30), start
+        return self._k0, self._k1, self._word | (_LAYOUT[kind_code] << _LAYOUT_SHIFT), start
 
     def __repr__(self) -> str:
         return f"Stream(entropy={self._ss.entropy!r}, spawn_key={self._ss.spawn_key}, position={self.position})"

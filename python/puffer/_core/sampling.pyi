@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['Kind', 'chacha20_block', 'fill_constant', 'fill_f32', 'fill_f64', 'first_nonfinite', 'philox4x32_10', 'secure_add', 'secure_sample', 'set_simd_target', 'simd_target', 'simd_targets']
+__all__: list[str] = ['Kind', 'LAYOUT_SHIFT', 'Layout', 'chacha20_block', 'fill_constant', 'fill_f32', 'fill_f64', 'first_nonfinite', 'layout_of', 'philox4x32_10', 'secure_add', 'secure_sample', 'set_simd_target', 'simd_target', 'simd_targets']
 class Kind:
     """
     sampler kinds (sampling/samplers.hpp)
@@ -99,6 +99,83 @@ class Kind:
     @property
     def value(self) -> int:
         ...
+class Layout:
+    """
+    counter-word layout tags (sampling/samplers.hpp)
+    
+    Members:
+    
+      pair
+    
+      student_t
+    
+      gen_gaussian
+    
+      partial_value
+    """
+    __members__: typing.ClassVar[dict[str, Layout]]
+    gen_gaussian: typing.ClassVar[Layout]
+    pair: typing.ClassVar[Layout]
+    partial_value: typing.ClassVar[Layout]
+    student_t: typing.ClassVar[Layout]
+    @typing.overload
+    def __eq__(self, other: Layout) -> bool:
+        ...
+    @typing.overload
+    def __eq__(self, other: typing.Any) -> bool:
+        ...
+    @typing.overload
+    def __ge__(self, other: Layout) -> bool:
+        ...
+    @typing.overload
+    def __ge__(self, other: typing.Any) -> None:
+        ...
+    def __getstate__(self) -> int:
+        ...
+    @typing.overload
+    def __gt__(self, other: Layout) -> bool:
+        ...
+    @typing.overload
+    def __gt__(self, other: typing.Any) -> None:
+        ...
+    def __hash__(self) -> int:
+        ...
+    def __index__(self) -> int:
+        ...
+    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __int__(self) -> int:
+        ...
+    @typing.overload
+    def __le__(self, other: Layout) -> bool:
+        ...
+    @typing.overload
+    def __le__(self, other: typing.Any) -> None:
+        ...
+    @typing.overload
+    def __lt__(self, other: Layout) -> bool:
+        ...
+    @typing.overload
+    def __lt__(self, other: typing.Any) -> None:
+        ...
+    @typing.overload
+    def __ne__(self, other: Layout) -> bool:
+        ...
+    @typing.overload
+    def __ne__(self, other: typing.Any) -> bool:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __str__(self) -> str:
+        ...
+    @property
+    def name(self) -> str:
+        ...
+    @property
+    def value(self) -> int:
+        ...
 def chacha20_block(state: typing.Annotated[collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], "FixedSize(16)"]) -> typing.Annotated[list[int], "FixedSize(16)"]:
     """
     RFC 8439 ChaCha20 block function (for the known-answer test).
@@ -111,6 +188,10 @@ def fill_f64(kind: typing.SupportsInt | typing.SupportsIndex, p0: typing.Support
     ...
 def first_nonfinite(values: numpy.ndarray, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> int:
     ...
+def layout_of(kind: Kind) -> Layout:
+    """
+    the counter-word layout a sampler kind draws with
+    """
 def philox4x32_10(counter: typing.Annotated[collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], "FixedSize(4)"], k0: typing.SupportsInt | typing.SupportsIndex, k1: typing.SupportsInt | typing.SupportsIndex) -> typing.Annotated[list[int], "FixedSize(4)"]:
     """
     Scalar Philox4x32-10 block (reference).
@@ -133,3 +214,4 @@ def simd_targets() -> list[str]:
     """
     SIMD targets compiled in and supported by this CPU, best first.
     """
+LAYOUT_SHIFT: int = 30

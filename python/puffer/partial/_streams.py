@@ -1,16 +1,15 @@
 """Plumbing from ``rng=`` to the compiled samplers of :mod:`puffer.partial` (one Philox stream per
-call, tag 3 in the counter word: the per-value sub-stream layout of ``cpp/sampling/partial.hpp``)."""
+call, layout tag ``Layout.partial_value`` in the counter word: the per-value sub-stream layout of ``cpp/sampling/partial.hpp``)."""
 from __future__ import annotations
 
 from typing import Any
 
 from .. import _core
 from .. import _validate as V
-from ..sampling import Stream, as_stream
+from ..sampling import _LAYOUT_SHIFT, _WORD_MASK, Stream, as_stream
 
 _C = _core.partial
-_TAG = 3 << 30
-_WORD_MASK = (1 << 30) - 1
+_TAG = int(_core.sampling.Layout.partial_value) << _LAYOUT_SHIFT
 
 
 def take(rng: Any, n: int) -> tuple[int, int, int, int]:
