@@ -3,7 +3,10 @@
 #   1. docs/theorems.md is current and every cited theorem has a test (scripts/theorems.py --check)
 #   2. the _core type stubs are current; ruff and mypy (configured in pyproject.toml)
 #   3. the pytest suite with the package's doctests (includes the property-based API fuzz test)
-# Extra arguments run pytest with them instead (no lint, no C++ tests).
+#   4. the C++ checks (scripts/cpp_checks.sh): GoogleTest unit tests of the kernels, the core built
+#      with ASan + UBSan running the unit tests and the pytest suite, and a TSan build running the
+#      unit tests and the threaded tests
+# Extra arguments run pytest with them instead (no lint, no C++ checks).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -16,3 +19,4 @@ $PY scripts/stubs.py --check   # python/puffer/_core/*.pyi match the compiled bi
 .venv/bin/ruff check .
 .venv/bin/mypy
 $PY -m pytest -q -p no:cacheprovider tests --doctest-modules --pyargs puffer
+bash scripts/cpp_checks.sh
