@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -99,6 +100,105 @@ def thm2_eta(dist: np.ndarray, mass: np.ndarray, rows: np.ndarray, cols: np.ndar
     return float(eta[k]), (kinds[k], float(keys[k]))
 
 
+_KIND = {1: "row", 2: "col"}
+
+
+def _pair_plans(framework: Framework, metric: Callable | None):
+    """(theta, pair, source, target, mass, d) for every prior and pair, with pi* the quantile
+    coupling (Ding 2022) and d the metric of x - x' (|x - x'| by default)."""
+    from .. import transport
+
+    for th, pair, P, Q in framework.pair_laws():
+        plan = transport.quantile_coupling(P, Q)
+        src, tgt = np.asarray(plan.source, float), np.asarray(plan.target, float)
+        mass = np.asarray(plan.mass, float)
+        dd = np.abs(src - tgt) if metric is None else np.asarray(metric(src - tgt), float)
+        if not np.isfinite(dd).all() or (dd < 0).any():
+            raise ParameterError("metric", "a value that is negative or not finite", "a metric d(z) >= 0")
+        yield th, pair, src, tgt, mass, dd
+
+
+def _result(framework: Framework, recs: list, thetas: list, wheres: list, metric: Callable | None):
+    """The Sensitivity (largest sup d over the plans), theta (the first largest over pairs) and the
+    binding (prior, pair, row/column) from per-pair results, as the reference loop picks them."""
+    from ..framework import PairRecord
+
+    if not recs:
+        raise ParameterError("framework", framework.name, "at least one pair of possible secrets")
+    best, best_theta = 0, max(thetas[0], 0.0)
+    for j in range(1, len(thetas)):
+        if thetas[j] > best_theta:
+            best, best_theta = j, thetas[j]
+    vals = [r[2] for r in recs]
+    k = int(np.argmax(vals))
+    sens = Sensitivity(vals[k], "plan" if metric is None else "plan_metric", (recs[k][0], recs[k][1]), None,
+                       tuple(PairRecord(a, b, c) for a, b, c in recs))
+    return sens, best_theta, (recs[best][0], recs[best][1], wheres[best])
+
+
+def _plans_reference(framework: Framework, method: str, eps: float, metric: Callable | None,
+                     inv: Callable[[float], float]):
+    """The per-pair Python path (Theorem 1 with a metric, Theorem 2 by :func:`thm2_eta`): the
+    reference the compiled Theorem 2 is tested against. Returns (sensitivity, theta, binding)."""
+    recs, thetas, wheres = [], [], []
+    for th, pair, src, tgt, mass, dd in _pair_plans(framework, metric):
+        dmax = float(np.max(dd))
+        if method == "thm1":
+            t = 0.0 if dmax == 0 else inv(eps / dmax)
+            where = None
+        else:
+            eta, where = thm2_eta(dd, mass, src, tgt, eps)
+            t = 0.0 if math.isinf(eta) else inv(eta)
+        recs.append((th, pair, dmax))
+        thetas.append(t)
+        wheres.append(where)
+    return _result(framework, recs, thetas, wheres, metric)
+
+
+def _thm2(framework: Framework, eps: float, metric: Callable | None, inv: Callable[[float], float]):
+    """Theorem 2 in the core: Markov frameworks (default metric) entirely in C++ (laws, plans and
+    roots, no law stored); other frameworks with the plans built here and all roots in one call.
+    Each eta is a feasible root: at most the reference's, by at most a documented band."""
+    from .. import _core
+    from ..models import MarkovChainFramework
+
+    if isinstance(framework, MarkovChainFramework) and metric is None:
+        return _thm2_markov(framework, eps, inv)
+    recs, ds, ms, rows, cols, lens = [], [], [], [], [], []
+    for th, pair, src, tgt, mass, dd in _pair_plans(framework, metric):
+        recs.append((th, pair, float(np.max(dd))))
+        ds.append(dd), ms.append(mass), rows.append(src), cols.append(tgt), lens.append(dd.size)
+    if not recs:
+        raise ParameterError("framework", framework.name, "at least one pair of possible secrets")
+    off = np.r_[0, np.cumsum(lens)].astype(np.int64)
+    eta, kind, key = _core.kantorovich.thm2_plans(np.concatenate(ds), np.concatenate(ms), np.concatenate(rows),
+                                                   np.concatenate(cols), off, eps)
+    return _finish(framework, recs, eta, kind, key, metric, inv)
+
+
+def _finish(framework: Framework, recs: list, eta: np.ndarray, kind: np.ndarray, key: np.ndarray,
+            metric: Callable | None, inv: Callable[[float], float]):
+    thetas = [0.0 if math.isinf(e) else inv(e) for e in eta.tolist()]
+    wheres = [None if c == 0 else (_KIND[c], x) for c, x in zip(kind.tolist(), key.tolist())]
+    return _result(framework, recs, thetas, wheres, metric)
+
+
+def _thm2_markov(framework: Any, eps: float, inv: Callable[[float], float]):
+    from .. import _core
+    from ..models import _check_memory
+
+    k, T = framework._k, framework._T
+    ab = [(a, b) for a in range(k) for b in range(a + 1, k)]
+    _check_memory("framework", 25.0 * len(framework._thetas) * T * len(ab))
+    eta, kind, key, dmax, _ = _core.kantorovich.markov_thm2(framework._M, framework._pi, framework._vals, T, eps,
+                                                            framework._threads)
+    th_i, t_i, p_i = np.nonzero(kind >= 0)            # C order = the order of pair_laws()
+    thetas = framework._thetas
+    recs = [(thetas[i], (f"X{t}={ab[p][0]}", f"X{t}={ab[p][1]}"), d)
+            for i, t, p, d in zip(th_i.tolist(), t_i.tolist(), p_i.tolist(), dmax[th_i, t_i, p_i].tolist())]
+    return _finish(framework, recs, eta[th_i, t_i, p_i], kind[th_i, t_i, p_i], key[th_i, t_i, p_i], None, inv)
+
+
 def gaussian_constant(eps: float, delta: float, variant: str = "b", paper_constant: bool = False) -> float:
     """The constant c of Theorem 3 (theta = c Delta / eps), rounded upward (Ding 2022)."""
     if variant == "a":
@@ -163,7 +263,6 @@ class Kantorovich(Mechanism):
     def __init__(self, framework: Framework, eps: float, *, method: str = "thm1",
                  metric: Callable[[np.ndarray], np.ndarray] | None = None,
                  eta_inv: Callable[[float], float] | None = None):
-        from .. import transport
         from ..noise import Laplace
 
         self.framework = self._check_framework(framework)
@@ -190,35 +289,8 @@ class Kantorovich(Mechanism):
             self.sensitivity = framework.w_inf()   # = sup over supp pi* of |x - x'| (Ding 2022)
             theta = 0.0 if self.sensitivity.value == 0 else inv(self.eps / self.sensitivity.value)
         else:
-            recs, best_theta, best_rec = [], 0.0, None
-            for th, pair, P, Q in framework.pair_laws():
-                plan = transport.quantile_coupling(P, Q)
-                src, tgt = np.asarray(plan.source, float), np.asarray(plan.target, float)
-                mass = np.asarray(plan.mass, float)
-                dd = np.abs(src - tgt) if metric is None else np.asarray(metric(src - tgt), float)
-                if not np.isfinite(dd).all() or (dd < 0).any():
-                    raise ParameterError("metric", "a value that is negative or not finite", "a metric d(z) >= 0")
-                if method == "thm1":
-                    dmax = float(np.max(dd))
-                    t = 0.0 if dmax == 0 else inv(self.eps / dmax)
-                    where = None
-                    recs.append((th, pair, dmax))
-                else:
-                    eta, where = thm2_eta(dd, mass, src, tgt, self.eps)
-                    t = 0.0 if math.isinf(eta) else inv(eta)
-                    recs.append((th, pair, float(np.max(dd))))
-                if t > best_theta or best_rec is None:
-                    best_theta, best_rec = max(t, best_theta), (th, pair, where)
-            if best_rec is None:
-                raise ParameterError("framework", framework.name, "at least one pair of possible secrets")
-            vals = [r[2] for r in recs]
-            from ..framework import PairRecord
-            k = int(np.argmax(vals))
-            self.sensitivity = Sensitivity(vals[k], "plan" if metric is None else "plan_metric",
-                                           (recs[k][0], recs[k][1]), None,
-                                           tuple(PairRecord(a, b, c) for a, b, c in recs))
-            theta = best_theta
-            self.binding = best_rec
+            run = _thm2 if method == "thm2" else (lambda f, e, d, i: _plans_reference(f, method, e, d, i))
+            self.sensitivity, theta, self.binding = run(framework, self.eps, metric, inv)
         if not math.isfinite(theta):
             raise UnboundedSensitivityError(f"the noise parameter is infinite (witness {self.sensitivity.witness})")
         theta = scale_up(theta)

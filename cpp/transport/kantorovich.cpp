@@ -1,0 +1,193 @@
+// Theorem 2 of Ding 2022 and the DAGWM log-moment of Pierquin et al. 2024 (Thm 4.5) per plan,
+// and their batches over the worker pool. The bisection, brackets and group order follow
+// puffer.mechanisms.kantorovich's reference (thm2_eta); the only change is the rounding margin
+// added to h, which keeps the returned eta feasible (h(eta) <= 0 for the exact h).
+#include "transport/kantorovich.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <vector>
+
+#include "common/errors.hpp"
+#include "common/parallel.hpp"
+
+namespace puffer::transport {
+namespace {
+
+constexpr double kU = 0x1p-53;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Entry indices of the groups of equal key, in ascending key order, entry order kept inside a
+// group (a stable sort; plans of the quantile coupling are already sorted).
+void group_order(const double* key, std::size_t n, std::vector<std::size_t>& idx) {
+  idx.resize(n);
+  std::iota(idx.begin(), idx.end(), std::size_t{0});
+  bool sorted = true;
+  for (std::size_t k = 1; k < n && sorted; ++k) sorted = key[k] >= key[k - 1];
+  if (!sorted) std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return key[a] < key[b]; });
+}
+
+// Root of one row or column: h(eta) = log sum m exp(eta d) - eps - log M (increasing).
+struct Group {
+  const double* d;
+  const std::size_t* idx;
+  std::size_t n;
+  std::vector<double> logm;
+  double target = 0.0, abs_logm = 0.0, dmax = 0.0, extra = 0.0;
+  double lo = 0.0, hi = 0.0;
+  int kind = 0;
+  double key = 0.0;
+
+  // h plus its rounding bound: >= the exact h at eta (so h <= 0 certifies feasibility).
+  double h(double eta) const {
+    double mx = -kInf;
+    for (std::size_t k = 0; k < n; ++k) mx = std::max(mx, logm[k] + eta * d[idx[k]]);
+    double s = 0.0;
+    for (std::size_t k = 0; k < n; ++k) s += std::exp(logm[k] + eta * d[idx[k]] - mx);
+    const double v = mx + std::log(s) - target;
+    double big = abs_logm + eta * dmax;
+    if (std::isfinite(mx)) big = std::max(big, std::fabs(mx));
+    if (std::isfinite(target)) big += std::fabs(target);
+    return v + lse_margin(n, big) + extra;
+  }
+};
+
+// Statistics, then the brackets of the reference: h(eps / dmax) <= 0 (every d <= dmax) and the
+// analytic upper end from the mass at d = 0 and the smallest positive d, each guarded against
+// rounding. Returns false for an unconstrained group (all mass at d = 0).
+bool bracket(Group& g, const double* mass, double eps) {
+  const std::size_t n = g.n;
+  double dmax = 0.0, M = 0.0, m0 = 0.0, dmin = kInf;
+  for (std::size_t k = 0; k < n; ++k) {
+    const double d = g.d[g.idx[k]], m = mass[g.idx[k]];
+    dmax = std::max(dmax, d);
+    M += m;
+    if (d == 0.0) m0 += m;
+    if (d > 0.0) dmin = std::min(dmin, d);
+  }
+  if (!(dmax > 0.0)) return false;
+  g.dmax = dmax;
+  g.logm.resize(n);
+  g.abs_logm = 0.0;
+  for (std::size_t k = 0; k < n; ++k) {
+    g.logm[k] = std::log(mass[g.idx[k]]);
+    if (std::isfinite(g.logm[k])) g.abs_logm = std::max(g.abs_logm, std::fabs(g.logm[k]));
+  }
+  g.target = eps + std::log(M);
+  double lo = eps / dmax;
+  double hi = std::log((std::exp(eps) * M - m0) / std::max(M - m0, 1e-300)) / dmin * (1 + 1e-9) + 1e-300;
+  for (int r = 0; r < 64 && g.h(hi) < 0.0; ++r) hi *= 2.0;
+  for (int r = 0; r < 64 && g.h(lo) > 0.0; ++r) lo *= (1 - 1e-12);
+  g.lo = lo;
+  g.hi = hi;
+  return true;
+}
+
+// Bisection keeping lo feasible; the result lies in [lo, max(lo, hi)).
+double solve(const Group& g) {
+  double lo = g.lo, hi = g.hi;
+  for (int r = 0; r < 200; ++r) {
+    const double mid = 0.5 * (lo + hi);
+    if (!(mid > lo && mid < hi)) break;
+    if (g.h(mid) <= 0.0) lo = mid;
+    else hi = mid;
+  }
+  return lo;
+}
+
+}  // namespace
+
+double lse_margin(std::size_t n, double tmax) {
+  // t = log m + eta d (2 roundings), exp(t - mx) (2), a sum of n positive terms ((n - 1) u
+  // relative), log and the final two additions: <= (2n + 16) u + 8 u max|t| absolute.
+  return (2.0 * static_cast<double>(n) + 16.0) * kU + 8.0 * kU * tmax;
+}
+
+Thm2 thm2_eta(const double* d, const double* mass, const double* row, const double* col, std::size_t n,
+              double eps, double mass_rtol) {
+  require(eps > 0.0 && std::isfinite(eps), "eps", eps, "a finite eps > 0");
+  require(mass_rtol >= 0.0 && mass_rtol < 1e-3, "mass_rtol", mass_rtol, "a relative tolerance in [0, 1e-3)");
+  Thm2 best;
+  if (n == 0) return best;
+  for (std::size_t k = 0; k < n; ++k) {
+    if (!(d[k] >= 0.0) || !std::isfinite(d[k])) throw InvalidArgument("d", to_str(d[k]), "finite distances >= 0");
+    if (!(mass[k] >= 0.0) || !std::isfinite(mass[k]))
+      throw InvalidArgument("mass", to_str(mass[k]), "finite plan masses >= 0");
+  }
+  // Every group is bracketed first; a group whose lower end exceeds the smallest upper end
+  // cannot hold the minimum (its root is larger), so only the others are bisected: the result
+  // is the one of solving every group.
+  thread_local std::vector<std::size_t> idx_r, idx_c;
+  thread_local std::vector<Group> groups;
+  groups.clear();
+  double upper = kInf;
+  for (int kind = 1; kind <= 2; ++kind) {
+    const double* key = kind == 1 ? row : col;
+    std::vector<std::size_t>& idx = kind == 1 ? idx_r : idx_c;
+    group_order(key, n, idx);
+    for (std::size_t b = 0; b < n;) {
+      std::size_t e = b + 1;
+      while (e < n && key[idx[e]] == key[idx[b]]) ++e;
+      Group g{d, idx.data() + b, e - b, {}};
+      g.extra = 2.0 * mass_rtol;
+      g.kind = kind;
+      g.key = key[idx[b]];
+      if (bracket(g, mass, eps)) {
+        const double ub = std::isnan(g.hi) ? kInf : std::max(g.lo, g.hi);
+        upper = std::min(upper, ub);
+        groups.push_back(std::move(g));
+      }
+      b = e;
+    }
+  }
+  for (const Group& g : groups) {
+    if (g.lo > upper) continue;
+    const double eta = solve(g);
+    if (eta < best.eta) {  // np.argmin: the first smallest
+      best.eta = eta;
+      best.kind = g.kind;
+      best.key = g.key;
+    }
+  }
+  if (std::isinf(best.eta)) best = Thm2{};
+  return best;
+}
+
+void thm2_batch(const double* d, const double* mass, const double* row, const double* col,
+                const std::int64_t* off, std::size_t K, double eps, double mass_rtol, unsigned threads,
+                const CancelFn& cancel, Thm2* out) {
+  for (std::size_t k = 0; k < K; ++k)
+    require(off[k + 1] >= off[k] && off[k] >= 0, "offsets", off[k + 1], "non-decreasing plan offsets");
+  parallel_for(K, threads, [&](std::size_t k) {
+    if (cancel && cancel()) throw Cancelled();
+    const std::size_t b = static_cast<std::size_t>(off[k]), n = static_cast<std::size_t>(off[k + 1] - off[k]);
+    out[k] = thm2_eta(d + b, mass + b, row + b, col + b, n, eps, mass_rtol);
+  });
+}
+
+void dagwm_log_moments(const double* logm, const double* s, const std::int64_t* idx, std::size_t n_s,
+                       const std::int64_t* off, std::size_t K, double a2m1, unsigned threads,
+                       const CancelFn& cancel, double* out) {
+  require(a2m1 > 0.0 && std::isfinite(a2m1), "alpha", a2m1 + 1.0, "a finite order > 1");
+  for (std::size_t k = 0; k < K; ++k)
+    require(off[k + 1] > off[k] && off[k] >= 0, "offsets", off[k + 1], "increasing plan offsets (no empty plan)");
+  const std::size_t total = K ? static_cast<std::size_t>(off[K]) : 0;
+  for (std::size_t j = 0; j < total; ++j)
+    require(idx[j] >= 0 && static_cast<std::size_t>(idx[j]) < n_s, "idx", idx[j], "indices into s");
+  parallel_for(K, threads, [&](std::size_t k) {
+    if (cancel && cancel()) throw Cancelled();
+    const std::size_t b = static_cast<std::size_t>(off[k]), e = static_cast<std::size_t>(off[k + 1]);
+    double mx = -kInf, tmax = 0.0;
+    for (std::size_t j = b; j < e; ++j) {
+      const double t = logm[j] + a2m1 * s[idx[j]];
+      mx = std::max(mx, t);
+      if (std::isfinite(t)) tmax = std::max(tmax, std::fabs(t));
+    }
+    double acc = 0.0;
+    for (std::size_t j = b; j < e; ++j) acc += std::exp(logm[j] + a2m1 * s[idx[j]] - mx);
+    out[k] = mx + std::log(acc) + lse_margin(e - b, tmax);
+  });
+}
+
+}  // namespace puffer::transport
