@@ -35,16 +35,22 @@ struct Group {
   std::size_t n;
   std::vector<double> logm;
   double target = 0.0, abs_logm = 0.0, dmax = 0.0, extra = 0.0;
-  double lo = 0.0, hi = 0.0;
+  double lo = 0.0, hi = 0.0, lb = 0.0, M = 0.0, m0 = 0.0, dmin = 0.0;
   int kind = 0;
   double key = 0.0;
 
   // h plus its rounding bound: >= the exact h at eta (so h <= 0 certifies feasibility).
-  double h(double eta) const {
+  // slope (optional): h'(eta), the mean of d under the tilted masses m exp(eta d).
+  double h(double eta, double* slope = nullptr) const {
     double mx = -kInf;
     for (std::size_t k = 0; k < n; ++k) mx = std::max(mx, logm[k] + eta * d[idx[k]]);
-    double s = 0.0;
-    for (std::size_t k = 0; k < n; ++k) s += std::exp(logm[k] + eta * d[idx[k]] - mx);
+    double s = 0.0, sd = 0.0;
+    for (std::size_t k = 0; k < n; ++k) {
+      const double w = std::exp(logm[k] + eta * d[idx[k]] - mx);
+      s += w;
+      sd += w * d[idx[k]];
+    }
+    if (slope) *slope = sd / s;
     const double v = mx + std::log(s) - target;
     double big = abs_logm + eta * dmax;
     if (std::isfinite(mx)) big = std::max(big, std::fabs(mx));
@@ -53,10 +59,8 @@ struct Group {
   }
 };
 
-// Statistics, then the brackets of the reference: h(eps / dmax) <= 0 (every d <= dmax) and the
-// analytic upper end from the mass at d = 0 and the smallest positive d, each guarded against
-// rounding. Returns false for an unconstrained group (all mass at d = 0).
-bool bracket(Group& g, const double* mass, double eps) {
+// Group statistics: the log-masses and target of h, and the quantities of the bracket.
+void stats(Group& g, const double* mass, double eps) {
   const std::size_t n = g.n;
   double dmax = 0.0, M = 0.0, m0 = 0.0, dmin = kInf;
   for (std::size_t k = 0; k < n; ++k) {
@@ -66,8 +70,10 @@ bool bracket(Group& g, const double* mass, double eps) {
     if (d == 0.0) m0 += m;
     if (d > 0.0) dmin = std::min(dmin, d);
   }
-  if (!(dmax > 0.0)) return false;
   g.dmax = dmax;
+  g.M = M;
+  g.m0 = m0;
+  g.dmin = dmin;
   g.logm.resize(n);
   g.abs_logm = 0.0;
   for (std::size_t k = 0; k < n; ++k) {
@@ -75,18 +81,49 @@ bool bracket(Group& g, const double* mass, double eps) {
     if (std::isfinite(g.logm[k])) g.abs_logm = std::max(g.abs_logm, std::fabs(g.logm[k]));
   }
   g.target = eps + std::log(M);
-  double lo = eps / dmax;
-  double hi = std::log((std::exp(eps) * M - m0) / std::max(M - m0, 1e-300)) / dmin * (1 + 1e-9) + 1e-300;
+}
+
+// The brackets of the reference: h(eps / dmax) <= 0 (every d <= dmax) and the analytic upper
+// end from the mass at d = 0 and the smallest positive d, each guarded against rounding.
+void bracket(Group& g, double eps) {
+  double lo = eps / g.dmax;
+  double hi = std::log((std::exp(eps) * g.M - g.m0) / std::max(g.M - g.m0, 1e-300)) / g.dmin * (1 + 1e-9) + 1e-300;
   for (int r = 0; r < 64 && g.h(hi) < 0.0; ++r) hi *= 2.0;
   for (int r = 0; r < 64 && g.h(lo) > 0.0; ++r) lo *= (1 - 1e-12);
   g.lo = lo;
   g.hi = hi;
-  return true;
 }
 
-// Bisection keeping lo feasible; the result lies in [lo, max(lo, hi)).
+// Bisection keeping lo feasible (h(lo) <= 0 < h(hi)); the result lies in [lo, max(lo, hi)).
+// The bracket is first narrowed by Newton steps from hi (h is convex: the tangent root lies
+// at or above the root) and chord steps from lo (the chord root lies at or below it); each
+// proposal is only a trial point whose computed sign decides which end moves, as in the
+// bisection, so the end result is the bisection's up to its own rounding noise.
 double solve(const Group& g) {
   double lo = g.lo, hi = g.hi;
+  if (lo < hi && std::isfinite(hi)) {
+    double hl = g.h(lo), sh = 0.0, hh = g.h(hi, &sh);
+    for (int r = 0; r < 12 && (hi - lo) > 4e-16 * hi; ++r) {
+      double x = hi - hh / sh;  // Newton from the right
+      if (x > lo && x < hi) {
+        double sx = 0.0;
+        const double hx = g.h(x, &sx);
+        if (hx <= 0.0) { lo = x; hl = hx; }
+        else { hi = x; hh = hx; sh = sx; }
+      }
+      if (!(hh > hl)) break;
+      x = lo - hl * (hi - lo) / (hh - hl);  // chord from the left
+      // aim a hair above the chord root: the root is usually within a few ulps of it by now
+      x = std::min(x * (1 + 1e-15), 0.5 * (x + hi));
+      if (x > lo && x < hi) {
+        double sx = 0.0;
+        const double hx = g.h(x, &sx);
+        if (hx <= 0.0) { lo = x; hl = hx; }
+        else { hi = x; hh = hx; sh = sx; }
+      }
+      if (!(sh > 0.0) || !std::isfinite(hh) || !std::isfinite(hl)) break;
+    }
+  }
   for (int r = 0; r < 200; ++r) {
     const double mid = 0.5 * (lo + hi);
     if (!(mid > lo && mid < hi)) break;
@@ -115,39 +152,51 @@ Thm2 thm2_eta(const double* d, const double* mass, const double* row, const doub
     if (!(mass[k] >= 0.0) || !std::isfinite(mass[k]))
       throw InvalidArgument("mass", to_str(mass[k]), "finite plan masses >= 0");
   }
-  // Every group is bracketed first; a group whose lower end exceeds the smallest upper end
-  // cannot hold the minimum (its root is larger), so only the others are bisected: the result
-  // is the one of solving every group.
+  // Groups are solved in order of their lower bound eps / dmax (the bisection never returns
+  // less than the guarded lo >= eps / dmax (1 - 1e-12)^64); once a root is known, a group whose
+  // bound exceeds it, or whose h is <= 0 there, cannot hold the minimum and is skipped. The
+  // result is that of solving every group, ties going to the first group in the reference's
+  // order.
   thread_local std::vector<std::size_t> idx_r, idx_c;
   thread_local std::vector<Group> groups;
   groups.clear();
-  double upper = kInf;
   for (int kind = 1; kind <= 2; ++kind) {
     const double* key = kind == 1 ? row : col;
     std::vector<std::size_t>& idx = kind == 1 ? idx_r : idx_c;
     group_order(key, n, idx);
     for (std::size_t b = 0; b < n;) {
       std::size_t e = b + 1;
-      while (e < n && key[idx[e]] == key[idx[b]]) ++e;
-      Group g{d, idx.data() + b, e - b, {}};
-      g.extra = 2.0 * mass_rtol;
-      g.kind = kind;
-      g.key = key[idx[b]];
-      if (bracket(g, mass, eps)) {
-        const double ub = std::isnan(g.hi) ? kInf : std::max(g.lo, g.hi);
-        upper = std::min(upper, ub);
+      double dmax = d[idx[b]];
+      while (e < n && key[idx[e]] == key[idx[b]]) dmax = std::max(dmax, d[idx[e++]]);
+      if (dmax > 0.0) {  // else all mass at d = 0: unconstrained
+        Group g{d, idx.data() + b, e - b, {}};
+        g.extra = 2.0 * mass_rtol;
+        g.kind = kind;
+        g.key = key[idx[b]];
+        g.lb = eps / dmax * (1.0 - 1e-10);
         groups.push_back(std::move(g));
       }
       b = e;
     }
   }
-  for (const Group& g : groups) {
-    if (g.lo > upper) continue;
+  thread_local std::vector<std::size_t> order;
+  order.resize(groups.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return groups[a].lb < groups[b].lb; });
+  std::size_t best_pos = groups.size();
+  for (std::size_t o : order) {
+    Group& g = groups[o];
+    if (g.lb > best.eta) break;
+    stats(g, mass, eps);
+    // feasible at the best root so far: this root is not smaller, and a later group loses ties
+    if (best_pos < o && g.h(best.eta) <= 0.0) continue;
+    bracket(g, eps);
     const double eta = solve(g);
-    if (eta < best.eta) {  // np.argmin: the first smallest
+    if (eta < best.eta || (eta == best.eta && o < best_pos)) {  // np.argmin: the first smallest
       best.eta = eta;
       best.kind = g.kind;
       best.key = g.key;
+      best_pos = o;
     }
   }
   if (std::isinf(best.eta)) best = Thm2{};
