@@ -11,12 +11,15 @@
 
 #include "common/errors.hpp"
 #include "common/parallel.hpp"
+#include "common/rounding.hpp"
 
 namespace puffer::transport {
 namespace {
 
 constexpr double kU = 0x1p-53;
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// Pruning slack of the smallest root (relative) and the witness band (see thm2_eta).
+constexpr double kSlack = 0x1p-40;
 
 // Entry indices of the groups of equal key, in ascending key order, entry order kept inside a
 // group (a stable sort; plans of the quantile coupling are already sorted).
@@ -33,9 +36,10 @@ struct Group {
   const double* d;
   const std::size_t* idx;
   std::size_t n;
-  std::vector<double> logm;
+  double* logm = nullptr;  // n log-masses, filled by stats()
+  bool ready = false;
   double target = 0.0, abs_logm = 0.0, dmax = 0.0, extra = 0.0;
-  double lo = 0.0, hi = 0.0, lb = 0.0, M = 0.0, m0 = 0.0, dmin = 0.0;
+  double lo = 0.0, hi = 0.0, lb = 0.0, ub = 0.0, E = 0.0, M = 0.0, m0 = 0.0, dmin = 0.0;
   int kind = 0;
   double key = 0.0;
 
@@ -74,13 +78,13 @@ void stats(Group& g, const double* mass, double eps) {
   g.M = M;
   g.m0 = m0;
   g.dmin = dmin;
-  g.logm.resize(n);
   g.abs_logm = 0.0;
   for (std::size_t k = 0; k < n; ++k) {
     g.logm[k] = std::log(mass[g.idx[k]]);
     if (std::isfinite(g.logm[k])) g.abs_logm = std::max(g.abs_logm, std::fabs(g.logm[k]));
   }
   g.target = eps + std::log(M);
+  g.ready = true;
 }
 
 // The brackets of the reference: h(eps / dmax) <= 0 (every d <= dmax) and the analytic upper
@@ -152,54 +156,104 @@ Thm2 thm2_eta(const double* d, const double* mass, const double* row, const doub
     if (!(mass[k] >= 0.0) || !std::isfinite(mass[k]))
       throw InvalidArgument("mass", to_str(mass[k]), "finite plan masses >= 0");
   }
-  // Groups are solved in order of their lower bound eps / dmax (the bisection never returns
-  // less than the guarded lo >= eps / dmax (1 - 1e-12)^64); once a root is known, a group whose
-  // bound exceeds it, or whose h is <= 0 there, cannot hold the minimum and is skipped. The
-  // result is that of solving every group, ties going to the first group in the reference's
-  // order.
+  // Pass 1, the smallest root: groups in order of their lower bound eps / dmax (the bisection
+  // never returns less than the guarded lo >= eps / dmax (1 - 1e-12)^64). Once a root `best`
+  // is known, a group whose bound exceeds it, or whose h is <= 0 at best (1 - kSlack) (its root
+  // is at least that), is skipped; so the minimum over all groups is >= best (1 - kSlack), the
+  // value returned (rounded down): a feasible eta at most kSlack below the exact minimum.
   thread_local std::vector<std::size_t> idx_r, idx_c;
+  thread_local std::vector<double> lm_r, lm_c;
   thread_local std::vector<Group> groups;
   groups.clear();
+  lm_r.resize(n);
+  lm_c.resize(n);
   for (int kind = 1; kind <= 2; ++kind) {
     const double* key = kind == 1 ? row : col;
     std::vector<std::size_t>& idx = kind == 1 ? idx_r : idx_c;
+    double* lm = kind == 1 ? lm_r.data() : lm_c.data();
     group_order(key, n, idx);
     for (std::size_t b = 0; b < n;) {
       std::size_t e = b + 1;
       double dmax = d[idx[b]];
       while (e < n && key[idx[e]] == key[idx[b]]) dmax = std::max(dmax, d[idx[e++]]);
       if (dmax > 0.0) {  // else all mass at d = 0: unconstrained
-        Group g{d, idx.data() + b, e - b, {}};
+        Group g{d, idx.data() + b, e - b};
+        g.logm = lm + b;
         g.extra = 2.0 * mass_rtol;
         g.kind = kind;
         g.key = key[idx[b]];
+        g.dmax = dmax;
         g.lb = eps / dmax * (1.0 - 1e-10);
-        groups.push_back(std::move(g));
+        groups.push_back(g);
       }
       b = e;
     }
   }
-  thread_local std::vector<std::size_t> order;
-  order.resize(groups.size());
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return groups[a].lb < groups[b].lb; });
-  std::size_t best_pos = groups.size();
-  for (std::size_t o : order) {
+  if (groups.empty()) return best;
+  // Candidates. Cheap bounds per group from p = m / M and E = E_p[d]: Jensen gives
+  // sum p e^(eta d) >= e^(eta E), so the root is <= eps / E; the chord of e^(eta d) over
+  // [0, dmax] gives sum p e^(eta d) <= 1 + (E / dmax)(e^(eta dmax) - 1), so the root is >=
+  // log1p(expm1(eps) dmax / E) / dmax. The computed root sits below the exact one by at most
+  // (h's margin) / eps relatively (eta h'(eta) >= eps at the root, h convex), which the lower
+  // bound's slack covers; eps / dmax (1 - 1e-10) is a bound of the bisection itself. Groups
+  // whose lower bound exceeds the smallest upper bound are dropped.
+  thread_local std::vector<std::size_t> cand;
+  double min_ub = kInf;
+  for (Group& g : groups) {
+    double M = 0.0, S = 0.0;
+    for (std::size_t k = 0; k < g.n; ++k) {
+      M += mass[g.idx[k]];
+      S += mass[g.idx[k]] * d[g.idx[k]];
+    }
+    g.E = S / M;
+    g.ub = g.E > 0.0 && std::isfinite(g.E) ? eps / g.E * (1.0 + 1e-9) : kInf;
+    min_ub = std::min(min_ub, g.ub);
+  }
+  const double em1 = std::expm1(eps);
+  cand.clear();
+  for (std::size_t o = 0; o < groups.size(); ++o) {
     Group& g = groups[o];
-    if (g.lb > best.eta) break;
+    if (g.lb > min_ub) continue;
+    if (std::isfinite(g.ub)) {
+      const double dh = g.extra + lse_margin(g.n, 2000.0 + 2.0 * g.ub * g.dmax + eps);
+      const double lb2 = std::log1p(em1 * (g.dmax / g.E)) / g.dmax * (1.0 - 1e-9 - 4.0 * dh / eps);
+      g.lb = std::max(g.lb, lb2);
+      if (g.lb > min_ub) continue;
+    }
+    cand.push_back(o);
+  }
+  std::stable_sort(cand.begin(), cand.end(), [&](std::size_t a, std::size_t b) { return groups[a].ub < groups[b].ub; });
+  double low = kInf;
+  std::size_t low_pos = 0;
+  for (std::size_t o : cand) {
+    Group& g = groups[o];
+    if (g.lb > low) continue;
     stats(g, mass, eps);
-    // feasible at the best root so far: this root is not smaller, and a later group loses ties
-    if (best_pos < o && g.h(best.eta) <= 0.0) continue;
+    if (low < kInf && g.h(low * (1.0 - kSlack)) <= 0.0) continue;
     bracket(g, eps);
     const double eta = solve(g);
-    if (eta < best.eta || (eta == best.eta && o < best_pos)) {  // np.argmin: the first smallest
-      best.eta = eta;
-      best.kind = g.kind;
-      best.key = g.key;
-      best_pos = o;
+    if (eta < low) {
+      low = eta;
+      low_pos = o;
     }
   }
-  if (std::isinf(best.eta)) best = Thm2{};
+  best.eta = next_down(low * (1.0 - kSlack));
+  // Pass 2, the witness: the first group in the reference's order (rows by key, then columns)
+  // whose root is below best (1 + kWitnessBand), i.e. h > 0 there -- a rule that does not
+  // depend on the rounding noise between near-equal roots.
+  const double x = best.eta * (1.0 + kWitnessBand);
+  std::size_t wit = low_pos;
+  for (std::size_t o = 0; o < groups.size() && o < low_pos; ++o) {
+    Group& g = groups[o];
+    if (g.lb > x) continue;
+    if (!g.ready) stats(g, mass, eps);
+    if (g.h(x) > 0.0) {
+      wit = o;
+      break;
+    }
+  }
+  best.kind = groups[wit].kind;
+  best.key = groups[wit].key;
   return best;
 }
 

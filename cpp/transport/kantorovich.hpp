@@ -26,9 +26,16 @@ class Cancelled : public std::runtime_error {
   Cancelled() : std::runtime_error("cancelled") {}
 };
 
-// Theorem 2 for one plan. kind: 0 = nothing constrained (eta = +inf), 1 = row, 2 = column;
-// key = the row's source atom or the column's target atom. Ties go to the first group in the
-// order rows by ascending key, then columns by ascending key.
+// Witnesses are reported as the first candidate within this relative band of the extreme (the
+// first group whose root is <= eta (1 + band), rows by ascending key, then columns by ascending
+// key), so that near-equal roots -- a plan whose entries all move by the same distance has
+// hundreds, equal up to rounding -- do not make the witness depend on rounding noise.
+constexpr double kWitnessBand = 1e-9;
+
+// Theorem 2 for one plan. eta: the smallest root over the constrained rows and columns, less
+// at most 2^-40 relative (pruning slack, rounded down: more noise); kind: 0 = nothing
+// constrained (eta = +inf), 1 = row, 2 = column; key = the row's source atom or the column's
+// target atom of the witness (see kWitnessBand).
 struct Thm2 {
   double eta = std::numeric_limits<double>::infinity();
   int kind = 0;
