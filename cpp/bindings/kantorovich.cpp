@@ -69,6 +69,7 @@ py::array_t<bool> flags(const std::vector<std::uint8_t>& v) {
 }  // namespace
 
 PUFFER_BIND_SUBMODULE(kantorovich, m) {
+  m.attr("WITNESS_BAND") = tr::kWitnessBand;
   m.def(
       "thm2_plans",
       [](const darr& d, const darr& mass, const darr& row, const darr& col, const iarr& off, double eps,
@@ -116,6 +117,24 @@ PUFFER_BIND_SUBMODULE(kantorovich, m) {
       py::arg("logm"), py::arg("s"), py::arg("idx"), py::arg("offsets"), py::arg("a2m1"), py::arg("threads") = 0,
       "Upper bounds on log sum_j exp(logm[j] + a2m1 * s[idx[j]]) per plan (CSR offsets): the DAGWM\n"
       "exponential-moment cost of Pierquin et al. 2024, Thm 4.5.");
+
+  m.def(
+      "dagwm_merge",
+      [](const darr& logm, const iarr& idx, const iarr& off, unsigned threads) {
+        const std::size_t n = len1(logm, "logm");
+        same(n, len1(idx, "idx"), "idx");
+        const std::size_t K = plans_of(off, n);
+        std::vector<double> lm;
+        std::vector<std::int64_t> ix, of;
+        {
+          py::gil_scoped_release rel;
+          tr::dagwm_merge(logm.data(), idx.data(), off.data(), K, threads, lm, ix, of);
+        }
+        return py::make_tuple(to_np(lm), to_np(ix), to_np(of));
+      },
+      py::arg("logm"), py::arg("idx"), py::arg("offsets"), py::arg("threads") = 0,
+      "Per plan, entries with equal displacement index merged into one upper-bounding log-mass:\n"
+      "(logm, idx, offsets) of the merged plans.");
 
   m.def(
       "markov_thm2",

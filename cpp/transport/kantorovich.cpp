@@ -8,6 +8,7 @@
 #include <cmath>
 #include <numeric>
 #include <vector>
+#include <utility>
 
 #include "common/errors.hpp"
 #include "common/parallel.hpp"
@@ -291,6 +292,49 @@ void dagwm_log_moments(const double* logm, const double* s, const std::int64_t* 
     for (std::size_t j = b; j < e; ++j) acc += std::exp(logm[j] + a2m1 * s[idx[j]] - mx);
     out[k] = mx + std::log(acc) + lse_margin(e - b, tmax);
   });
+}
+
+void dagwm_merge(const double* logm, const std::int64_t* idx, const std::int64_t* off, std::size_t K,
+                 unsigned threads, std::vector<double>& logm_out, std::vector<std::int64_t>& idx_out,
+                 std::vector<std::int64_t>& off_out) {
+  for (std::size_t k = 0; k < K; ++k)
+    require(off[k + 1] > off[k] && off[k] >= 0, "offsets", off[k + 1], "increasing plan offsets (no empty plan)");
+  // per plan: (idx, entry) sorted, then one log-sum-exp per run of equal idx
+  std::vector<std::vector<double>> lm(K);
+  std::vector<std::vector<std::int64_t>> ix(K);
+  parallel_for(K, threads, [&](std::size_t k) {
+    thread_local std::vector<std::pair<std::int64_t, std::size_t>> e;
+    e.clear();
+    for (std::size_t j = static_cast<std::size_t>(off[k]); j < static_cast<std::size_t>(off[k + 1]); ++j)
+      e.emplace_back(idx[j], j);
+    std::sort(e.begin(), e.end());
+    for (std::size_t a = 0; a < e.size();) {
+      std::size_t b = a + 1;
+      while (b < e.size() && e[b].first == e[a].first) ++b;
+      double v = logm[e[a].second];
+      if (b - a > 1) {
+        double mx = -kInf, tmax = 0.0;
+        for (std::size_t c = a; c < b; ++c) {
+          mx = std::max(mx, logm[e[c].second]);
+          if (std::isfinite(logm[e[c].second])) tmax = std::max(tmax, std::fabs(logm[e[c].second]));
+        }
+        double s = 0.0;
+        for (std::size_t c = a; c < b; ++c) s += std::exp(logm[e[c].second] - mx);
+        v = mx + std::log(s) + lse_margin(b - a, tmax);
+      }
+      lm[k].push_back(v);
+      ix[k].push_back(e[a].first);
+      a = b;
+    }
+  });
+  off_out.assign(1, 0);
+  logm_out.clear();
+  idx_out.clear();
+  for (std::size_t k = 0; k < K; ++k) {
+    logm_out.insert(logm_out.end(), lm[k].begin(), lm[k].end());
+    idx_out.insert(idx_out.end(), ix[k].begin(), ix[k].end());
+    off_out.push_back(static_cast<std::int64_t>(logm_out.size()));
+  }
 }
 
 }  // namespace puffer::transport

@@ -14,6 +14,7 @@
 #include <functional>
 #include <limits>
 #include <stdexcept>
+#include <vector>
 
 namespace puffer::transport {
 
@@ -59,6 +60,14 @@ void thm2_batch(const double* d, const double* mass, const double* row, const do
 void dagwm_log_moments(const double* logm, const double* s, const std::int64_t* idx, std::size_t n_s,
                        const std::int64_t* off, std::size_t K, double a2m1, unsigned threads,
                        const CancelFn& cancel, double* out);
+
+// Merges, per plan, the entries with the same displacement index: one entry per distinct
+// idx (ascending) whose log-mass bounds the log of their total mass from above. Output CSR
+// (logm_out, idx_out, off_out with K + 1 offsets). The log-moments of the merged plans are
+// >= those of the original ones.
+void dagwm_merge(const double* logm, const std::int64_t* idx, const std::int64_t* off, std::size_t K,
+                 unsigned threads, std::vector<double>& logm_out, std::vector<std::int64_t>& idx_out,
+                 std::vector<std::int64_t>& off_out);
 
 // The log-sum-exp error bound used above (absolute): n terms, largest |term| tmax.
 double lse_margin(std::size_t n, double tmax);

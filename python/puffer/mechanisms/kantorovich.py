@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _core
 from .. import _validate as V
 from ..errors import ParameterError, UnboundedSensitivityError
 from ..framework import Framework, Sensitivity
@@ -34,6 +35,10 @@ from ._base import Mechanism, scale_up
 
 __all__ = ["Kantorovich", "KantorovichGaussian", "thm2_eta", "gaussian_constant", "GAUSSIAN_K"]
 
+# Witnesses (binding row/column, binding pair) are the first within this relative band of the
+# extreme, in the reference's order (the compiled kernel's kWitnessBand).
+WITNESS_BAND: float = float(_core.kantorovich.WITNESS_BAND)
+
 # k = (2/e)^(1/3) (2/pi)^(1/6) (Ding 2022 (b)); the paper rounds k/2 to 0.41.
 GAUSSIAN_K = (2.0 / math.e) ** (1.0 / 3.0) * (2.0 / math.pi) ** (1.0 / 6.0)
 
@@ -42,7 +47,9 @@ def thm2_eta(dist: np.ndarray, mass: np.ndarray, rows: np.ndarray, cols: np.ndar
              eps: float) -> tuple[float, tuple | None]:
     """Theorem 2 for one plan: min over constrained rows and columns of the root eta_k of
     sum_k m_k exp(eta d_k) = e^eps M_k (Ding 2022), as a feasible (lower) value, and which
-    row/column binds (("row" | "col", x)). (inf, None) when nothing is constrained.
+    row/column binds (("row" | "col", x): the first, rows by x then columns by x, whose root is
+    within a relative WITNESS_BAND of the minimum). (inf, None) when nothing is constrained.
+    This is the numpy reference of the compiled kernel used by :class:`Kantorovich`.
 
     All groups are solved at once by a vectorised bisection on the log-sum-exp form
     h_k(eta) = log sum m exp(eta d) - eps - log M_k (increasing in eta; h_k(eps / max d) <= 0)."""
@@ -96,8 +103,11 @@ def thm2_eta(dist: np.ndarray, mass: np.ndarray, rows: np.ndarray, cols: np.ndar
         lo = np.where(live & ok, mid, lo)             # keep lo feasible: h(lo) <= 0
         hi = np.where(live & ~ok, mid, hi)
     eta = np.where(live, lo, np.inf)
-    k = int(np.argmin(eta))
-    return float(eta[k]), (kinds[k], float(keys[k]))
+    emin = float(eta.min())
+    # the witness: the first row/column within WITNESS_BAND of the minimum (near-equal roots,
+    # equal up to rounding, are common: the witness must not depend on that noise)
+    k = int(np.argmax(eta <= emin * (1 + WITNESS_BAND)))
+    return emin, (kinds[k], float(keys[k]))
 
 
 _KIND = {1: "row", 2: "col"}
@@ -125,10 +135,9 @@ def _result(framework: Framework, recs: list, thetas: list, wheres: list, metric
 
     if not recs:
         raise ParameterError("framework", framework.name, "at least one pair of possible secrets")
-    best, best_theta = 0, max(thetas[0], 0.0)
-    for j in range(1, len(thetas)):
-        if thetas[j] > best_theta:
-            best, best_theta = j, thetas[j]
+    best_theta = max(max(thetas), 0.0)
+    # the first pair within WITNESS_BAND of the largest theta (near-ties are rounding noise)
+    best = next(j for j, t in enumerate(thetas) if t >= best_theta * (1 - WITNESS_BAND))
     vals = [r[2] for r in recs]
     k = int(np.argmax(vals))
     sens = Sensitivity(vals[k], "plan" if metric is None else "plan_metric", (recs[k][0], recs[k][1]), None,
@@ -159,7 +168,6 @@ def _thm2(framework: Framework, eps: float, metric: Callable | None, inv: Callab
     """Theorem 2 in the core: Markov frameworks (default metric) entirely in C++ (laws, plans and
     roots, no law stored); other frameworks with the plans built here and all roots in one call.
     Each eta is a feasible root: at most the reference's, by at most a documented band."""
-    from .. import _core
     from ..models import MarkovChainFramework
 
     if isinstance(framework, MarkovChainFramework) and metric is None:
@@ -184,7 +192,6 @@ def _finish(framework: Framework, recs: list, eta: np.ndarray, kind: np.ndarray,
 
 
 def _thm2_markov(framework: Any, eps: float, inv: Callable[[float], float]):
-    from .. import _core
     from ..models import _check_memory
 
     k, T = framework._k, framework._T
