@@ -47,8 +47,12 @@ struct Group {
   // h plus its rounding bound: >= the exact h at eta (so h <= 0 certifies feasibility).
   // slope (optional): h'(eta), the mean of d under the tilted masses m exp(eta d).
   double h(double eta, double* slope = nullptr) const {
-    double mx = -kInf;
-    for (std::size_t k = 0; k < n; ++k) mx = std::max(mx, logm[k] + eta * d[idx[k]]);
+    double mx = -kInf, tmax = 0.0;  // tmax: the largest |term| that enters the sum
+    for (std::size_t k = 0; k < n; ++k) {
+      const double t = logm[k] + eta * d[idx[k]];
+      mx = std::max(mx, t);
+      if (t > -kInf) tmax = std::max(tmax, std::fabs(logm[k]) + eta * d[idx[k]]);
+    }
     double s = 0.0, sd = 0.0;
     for (std::size_t k = 0; k < n; ++k) {
       const double w = std::exp(logm[k] + eta * d[idx[k]] - mx);
@@ -57,7 +61,7 @@ struct Group {
     }
     if (slope) *slope = sd / s;
     const double v = mx + std::log(s) - target;
-    double big = abs_logm + eta * dmax;
+    double big = tmax;
     if (std::isfinite(mx)) big = std::max(big, std::fabs(mx));
     if (std::isfinite(target)) big += std::fabs(target);
     return v + lse_margin(n, big) + extra;
@@ -93,6 +97,7 @@ void stats(Group& g, const double* mass, double eps) {
 void bracket(Group& g, double eps) {
   double lo = eps / g.dmax;
   double hi = std::log((std::exp(eps) * g.M - g.m0) / std::max(g.M - g.m0, 1e-300)) / g.dmin * (1 + 1e-9) + 1e-300;
+  if (!(hi >= lo)) hi = lo;  // subnormal masses can put the analytic end below lo (or NaN)
   for (int r = 0; r < 64 && g.h(hi) < 0.0; ++r) hi *= 2.0;
   for (int r = 0; r < 64 && g.h(lo) > 0.0; ++r) lo *= (1 - 1e-12);
   g.lo = lo;

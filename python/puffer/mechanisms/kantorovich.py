@@ -85,6 +85,10 @@ def thm2_eta(dist: np.ndarray, mass: np.ndarray, rows: np.ndarray, cols: np.ndar
         lo = np.where(live, eps / np.where(live, dmax, 1.0), 0.0)
         hi = np.where(live, np.log((math.exp(eps) * M - m0) / np.maximum(M - m0, 1e-300))
                       / np.where(live, dmin, 1.0) * (1 + 1e-9) + 1e-300, 1.0)
+    # The analytic upper end can fall below lo (subnormal plan masses of log-space laws: M and
+    # m0 near 1e-310 make the log negative); a bracket [lo, hi] with hi < lo let the bisection
+    # move lo below 0 -- a negative eta, so the pair was dropped and theta under-reported.
+    hi = np.where(hi >= lo, hi, lo)
     for _ in range(64):                               # rounding guards on the analytic brackets
         bad = live & (h(hi) < 0)
         if not bad.any():
