@@ -253,7 +253,13 @@ Thm2 thm2_eta(const double* d, const double* mass, const double* row, const doub
     Group& g = groups[o];
     if (g.lb > x) continue;
     if (!g.ready) stats(g, mass, eps);
-    if (g.h(x) > 0.0) {
+    const double hx = g.h(x);
+    bool within = hx > 0.0;
+    if (std::isnan(hx)) {  // no mass in the group (M = 0): its root is the bracket's lo
+      bracket(g, eps);
+      within = solve(g) <= x;
+    }
+    if (within) {
       wit = o;
       break;
     }
