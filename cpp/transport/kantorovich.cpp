@@ -171,6 +171,7 @@ Thm2 thm2_eta(const double* d, const double* mass, const double* row, const doub
   thread_local std::vector<double> lm_r, lm_c;
   thread_local std::vector<Group> groups;
   groups.clear();
+  double min_ub = kInf;
   lm_r.resize(n);
   lm_c.resize(n);
   for (int kind = 1; kind <= 2; ++kind) {
@@ -179,18 +180,30 @@ Thm2 thm2_eta(const double* d, const double* mass, const double* row, const doub
     double* lm = kind == 1 ? lm_r.data() : lm_c.data();
     group_order(key, n, idx);
     for (std::size_t b = 0; b < n;) {
-      std::size_t e = b + 1;
-      double dmax = d[idx[b]];
-      while (e < n && key[idx[e]] == key[idx[b]]) dmax = std::max(dmax, d[idx[e++]]);
+      std::size_t e = b;
+      double dmax = 0.0, M = 0.0, S = 0.0;
+      const double kb = key[idx[b]];
+      for (; e < n && key[idx[e]] == kb; ++e) {
+        const double de = d[idx[e]], me = mass[idx[e]];
+        dmax = std::max(dmax, de);
+        M += me;
+        S += me * de;
+      }
       if (dmax > 0.0) {  // else all mass at d = 0: unconstrained
-        Group g{d, idx.data() + b, e - b};
+        groups.emplace_back();
+        Group& g = groups.back();
+        g.d = d;
+        g.idx = idx.data() + b;
+        g.n = e - b;
         g.logm = lm + b;
         g.extra = 2.0 * mass_rtol;
         g.kind = kind;
-        g.key = key[idx[b]];
+        g.key = kb;
         g.dmax = dmax;
         g.lb = eps / dmax * (1.0 - 1e-10);
-        groups.push_back(g);
+        g.E = S / M;
+        g.ub = g.E > 0.0 && std::isfinite(g.E) ? eps / g.E * (1.0 + 1e-9) : kInf;
+        min_ub = std::min(min_ub, g.ub);
       }
       b = e;
     }
@@ -203,18 +216,8 @@ Thm2 thm2_eta(const double* d, const double* mass, const double* row, const doub
   // (h's margin) / eps relatively (eta h'(eta) >= eps at the root, h convex), which the lower
   // bound's slack covers; eps / dmax (1 - 1e-10) is a bound of the bisection itself. Groups
   // whose lower bound exceeds the smallest upper bound are dropped.
+  // (log1p(y) >= 2y / (2 + y) screens first, without a logarithm.)
   thread_local std::vector<std::size_t> cand;
-  double min_ub = kInf;
-  for (Group& g : groups) {
-    double M = 0.0, S = 0.0;
-    for (std::size_t k = 0; k < g.n; ++k) {
-      M += mass[g.idx[k]];
-      S += mass[g.idx[k]] * d[g.idx[k]];
-    }
-    g.E = S / M;
-    g.ub = g.E > 0.0 && std::isfinite(g.E) ? eps / g.E * (1.0 + 1e-9) : kInf;
-    min_ub = std::min(min_ub, g.ub);
-  }
   const double em1 = std::expm1(eps);
   cand.clear();
   for (std::size_t o = 0; o < groups.size(); ++o) {
@@ -222,8 +225,9 @@ Thm2 thm2_eta(const double* d, const double* mass, const double* row, const doub
     if (g.lb > min_ub) continue;
     if (std::isfinite(g.ub)) {
       const double dh = g.extra + lse_margin(g.n, 2000.0 + 2.0 * g.ub * g.dmax + eps);
-      const double lb2 = std::log1p(em1 * (g.dmax / g.E)) / g.dmax * (1.0 - 1e-9 - 4.0 * dh / eps);
-      g.lb = std::max(g.lb, lb2);
+      const double slack = 1.0 - 1e-9 - 4.0 * dh / eps, y = em1 * (g.dmax / g.E);
+      if (2.0 * y / (2.0 + y) / g.dmax * slack > min_ub) continue;
+      g.lb = std::max(g.lb, std::log1p(y) / g.dmax * slack);
       if (g.lb > min_ub) continue;
     }
     cand.push_back(o);
@@ -252,6 +256,10 @@ Thm2 thm2_eta(const double* d, const double* mass, const double* row, const doub
   for (std::size_t o = 0; o < groups.size() && o < low_pos; ++o) {
     Group& g = groups[o];
     if (g.lb > x) continue;
+    if (g.ub <= x) {  // Jensen: the root is at most ub
+      wit = o;
+      break;
+    }
     if (!g.ready) stats(g, mass, eps);
     const double hx = g.h(x);
     bool within = hx > 0.0;
