@@ -43,6 +43,7 @@ WITNESS_BAND: float = float(_core.kantorovich.WITNESS_BAND)
 GAUSSIAN_K = (2.0 / math.e) ** (1.0 / 3.0) * (2.0 / math.pi) ** (1.0 / 6.0)
 
 
+@np.errstate(divide="ignore", invalid="ignore")     # zero plan masses (log-space laws): log 0 = -inf
 def thm2_eta(dist: np.ndarray, mass: np.ndarray, rows: np.ndarray, cols: np.ndarray,
              eps: float) -> tuple[float, tuple | None]:
     """Theorem 2 for one plan: min over constrained rows and columns of the root eta_k of
@@ -132,21 +133,23 @@ def _pair_plans(framework: Framework, metric: Callable | None):
         yield th, pair, src, tgt, mass, dd
 
 
-def _result(framework: Framework, recs: list, thetas: list, wheres: list, metric: Callable | None):
-    """The Sensitivity (largest sup d over the plans), theta (the first largest over pairs) and the
-    binding (prior, pair, row/column) from per-pair results, as the reference loop picks them."""
+def _result(framework: Framework, recs: list, thetas: Any, where: Callable[[int], tuple | None],
+            metric: Callable | None):
+    """The Sensitivity (largest sup d over the plans), theta (the largest over pairs) and the
+    binding (prior, pair, row/column: ``where(j)`` for the witness pair j) from per-pair results."""
     from ..framework import PairRecord
 
     if not recs:
         raise ParameterError("framework", framework.name, "at least one pair of possible secrets")
-    best_theta = max(max(thetas), 0.0)
+    t = np.asarray(thetas, dtype=np.float64)
+    best_theta = max(float(np.max(t)), 0.0)
     # the first pair within WITNESS_BAND of the largest theta (near-ties are rounding noise)
-    best = next(j for j, t in enumerate(thetas) if t >= best_theta * (1 - WITNESS_BAND))
+    best = int(np.argmax(t >= best_theta * (1 - WITNESS_BAND)))
     vals = [r[2] for r in recs]
     k = int(np.argmax(vals))
     sens = Sensitivity(vals[k], "plan" if metric is None else "plan_metric", (recs[k][0], recs[k][1]), None,
                        tuple(PairRecord(a, b, c) for a, b, c in recs))
-    return sens, best_theta, (recs[best][0], recs[best][1], wheres[best])
+    return sens, best_theta, (recs[best][0], recs[best][1], where(best))
 
 
 def _plans_reference(framework: Framework, method: str, eps: float, metric: Callable | None,
@@ -165,37 +168,43 @@ def _plans_reference(framework: Framework, method: str, eps: float, metric: Call
         recs.append((th, pair, dmax))
         thetas.append(t)
         wheres.append(where)
-    return _result(framework, recs, thetas, wheres, metric)
+    return _result(framework, recs, thetas, wheres.__getitem__, metric)
 
 
-def _thm2(framework: Framework, eps: float, metric: Callable | None, inv: Callable[[float], float]):
-    """Theorem 2 in the core: Markov frameworks (default metric) entirely in C++ (laws, plans and
+def _thm2(framework: Framework, eps: float, metric: Callable | None, inv: Callable[[float], float] | None):
+    """Theorem 2 in the core (``inv``: eta^{-1}, None for Laplace's 1 / eta): Markov frameworks (default metric) entirely in C++ (laws, plans and
     roots, no law stored); other frameworks with the plans built here and all roots in one call.
     Each eta is a feasible root: at most the reference's, by at most a documented band."""
     from ..models import MarkovChainFramework
 
     if isinstance(framework, MarkovChainFramework) and metric is None:
         return _thm2_markov(framework, eps, inv)
-    recs, ds, ms, rows, cols, lens = [], [], [], [], [], []
+    recs: list = []
+    arrays: list[tuple[np.ndarray, ...]] = []
     for th, pair, src, tgt, mass, dd in _pair_plans(framework, metric):
         recs.append((th, pair, float(np.max(dd))))
-        ds.append(dd), ms.append(mass), rows.append(src), cols.append(tgt), lens.append(dd.size)
+        arrays.append((dd, mass, src, tgt))
     if not recs:
         raise ParameterError("framework", framework.name, "at least one pair of possible secrets")
-    off = np.r_[0, np.cumsum(lens)].astype(np.int64)
-    eta, kind, key = _core.kantorovich.thm2_plans(np.concatenate(ds), np.concatenate(ms), np.concatenate(rows),
-                                                   np.concatenate(cols), off, eps)
+    off = np.r_[0, np.cumsum([a[0].size for a in arrays])].astype(np.int64)
+    ds, ms, rows, cols = (np.concatenate([a[j] for a in arrays]) for j in range(4))
+    eta, kind, key = _core.kantorovich.thm2_plans(ds, ms, rows, cols, off, eps)
     return _finish(framework, recs, eta, kind, key, metric, inv)
 
 
 def _finish(framework: Framework, recs: list, eta: np.ndarray, kind: np.ndarray, key: np.ndarray,
-            metric: Callable | None, inv: Callable[[float], float]):
-    thetas = [0.0 if math.isinf(e) else inv(e) for e in eta.tolist()]
-    wheres = [None if c == 0 else (_KIND[c], x) for c, x in zip(kind.tolist(), key.tolist())]
-    return _result(framework, recs, thetas, wheres, metric)
+            metric: Callable | None, inv: Callable[[float], float] | None):
+    if inv is None:                                   # Laplace: theta = 1 / eta (1 / inf = 0)
+        thetas: Any = 1.0 / eta
+    else:
+        thetas = [0.0 if math.isinf(e) else inv(e) for e in eta.tolist()]
+
+    def where(j: int) -> tuple | None:
+        return None if kind[j] == 0 else (_KIND[int(kind[j])], float(key[j]))
+    return _result(framework, recs, thetas, where, metric)
 
 
-def _thm2_markov(framework: Any, eps: float, inv: Callable[[float], float]):
+def _thm2_markov(framework: Any, eps: float, inv: Callable[[float], float] | None):
     from ..models import _check_memory
 
     k, T = framework._k, framework._T
@@ -300,8 +309,10 @@ class Kantorovich(Mechanism):
             self.sensitivity = framework.w_inf()   # = sup over supp pi* of |x - x'| (Ding 2022)
             theta = 0.0 if self.sensitivity.value == 0 else inv(self.eps / self.sensitivity.value)
         else:
-            run = _thm2 if method == "thm2" else (lambda f, e, d, i: _plans_reference(f, method, e, d, i))
-            self.sensitivity, theta, self.binding = run(framework, self.eps, metric, inv)
+            if method == "thm2":
+                self.sensitivity, theta, self.binding = _thm2(framework, self.eps, metric, eta_inv)
+            else:
+                self.sensitivity, theta, self.binding = _plans_reference(framework, method, self.eps, metric, inv)
         if not math.isfinite(theta):
             raise UnboundedSensitivityError(f"the noise parameter is infinite (witness {self.sensitivity.witness})")
         theta = scale_up(theta)
