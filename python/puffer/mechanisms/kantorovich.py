@@ -16,6 +16,12 @@ laws (1-D queries only, Ding 2022), per prior and pair; the noise parameter is t
 * ``method="support_diameter"``: the DP-style baseline of eq. (9), for comparison.
 
 Roots are bracketed so that the returned theta is on the safe (larger) side and rounded upward.
+
+Theorem 2 runs in the core (``puffer._core.kantorovich``): for Markov-chain frameworks the laws,
+plans and roots are all computed there, priors in parallel, no law stored; for other frameworks
+the plans are built here and all roots solved in one call. The compiled root adds a bound on the
+rounding of h to h, so it is a feasible eta at most the numpy reference's (:func:`thm2_eta`);
+the two agree within 1e-9 relative (tested).
 """
 from __future__ import annotations
 

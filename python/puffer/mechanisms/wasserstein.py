@@ -319,6 +319,10 @@ class DistributionAwareWasserstein(Mechanism):
     Delta_G^{zeta,q,alpha} = max over priors and pairs of E_pi[exp((a'-1) D_a'(zeta || zeta * (X - Y)))],
     a' = q(alpha - 1) + 1, evaluated on the quantile coupling pi (an upper bound on the infimum over
     couplings for every noise, exact for convex costs). q = 1 is always best (Pierquin et al. 2024).
+
+    The plans are computed once per framework (in the core for Markov chains) and the per-plan
+    log-sum-exp runs in the core, each value moved up by its rounding bound: never below the numpy
+    reference path, within 1e-9 relative of it (tested).
     """
 
     theorem = "Pierquin et al. 2024, Thm 4.5 (Distribution-Aware General Wasserstein Mechanism)"
