@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/errors.hpp"
 #include "models/markov_plans.hpp"
 #include "transport/kantorovich.hpp"
 

@@ -279,8 +279,13 @@ def _dagwm_plans_reference(framework: Framework) -> tuple[list, np.ndarray, np.n
 
 def _dagwm_plan_data_markov(framework: Any) -> _PlanData:
     """The same data from the core, laws and plans built there (no law stored in Python)."""
+    from ..models import _check_memory
+
     k, T = framework._k, framework._T
     ab = [(a, b) for a in range(k) for b in range(a + 1, k)]
+    span = int(framework._vals.max() - framework._vals.min())
+    # a plan has at most 2 (T span + 1) entries of 16 B, held twice while they are gathered
+    _check_memory("framework", 64.0 * len(framework._thetas) * T * len(ab) * (T * span + 1))
     v, logm, off, valid, _ = _core.kantorovich.markov_dagwm_plans(framework._M, framework._pi, framework._vals, T,
                                                                   framework._threads)
     th_i, t_i, p_i = np.nonzero(valid)                 # C order = the order of pair_laws()
