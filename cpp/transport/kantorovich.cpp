@@ -170,7 +170,7 @@ Thm2 thm2_eta(const double* d, const double* mass, const double* row, const doub
   thread_local std::vector<std::size_t> idx_r, idx_c;
   thread_local std::vector<double> lm_r, lm_c;
   thread_local std::vector<Group> groups;
-  groups.clear();
+  std::size_t ng = 0;
   double min_ub = kInf;
   lm_r.resize(n);
   lm_c.resize(n);
@@ -190,8 +190,9 @@ Thm2 thm2_eta(const double* d, const double* mass, const double* row, const doub
         S += me * de;
       }
       if (dmax > 0.0) {  // else all mass at d = 0: unconstrained
-        groups.emplace_back();
-        Group& g = groups.back();
+        if (ng == groups.size()) groups.emplace_back();
+        Group& g = groups[ng++];  // reused storage: every field read later is set here or in stats()
+        g.ready = false;
         g.d = d;
         g.idx = idx.data() + b;
         g.n = e - b;
@@ -208,7 +209,7 @@ Thm2 thm2_eta(const double* d, const double* mass, const double* row, const doub
       b = e;
     }
   }
-  if (groups.empty()) return best;
+  if (ng == 0) return best;
   // Candidates. Cheap bounds per group from p = m / M and E = E_p[d]: Jensen gives
   // sum p e^(eta d) >= e^(eta E), so the root is <= eps / E; the chord of e^(eta d) over
   // [0, dmax] gives sum p e^(eta d) <= 1 + (E / dmax)(e^(eta dmax) - 1), so the root is >=
@@ -220,7 +221,7 @@ Thm2 thm2_eta(const double* d, const double* mass, const double* row, const doub
   thread_local std::vector<std::size_t> cand;
   const double em1 = std::expm1(eps);
   cand.clear();
-  for (std::size_t o = 0; o < groups.size(); ++o) {
+  for (std::size_t o = 0; o < ng; ++o) {
     Group& g = groups[o];
     if (g.lb > min_ub) continue;
     if (std::isfinite(g.ub)) {
@@ -253,7 +254,7 @@ Thm2 thm2_eta(const double* d, const double* mass, const double* row, const doub
   // depend on the rounding noise between near-equal roots.
   const double x = best.eta * (1.0 + kWitnessBand);
   std::size_t wit = low_pos;
-  for (std::size_t o = 0; o < groups.size() && o < low_pos; ++o) {
+  for (std::size_t o = 0; o < ng && o < low_pos; ++o) {
     Group& g = groups[o];
     if (g.lb > x) continue;
     if (g.ub <= x) {  // Jensen: the root is at most ub
