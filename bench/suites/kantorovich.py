@@ -63,7 +63,7 @@ def run(ctx):
     t_new, m = _once(lambda: Kantorovich(_demo(), eps=1.0, method="thm2"))
     t_new = min(t_new, ctx.time(lambda: Kantorovich(_demo(), eps=1.0, method="thm2"), repeat=3, number=1))
     assert ref[1] <= m.theta and m.binding == ref[2]
-    rows.append(["puffer demo, Kantorovich Thm 2 (k=2, T=48, |Theta|=64)", f"{t_ref:.3f}", f"{t_new:.3f}",
+    rows.append(["puffer demo, Kantorovich Thm 2 (k=2, T=48, n_theta=64)", f"{t_ref:.3f}", f"{t_new:.3f}",
                  f"{t_ref / t_new:.0f}x", f"theta {m.theta:.10g} (Python {ref[1]:.10g})"])
     # 2. k = 4, T = 96, |Theta| = 100: the Python path is timed on the first 10 priors
     n_sub = 10 if not ctx.quick else 3
@@ -72,7 +72,7 @@ def run(ctx):
     sub = Kantorovich(puffer.models.markov_chain(Mt[:n_sub], T), eps=1.0, method="thm2")
     assert ref[1] <= sub.theta and sub.binding == ref[2]
     t_new, m = _once(lambda: Kantorovich(puffer.models.markov_chain(Mt, T), eps=1.0, method="thm2"))
-    rows.append([f"Kantorovich Thm 2, k=4, T=96, |Theta|=100 (Python: {n_sub} priors measured, x{100 // n_sub})",
+    rows.append([f"Kantorovich Thm 2, k=4, T=96, n_theta=100 (Python: {n_sub} priors measured, x{100 // n_sub})",
                  f"{t_sub * 100 / n_sub:.1f} (est.)", f"{t_new:.3f}", f"{t_sub * 100 / n_sub / t_new:.0f}x",
                  f"theta {m.theta:.10g}; 10-prior thetas agree"])
     # 3. DAGWM, k = 2, T = 96, |Theta| = 20, Gaussian(2): construction evaluates 156 orders
@@ -82,7 +82,7 @@ def run(ctx):
     t_new, after = _once(lambda: DistributionAwareWasserstein(puffer.models.markov_chain(Md, Td), noise))
     e_b, e_a = before.epsilon(2.0), after.epsilon(2.0)
     assert e_b <= e_a <= e_b * (1 + 1e-9) + 1e-12
-    rows.append(["DAGWM(Gaussian(2)) construction, k=2, T=96, |Theta|=20 (156 orders)", f"{t_ref:.3f}",
+    rows.append(["DAGWM(Gaussian(2)) construction, k=2, T=96, n_theta=20 (156 orders)", f"{t_ref:.3f}",
                  f"{t_new:.3f}", f"{t_ref / t_new:.0f}x", f"eps(2) {e_a:.12g} (Python {e_b:.12g})"])
     t_cal, cal = _once(lambda: DistributionAwareWasserstein.calibrate(puffer.models.markov_chain(Md, Td), Gaussian(1.0),
                                                                       alpha=2.0, eps=1.0))
@@ -91,6 +91,6 @@ def run(ctx):
     load1 = f"{os.getloadavg()[0]:.2f}"
     return [{"title": "Before (per-pair Python path, same process) and after (C++ kernels), seconds",
              "columns": ["case", "Python path", "C++ kernels", "speed-up", "result"], "rows": rows,
-             "notes": f"Targets (issue 11): demo Thm 2 < 0.2 s; k=4, T=96, |Theta|=100 <= 5 s. "
+             "notes": f"Targets (issue 11): demo Thm 2 < 0.2 s; k=4, T=96, n_theta=100 <= 5 s. "
                       f"{os.cpu_count()} threads; load average {load0} before, {load1} after the suite. "
                       "Thetas: C++ >= Python, within 1e-9 relative (rounding margin of h)."}]
