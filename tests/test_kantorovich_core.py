@@ -231,3 +231,20 @@ def test_dagwm_merge_kernel_upper_bounds_the_merged_mass():
     mpmath.mp.dps = 30
     assert lm[0] == logm[1] and lm[1] == logm[0]
     assert float(mpmath.log(mpmath.mpf(0.3) + mpmath.mpf(0.4))) <= lm[2] <= math.log(0.7) + 1e-13
+
+
+def test_thm2_laws_path_equals_plans_path_bitwise():
+    # float laws go to the core as laws (couplings built there); the same couplings built by
+    # puffer.transport and passed as plans give the same doubles
+    rng = np.random.default_rng(21)
+    fw = _generic(rng, 3, 4, 30)
+    laws = list(fw.pair_laws())
+    via_laws = K._thm2(fw, 0.7, None, None)
+    plans = list(K._pair_plans(fw, None))
+    off = np.r_[0, np.cumsum([p[5].size for p in plans])].astype(np.int64)
+    eta, kind, key = _core.kantorovich.thm2_plans(*(np.concatenate([p[j] for p in plans]) for j in (5, 4, 2, 3)),
+                                                   off, 0.7)
+    t = 1.0 / eta
+    best = int(np.argmax(t >= t.max() * (1 - K.WITNESS_BAND)))
+    assert via_laws[1] == float(t.max())
+    assert len(laws) == len(plans) and via_laws[2][2] == (K._KIND[int(kind[best])], float(key[best]))

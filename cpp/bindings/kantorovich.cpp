@@ -100,6 +100,39 @@ PUFFER_BIND_SUBMODULE(kantorovich, m) {
       "(lower) root, kind 0 = unconstrained (eta = inf), 1 = row, 2 = column; key = binding atom.");
 
   m.def(
+      "thm2_laws",
+      [](const darr& x, const darr& p, const iarr& offp, const darr& y, const darr& q, const iarr& offq, double eps,
+         unsigned threads) {
+        const std::size_t np_ = len1(x, "atoms_p"), nq = len1(y, "atoms_q");
+        same(np_, len1(p, "probs_p"), "probs_p");
+        same(nq, len1(q, "probs_q"), "probs_q");
+        const std::size_t kp = len1(offp, "offsets_p"), kq = len1(offq, "offsets_q");
+        puffer::require(kp >= 1, "offsets_p", kp, "K + 1 offsets");
+        same(kp, kq, "offsets_q");
+        const std::size_t K = kp - 1;
+        std::vector<tr::Thm2> out(K);
+        py::array_t<double> dmax(static_cast<py::ssize_t>(K));
+        double* dm = dmax.mutable_data();
+        {
+          py::gil_scoped_release rel;
+          tr::thm2_laws_batch(x.data(), p.data(), offp.data(), np_, y.data(), q.data(), offq.data(), nq, K, eps,
+                              threads, {}, out.data(), dm);
+        }
+        py::array_t<double> eta(static_cast<py::ssize_t>(K)), key(static_cast<py::ssize_t>(K));
+        py::array_t<std::int8_t> kind(static_cast<py::ssize_t>(K));
+        for (std::size_t k = 0; k < K; ++k) {
+          eta.mutable_data()[k] = out[k].eta;
+          key.mutable_data()[k] = out[k].key;
+          kind.mutable_data()[k] = static_cast<std::int8_t>(out[k].kind);
+        }
+        return py::make_tuple(eta, kind, key, dmax);
+      },
+      py::arg("atoms_p"), py::arg("probs_p"), py::arg("offsets_p"), py::arg("atoms_q"), py::arg("probs_q"),
+      py::arg("offsets_q"), py::arg("eps"), py::arg("threads") = 0,
+      "Theorem 2 of Ding 2022 on the quantile couplings of K pairs of float laws (CSR): (eta, kind, key,\n"
+      "dmax) per pair, dmax = sup |x - x'| over the plan.");
+
+  m.def(
       "dagwm_log_moments",
       [](const darr& logm, const darr& s, const iarr& idx, const iarr& off, double a2m1, unsigned threads) {
         const std::size_t n = len1(logm, "logm");

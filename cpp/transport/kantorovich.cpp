@@ -13,6 +13,7 @@
 #include "common/errors.hpp"
 #include "common/parallel.hpp"
 #include "common/rounding.hpp"
+#include "transport/transport.hpp"
 
 namespace puffer::transport {
 namespace {
@@ -287,6 +288,38 @@ void thm2_batch(const double* d, const double* mass, const double* row, const do
     if (cancel && cancel()) throw Cancelled();
     const std::size_t b = static_cast<std::size_t>(off[k]), n = static_cast<std::size_t>(off[k + 1] - off[k]);
     out[k] = thm2_eta(d + b, mass + b, row + b, col + b, n, eps, mass_rtol);
+  });
+}
+
+void thm2_laws_batch(const double* x, const double* p, const std::int64_t* offp, std::size_t n_p,
+                     const double* y, const double* q, const std::int64_t* offq, std::size_t n_q, std::size_t K,
+                     double eps, unsigned threads, const CancelFn& cancel, Thm2* out, double* dmax) {
+  auto check = [K](const std::int64_t* off, std::size_t total, const char* name) {
+    require(off[0] == 0 && off[K] == static_cast<std::int64_t>(total), name, off[K],
+            "offsets from 0 to the number of atoms");
+    for (std::size_t k = 0; k < K; ++k) require(off[k + 1] > off[k], name, off[k + 1], "increasing offsets (no empty law)");
+  };
+  check(offp, n_p, "offsets_p");
+  check(offq, n_q, "offsets_q");
+  parallel_for(K, threads, [&](std::size_t k) {
+    if (cancel && cancel()) throw Cancelled();
+    const std::size_t bp = static_cast<std::size_t>(offp[k]), bq = static_cast<std::size_t>(offq[k]);
+    const Plan plan = coupling_1d(x + bp, p + bp, static_cast<std::size_t>(offp[k + 1]) - bp, y + bq, q + bq,
+                                  static_cast<std::size_t>(offq[k + 1]) - bq, kDefaultRtol, kDefaultSumTol);
+    thread_local std::vector<double> d, row, col;
+    const std::size_t n = plan.mass.size();
+    d.resize(n);
+    row.resize(n);
+    col.resize(n);
+    double dm = 0.0;
+    for (std::size_t e = 0; e < n; ++e) {
+      row[e] = x[bp + static_cast<std::size_t>(plan.src[e])];
+      col[e] = y[bq + static_cast<std::size_t>(plan.dst[e])];
+      d[e] = std::fabs(row[e] - col[e]);
+      dm = std::max(dm, d[e]);
+    }
+    out[k] = thm2_eta(d.data(), plan.mass.data(), row.data(), col.data(), n, eps);
+    dmax[k] = dm;
   });
 }
 

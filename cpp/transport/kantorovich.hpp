@@ -54,6 +54,14 @@ void thm2_batch(const double* d, const double* mass, const double* row, const do
                 const std::int64_t* off, std::size_t K, double eps, double mass_rtol, unsigned threads,
                 const CancelFn& cancel, Thm2* out);
 
+// K pairs of float laws in CSR form (law k of P: atoms x / masses p [offp[k], offp[k+1]), same
+// for Q; atoms ascending, masses summing to 1 within kDefaultSumTol): out[k] = thm2_eta on the
+// quantile coupling of pair k (coupling_1d, default level rule, d = |x - x'|) and dmax[k] =
+// the largest |x - x'| over that plan. Throws InvalidArgument as coupling_1d does.
+void thm2_laws_batch(const double* x, const double* p, const std::int64_t* offp, std::size_t n_p,
+                     const double* y, const double* q, const std::int64_t* offq, std::size_t n_q, std::size_t K,
+                     double eps, unsigned threads, const CancelFn& cancel, Thm2* out, double* dmax);
+
 // DAGWM log-moments of K plans (CSR offsets off): out[k] = log sum_{j in plan k}
 // exp(logm[j] + a2m1 * s[idx[j]]), an upper bound (s: shift divergences of the distinct
 // displacements, idx: index of entry j's displacement in s).

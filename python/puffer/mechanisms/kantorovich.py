@@ -33,6 +33,7 @@ import numpy as np
 
 from .. import _core
 from .. import _validate as V
+from ..dist import DiscreteDist
 from ..errors import ParameterError, UnboundedSensitivityError
 from ..framework import Framework, Sensitivity
 from ..guarantees import PP, round_up
@@ -185,6 +186,11 @@ def _thm2(framework: Framework, eps: float, metric: Callable | None, inv: Callab
 
     if isinstance(framework, MarkovChainFramework) and metric is None:
         return _thm2_markov(framework, eps, inv)
+    if metric is None:
+        laws = list(framework.pair_laws())
+        if laws and all(isinstance(L, DiscreteDist) and L.atoms.ndim == 1 for _, _, P, Q in laws for L in (P, Q)) \
+                and not any(P.is_exact and Q.is_exact for _, _, P, Q in laws):
+            return _thm2_laws(framework, laws, eps, inv)
     recs: list = []
     arrays: list[tuple[np.ndarray, ...]] = []
     for th, pair, src, tgt, mass, dd in _pair_plans(framework, metric):
@@ -196,6 +202,19 @@ def _thm2(framework: Framework, eps: float, metric: Callable | None, inv: Callab
     ds, ms, rows, cols = (np.concatenate([a[j] for a in arrays]) for j in range(4))
     eta, kind, key = _core.kantorovich.thm2_plans(ds, ms, rows, cols, off, eps)
     return _finish(framework, recs, eta, kind, key, metric, inv)
+
+
+def _thm2_laws(framework: Framework, laws: list, eps: float, inv: Callable[[float], float] | None):
+    """Float laws (the coupling is then the float level rule's): laws to the core, plans and roots
+    computed there for all pairs at once."""
+    def csr(side: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        ds = [r[side] for r in laws]
+        off = np.r_[0, np.cumsum([len(L.atoms) for L in ds])].astype(np.int64)
+        return np.concatenate([L.atoms for L in ds]), np.concatenate([L.probs for L in ds]), off
+
+    eta, kind, key, dmax = _core.kantorovich.thm2_laws(*csr(2), *csr(3), eps)
+    recs = [(th, pair, d) for (th, pair, _, _), d in zip(laws, dmax.tolist())]
+    return _finish(framework, recs, eta, kind, key, None, inv)
 
 
 def _finish(framework: Framework, recs: list, eta: np.ndarray, kind: np.ndarray, key: np.ndarray,
