@@ -7,11 +7,12 @@ from . import sampling
 from . import renyi
 from . import partial
 from . import models
+from . import kantorovich
 from . import iteration
 from . import common
 from . import capacity
 from . import accounting
-__all__: list[str] = ['accounting', 'capacity', 'common', 'hardware_threads', 'iteration', 'models', 'partial', 'renyi', 'sampling', 'transport']
+__all__: list[str] = ['accounting', 'capacity', 'common', 'hardware_threads', 'iteration', 'kantorovich', 'models', 'partial', 'renyi', 'sampling', 'transport']
 def hardware_threads() -> int:
     """
     Number of hardware threads seen by the core.

@@ -16,15 +16,24 @@ laws (1-D queries only, Ding 2022), per prior and pair; the noise parameter is t
 * ``method="support_diameter"``: the DP-style baseline of eq. (9), for comparison.
 
 Roots are bracketed so that the returned theta is on the safe (larger) side and rounded upward.
+
+Theorem 2 runs in the core (``puffer._core.kantorovich``): for Markov-chain frameworks the laws,
+plans and roots are all computed there, priors in parallel, no law stored; for other frameworks
+the plans are built here and all roots solved in one call. The compiled root adds a bound on the
+rounding of h to h, so it is a feasible eta at most the numpy reference's (:func:`thm2_eta`);
+the two agree within 1e-9 relative (tested).
 """
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
+from .. import _core
 from .. import _validate as V
+from ..dist import DiscreteDist
 from ..errors import ParameterError, UnboundedSensitivityError
 from ..framework import Framework, Sensitivity
 from ..guarantees import PP, round_up
@@ -33,15 +42,22 @@ from ._base import Mechanism, scale_up
 
 __all__ = ["Kantorovich", "KantorovichGaussian", "thm2_eta", "gaussian_constant", "GAUSSIAN_K"]
 
+# Witnesses (binding row/column, binding pair) are the first within this relative band of the
+# extreme, in the reference's order (the compiled kernel's kWitnessBand).
+WITNESS_BAND: float = float(_core.kantorovich.WITNESS_BAND)
+
 # k = (2/e)^(1/3) (2/pi)^(1/6) (Ding 2022 (b)); the paper rounds k/2 to 0.41.
 GAUSSIAN_K = (2.0 / math.e) ** (1.0 / 3.0) * (2.0 / math.pi) ** (1.0 / 6.0)
 
 
+@np.errstate(divide="ignore", invalid="ignore")     # zero plan masses (log-space laws): log 0 = -inf
 def thm2_eta(dist: np.ndarray, mass: np.ndarray, rows: np.ndarray, cols: np.ndarray,
              eps: float) -> tuple[float, tuple | None]:
     """Theorem 2 for one plan: min over constrained rows and columns of the root eta_k of
     sum_k m_k exp(eta d_k) = e^eps M_k (Ding 2022), as a feasible (lower) value, and which
-    row/column binds (("row" | "col", x)). (inf, None) when nothing is constrained.
+    row/column binds (("row" | "col", x): the first, rows by x then columns by x, whose root is
+    within a relative WITNESS_BAND of the minimum). (inf, None) when nothing is constrained.
+    This is the numpy reference of the compiled kernel used by :class:`Kantorovich`.
 
     All groups are solved at once by a vectorised bisection on the log-sum-exp form
     h_k(eta) = log sum m exp(eta d) - eps - log M_k (increasing in eta; h_k(eps / max d) <= 0)."""
@@ -77,6 +93,10 @@ def thm2_eta(dist: np.ndarray, mass: np.ndarray, rows: np.ndarray, cols: np.ndar
         lo = np.where(live, eps / np.where(live, dmax, 1.0), 0.0)
         hi = np.where(live, np.log((math.exp(eps) * M - m0) / np.maximum(M - m0, 1e-300))
                       / np.where(live, dmin, 1.0) * (1 + 1e-9) + 1e-300, 1.0)
+    # The analytic upper end can fall below lo (subnormal plan masses of log-space laws: M and
+    # m0 near 1e-310 make the log negative); a bracket [lo, hi] with hi < lo let the bisection
+    # move lo below 0 -- a negative eta, so the pair was dropped and theta under-reported.
+    hi = np.where(hi >= lo, hi, lo)
     for _ in range(64):                               # rounding guards on the analytic brackets
         bad = live & (h(hi) < 0)
         if not bad.any():
@@ -95,8 +115,133 @@ def thm2_eta(dist: np.ndarray, mass: np.ndarray, rows: np.ndarray, cols: np.ndar
         lo = np.where(live & ok, mid, lo)             # keep lo feasible: h(lo) <= 0
         hi = np.where(live & ~ok, mid, hi)
     eta = np.where(live, lo, np.inf)
-    k = int(np.argmin(eta))
-    return float(eta[k]), (kinds[k], float(keys[k]))
+    emin = float(eta.min())
+    # the witness: the first row/column within WITNESS_BAND of the minimum (near-equal roots,
+    # equal up to rounding, are common: the witness must not depend on that noise)
+    k = int(np.argmax(eta <= emin * (1 + WITNESS_BAND)))
+    return emin, (kinds[k], float(keys[k]))
+
+
+_KIND = {1: "row", 2: "col"}
+
+
+def _pair_plans(framework: Framework, metric: Callable | None):
+    """(theta, pair, source, target, mass, d) for every prior and pair, with pi* the quantile
+    coupling (Ding 2022) and d the metric of x - x' (|x - x'| by default)."""
+    from .. import transport
+
+    for th, pair, P, Q in framework.pair_laws():
+        plan = transport.quantile_coupling(P, Q)
+        src, tgt = np.asarray(plan.source, float), np.asarray(plan.target, float)
+        mass = np.asarray(plan.mass, float)
+        dd = np.abs(src - tgt) if metric is None else np.asarray(metric(src - tgt), float)
+        if not np.isfinite(dd).all() or (dd < 0).any():
+            raise ParameterError("metric", "a value that is negative or not finite", "a metric d(z) >= 0")
+        yield th, pair, src, tgt, mass, dd
+
+
+def _result(framework: Framework, recs: list, thetas: Any, where: Callable[[int], tuple | None],
+            metric: Callable | None):
+    """The Sensitivity (largest sup d over the plans), theta (the largest over pairs) and the
+    binding (prior, pair, row/column: ``where(j)`` for the witness pair j) from per-pair results."""
+    from ..framework import PairRecord
+
+    if not recs:
+        raise ParameterError("framework", framework.name, "at least one pair of possible secrets")
+    t = np.asarray(thetas, dtype=np.float64)
+    best_theta = max(float(np.max(t)), 0.0)
+    # the first pair within WITNESS_BAND of the largest theta (near-ties are rounding noise)
+    best = int(np.argmax(t >= best_theta * (1 - WITNESS_BAND)))
+    vals = [r[2] for r in recs]
+    k = int(np.argmax(vals))
+    sens = Sensitivity(vals[k], "plan" if metric is None else "plan_metric", (recs[k][0], recs[k][1]), None,
+                       tuple(PairRecord(a, b, c) for a, b, c in recs))
+    return sens, best_theta, (recs[best][0], recs[best][1], where(best))
+
+
+def _plans_reference(framework: Framework, method: str, eps: float, metric: Callable | None,
+                     inv: Callable[[float], float]):
+    """The per-pair Python path (Theorem 1 with a metric, Theorem 2 by :func:`thm2_eta`): the
+    reference the compiled Theorem 2 is tested against. Returns (sensitivity, theta, binding)."""
+    recs, thetas, wheres = [], [], []
+    for th, pair, src, tgt, mass, dd in _pair_plans(framework, metric):
+        dmax = float(np.max(dd))
+        if method == "thm1":
+            t = 0.0 if dmax == 0 else inv(eps / dmax)
+            where = None
+        else:
+            eta, where = thm2_eta(dd, mass, src, tgt, eps)
+            t = 0.0 if math.isinf(eta) else inv(eta)
+        recs.append((th, pair, dmax))
+        thetas.append(t)
+        wheres.append(where)
+    return _result(framework, recs, thetas, wheres.__getitem__, metric)
+
+
+def _thm2(framework: Framework, eps: float, metric: Callable | None, inv: Callable[[float], float] | None):
+    """Theorem 2 in the core (``inv``: eta^{-1}, None for Laplace's 1 / eta): Markov frameworks (default metric) entirely in C++ (laws, plans and
+    roots, no law stored); other frameworks with the plans built here and all roots in one call.
+    Each eta is a feasible root: at most the reference's, by at most a documented band."""
+    from ..models import MarkovChainFramework
+
+    if isinstance(framework, MarkovChainFramework) and metric is None:
+        return _thm2_markov(framework, eps, inv)
+    if metric is None:
+        laws = list(framework.pair_laws())
+        if laws and all(isinstance(L, DiscreteDist) and L.atoms.ndim == 1 for _, _, P, Q in laws for L in (P, Q)) \
+                and not any(P.is_exact and Q.is_exact for _, _, P, Q in laws):
+            return _thm2_laws(framework, laws, eps, inv)
+    recs: list = []
+    arrays: list[tuple[np.ndarray, ...]] = []
+    for th, pair, src, tgt, mass, dd in _pair_plans(framework, metric):
+        recs.append((th, pair, float(np.max(dd))))
+        arrays.append((dd, mass, src, tgt))
+    if not recs:
+        raise ParameterError("framework", framework.name, "at least one pair of possible secrets")
+    off = np.r_[0, np.cumsum([a[0].size for a in arrays])].astype(np.int64)
+    ds, ms, rows, cols = (np.concatenate([a[j] for a in arrays]) for j in range(4))
+    eta, kind, key = _core.kantorovich.thm2_plans(ds, ms, rows, cols, off, eps)
+    return _finish(framework, recs, eta, kind, key, metric, inv)
+
+
+def _thm2_laws(framework: Framework, laws: list, eps: float, inv: Callable[[float], float] | None):
+    """Float laws (the coupling is then the float level rule's): laws to the core, plans and roots
+    computed there for all pairs at once."""
+    def csr(side: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        ds = [r[side] for r in laws]
+        off = np.r_[0, np.cumsum([len(L.atoms) for L in ds])].astype(np.int64)
+        return np.concatenate([L.atoms for L in ds]), np.concatenate([L.probs for L in ds]), off
+
+    eta, kind, key, dmax = _core.kantorovich.thm2_laws(*csr(2), *csr(3), eps)
+    recs = [(th, pair, d) for (th, pair, _, _), d in zip(laws, dmax.tolist())]
+    return _finish(framework, recs, eta, kind, key, None, inv)
+
+
+def _finish(framework: Framework, recs: list, eta: np.ndarray, kind: np.ndarray, key: np.ndarray,
+            metric: Callable | None, inv: Callable[[float], float] | None):
+    if inv is None:                                   # Laplace: theta = 1 / eta (1 / inf = 0)
+        thetas: Any = 1.0 / eta
+    else:
+        thetas = [0.0 if math.isinf(e) else inv(e) for e in eta.tolist()]
+
+    def where(j: int) -> tuple | None:
+        return None if kind[j] == 0 else (_KIND[int(kind[j])], float(key[j]))
+    return _result(framework, recs, thetas, where, metric)
+
+
+def _thm2_markov(framework: Any, eps: float, inv: Callable[[float], float] | None):
+    from ..models import _check_memory
+
+    k, T = framework._k, framework._T
+    ab = [(a, b) for a in range(k) for b in range(a + 1, k)]
+    _check_memory("framework", 25.0 * len(framework._thetas) * T * len(ab))
+    eta, kind, key, dmax, _ = _core.kantorovich.markov_thm2(framework._M, framework._pi, framework._vals, T, eps,
+                                                            framework._threads)
+    th_i, t_i, p_i = np.nonzero(kind >= 0)            # C order = the order of pair_laws()
+    thetas = framework._thetas
+    recs = [(thetas[i], (f"X{t}={ab[p][0]}", f"X{t}={ab[p][1]}"), d)
+            for i, t, p, d in zip(th_i.tolist(), t_i.tolist(), p_i.tolist(), dmax[th_i, t_i, p_i].tolist())]
+    return _finish(framework, recs, eta[th_i, t_i, p_i], kind[th_i, t_i, p_i], key[th_i, t_i, p_i], None, inv)
 
 
 def gaussian_constant(eps: float, delta: float, variant: str = "b", paper_constant: bool = False) -> float:
@@ -163,7 +308,6 @@ class Kantorovich(Mechanism):
     def __init__(self, framework: Framework, eps: float, *, method: str = "thm1",
                  metric: Callable[[np.ndarray], np.ndarray] | None = None,
                  eta_inv: Callable[[float], float] | None = None):
-        from .. import transport
         from ..noise import Laplace
 
         self.framework = self._check_framework(framework)
@@ -190,35 +334,10 @@ class Kantorovich(Mechanism):
             self.sensitivity = framework.w_inf()   # = sup over supp pi* of |x - x'| (Ding 2022)
             theta = 0.0 if self.sensitivity.value == 0 else inv(self.eps / self.sensitivity.value)
         else:
-            recs, best_theta, best_rec = [], 0.0, None
-            for th, pair, P, Q in framework.pair_laws():
-                plan = transport.quantile_coupling(P, Q)
-                src, tgt = np.asarray(plan.source, float), np.asarray(plan.target, float)
-                mass = np.asarray(plan.mass, float)
-                dd = np.abs(src - tgt) if metric is None else np.asarray(metric(src - tgt), float)
-                if not np.isfinite(dd).all() or (dd < 0).any():
-                    raise ParameterError("metric", "a value that is negative or not finite", "a metric d(z) >= 0")
-                if method == "thm1":
-                    dmax = float(np.max(dd))
-                    t = 0.0 if dmax == 0 else inv(self.eps / dmax)
-                    where = None
-                    recs.append((th, pair, dmax))
-                else:
-                    eta, where = thm2_eta(dd, mass, src, tgt, self.eps)
-                    t = 0.0 if math.isinf(eta) else inv(eta)
-                    recs.append((th, pair, float(np.max(dd))))
-                if t > best_theta or best_rec is None:
-                    best_theta, best_rec = max(t, best_theta), (th, pair, where)
-            if best_rec is None:
-                raise ParameterError("framework", framework.name, "at least one pair of possible secrets")
-            vals = [r[2] for r in recs]
-            from ..framework import PairRecord
-            k = int(np.argmax(vals))
-            self.sensitivity = Sensitivity(vals[k], "plan" if metric is None else "plan_metric",
-                                           (recs[k][0], recs[k][1]), None,
-                                           tuple(PairRecord(a, b, c) for a, b, c in recs))
-            theta = best_theta
-            self.binding = best_rec
+            if method == "thm2":
+                self.sensitivity, theta, self.binding = _thm2(framework, self.eps, metric, eta_inv)
+            else:
+                self.sensitivity, theta, self.binding = _plans_reference(framework, method, self.eps, metric, inv)
         if not math.isfinite(theta):
             raise UnboundedSensitivityError(f"the noise parameter is infinite (witness {self.sensitivity.witness})")
         theta = scale_up(theta)

@@ -1,0 +1,228 @@
+// Markov-chain consumers of the plan kernels (Ding 2022 Theorem 2; Pierquin et al. 2024 Thm 4.5),
+// through the public sum_laws / Law interface only.
+#include "models/markov_plans.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "common/errors.hpp"
+#include "transport/coupling_log.hpp"
+#include "transport/transport.hpp"
+
+namespace puffer::models {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kU = 0x1p-53;
+
+// numpy's pairwise summation of a contiguous float64 array (np.sum), so the float laws are
+// normalised to the same doubles as DiscreteDist(normalize=True) does.
+double pairwise(const double* a, std::size_t n) {
+  if (n < 8) {
+    double r = 0.0;  // numpy starts from -0.0 only for empty sums; 0.0 + x == x otherwise
+    for (std::size_t i = 0; i < n; ++i) r += a[i];
+    return r;
+  }
+  if (n <= 128) {
+    double r[8];
+    for (int j = 0; j < 8; ++j) r[j] = a[j];
+    std::size_t i = 8;
+    for (; i < n - (n % 8); i += 8)
+      for (int j = 0; j < 8; ++j) r[j] += a[i + j];
+    double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    for (; i < n; ++i) res += a[i];
+    return res;
+  }
+  std::size_t n2 = n / 2;
+  n2 -= n2 % 8;
+  return pairwise(a, n2) + pairwise(a + n2, n - n2);
+}
+
+// A law as the Python path holds it: reachable atoms, normalised masses (float) or log-masses.
+struct Prepared {
+  std::vector<double> x, p;
+  bool log_space = false;
+  double max_abs = 0.0;  // largest |log-mass| (log space)
+};
+
+void prepare(const Law& law, Prepared& out) {
+  out.x.clear();
+  out.p.clear();
+  out.log_space = law.log_space;
+  out.max_abs = 0.0;
+  if (law.n == 0) return;
+  if (!law.log_space) {
+    // the binding's normalisation (sequential total, zeros dropped), then DiscreteDist's (np.sum)
+    double tot = 0.0;
+    for (std::size_t j = 0; j < law.n; ++j) tot += law.mass[j];
+    for (std::size_t j = 0; j < law.n; ++j)
+      if (law.mass[j] > 0.0) {
+        out.x.push_back(law.atoms[j]);
+        out.p.push_back(law.mass[j] / tot);
+      }
+    const double t2 = pairwise(out.p.data(), out.p.size());
+    std::size_t w = 0;
+    for (std::size_t j = 0; j < out.p.size(); ++j) {
+      const double q = out.p[j] / t2;
+      if (q > 0.0) {
+        out.x[w] = out.x[j];
+        out.p[w++] = q;
+      }
+    }
+    out.x.resize(w);
+    out.p.resize(w);
+    return;
+  }
+  for (std::size_t j = 0; j < law.n; ++j)
+    if (law.mass[j] != -kInf) {
+      out.x.push_back(law.atoms[j]);
+      out.p.push_back(law.mass[j]);
+    }
+  const std::size_t n = out.p.size();
+  if (n == 0) return;
+  // scipy.special.logsumexp: the maximal terms are counted apart, log1p of the rest
+  double amax = -kInf;
+  for (double v : out.p) amax = std::max(amax, v);
+  double cnt = 0.0;
+  thread_local std::vector<double> e;
+  e.resize(n);
+  for (std::size_t j = 0; j < n; ++j) {
+    if (out.p[j] == amax) {
+      cnt += 1.0;
+      e[j] = 0.0;
+    } else {
+      e[j] = std::exp(out.p[j] - amax);
+    }
+  }
+  double s = pairwise(e.data(), n);
+  if (s != 0.0) s = s / cnt;
+  double total = std::log1p(s) + std::log(cnt) + amax;
+  if (!std::isfinite(total)) {
+    for (std::size_t j = 0; j < n; ++j) e[j] = std::exp(out.p[j]);
+    total = std::log(pairwise(e.data(), n));
+  }
+  for (double& v : out.p) {
+    v -= total;
+    if (std::isfinite(v)) out.max_abs = std::max(out.max_abs, std::fabs(v));
+  }
+}
+
+// The quantile coupling of two prepared laws, as puffer.transport.quantile_coupling builds it.
+void couple(const Prepared& P, const Prepared& Q, transport::Plan& plan) {
+  if (P.log_space || Q.log_space) {
+    transport::coupling_log_1d(P.p.data(), P.p.size(), Q.p.data(), Q.p.size(), plan);
+    return;
+  }
+  plan = transport::coupling_1d(P.x.data(), P.p.data(), P.x.size(), Q.x.data(), Q.p.data(), Q.x.size(),
+                                transport::kDefaultRtol, transport::kDefaultSumTol);
+}
+
+// Relative allowance for the plan masses against the Python path: log-space totals come from
+// numpy's vectorised exp/log (an ulp away from libm at times), which moves a normalised
+// log-mass by up to an ulp of its magnitude; float laws are normalised to the same doubles.
+double mass_rtol(const Prepared& P, const Prepared& Q) {
+  if (!(P.log_space || Q.log_space)) return 0.0;
+  return 64.0 * kU * std::max(1.0, std::max(P.max_abs, Q.max_abs));
+}
+
+template <class Fn>
+std::vector<std::uint8_t> for_each_pair(const MarkovChainSpec& spec, unsigned threads,
+                                        const transport::CancelFn& cancel, Fn&& fn) {
+  const std::size_t k = spec.k;
+  return sum_laws(spec, threads, [&](std::size_t th, std::size_t i, const std::vector<Law>& laws) {
+    if (i == 0 && cancel && cancel()) throw transport::Cancelled();
+    thread_local std::vector<Prepared> prep;
+    thread_local transport::Plan plan;
+    prep.resize(k);
+    for (std::size_t a = 0; a < k; ++a) prepare(laws[a], prep[a]);
+    std::size_t pr = 0;
+    for (std::size_t a = 0; a < k; ++a)
+      for (std::size_t b = a + 1; b < k; ++b, ++pr) {
+        const Prepared &P = prep[a], &Q = prep[b];
+        if (P.x.empty() || Q.x.empty()) {
+          fn(th, i, pr, P, Q, nullptr);
+          continue;
+        }
+        couple(P, Q, plan);
+        fn(th, i, pr, P, Q, &plan);
+      }
+  });
+}
+
+}  // namespace
+
+MarkovThm2 markov_thm2(const MarkovChainSpec& spec, double eps, unsigned threads, const transport::CancelFn& cancel) {
+  require(eps > 0.0 && std::isfinite(eps), "eps", eps, "a finite eps > 0");
+  const std::size_t n_pairs = spec.k * (spec.k - 1) / 2, slots = spec.n_theta * spec.T * n_pairs;
+  MarkovThm2 out;
+  out.eta.assign(slots, kInf);
+  out.key.assign(slots, 0.0);
+  out.dmax.assign(slots, 0.0);
+  out.kind.assign(slots, -1);
+  out.used_log = for_each_pair(spec, threads, cancel,
+                               [&](std::size_t th, std::size_t i, std::size_t pr, const Prepared& P,
+                                   const Prepared& Q, const transport::Plan* plan) {
+    const std::size_t slot = (th * spec.T + i) * n_pairs + pr;
+    if (!plan) return;  // an impossible secret: the pair is skipped
+    thread_local std::vector<double> d, row, col;
+    const std::size_t n = plan->mass.size();
+    d.resize(n);
+    row.resize(n);
+    col.resize(n);
+    double dm = 0.0;
+    for (std::size_t e = 0; e < n; ++e) {
+      row[e] = P.x[static_cast<std::size_t>(plan->src[e])];
+      col[e] = Q.x[static_cast<std::size_t>(plan->dst[e])];
+      d[e] = std::fabs(row[e] - col[e]);
+      dm = std::max(dm, d[e]);
+    }
+    const transport::Thm2 r = transport::thm2_eta(d.data(), plan->mass.data(), row.data(), col.data(), n, eps,
+                                                  mass_rtol(P, Q));
+    out.eta[slot] = r.eta;
+    out.kind[slot] = static_cast<std::int8_t>(r.kind);
+    out.key[slot] = r.key;
+    out.dmax[slot] = dm;
+  });
+  return out;
+}
+
+MarkovPlans markov_dagwm_plans(const MarkovChainSpec& spec, unsigned threads, const transport::CancelFn& cancel) {
+  const std::size_t n_pairs = spec.k * (spec.k - 1) / 2, per_theta = spec.T * n_pairs;
+  // per prior buffers (priors run in parallel), concatenated in slot order at the end
+  std::vector<std::vector<double>> vs(spec.n_theta), ls(spec.n_theta);
+  std::vector<std::vector<std::int64_t>> lens(spec.n_theta);
+  MarkovPlans out;
+  out.valid.assign(spec.n_theta * per_theta, 0);
+  const double up = 1.0 + 0x1p-51, floor_mass = 0x1p-1022;
+  out.used_log = for_each_pair(spec, threads, cancel,
+                               [&](std::size_t th, std::size_t i, std::size_t pr, const Prepared& P,
+                                   const Prepared& Q, const transport::Plan* plan) {
+    if (!plan) return;
+    out.valid[th * per_theta + i * n_pairs + pr] = 1;
+    for (std::size_t e = 0; e < plan->mass.size(); ++e) {
+      vs[th].push_back((P.x[static_cast<std::size_t>(plan->src[e])] - Q.x[static_cast<std::size_t>(plan->dst[e])]) * up);
+      ls[th].push_back(std::log(std::max(plan->mass[e], floor_mass)));
+    }
+    lens[th].push_back(static_cast<std::int64_t>(plan->mass.size()));
+  });
+  std::size_t total = 0, n_plans = 0;
+  for (std::size_t th = 0; th < spec.n_theta; ++th) {
+    total += vs[th].size();
+    n_plans += lens[th].size();
+  }
+  out.v.reserve(total);
+  out.logm.reserve(total);
+  out.off.reserve(n_plans + 1);
+  out.off.push_back(0);
+  for (std::size_t th = 0; th < spec.n_theta; ++th) {
+    out.v.insert(out.v.end(), vs[th].begin(), vs[th].end());
+    out.logm.insert(out.logm.end(), ls[th].begin(), ls[th].end());
+    for (std::int64_t L : lens[th]) out.off.push_back(out.off.back() + L);
+    std::vector<double>().swap(vs[th]);
+    std::vector<double>().swap(ls[th]);
+  }
+  return out;
+}
+
+}  // namespace puffer::models
