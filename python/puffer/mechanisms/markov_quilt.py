@@ -161,22 +161,37 @@ def _pairs(k: int) -> list[tuple[int, int]]:
     return [(s, t) for s in range(k) for t in range(k) if s != t]
 
 
-def _exact_tables(M: np.ndarray, init: np.ndarray, T: int, worst_upstream: bool):
-    """U[a-1, p] >= max_u M^a(u, s) / M^a(u, t), D[b-1, p] >= max_w M^b(s, w) / M^b(t, w) and
-    R[i, p] >= P(X_i = t) / P(X_i = s) (0-based i) for the ordered pairs p = (s, t), plus
-    ok[i, p]: both secrets X_i = s, X_i = t possible."""
+@dataclass
+class _Tables:
+    """Influence factors for quilt distances 1..n (bounds, rounded outward).
+
+    U[g, a-1, p] >= max over u in support-pattern g of M^a(u, s) / M^a(u, t) (upstream, pair
+    p = (s, t)); pid[i]: the pattern of the support of P(X_i = .), so node t at distance a uses
+    U[pid[t - a], a - 1] (states u with P(X_{t-a} = u) = 0 are not quilt values);
+    D[b-1, p] >= max_w M^b(s, w) / M^b(t, w) (downstream); R[i, p] >= P(X_i = t) / P(X_i = s);
+    ok[i, p]: both secrets X_i = s and X_i = t are possible."""
+
+    U: np.ndarray
+    D: np.ndarray
+    R: np.ndarray
+    ok: np.ndarray
+    pid: np.ndarray
+    n: int
+    prs: list
+
+    def up(self, t: int, a: np.ndarray) -> np.ndarray:
+        return self.U[self.pid[t - a], a - 1]
+
+
+def _exact_tables(M: np.ndarray, init: np.ndarray, T: int, worst_upstream: bool, n: int | None = None) -> _Tables:
+    """The MQMExact factors for distances 1..n (default T - 1); ``worst_upstream``: the MATLAB
+    realdata conventions (every u, P(X_i = t) / P(X_i = s) bounded over the initial state)."""
     k = M.shape[0]
-    n = max(T - 1, 1)
+    n = max(T - 1, 1) if n is None else max(min(n, T - 1), 1)
     P, B, rel = _powers(M, n)
     prs = _pairs(k)
     S = np.array([s for s, _ in prs])
     Tt = np.array([t for _, t in prs])
-    # upstream: ratio of columns s, t over the rows u
-    U = _ratio_max(P[:, :, S], P[:, :, Tt], B[:, :, S], B[:, :, Tt], rel, axis=1)
-    # downstream: ratio of rows s, t over the columns w
-    D = _ratio_max(P[:, S, :], P[:, Tt, :], B[:, S, :], B[:, Tt, :], rel, axis=2)
-    U = np.maximum(U, 0.0)
-    D = np.maximum(D, 0.0)
     # forward laws P(X_i = .) with their positivity pattern and error bound
     law = np.empty((T, k))
     pos = np.empty((T, k), dtype=bool)
@@ -185,20 +200,41 @@ def _exact_tables(M: np.ndarray, init: np.ndarray, T: int, worst_upstream: bool)
     for i in range(1, T):
         law[i] = law[i - 1] @ M
         pos[i] = (pos[i - 1].astype(np.int64) @ Bm) > 0
+    if worst_upstream:
+        pats, pid = np.ones((1, k), dtype=bool), np.zeros(T, dtype=np.int64)
+    else:
+        pats, pid = np.unique(pos, axis=0, return_inverse=True)
+        pid = np.asarray(pid).reshape(-1)
+    U = np.empty((pats.shape[0], n, len(prs)))
+    D = np.empty((n, len(prs)))
+    step = max(1, int(2e6 // max(1, k * len(prs))))     # distances per chunk (bounded temporaries)
+    for lo in range(0, n, step):
+        hi = min(n, lo + step)
+        Pc, Bc, rc = P[lo:hi], B[lo:hi], rel[lo:hi]
+        for g, pat in enumerate(pats):
+            # upstream: ratio of columns s, t over the rows u in the pattern
+            U[g, lo:hi] = _ratio_max(Pc[:, pat][:, :, S], Pc[:, pat][:, :, Tt], Bc[:, pat][:, :, S],
+                                     Bc[:, pat][:, :, Tt], rc, axis=1)
+        # downstream: ratio of rows s, t over the columns w
+        D[lo:hi] = _ratio_max(Pc[:, S, :], Pc[:, Tt, :], Bc[:, S, :], Bc[:, Tt, :], rc, axis=2)
+    U = np.maximum(U, 0.0)
+    D = np.maximum(D, 0.0)
     lrel = 1.01 * (np.arange(T) * (k + 1) + 2) * _U
     ok = pos[:, S] & pos[:, Tt]
     if worst_upstream:
-        # P(X_i = t) / P(X_i = s) <= max_u M^{i}(u, t) / M^{i}(u, s), whatever the initial law
+        # P(X_i = t) / P(X_i = s) <= max_u M^i(u, t) / M^i(u, s), whatever the initial law
+        # (needs M^i for every i < T: the realdata mode is for the short MATLAB ranges)
+        Pf, Bf, rf = _powers(M, max(T - 1, 1))
         R = np.full((T, len(prs)), np.nan)
         if T > 1:
-            R[1:] = _ratio_max(P[:, :, Tt], P[:, :, S], B[:, :, Tt], B[:, :, S], rel, axis=1)[:T - 1]
+            R[1:] = _ratio_max(Pf[:, :, Tt], Pf[:, :, S], Bf[:, :, Tt], Bf[:, :, S], rf, axis=1)[:T - 1]
         ok = np.ones_like(ok)
     else:
         num = law[:, Tt] * (1 + lrel[:, None]) + _ABS
         den = law[:, S] * (1 - lrel[:, None]) - _ABS
         with np.errstate(divide="ignore", invalid="ignore"):
             R = np.where(den > 0, _up(num / np.where(den > 0, den, 1.0)), np.inf)
-    return U, D, R, ok, prs
+    return _Tables(U, D, R, ok, pid, n, prs)
 
 
 def _log_up(x: np.ndarray) -> np.ndarray:
@@ -207,23 +243,25 @@ def _log_up(x: np.ndarray) -> np.ndarray:
         return np.maximum(_up(np.log(x), 2), 0.0)
 
 
-def _node_sigma(t: int, T: int, eps: float, U: np.ndarray, Rt: np.ndarray | None, D: np.ndarray,
-                ok: np.ndarray, cap: int | None = None, two_sided_only: bool = False):
+def _node_sigma(t: int, T: int, eps: float, tab: _Tables, Rt: np.ndarray | None, ok: np.ndarray,
+                cap: int | None = None, two_sided_only: bool = False):
     """sigma_t = min over the quilts of node t (0-based) of card / (eps - influence).
 
-    ``U``: (T-1, P) upstream factor per distance a (multiplied by the node's upstream ratio
-    ``Rt``, None for none), ``D``: (T-1, P) downstream factor; ``ok``: the pairs whose two
-    secrets are possible at t. Quilts whose card is >= eps * sigma of a quilt already found
-    cannot win and are not evaluated; ``cap`` bounds the distances tried; ``two_sided_only``
-    leaves out the one-sided quilts (kept: the trivial quilt). Leaving candidates out can only
-    make sigma larger (never unsound)."""
-    nl, nr = t, T - 1 - t                  # nodes available on the left / right
+    ``tab``: the factors (upstream ones multiplied by ``Rt``, the node's upstream ratio; Rt may
+    be replaced by an elementwise larger one); ``ok``: the pairs whose two secrets are possible
+    at t. Quilts whose card is >= eps * sigma of a quilt already found cannot win and are not
+    evaluated; distances are at most ``tab.n`` and ``cap``; ``two_sided_only`` leaves out the
+    one-sided quilts (kept: the trivial quilt). Leaving candidates out can only make sigma
+    larger (never unsound)."""
+    lim = tab.n if cap is None else min(tab.n, cap)
+    nl, nr = min(t, lim), min(T - 1 - t, lim)     # distances available on the left / right
     if not ok.any():
         return None
     okc = np.flatnonzero(ok)
+    D = tab.D
 
     def up_rows(a: np.ndarray) -> np.ndarray:
-        rows = U[a - 1][:, okc]
+        rows = tab.up(t, a)[:, okc]
         return rows if Rt is None else _up(rows * Rt[okc][None, :])
 
     # the trivial quilt (X_Q empty, X_N = all T nodes, influence 0)
@@ -255,7 +293,7 @@ def _node_sigma(t: int, T: int, eps: float, U: np.ndarray, Rt: np.ndarray | None
         return best
 
     # quilts with a == b first: a cheap upper bound, hence a search radius
-    m = min(nl, nr) if cap is None else min(nl, nr, cap)
+    m = min(nl, nr)
     if m:
         diag = np.arange(1, m + 1)
         A = up_rows(diag) * D[diag - 1][:, okc]
@@ -269,41 +307,43 @@ def _node_sigma(t: int, T: int, eps: float, U: np.ndarray, Rt: np.ndarray | None
             best = (float(sig[q]), int(diag[q]), int(diag[q]), int(2 * diag[q] - 1), float(infl[q]), int(okc[jd[q]]))
     # a useful quilt has card < eps * sigma (card / (eps - e) >= card / eps)
     radius = int(math.floor(eps * best[0])) + 1 if math.isfinite(best[0]) else T
-    if cap is not None:
-        radius = min(radius, cap)
     best = consider(np.arange(1, min(nl, radius) + 1), np.arange(1, min(nr, radius) + 1), best)
     return best
 
 
-def _search(nodes: list[int], T: int, eps: float, U: np.ndarray, D: np.ndarray, R: np.ndarray,
-            ok: np.ndarray) -> tuple | None:
+def _search(nodes: list[int], T: int, eps: float, tab: _Tables) -> tuple | None:
     """max over ``nodes`` of the node's sigma, and where it is attained.
 
-    Nodes far from both ends (>= r nodes on each side, r a bound on any useful quilt distance)
-    differ only through their upstream ratio R_t; those whose R_t is within 1e-9 (relative) of
-    the most mixed interior node's are evaluated once with the elementwise max of their R_t, an
-    upper bound on each of their influences (so sigma is at most ~1e-9 looser than the node by
-    node maximum, and never smaller). The other nodes are evaluated one by one."""
+    Nodes far from both ends (>= r nodes on each side, r a bound on any useful quilt distance,
+    and the support of the law constant over the r steps before) differ only through their
+    upstream ratio R_t; those whose R_t is within 1e-9 (relative) of the most mixed interior
+    node's are evaluated once with the elementwise max of their R_t, an upper bound on each of
+    their influences (so sigma is at most ~1e-9 looser than the node by node maximum, and never
+    smaller). The other nodes are evaluated one by one."""
     if not nodes:
         return None
+    R, ok = tab.R, tab.ok
     inner = [t for t in nodes if t >= 1]
     Rz = np.where(ok, R, 0.0)
     r = T
-    if inner:
+    last = inner[-1] if inner else 0
+    if inner and ok[last].any():
         # the search radius from the most mixed node (the last one): only a heuristic, the
         # group below is evaluated with its own (capped, two-sided) candidates
-        Rsup = Rz[inner[-1]]
-        okc = ok[inner[-1]]
-        if okc.any():
-            m = np.arange(1, T)
-            A = _up(_up(U * Rsup[None, :]) * D)[:, okc].max(axis=1) if T > 1 else np.zeros(0)
+        m = np.arange(1, min(last, tab.n) + 1)
+        if m.size:
+            c = ok[last]
+            A = _up(_up(tab.up(last, m)[:, c] * Rz[last][c][None, :]) * tab.D[m - 1][:, c]).max(axis=1)
             lam = _down(eps - _log_up(A))
             with np.errstate(divide="ignore", invalid="ignore"):
                 sig = np.where(lam > 0, _up((2.0 * m - 1) / np.where(lam > 0, lam, 1.0)), np.inf)
-            sub = float(sig.min()) if sig.size else math.inf
+            sub = float(sig.min())
             if math.isfinite(sub):
-                r = min(T, int(math.floor(eps * sub * (1 + 1e-6))) + 2)
-    interior = np.array([t for t in nodes if r <= t <= T - 1 - r], dtype=np.int64)
+                r = min(T, tab.n, int(math.floor(eps * sub * (1 + 1e-6))) + 2)
+    # the support pattern is constant from s0 on
+    change = np.flatnonzero(tab.pid[1:] != tab.pid[:-1])
+    s0 = int(change[-1]) + 1 if change.size else 0
+    interior = np.array([t for t in nodes if r <= t <= T - 1 - r and t - r >= s0], dtype=np.int64)
     group: list[int] = []
     if interior.size:
         ref = int(interior[-1])
@@ -313,14 +353,15 @@ def _search(nodes: list[int], T: int, eps: float, U: np.ndarray, D: np.ndarray, 
     gset = set(group)
     best: tuple | None = None
     for t in [t for t in nodes if t not in gset]:
-        res = _node_sigma(t, T, eps, U, R[t] if t > 0 else None, D, ok[t])
+        res = _node_sigma(t, T, eps, tab, R[t] if t > 0 else None, ok[t])
         if res is not None and (best is None or res[0] > best[0][0]):
             best = (res, t)
     if group:
         Rg = Rz[group].max(axis=0)
-        # every member has >= r nodes on both sides: the two-sided quilts with a, b <= r (and the
-        # trivial one) are quilts of each member, with influence <= the one computed from Rg
-        res = _node_sigma(group[0], T, eps, U, Rg, D, ok[group[0]], cap=r, two_sided_only=True)
+        # every member has >= r nodes on both sides and the same support pattern r steps back:
+        # the two-sided quilts with a, b <= r (and the trivial one) are quilts of each member,
+        # with influence <= the one computed from Rg
+        res = _node_sigma(group[0], T, eps, tab, Rg, ok[group[0]], cap=r, two_sided_only=True)
         if res is not None and (best is None or res[0] > best[0][0]):
             best = (res, group[0])
     return best
@@ -355,15 +396,24 @@ def mqm_sigma(trans: Any, init: Any, T: int, eps: float, *, method: str = "exact
     if _compat is not None and T < 3:
         raise ParameterError("T", T, "T >= 3 with _compat (the MATLAB code searches nodes 2..T-1)")
     if method == "exact":
-        U, D, R, ok, prs = _exact_tables(M, pi0, T, worst_upstream=_compat == "realdata")
+        # distances up to n first; a quilt reaching further has card > n, which cannot beat a
+        # sigma with eps * sigma <= n: otherwise widen and redo (each pass is an upper bound)
+        n = min(T - 1, 64)
+        while True:
+            tab = _exact_tables(M, pi0, T, worst_upstream=_compat == "realdata", n=n)
+            best = _search(list(nodes), T, eps, tab)
+            if best is None or n >= T - 1 or n >= math.floor(eps * best[0][0]):
+                break
+            n = min(T - 1, max(2 * n, int(math.floor(eps * best[0][0])) + 1))
+        prs = tab.prs
     else:
         q = _approx_ratio(M, T, _compat)
         prs = [(0, 1)]
         # the approximate influences do not depend on the pair (one column) nor on the node; the
         # upstream side counts twice: ((1 + D_a) / (1 - D_a))^2
-        U, D = _up(q * q)[:, None], q[:, None]
-        R, ok = np.ones((T, 1)), np.ones((T, 1), dtype=bool)
-    best = _search(list(nodes), T, eps, U, D, R, ok)
+        tab = _Tables(_up(q * q)[None, :, None], q[:, None], np.ones((T, 1)), np.ones((T, 1), dtype=bool),
+                      np.zeros(T, dtype=np.int64), q.size, prs)
+        best = _search(list(nodes), T, eps, tab)
     if best is None:
         raise ParameterError("init", "no node with two possible states", "a chain with at least one secret pair")
     (s, a, b, card, infl, pj), t = best
@@ -394,14 +444,15 @@ def quilt_influence(trans: Any, init: Any, T: int, node: int, a: int | None, b: 
         b = V.integer("b", b, lo=1, hi=max(T - 1 - t, 1))
         if b > T - 1 - t:
             raise ParameterError("b", b, f"a distance <= T - 1 - node = {T - 1 - t}")
-    U, D, R, ok, _ = _exact_tables(M, pi0, T, worst_upstream=False)
-    if not ok[t].any():
+    tab = _exact_tables(M, pi0, T, worst_upstream=False)
+    ok = tab.ok[t]
+    if not ok.any():
         raise ParameterError("node", node, "a node with two possible states")
-    f = np.ones(int(ok[t].sum()))
+    f = np.ones(int(ok.sum()))
     if a is not None:
-        f = _up(_up(U[a - 1][ok[t]] * R[t][ok[t]]) * f)
+        f = _up(_up(tab.up(t, np.array([a]))[0][ok] * tab.R[t][ok]) * f)
     if b is not None:
-        f = _up(D[b - 1][ok[t]] * f)
+        f = _up(tab.D[b - 1][ok] * f)
     return float(_log_up(f.max()))
 
 
