@@ -264,18 +264,19 @@ def _check_stochastic(M: np.ndarray, tol: float, labels: Sequence[Hashable] | No
     bad = np.argwhere(M < 0)
     if bad.size:
         j, r, c = (int(v) for v in bad[0])
-        raise ParameterError("trans", f"{_prior_name(labels, j, n)}: entry [{r}, {c}] = {M[j, r, c]!r}",
+        raise ParameterError("trans", f"{_prior_name(labels, j, n)}: entry [{r}, {c}] = {float(M[j, r, c]):.10g}",
                              "transition probabilities >= 0")
     bad = np.argwhere(M > 1)
     if bad.size:
         j, r, c = (int(v) for v in bad[0])
-        raise ParameterError("trans", f"{_prior_name(labels, j, n)}: entry [{r}, {c}] = {M[j, r, c]!r}",
+        raise ParameterError("trans", f"{_prior_name(labels, j, n)}: entry [{r}, {c}] = {float(M[j, r, c]):.10g}",
                              "transition probabilities <= 1")
     sums = M.sum(axis=2)
     off = np.abs(sums - 1) > tol
     if off.any():
         j, r = (int(v) for v in np.argwhere(off)[0])
-        raise ParameterError("trans", f"{_prior_name(labels, j, n)}: row {r} sums to {sums[j, r]!r}",
+        raise ParameterError("trans", f"{_prior_name(labels, j, n)}: row {r} = {M[j, r].tolist()} sums to "
+                             f"{float(sums[j, r]):.10g}",
                              f"rows summing to 1 (tolerance {tol:.3g} for this dtype)")
 
 
@@ -380,13 +381,14 @@ class MarkovChainFramework(Framework):
             neg = np.argwhere(pi < 0)
             if neg.size:
                 j, x = (int(v) for v in neg[0])
-                raise ParameterError("init", f"{_prior_name(lab, j, n)}: P(X_0 = state {x}) = {pi[j, x]!r}",
+                raise ParameterError("init", f"{_prior_name(lab, j, n)}: P(X_0 = state {x}) = {float(pi[j, x]):.10g}",
                                      "probabilities >= 0")
             sums = pi.sum(axis=1)
             off = np.abs(sums - 1) > itol
             if off.any():
                 j = int(np.argmax(off))
-                raise ParameterError("init", f"{_prior_name(lab, j, n)}: the initial law sums to {sums[j]!r}",
+                raise ParameterError("init", f"{_prior_name(lab, j, n)}: the initial law {pi[j].tolist()} sums to "
+                                     f"{float(sums[j]):.10g}",
                                      f"an initial law summing to 1 (tolerance {itol:.3g})")
             if itol > 1e-9:
                 pi = pi / pi.sum(axis=1, keepdims=True)

@@ -417,7 +417,9 @@ def mqm_sigma(trans: Any, init: Any, T: int, eps: float, *, method: str = "exact
     if best is None:
         raise ParameterError("init", "no node with two possible states", "a chain with at least one secret pair")
     (s, a, b, card, infl, pj), t = best
-    pair = None if pj is None or method == "approx" else prs[pj]
+    if pj is None:      # the trivial quilt: influence 0 for every pair; name a possible one
+        pj = int(np.flatnonzero(tab.ok[t])[0])
+    pair = prs[pj]
     return s, QuiltChoice(t, a, b, card, infl, s, pair)
 
 
