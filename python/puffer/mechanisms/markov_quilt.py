@@ -534,8 +534,8 @@ class MarkovQuilt(Mechanism):
 
     theorem = ("Song et al. 2017, Markov Quilt Mechanism for Markov chains "
                "(MQMExact / MQMApprox): F(X) + L Lap(sigma_max) is eps-Pufferfish private")
-    refs = (Ref("song2017", "Markov Quilt Mechanism"),
-            Ref("song2017", "max-influence of a Markov quilt"))
+    refs: tuple[Ref, ...] = (Ref("song2017", "Markov Quilt Mechanism"),
+                             Ref("song2017", "max-influence of a Markov quilt"))
 
     def __init__(self, framework: Any, eps: float, *, method: str = "exact", lipschitz: float | None = None,
                  _compat: str | None = None):
@@ -549,6 +549,9 @@ class MarkovQuilt(Mechanism):
         if method not in ("exact", "approx"):
             raise ParameterError("method", method, "'exact' (MQMExact) or 'approx' (MQMApprox)")
         self.method = method
+        # the instance cites the variant it ran
+        self.refs = type(self).refs + ((Ref("song2017", "MQMExact"),) if method == "exact"
+                                       else (Ref("song2017", "MQMApprox"),))
         vals = np.asarray(framework.state_values, dtype=np.float64)
         if lipschitz is None:
             # the difference of two floats, rounded upward exactly
