@@ -101,6 +101,8 @@ def test_grid_with_rounding_margin():
     got = fw.w_inf().value
     want = _winf_brute(M, init, 4, [F(v) for v in vals])
     assert float(want) <= got <= float(want) + 1e-8
+    assert 0 < fw.grid_error < 1e-10
+    assert markov_chain(np.full((3, 3), 1 / 3), T=4, values=[0.25, 1.0, 1.75]).grid_error == 0.0
 
 
 def test_values_without_usable_grid_are_refused():

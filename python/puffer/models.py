@@ -451,6 +451,12 @@ class MarkovChainFramework(Framework):
         return list(self._names)
 
     @property
+    def grid_error(self) -> float:
+        """max_x |v_x - (v_min + g n_x)| of the integer grid handed to the core (0 for integer
+        values and for values exactly on the grid), an upper bound."""
+        return self._grid_err
+
+    @property
     def priors(self) -> list[Hashable]:
         """The prior labels, in the order of :attr:`transitions`."""
         return list(self._thetas)
@@ -564,7 +570,11 @@ def markov_chain(trans: Any, T: int, *, init: Any = "stationary", values: Any = 
     dtype and renormalised in float64. Non-integer values are mapped to an integer grid
     v_x = v_min + g n_x for the core (two states: any reals; more: a common step g found by
     exact rational arithmetic); sensitivities are returned in the units of the values, scaled by
-    g and widened by the grid's rounding (2 T max|v - v_grid|), so they stay upper bounds.
+    g and widened by the grid's rounding (2 T max|v - v_grid|), so they stay upper bounds. The
+    conditional laws (``conditional``, ``pair_laws``) are those of the grid values v_grid: exact
+    when the values lie on the grid (two states, or e.g. 0.25 / 1.0 / 1.75), within T e of the
+    true sums otherwise (e = the grid error, recorded in ``grid_error``; 0.1 / 0.2 / 0.3 give
+    e ~ 1e-17). Only :meth:`MarkovChainFramework.w_inf` adds the margin.
 
     >>> fw = markov_chain([[0.9, 0.1], [0.2, 0.8]], T=5, values=[0.25, 1.75], states=["off", "on"])
     >>> fw.w_inf().value, fw.pairs[0]
