@@ -29,10 +29,16 @@ given in the framework. Matrix powers of a non-negative matrix are computed with
 relative error <= a (k + 1) u (no cancellation); each ratio is formed from a numerator rounded
 up and a denominator rounded down with that margin (a denominator that may be 0 gives an infinite
 ratio), the log is stepped up, eps - e is stepped down and card / (eps - e) stepped up: the
-max-influence is never under-reported and sigma never too small. MQMApprox uses pi_min from the
-rigorous lower bound pi(x) >= min_u M^n(u, x) and sigma_2 (the second singular value of
-D^1/2 M D^-1/2, D = diag(pi); = the second largest |eigenvalue| for reversible chains) with a
-1e-9 outward margin for the LAPACK error.
+max-influence is never under-reported and sigma never too small. Quilt values x_{i-a} range
+over the states possible at time i - a (the others have probability 0 and do not count).
+Long chains: distances are searched up to n and widened until no longer quilt can win (a quilt
+with card > eps * sigma cannot); interior nodes whose upstream ratio agrees to 1e-9 are
+evaluated once with the elementwise max of their ratios (an upper bound: sigma at most ~1e-9
+above the node-by-node value, never below). MQMApprox uses pi_min from the rigorous lower bound
+pi(x) >= min_u M^n(u, x) and sigma_2 (the second singular value of D^1/2 M D^-1/2, D = diag(pi);
+= the second largest |eigenvalue| for reversible chains) plus a 1e-9 outward margin, which
+covers LAPACK's backward error and the error of the computed stationary law for
+well-conditioned chains (not a proof for nearly reducible ones; MQMExact has no such step).
 
 The authors' MATLAB code (repository shs037/pufferfish) differs in three conventions, which
 the private option ``_compat`` reproduces (tests only; do not use for releases):
@@ -40,8 +46,10 @@ the private option ``_compat`` reproduces (tests only; do not use for releases):
 starts from the first row of M^100 and MQMApprox uses pi_min of that row with the eigen-gap
 1 - |lambda_2(M)| in D_t = exp(-g t) / pi_min) and ``"realdata"`` (run_realData: nodes 2..T-1,
 the upstream ratio P(X_i = x') / P(X_i = x) bounded by its worst case over the initial state,
-eigen-gap (1 - lambda_2(M M*)) / 2 with M* the time reversal). Skipping the first and last nodes
-can under-report sigma; pi from M^100 is not the stationary law of a slowly mixing chain.
+eigen-gap (1 - lambda_2(M M*)) / 2 with M* the time reversal, quilt values over every state).
+Skipping the first and last nodes is not covered by the mechanism's max over all nodes (in the
+chains tested they never bind, but nothing guarantees it); pi from M^100 is not the stationary
+law of a slowly mixing chain (0.49999999989814925 instead of 0.5 for M = [[0.9, 0.1], [0.1, 0.9]]).
 
 When each mechanism wins (eps = 1, states valued 0/1, sum query, stationary start; Laplace
 scales computed with ``MarkovQuilt`` and ``Wasserstein``):
