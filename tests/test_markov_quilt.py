@@ -342,3 +342,27 @@ def test_markov_quilt_long_chain_grouping_matches_node_by_node():
     s1, _ = mqm_sigma(M, [2 / 3, 1 / 3], 200, 1.0)
     s2, _ = mqm_sigma(M, [2 / 3, 1 / 3], 5000, 1.0)
     assert s2 == pytest.approx(s1, rel=1e-10)
+
+
+def test_markov_quilt_approx_influence_bounds_brute_force():
+    """MQMApprox's bound 2 log((1 + D_a)/(1 - D_a)) + log((1 + D_b)/(1 - D_b)), D_t = sigma_2^t /
+    pi_min (Song et al. 2017, MQMApprox, with the singular-value form for non-reversible chains)
+    is >= the exact max-influence of every quilt, for a non-reversible chain and a start far
+    from stationary (brute force over all paths)."""
+    from puffer.mechanisms.markov_quilt import _approx_ratio
+    F = Fraction
+    M = [[F(5, 10), F(4, 10), F(1, 10)], [F(1, 10), F(5, 10), F(4, 10)], [F(4, 10), F(1, 10), F(5, 10)]]
+    init = [F(8, 10), F(1, 10), F(1, 10)]
+    T = 6
+    q = _approx_ratio(np.array(M, dtype=float), T, None)
+    checked = 0
+    for t in range(T):
+        for a in [None] + list(range(1, t + 1)):
+            for b in [None] + list(range(1, T - t)):
+                if a is None and b is None:
+                    continue
+                bound = (2 * math.log(q[a - 1]) if a else 0.0) + (math.log(q[b - 1]) if b else 0.0)
+                exact = math.log(_bf_influence(M, init, T, t, a, b))
+                assert bound >= exact, (t, a, b, bound, exact)
+                checked += math.isfinite(bound)
+    assert checked > 10          # finite bounds were actually compared
