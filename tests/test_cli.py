@@ -16,8 +16,21 @@ def test_demo_prints_the_table(capsys):
     assert cli.main(["demo"]) == 0
     out = capsys.readouterr().out
     for needle in ("Wasserstein (Laplace)", "Kantorovich Thm 2", "GWM Gaussian", "group-DP scale", "gain",
-                   "noisy", "worst case"):
+                   "noisy", "worst case", "Markov quilt, MQMExact (Laplace)", "binding quilt"):
         assert needle in out
+
+
+def test_demo_markov_quilt_row_matches_the_mechanism(capsys):
+    """The demo's MarkovQuilt row (Song et al. 2017) prints the noise scale of
+    puffer.mechanisms.MarkovQuilt on the demo framework (the 8 x 8 prior grid, T = 48)."""
+    import puffer
+    from puffer.config import build_framework
+
+    assert cli.main(["demo"]) == 0
+    out = capsys.readouterr().out
+    line = next(l for l in out.splitlines() if l.startswith("Markov quilt, MQMExact"))
+    m = puffer.mechanisms.MarkovQuilt(build_framework(cli.DEMO["model"]), eps=cli.DEMO["target"]["eps"])
+    assert f"Laplace({m.noise.scale:.4g})" in line and "1-PP" in line
 
 
 @pytest.mark.parametrize("name", ["household.toml", "adult.json"])
@@ -119,7 +132,7 @@ def test_json_output_and_progress_on_stderr(tmp_path, capsys):
     doc = json.loads(cap.out)
     assert "calibrating" in cap.err and "calibrating" not in cap.out
     labels = [r["label"] for r in doc["rows"]]
-    assert labels[0] == "Wasserstein (Laplace)" and len(labels) == 6
+    assert labels[0] == "Wasserstein (Laplace)" and len(labels) == 6 + (2 if "markov" in GOOD else 0)
     import puffer
     for r in doc["rows"]:
         g = puffer.guarantee_from_dict(r["guarantee"])

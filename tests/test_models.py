@@ -75,7 +75,7 @@ def test_markov_validation():
     with pytest.raises(puffer.ParameterError, match="'init'"):
         models.markov_chain([[0.5, 0.5], [0.5, 0.5]], T=3, init="uniform")
     with pytest.raises(puffer.ParameterError, match="values"):
-        models.markov_chain([[0.5, 0.5], [0.5, 0.5]], T=3, values=[0.5, 1.0])
+        models.markov_chain([[0.5, 0.5], [0.5, 0.5]], T=3, values=[0.5, 1.0, 2.0])   # 3 values, 2 states
     with pytest.raises(puffer.ParameterError, match="'T'"):
         models.markov_chain([[0.5, 0.5], [0.5, 0.5]], T=-1)
 

@@ -66,6 +66,19 @@ def _guarantee_text(m: Any) -> str:
     return repr(g)
 
 
+def _markov_quilt_rows(fw: Any, target: dict) -> list:
+    """The Markov Quilt Mechanism rows (Song et al. 2017) for Markov-chain frameworks: MQMExact
+    and MQMApprox, Laplace noise for the sum (and every other Lipschitz) query."""
+    from .mechanisms import MarkovQuilt
+    from .models import MarkovChainFramework
+
+    if not isinstance(fw, MarkovChainFramework):
+        return []
+    eps = target["eps"]
+    return [("Markov quilt, MQMExact (Laplace)", lambda: MarkovQuilt(fw, eps=eps, method="exact")),
+            ("Markov quilt, MQMApprox (Laplace)", lambda: MarkovQuilt(fw, eps=eps, method="approx"))]
+
+
 def run(config: dict, out: Any = None, *, as_json: bool = False) -> int:
     """Calibrate every applicable mechanism for a validated description and print the table."""
     from .config import build_framework, build_mechanisms, validate_config
@@ -76,7 +89,7 @@ def run(config: dict, out: Any = None, *, as_json: bool = False) -> int:
     _progress(f"{config.get('name', 'framework from file')}: building the framework and its conditional laws")
     fw = build_framework(config["model"])
     rows, mechs = [], []
-    todo = build_mechanisms(fw, config["target"])
+    todo = build_mechanisms(fw, config["target"]) + _markov_quilt_rows(fw, config["target"])
     for k, (label, make) in enumerate(todo, 1):
         _progress(f"[{k}/{len(todo)}] calibrating {label}")
         t1 = time.perf_counter()
@@ -122,6 +135,12 @@ def run(config: dict, out: Any = None, *, as_json: bool = False) -> int:
     print(f"({GAIN_NOTE})", file=out)
     w = mechs[0][1].sensitivity.witness
     print(f"\nworst case (Wasserstein): prior {w[0]!r}, secret pair {w[1]}", file=out)
+    for label, m in mechs:
+        q = getattr(m, "quilt", None)
+        if q is not None:
+            side = (lambda d: "none" if d is None else d)
+            print(f"binding quilt ({label}): prior {q['prior']!r}, node X{q['node']}, a={side(q['a'])}, "
+                  f"b={side(q['b'])}, max-influence {q['influence']:.4g}", file=out)
     if fw.group_sensitivity is not None:
         print(f"group DP baseline: sensitivity {fw.group_sensitivity:g} ({fw.group_note})", file=out)
     if release is not None:

@@ -7,13 +7,16 @@
   exponential-mechanism noise), Theorem 2 (relaxed), Theorem 3 (Gaussian), and the
   support-diameter DP baseline.
 * :mod:`.cauchy` — Pierquin et al. 2024, Cor 4.1 (Cauchy mechanism, corrected d-dimensional form).
+* :mod:`.markov_quilt` — Song et al. 2017: the Markov Quilt Mechanism (MQMExact, MQMApprox) for
+  Markov chains.
 * :mod:`.close_adversary` — App. A.4 (adversaries outside Theta); also ``Mechanism.close_adversary``.
 """
 from ._base import GroupComparison, Mechanism
 from .cauchy import CauchyMechanism, cauchy_epsilon
 from .kantorovich import Kantorovich, KantorovichGaussian
+from .markov_quilt import MarkovQuilt
 from .wasserstein import ApproximateWasserstein, DistributionAwareWasserstein, GeneralWasserstein, Wasserstein
 
 __all__ = ["Mechanism", "GroupComparison", "Wasserstein", "GeneralWasserstein",
            "ApproximateWasserstein", "DistributionAwareWasserstein", "Kantorovich", "KantorovichGaussian",
-           "CauchyMechanism", "cauchy_epsilon"]
+           "CauchyMechanism", "cauchy_epsilon", "MarkovQuilt"]
