@@ -79,6 +79,13 @@ PUFFER_BIND_SUBMODULE(sampling, m) {
       .value("gen_gaussian", ps::Layout::GenGaussian)
       .value("partial_value", ps::Layout::PartialValue);
   m.attr("LAYOUT_SHIFT") = ps::kLayoutShift;
+  // True in the sanitizer builds (scripts/cpp_checks.sh), which compile only Highway's static
+  // target: no dispatch, no SCALAR/EMU128 fallback. Release builds and wheels: False.
+#ifdef HWY_COMPILE_ONLY_STATIC
+  m.attr("STATIC_TARGET_ONLY") = true;
+#else
+  m.attr("STATIC_TARGET_ONLY") = false;
+#endif
   m.def("layout_of", [](ps::Kind k) { return ps::layout_of(k); }, py::arg("kind"),
         "the counter-word layout a sampler kind draws with");
   m.def("fill_f64", &fill<double>, py::arg("kind"), py::arg("p0"), py::arg("p1"), py::arg("k0"), py::arg("k1"),

@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['Kind', 'LAYOUT_SHIFT', 'Layout', 'chacha20_block', 'fill_constant', 'fill_f32', 'fill_f64', 'first_nonfinite', 'layout_of', 'philox4x32_10', 'secure_add', 'secure_sample', 'set_simd_target', 'simd_target', 'simd_targets']
+__all__: list[str] = ['Kind', 'LAYOUT_SHIFT', 'Layout', 'STATIC_TARGET_ONLY', 'chacha20_block', 'fill_constant', 'fill_f32', 'fill_f64', 'first_nonfinite', 'layout_of', 'philox4x32_10', 'secure_add', 'secure_sample', 'set_simd_target', 'simd_target', 'simd_targets']
 class Kind:
     """
     sampler kinds (sampling/samplers.hpp)
@@ -215,3 +215,4 @@ def simd_targets() -> list[str]:
     SIMD targets compiled in and supported by this CPU, best first.
     """
 LAYOUT_SHIFT: int = 30
+STATIC_TARGET_ONLY: bool = False
