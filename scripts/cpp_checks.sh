@@ -9,13 +9,15 @@
 #      the preloaded runtime; they call the same kernels the rest of the suite covers.
 #   3. ThreadSanitizer: unit tests and the pytest tests marked `threaded` in build-tsan/.
 # Any sanitizer report fails the run (halt_on_error, -fno-sanitize-recover).
-# Usage: bash scripts/cpp_checks.sh [unit|asan|tsan]...   (default: all three)
+# Usage: bash scripts/cpp_checks.sh [unit|build|asan|tsan]...   (default: asan tsan, which both run
+# the unit tests; `unit` builds them once more in Release; `build` only compiles build-asan/ and
+# build-tsan/, so that scripts/test.sh can overlap the compilation with the Python suite)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
 export PATH="$PWD/.venv/bin:$PATH"   # cmake, ctest and ninja from the set-up's virtual environment
 STAGES=("$@")
-[ ${#STAGES[@]} -eq 0 ] && STAGES=(unit asan tsan)
+[ ${#STAGES[@]} -eq 0 ] && STAGES=(asan tsan)
 JOBS=${CMAKE_BUILD_PARALLEL_LEVEL:-2}
 # Sanitizer builds compile one SIMD target: Highway's static target at -march=native (AVX-512 on
 # the CI machines, so the widest vectors and their tail handling are what is instrumented).
@@ -48,11 +50,18 @@ run_py() {  # build dir, runtime libs, pytest args...
   PYTHONPATH="$PWD/$dir/stage" LD_PRELOAD="$libs" "$PY" -m pytest -q -p no:cacheprovider "$@"
 }
 
+ASAN_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
+TSAN_FLAGS="-fsanitize=thread"
+
+build_sanitized() {  # build dir, -fsanitize flags
+  configure "$1" -DCMAKE_BUILD_TYPE=None -DPUFFER_BUILD_PYTHON=ON \
+    -DCMAKE_CXX_FLAGS="$2 $SAN_COMMON" -DCMAKE_EXE_LINKER_FLAGS="$2" -DCMAKE_SHARED_LINKER_FLAGS="$2" \
+    -DCMAKE_INTERPROCEDURAL_OPTIMIZATION=OFF
+}
+
 sanitized() {  # build dir, -fsanitize flags, runtime libs to preload, ctest jobs, pytest args...
   local dir=$1 san=$2 libs=$3 jobs=$4; shift 4
-  configure "$dir" -DCMAKE_BUILD_TYPE=None -DPUFFER_BUILD_PYTHON=ON \
-    -DCMAKE_CXX_FLAGS="$san $SAN_COMMON" -DCMAKE_EXE_LINKER_FLAGS="$san" -DCMAKE_SHARED_LINKER_FLAGS="$san" \
-    -DCMAKE_INTERPROCEDURAL_OPTIMIZATION=OFF
+  build_sanitized "$dir" "$san"   # a no-op when `build` ran before
   ctest --test-dir "$dir" --output-on-failure -j "$jobs" | tail -3
   stage "$dir"
   run_py "$dir" "$libs" "$@"
@@ -64,17 +73,21 @@ for s in "${STAGES[@]}"; do
       echo "== C++ unit tests (GoogleTest), Release build"
       configure build-tests -DCMAKE_BUILD_TYPE=Release
       ctest --test-dir build-tests --output-on-failure -j "$JOBS" | tail -3 ;;
+    build)
+      echo "== compiling the sanitizer builds (build-asan/, build-tsan/)"
+      build_sanitized build-asan "$ASAN_FLAGS"
+      build_sanitized build-tsan "$TSAN_FLAGS" ;;
     asan)
       echo "== ASan + UBSan: unit tests and the pytest suite"
       export ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-      sanitized build-asan "-fsanitize=address,undefined -fno-sanitize-recover=undefined" \
+      sanitized build-asan "$ASAN_FLAGS" \
         "$(g++ -print-file-name=libasan.so) $(g++ -print-file-name=libubsan.so)" "$JOBS" tests --ignore=tests/prod -x
       unset ASAN_OPTIONS UBSAN_OPTIONS ;;
     tsan)
       echo "== TSan: unit tests and the threaded pytest tests"
       export TSAN_OPTIONS=halt_on_error=1:exitcode=66
-      sanitized build-tsan "-fsanitize=thread" "$(g++ -print-file-name=libtsan.so)" 1 tests -m threaded -x
+      sanitized build-tsan "$TSAN_FLAGS" "$(g++ -print-file-name=libtsan.so)" 1 tests -m threaded -x
       unset TSAN_OPTIONS ;;
-    *) echo "unknown stage $s (unit, asan, tsan)"; exit 2 ;;
+    *) echo "unknown stage $s (unit, build, asan, tsan)"; exit 2 ;;
   esac
 done

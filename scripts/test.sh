@@ -18,5 +18,11 @@ $PY scripts/theorems.py --check
 $PY scripts/stubs.py --check   # python/puffer/_core/*.pyi match the compiled bindings
 .venv/bin/ruff check .
 .venv/bin/mypy
+# The sanitizer builds compile (two jobs) while the Python suite runs (mostly one core).
+setsid bash scripts/cpp_checks.sh build > build-sanitizers.log 2>&1 &   # own process group
+build_pid=$!
+trap 'kill -- -$build_pid 2>/dev/null || true' EXIT   # a failed suite stops the compilers too
 $PY -m pytest -q -p no:cacheprovider tests --doctest-modules --pyargs puffer
-bash scripts/cpp_checks.sh
+wait $build_pid || { cat build-sanitizers.log; exit 1; }
+trap - EXIT
+bash scripts/cpp_checks.sh asan tsan
