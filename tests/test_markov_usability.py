@@ -62,9 +62,14 @@ def test_two_states_any_real_values_affine_map():
     want = _winf_brute(M, init, 5, [Fraction(v) for v in vals])
     assert got >= float(want) and got == pytest.approx(float(want), rel=1e-14)
     assert fw.group_sensitivity >= 5 * (2.11 - 0.37)
-    # the conditional laws are in kWh: the smallest atom of S | X0 = 0 is T * 0.37
-    law = fw.conditional(0, "X0=0")
-    assert float(np.min(law.atoms)) == pytest.approx(5 * 0.37, rel=1e-14)
+    # the conditional laws would be in kWh, but 2.11 - 0.37 is not a double: laws on rounded atoms
+    # have no margin, so law-based mechanisms get a clear error (w_inf above carries the margin)
+    with pytest.raises(puffer.ParameterError, match="exactly on a grid"):
+        fw.conditional(0, "X0=0")
+    # on an exact binary grid (0.5, 2.75: step 2.25) the laws are in value units, exactly
+    fw2 = markov_chain(np.array(M, dtype=float), T=5, init=np.array(init, dtype=float), values=[0.5, 2.75])
+    law = fw2.conditional(0, "X0=0")
+    assert float(np.min(law.atoms)) == 5 * 0.5 and float(np.max(law.atoms)) == 0.5 + 4 * 2.75
 
 
 def test_three_states_on_a_decimal_grid():

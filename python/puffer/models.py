@@ -477,6 +477,34 @@ class MarkovChainFramework(Framework):
             return w
         return _float_up(Fraction(w) * Fraction(self._step) + 2 * self._T * Fraction(self._grid_err))
 
+    def __repr__(self) -> str:
+        # one line, and nothing computed (the base counts skipped pairs, which builds every law)
+        return (f"MarkovChainFramework({self.name!r}: {len(self._secrets)} secrets, {len(self._pairs)} pairs, "
+                f"values={[float(x) for x in self._real]})")
+
+    @property
+    def _identity_grid(self) -> bool:
+        """True when the core's integer sums are the query's values (integer state values), so
+        kernels that work on grid sums (the Markov Kantorovich / DAGWM paths) need no units."""
+        return self._step == 1.0 and self._offset == 0.0
+
+    def _check_exact_laws(self, R: int) -> None:
+        """Laws in value units (atoms T v_min + g s) must be exact: refused when the values are off
+        their grid (grid_error > 0) or an atom would be rounded, since the law-based mechanisms
+        (Kantorovich, GAWM, DAGWM, w_p, near_radius) have no margin for either (w_inf has one)."""
+        if self._identity_grid:
+            return
+        use = "integer state values (e.g. tenths of a kWh as 1, 2, 3), or a w_inf-based mechanism " \
+              "(Wasserstein, GeneralWasserstein, MarkovQuilt), which adds the margin"
+        if self._grid_err > 0:
+            raise ParameterError("values", list(self._real), "values exactly on a grid v_min + g n for the "
+                                 f"conditional laws (these are off it by up to {self._grid_err!r}); use " + use)
+        g, o = Fraction(self._step), Fraction(self._offset) * self._T
+        den = max(g.denominator, o.denominator)   # both powers of two
+        if abs(g.numerator) * (den // g.denominator) * max(R - 1, 1) + abs(o.numerator) * (den // o.denominator) >= 2**53:
+            raise ParameterError("values", list(self._real), "values whose sums T v_min + g s are exact doubles "
+                                 "for the conditional laws; use " + use)
+
     def _laws_block(self, lo: int, hi: int):
         return _core.models.markov_sum_laws(self._M[lo:hi], self._pi[lo:hi], self._vals, self._T, self._threads)
 
@@ -492,6 +520,7 @@ class MarkovChainFramework(Framework):
         # CSR laws: atoms + masses (16 B) per support point; a sum of T values from k integers
         # takes at most min(T span + 1, C(T + k - 1, k - 1)) distinct values
         support = min(T * span + 1, math.comb(T + k - 1, k - 1))
+        self._check_exact_laws(T * span + 1)
         _check_memory("framework", 16.0 * len(self._thetas) * T * k * support)
         A, P, O, S, L = self._laws_block(0, len(self._thetas))
         for th_i, th in enumerate(self._thetas):

@@ -184,8 +184,8 @@ def _thm2(framework: Framework, eps: float, metric: Callable | None, inv: Callab
     Each eta is a feasible root: at most the reference's, by at most a documented band."""
     from ..models import MarkovChainFramework
 
-    if isinstance(framework, MarkovChainFramework) and metric is None:
-        return _thm2_markov(framework, eps, inv)
+    if isinstance(framework, MarkovChainFramework) and metric is None and framework._identity_grid:
+        return _thm2_markov(framework, eps, inv)   # real-valued states: the laws path (value units)
     if metric is None:
         laws = list(framework.pair_laws())
         if laws and all(isinstance(L, DiscreteDist) and L.atoms.ndim == 1 for _, _, P, Q in laws for L in (P, Q)) \

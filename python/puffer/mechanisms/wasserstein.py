@@ -246,8 +246,8 @@ def _dagwm_plan_data(framework: Framework) -> _PlanData:
     if data is None:
         from ..models import MarkovChainFramework
 
-        if isinstance(framework, MarkovChainFramework):
-            data = _dagwm_plan_data_markov(framework)
+        if isinstance(framework, MarkovChainFramework) and framework._identity_grid:
+            data = _dagwm_plan_data_markov(framework)   # real-valued states: the laws path (value units)
         else:
             data = _PlanData(*_dagwm_plans_reference(framework))
         _PLAN_CACHE[framework] = data
