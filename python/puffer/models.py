@@ -303,14 +303,14 @@ class MarkovChainFramework(Framework):
         _check_memory("framework", 16.0 * len(self._thetas) * T * k * support)
         A, P, O, S, L = self._laws_block(0, len(self._thetas))
         for th_i, th in enumerate(self._thetas):
-            law_type = LogDiscreteDist if L[th_i] else DiscreteDist
             for t in range(T):
                 for a in range(k):
                     j = (th_i * T + t) * k + a
                     self._sprob[(th, f"X{t}={a}")] = float(S[j])
                     if O[j + 1] > O[j]:
-                        # log-space priors give log masses: a float law could lose tail atoms
-                        # or the order of tail levels (and W_inf with them)
+                        # laws spanning more than the double range come as log masses: a float
+                        # law would lose tail atoms or the order of tail levels (and W_inf)
+                        law_type = LogDiscreteDist if L[j] else DiscreteDist
                         self._laws[(th, f"X{t}={a}")] = law_type(A[O[j]:O[j + 1]], P[O[j]:O[j + 1]], normalize=True)
         self._computed = True
 
