@@ -20,6 +20,9 @@ constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 constexpr std::int64_t kPlainRange = 960;
 // Largest exponent range (bits) of a law handed out as plain doubles.
 constexpr std::int64_t kLawRange = 1000;
+// Largest exponent range (bits) inside one block of the blocked convolution: products of two
+// blocks' entries are >= 2^-(2 * 450 + 2) of the pair's largest (normal, with margin).
+constexpr std::int64_t kBlockRange = 450;
 
 struct Geometry {
   std::size_t k, T, span, R;
@@ -55,8 +58,13 @@ std::vector<Coef> split_matrix(const double* P, std::size_t k) {
 
 // Forward/convolution scratch of one worker.
 struct Scratch {
-  std::vector<double> fm[2], acc, J, Fd, Bp;
+  std::vector<double> fm[2], acc, J, Fd, Bp, tmp;
   std::vector<std::int32_t> fe[2], JE;
+  struct Block {
+    std::size_t lo, hi, at;  // slice indices [lo, hi], values stored from `at`
+    std::int64_t top;        // exponent of the block's scale
+  };
+  std::vector<Block> bf, bb;
   std::vector<ext::Src> src;
   std::vector<Law> laws;
   std::vector<double> marg, next;
@@ -70,6 +78,7 @@ struct Scratch {
     JE.assign(g.k * (g.R + 8), 0);
     Fd.assign(g.R + 8, 0.0);
     Bp.assign(g.R + 8, 0.0);
+    tmp.assign(2 * g.R + 16, 0.0);
     src.reserve(g.k);
     laws.assign(g.k, Law{});
   }
@@ -165,6 +174,93 @@ void to_plain(const double* m, const std::int32_t* e, Range r, std::int64_t c, s
     out[s - r.lo] = m[s] != 0.0 ? m[s] * ext::pow2i(e[s] + c * static_cast<std::int64_t>(s) - top) : 0.0;
 }
 
+// Splits the reachable range of an extended slice into consecutive blocks whose tilted
+// exponents e[s] + c s span <= kBlockRange bits, and writes each block as plain doubles scaled
+// by its largest exponent (>= 2^-kBlockRange-1 where reachable) to out (pad zeros between
+// blocks when pad > 0, for convolve_plain's padded B operand).
+void make_blocks(const double* m, const std::int32_t* e, Range r, std::int64_t c, std::size_t pad,
+                 std::vector<Scratch::Block>& blocks, double* out) {
+  blocks.clear();
+  std::size_t s = r.lo, at = 0;
+  for (std::size_t q = 0; q < pad; ++q) out[q] = 0.0;
+  while (s <= r.hi) {
+    std::int64_t mx = std::numeric_limits<std::int64_t>::min(), mn = std::numeric_limits<std::int64_t>::max();
+    std::size_t t = s;
+    for (; t <= r.hi; ++t) {
+      if (m[t] == 0.0) continue;
+      const std::int64_t v = e[t] + c * static_cast<std::int64_t>(t);
+      const std::int64_t nmx = std::max(mx, v), nmn = std::min(mn, v);
+      if (nmx - nmn > kBlockRange) break;
+      mx = nmx;
+      mn = nmn;
+    }
+    // block [s, t - 1] (t > s: a single entry always fits)
+    at += pad;
+    blocks.push_back({s, t - 1, at, mx});
+    for (std::size_t u = s; u < t; ++u)
+      out[at + u - s] = m[u] != 0.0 ? m[u] * ext::pow2i(e[u] + c * static_cast<std::int64_t>(u) - mx) : 0.0;
+    at += t - s;
+    for (std::size_t q = 0; q < pad; ++q) out[at + q] = 0.0;
+    s = t;
+    while (s <= r.hi && m[s] == 0.0) ++s;
+  }
+}
+
+// Extended accumulation out[s] (m, e) += v 2^x for v > 0 normal: a partial sum below 2^-1000 of
+// the value it is added to is dropped (relative error <= n 2^-1000).
+inline void ext_add(double& m, std::int32_t& e, double v, std::int64_t x) {
+  x += ext::exponent_of(v);
+  v = ext::pow2i(-ext::exponent_of(v)) * v;  // v in [1, 2)
+  if (m == 0.0) {
+    m = v;
+    e = static_cast<std::int32_t>(x);
+    return;
+  }
+  const std::int64_t d = x - e;
+  if (d <= 0) {
+    if (d >= -ext::kDrop) m += v * ext::pow2i(d);
+  } else {
+    m = d <= ext::kDrop ? m * ext::pow2i(-d) + v : v;
+    e = static_cast<std::int32_t>(x);
+  }
+  const std::int32_t q = ext::exponent_of(m);  // renormalise to [1, 2)
+  m *= ext::pow2i(-q);
+  e += q;
+}
+
+// J[s] 2^E[s] = sum F[s1] B[s - s1] (tilted by 2^(c s)) by plain-double convolutions of block
+// pairs, each merged into the extended output. Outputs are indexed from rf.lo + rb.lo.
+void convolve_blocks(const double* fm, const std::int32_t* fe, Range rf, const double* bm, const std::int32_t* be,
+                     Range rb, std::int64_t c, Scratch& S, double* J, std::int32_t* E) {
+  const std::size_t n = (rf.hi - rf.lo) + (rb.hi - rb.lo) + 1;
+  std::fill(J, J + n, 0.0);
+  std::fill(E, E + n, ext::kNoExp);
+  if (S.Fd.size() < 2 * (rf.hi - rf.lo + 8)) S.Fd.resize(2 * (rf.hi - rf.lo + 8));
+  if (S.Bp.size() < 4 * (rb.hi - rb.lo + 8)) S.Bp.resize(4 * (rb.hi - rb.lo + 8));
+  make_blocks(fm, fe, rf, c, 0, S.bf, S.Fd.data());
+  make_blocks(bm, be, rb, c, 3, S.bb, S.Bp.data());
+  const double n1 = static_cast<double>(rf.hi - rf.lo + 1), n2 = static_cast<double>(rb.hi - rb.lo + 1);
+  const double nbf = static_cast<double>(S.bf.size()), nbb = static_cast<double>(S.bb.size());
+  if (n1 * n2 + 16.0 * (nbb * n1 + nbf * n2 + 8.0 * nbf * nbb) > 6.0 * n1 * n2) {
+    // many tiny blocks (exponents jumping by hundreds of bits between neighbours): the
+    // integer-exponent convolution is cheaper
+    ext::convolve_ext(J, E, fm + rf.lo, fe + rf.lo, rf.hi - rf.lo + 1, bm + rb.lo, be + rb.lo, rb.hi - rb.lo + 1);
+    for (std::size_t j = 0; j < n; ++j)
+      if (J[j] > 0.0) E[j] = static_cast<std::int32_t>(E[j] + c * static_cast<std::int64_t>(rf.lo + rb.lo + j));
+    return;
+  }
+  for (const auto& I : S.bf)
+    for (const auto& K : S.bb) {
+      const std::size_t ni = I.hi - I.lo, nk = K.hi - K.lo;
+      std::fill(S.tmp.begin(), S.tmp.begin() + static_cast<std::ptrdiff_t>(ni + nk + 8), 0.0);
+      ext::convolve_plain(S.tmp.data(), S.Fd.data() + I.at, 0, ni, S.Bp.data() + K.at - 3, nk);
+      const std::size_t o = (I.lo - rf.lo) + (K.lo - rb.lo);
+      const std::int64_t x = I.top + K.top;
+      for (std::size_t j = 0; j <= ni + nk; ++j)
+        if (S.tmp[j] > 0.0) ext_add(J[o + j], E[o + j], S.tmp[j], x);
+    }
+}
+
 // Law (i, a) from F_i[a] and B_i[a] into row J / JE; returns whether the extended form was kept.
 bool law_from(const Geometry& g, const double* fm, const std::int32_t* fe, const double* bm, const std::int32_t* be,
               std::size_t nb, Scratch& S, std::size_t a, const std::vector<double>& grid, Law& law) {
@@ -208,8 +304,9 @@ bool law_from(const Geometry& g, const double* fm, const std::int32_t* fe, const
     top = tf + tb;
     for (std::size_t s = lo; s <= hi; ++s) Erow[s] = static_cast<std::int32_t>(top - c * static_cast<std::int64_t>(s));
   } else {
-    ext::convolve_ext(Jrow + lo, Erow + lo, fm + rf.lo, fe + rf.lo, rf.hi - rf.lo + 1, bm + rb.lo, be + rb.lo,
-                      rb.hi - rb.lo + 1);
+    convolve_blocks(fm, fe, rf, bm, be, rb, c, S, Jrow + lo, Erow + lo);
+    for (std::size_t s = lo; s <= hi; ++s)
+      if (Jrow[s] > 0.0) Erow[s] = static_cast<std::int32_t>(Erow[s] - c * static_cast<std::int64_t>(s));
   }
   // Hand the law out as plain doubles when one double scale holds every atom (a-posteriori).
   std::int64_t mx = std::numeric_limits<std::int64_t>::min(), mn = std::numeric_limits<std::int64_t>::max();
@@ -519,34 +616,83 @@ std::vector<std::uint8_t> sum_laws(const MarkovChainSpec& spec, unsigned threads
   return used;
 }
 
-static void log_level_keys(const Law& law, std::vector<double>& x, std::vector<double>& key, std::vector<double>& lp,
-                           std::vector<double>& lf, std::vector<double>& ls) {
-  // Reachable atoms only; key = log F where F <= 1/2, else -log S (monotone in the level);
-  // +inf for the top atom. Sums of logs by log-sum-exp from the nearer end.
+// Extended-range value m 2^e (m in [1, 2) or 0) for the cumulative levels of extended laws.
+struct XVal {
+  double m = 0.0;
+  std::int64_t e = 0;
+};
+
+inline void xadd(XVal& a, double m, std::int64_t e) {  // a += m 2^e, m > 0 normal
+  const std::int32_t q0 = ext::exponent_of(m);
+  m *= ext::pow2i(-q0);
+  e += q0;
+  if (a.m == 0.0) {
+    a.m = m;
+    a.e = e;
+    return;
+  }
+  const std::int64_t d = e - a.e;
+  if (d <= 0) {
+    if (d >= -ext::kDrop) a.m += m * ext::pow2i(d);
+  } else {
+    a.m = d <= ext::kDrop ? a.m * ext::pow2i(-d) + m : m;
+    a.e = e;
+  }
+  const std::int32_t q = ext::exponent_of(a.m);
+  a.m *= ext::pow2i(-q);
+  a.e += q;
+}
+
+inline double xlog_ratio(const XVal& a, const XVal& b) {  // log(a / b), a, b > 0
+  return std::log(a.m / b.m) + static_cast<double>(a.e - b.e) * 0.69314718055994530942;
+}
+
+// Level keys of a law in any representation (Seeman et al. 2024 log-level keys): reachable
+// atoms only; key = log F where F <= 1/2, else -log S (monotone in the level); +inf for the top
+// atom. Cumulative sums in the extended range (no log-sum-exp: one log per atom).
+static void log_level_keys(const Law& law, std::vector<double>& x, std::vector<double>& key, std::vector<double>& lm,
+                           std::vector<std::int64_t>& le) {
   x.clear();
   key.clear();
-  lp.clear();
-  for (std::size_t j = 0; j < law.n; ++j)
-    if (law.reachable(j)) {
-      x.push_back(law.atoms[j]);
-      lp.push_back(law.log_mass(j));
-    }
-  const std::size_t n = lp.size();
-  lf.resize(n);
-  ls.resize(n);
-  double acc = kNegInf;
-  for (std::size_t j = 0; j < n; ++j) lf[j] = acc = lse(acc, lp[j]);
-  const double tot = acc;
-  acc = kNegInf;
-  for (std::size_t j = n; j-- > 0;) {
-    ls[j] = acc;  // mass strictly above atom j
-    acc = lse(acc, lp[j]);
+  lm.clear();
+  le.clear();
+  if (law.log_space) {
+    double mx = -std::numeric_limits<double>::infinity();
+    for (std::size_t j = 0; j < law.n; ++j) mx = std::max(mx, law.mass[j]);
+    for (std::size_t j = 0; j < law.n; ++j)
+      if (law.reachable(j)) {
+        // m 2^e = exp(l - mx): split the exponent so that no value underflows
+        const double l2 = (law.mass[j] - mx) / 0.69314718055994530942;
+        const double fl = std::floor(l2);
+        x.push_back(law.atoms[j]);
+        lm.push_back(std::exp2(l2 - fl));
+        le.push_back(static_cast<std::int64_t>(fl));
+      }
+  } else {
+    for (std::size_t j = 0; j < law.n; ++j)
+      if (law.reachable(j)) {
+        x.push_back(law.atoms[j]);
+        lm.push_back(law.mass[j]);
+        le.push_back(law.exp2 == nullptr ? 0 : law.exp2[j]);
+      }
   }
-  const double half = std::log(0.5);
-  key.resize(n);
-  for (std::size_t j = 0; j < n; ++j) {
-    const double f = lf[j] - tot, s = ls[j] - tot;
-    key[j] = j + 1 == n ? std::numeric_limits<double>::infinity() : (f <= half ? f : -s);
+  const std::size_t n = x.size();
+  XVal tot;
+  for (std::size_t j = 0; j < n; ++j) xadd(tot, lm[j], le[j]);
+  // F_j from the left while F_j / tot <= 1/2, then S_j from the right
+  key.assign(n, std::numeric_limits<double>::infinity());
+  XVal F;
+  std::size_t j = 0;
+  for (; j + 1 < n; ++j) {
+    xadd(F, lm[j], le[j]);
+    const double r = xlog_ratio(F, tot);
+    if (!(r <= -0.69314718055994530942)) break;
+    key[j] = r;
+  }
+  XVal S;
+  for (std::size_t q = n - 1; q > j; --q) {
+    xadd(S, lm[q], le[q]);  // mass strictly above atom q - 1
+    key[q - 1] = -xlog_ratio(S, tot);
   }
 }
 
@@ -557,7 +703,8 @@ std::vector<std::uint8_t> w_inf_all_pairs(const MarkovChainSpec& spec, unsigned 
   opt.concurrent_positions = true;  // every (theta, i) writes its own entries of out
   return sum_laws(spec, threads, [&](std::size_t th, std::size_t i, const std::vector<Law>& laws) {
     double* o = out + (th * T + i) * n_pairs;
-    thread_local std::vector<double> xp, kp, xq, kq, lp, lf, ls;
+    thread_local std::vector<double> xp, kp, xq, kq, lm;
+    thread_local std::vector<std::int64_t> le;
     for (std::size_t a = 0; a < k; ++a)
       for (std::size_t b = a + 1; b < k; ++b, ++o) {
         const Law &P = laws[a], &Q = laws[b];
@@ -566,8 +713,8 @@ std::vector<std::uint8_t> w_inf_all_pairs(const MarkovChainSpec& spec, unsigned 
           continue;
         }
         if (!P.plain() || !Q.plain()) {
-          log_level_keys(P, xp, kp, lp, lf, ls);
-          log_level_keys(Q, xq, kq, lp, lf, ls);
+          log_level_keys(P, xp, kp, lm, le);
+          log_level_keys(Q, xq, kq, lm, le);
           // tie band as puffer.transport's log-space path: (n + m + 16) ulps, relative
           const double tol = static_cast<double>(xp.size() + xq.size() + 16) * 0x1p-53;
           *o = transport::w_inf_keys(xp.data(), kp.data(), xp.size(), xq.data(), kq.data(), xq.size(), tol);
