@@ -109,18 +109,31 @@ PUFFER_BIND_SUBMODULE(models, m) {
   m.def(
       "markov_w_inf",
       [](const CArr& trans, const CArr& init, const IArr& values, std::size_t T, unsigned threads, double tol,
-         bool reference, const py::object& progress) {
+         bool reference, const py::object& progress, const py::object& positions) {
         MarkovChainSpec spec = make_spec(trans, init, values, T);
         puffer::models::validate(spec, tol);
         const std::size_t n_pairs = spec.k * (spec.k - 1) / 2;
         py::array_t<double> W({spec.n_theta, T, n_pairs});
         double* w = W.mutable_data();
+        std::vector<std::uint8_t> mask;
+        if (!positions.is_none()) {
+          mask.assign(T, 0);
+          const IArr pos = positions.cast<IArr>();
+          puffer::require(pos.ndim() == 1, "positions", pos.ndim(), "a 1-D array of positions");
+          for (py::ssize_t j = 0; j < pos.shape(0); ++j) {
+            const std::int64_t i = pos.data()[j];
+            puffer::require(i >= 0 && static_cast<std::size_t>(i) < T, "positions", i, "positions in [0, T)");
+            mask[static_cast<std::size_t>(i)] = 1;
+          }
+          std::fill(w, w + spec.n_theta * T * n_pairs, std::numeric_limits<double>::quiet_NaN());
+        }
         std::vector<std::uint8_t> used;
         puffer::JobControl ctl;
         ctl.total = spec.n_theta * T;
         puffer::models::SumLawsOptions opt;
         opt.arithmetic = reference ? Arithmetic::kLogReference : Arithmetic::kAuto;
         opt.control = &ctl;
+        opt.positions = mask.empty() ? nullptr : mask.data();
         puffer::bind::run_job(ctl, progress, [&] { used = puffer::models::w_inf_all_pairs(spec, threads, w, opt); });
         py::array_t<bool> L(used.size());
         for (std::size_t j = 0; j < used.size(); ++j) L.mutable_data()[j] = used[j] != 0;
@@ -128,10 +141,12 @@ PUFFER_BIND_SUBMODULE(models, m) {
       },
       py::arg("trans"), py::arg("init"), py::arg("values"), py::arg("T"), py::arg("threads") = 0,
       py::arg("tol") = 1e-9, py::arg("reference") = false, py::arg("progress") = py::none(),
+      py::arg("positions") = py::none(),
       "W_inf between the laws given X_i = a and X_i = b, shape (n_theta, T, k(k-1)/2); -1 where a secret is\n"
       "impossible; per prior, whether some law needed the extended range. reference=True: log-space\n"
       "reference arithmetic. progress: None or callable(done, total) (units: priors x positions).\n"
-      "Interruptible (Ctrl-C raises KeyboardInterrupt within ~0.1 s).");
+      "Interruptible (Ctrl-C raises KeyboardInterrupt within ~0.1 s). positions: None (all) or the positions\n"
+      "to compute (the others are NaN).");
 
   m.def(
       "markov_workspace_bytes",

@@ -329,7 +329,7 @@ bool law_from(const Geometry& g, const double* fm, const std::int32_t* fe, const
 // Returns whether some law kept the extended form.
 bool run_positions(const Geometry& g, std::size_t th, const double* P, const double* init, const std::vector<Coef>& C,
                    const Backward& B, Scratch& S, std::size_t i0, std::size_t i1, const std::vector<double>& grid,
-                   const PositionFn& emit, JobControl* ctl) {
+                   const PositionFn& emit, JobControl* ctl, const std::uint8_t* mask) {
   const std::size_t k = g.k;
   bool used_ext = false;
   int q = 0;
@@ -347,6 +347,10 @@ bool run_positions(const Geometry& g, std::size_t th, const double* P, const dou
     }
     if (i < i0) continue;
     poll(ctl);
+    if (mask != nullptr && mask[i] == 0) {
+      advance(ctl);
+      continue;
+    }
     for (std::size_t a = 0; a < k; ++a) {
       Law& law = S.laws[a];
       law = Law{};
@@ -406,7 +410,8 @@ void forward_backward_log(LogWork& w, const double* P, const double* init, const
 }
 
 void run_log_reference(const Geometry& g, std::size_t th, const double* P, const double* init,
-                       const std::vector<double>& grid, const PositionFn& emit, JobControl* ctl) {
+                       const std::vector<double>& grid, const PositionFn& emit, JobControl* ctl,
+                       const std::uint8_t* mask) {
   const std::size_t k = g.k, T = g.T, R = g.R, RJ = R + 8;
   LogWork w{T, k, R, {}, {}};
   forward_backward_log(w, P, init, g.dv);
@@ -420,6 +425,10 @@ void run_log_reference(const Geometry& g, std::size_t th, const double* P, const
       for (std::size_t x = 0; x < k; ++x)
         for (std::size_t y = 0; y < k; ++y) next[y] += marg[x] * P[x * k + y];
       marg.swap(next);
+    }
+    if (mask != nullptr && mask[i] == 0) {
+      advance(ctl);
+      continue;
     }
     for (std::size_t a = 0; a < k; ++a) {
       Law& law = laws[a];
@@ -553,7 +562,7 @@ std::vector<std::uint8_t> sum_laws(const MarkovChainSpec& spec, unsigned threads
 
   if (options.arithmetic == Arithmetic::kLogReference) {
     parallel_for(spec.n_theta, threads, [&](std::size_t th) {
-      run_log_reference(g, th, spec.trans + th * k * k, spec.init + th * k, grid, emit, ctl);
+      run_log_reference(g, th, spec.trans + th * k * k, spec.init + th * k, grid, emit, ctl, options.positions);
       used[th] = 1;
     });
     return used;
@@ -587,7 +596,7 @@ std::vector<std::uint8_t> sum_laws(const MarkovChainSpec& spec, unsigned threads
         if (cut[c] == cut[c + 1]) return;
         auto S = scratch.take();
         S->size(g);
-        const bool u = run_positions(g, th, P, init, C, B, *S, cut[c], cut[c + 1], grid, emit, ctl);
+        const bool u = run_positions(g, th, P, init, C, B, *S, cut[c], cut[c + 1], grid, emit, ctl, options.positions);
         scratch.give(std::move(S));
         if (u) {
           std::lock_guard<std::mutex> lk(mu);
@@ -610,7 +619,7 @@ std::vector<std::uint8_t> sum_laws(const MarkovChainSpec& spec, unsigned threads
     const std::vector<Coef> C = split_matrix(P, k);
     w->S.size(g);
     backward_pass(g, C, w->B, w->S.acc, ctl);
-    used[th] = run_positions(g, th, P, init, C, w->B, w->S, 0, T, grid, emit, ctl) ? 1 : 0;
+    used[th] = run_positions(g, th, P, init, C, w->B, w->S, 0, T, grid, emit, ctl, options.positions) ? 1 : 0;
     workers.give(std::move(w));
   });
   return used;

@@ -103,6 +103,9 @@ struct SumLawsOptions {
   // (priors in parallel). true: when n_theta < threads the positions of one prior are split
   // between threads, and emit may run concurrently for different positions of the same prior.
   bool concurrent_positions = false;
+  // Optional mask of T flags: only positions i with positions[i] != 0 are emitted (the passes
+  // still run in full). nullptr: every position.
+  const std::uint8_t* positions = nullptr;
 };
 
 // Calls emit(theta, i, laws) for every theta and position i in [0, T), with laws[a] the law
@@ -116,7 +119,8 @@ std::vector<std::uint8_t> sum_laws(const MarkovChainSpec& spec, unsigned threads
 // W_inf(law | X_i = a, law | X_i = b) for every theta, position i and pair a < b (pairs in
 // lexicographic order), by the transport kernel's 1-D W_inf on the laws as they are computed
 // (no law is stored). out has n_theta * T * k(k-1)/2 entries; a pair with an impossible secret
-// gets -1. Returns the per-theta flags of sum_laws.
+// gets -1; entries of positions left out by options.positions are not written. Returns the
+// per-theta flags of sum_laws.
 std::vector<std::uint8_t> w_inf_all_pairs(const MarkovChainSpec& spec, unsigned threads, double* out,
                                           const SumLawsOptions& options = {});
 

@@ -4,8 +4,9 @@ cpp/bindings/job.hpp).
 
 ``progress=`` arguments accept None (a bar on stderr only when stderr is a terminal and the job
 is estimated to take more than a second), True (always a bar on stderr), False (nothing) or a
-callable ``f(done, total)``. :func:`progress_default` changes what None means inside a block
-(the CLI turns progress on for everything it runs).
+callable ``f(done, total)``. Inside ``progress_default(True)`` None means a bar on stderr for
+every job estimated to take more than a second, terminal or not (the CLI runs in one);
+``progress_default(False)`` turns the automatic bar off.
 
 >>> seen = []
 >>> cb = resolve(lambda d, t: seen.append((d, t)), seconds=0.0)
@@ -32,7 +33,8 @@ _DEFAULT: contextvars.ContextVar[bool | None] = contextvars.ContextVar("puffer_p
 
 @contextlib.contextmanager
 def progress_default(value: bool | None) -> Iterator[None]:
-    """Within the block, ``progress=None`` means ``value`` (True: always a bar on stderr)."""
+    """Within the block, ``progress=None`` shows a bar for jobs estimated > 1 s iff ``value``
+    (None restores the default: only when stderr is a terminal)."""
     tok = _DEFAULT.set(value)
     try:
         yield
@@ -79,9 +81,9 @@ class StderrBar:
 def resolve(progress: bool | Callback | None, *, seconds: float, label: str = "puffer") -> Callback | None:
     """The callback for a ``progress=`` argument, given the job's estimated seconds."""
     if progress is None:
-        progress = _DEFAULT.get()
-    if progress is None:
-        progress = sys.stderr.isatty() and seconds > 1.0
+        default = _DEFAULT.get()
+        # None: a terminal and a long job; inside progress_default(True): any long job
+        progress = seconds > 1.0 and (sys.stderr.isatty() if default is None else default)
     if progress is False:
         return None
     if progress is True:
