@@ -277,16 +277,29 @@ bool law_from(const Geometry& g, const double* fm, const std::int32_t* fe, const
   std::int64_t c = 0;
   std::int64_t cost = tilted_cost(fm, fe, rf, bm, be, rb, 0);
   if (cost > kPlainRange) {
-    // exact exponential tilt 2^(c s): the cost is convex in c; ternary search over integers
-    std::int64_t L = -4096, H = 4096;
-    while (H - L > 2) {
-      const std::int64_t m1 = L + (H - L) / 3, m2 = H - (H - L) / 3;
-      if (tilted_cost(fm, fe, rf, bm, be, rb, m1) <= tilted_cost(fm, fe, rf, bm, be, rb, m2)) H = m2;
-      else L = m1;
-    }
-    for (std::int64_t q = L; q <= H; ++q) {
-      const std::int64_t v = tilted_cost(fm, fe, rf, bm, be, rb, q);
-      if (v < cost) { cost = v; c = q; }
+    // Exact exponential tilt 2^(c s) with c the least-squares slope of -e[s] over the reachable
+    // entries of both factors (any integer c is exact; the range check below decides).
+    double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+    auto acc = [&](const double* m, const std::int32_t* e, Range r) {
+      for (std::size_t s = r.lo; s <= r.hi; ++s)
+        if (m[s] != 0.0) {
+          const double x = static_cast<double>(s), y = static_cast<double>(e[s]);
+          n += 1;
+          sx += x;
+          sy += y;
+          sxx += x * x;
+          sxy += x * y;
+        }
+    };
+    acc(fm, fe, rf);
+    acc(bm, be, rb);
+    const double den = n * sxx - sx * sx;
+    const double slope = den > 0 ? (n * sxy - sx * sy) / den : 0.0;
+    const std::int64_t cl = static_cast<std::int64_t>(std::llround(std::clamp(-slope, -1e6, 1e6)));
+    const std::int64_t v = tilted_cost(fm, fe, rf, bm, be, rb, cl);
+    if (v < cost) {
+      cost = v;
+      c = cl;
     }
   }
   std::int64_t top;  // exponent offset of the output: true mass = J[s] 2^(top - c s)
@@ -729,7 +742,7 @@ std::vector<std::uint8_t> w_inf_all_pairs(const MarkovChainSpec& spec, unsigned 
           *o = transport::w_inf_keys(xp.data(), kp.data(), xp.size(), xq.data(), kq.data(), xq.size(), tol);
           continue;
         }
-        // masses are unnormalised: sum_tol < 0 lets the kernel divide by each law's total
+        // masses are unnormalised: each law's levels are divided by its own total
         *o = transport::w_inf_1d(P.atoms, P.mass, P.n, Q.atoms, Q.mass, Q.n, transport::kDefaultRtol, -1.0);
       }
   }, opt);

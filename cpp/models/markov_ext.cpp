@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace puffer::models::ext {
 
@@ -94,19 +95,38 @@ void convolve_ext(double* __restrict J, std::int32_t* __restrict E, const double
     }
 }
 
-// Register-blocked by four values of s1 so each J element is loaded and stored once per four
-// FMAs (a one-element shift per step would stall store-to-load forwarding).
+// Output-blocked: 32 consecutive outputs stay in eight 4-wide accumulators while s1 runs over
+// every F entry that reaches them (one broadcast and eight unaligned B loads per eight FMAs, no
+// store in the inner loop). B is copied with 32 zeros on each side so lanes whose s - s1 falls
+// outside B read zeros.
+typedef double v4 __attribute__((vector_size(32)));
+typedef double v4u __attribute__((vector_size(32), aligned(8)));
+
 __attribute__((target_clones("avx2,fma", "default")))
 void convolve_plain(double* __restrict J, const double* __restrict F, std::size_t f_lo, std::size_t f_hi,
                     const double* __restrict Bp, std::size_t b_hi) {
-  const std::size_t nt = b_hi + 4;
-  for (std::size_t s1 = f_lo; s1 <= f_hi; s1 += 4) {
-    const double f0 = F[s1];
-    const double f1 = s1 + 1 <= f_hi ? F[s1 + 1] : 0.0;
-    const double f2 = s1 + 2 <= f_hi ? F[s1 + 2] : 0.0;
-    const double f3 = s1 + 3 <= f_hi ? F[s1 + 3] : 0.0;
-    double* __restrict dst = J + s1;
-    for (std::size_t t = 0; t < nt; ++t) dst[t] += f0 * Bp[t + 3] + f1 * Bp[t + 2] + f2 * Bp[t + 1] + f3 * Bp[t];
+  constexpr std::size_t kPad = 32;
+  thread_local std::vector<double> Bz;
+  const std::size_t nb = b_hi + 1;
+  Bz.assign(nb + 2 * kPad + 8, 0.0);
+  std::copy(Bp + 3, Bp + 3 + nb, Bz.begin() + kPad);
+  const double* bz = Bz.data() + kPad;
+  const std::size_t s_end = f_hi + b_hi;  // last output
+  for (std::size_t s0 = f_lo; s0 <= s_end; s0 += 32) {
+    v4 a[8] = {};
+    const std::size_t s1_lo = std::max(f_lo, s0 > b_hi ? s0 - b_hi : std::size_t{0});
+    const std::size_t s1_hi = std::min(f_hi, s0 + 31);
+    for (std::size_t s1 = s1_lo; s1 <= s1_hi; ++s1) {
+      const double fv = F[s1];
+      const v4 f = {fv, fv, fv, fv};
+      const double* b = bz + s0 - s1;  // s0 - s1 >= -31: inside the zero padding
+      for (int q = 0; q < 8; ++q) a[q] += f * *reinterpret_cast<const v4u*>(b + 4 * q);
+    }
+    double out[32];
+    for (int q = 0; q < 8; ++q)
+      for (int l = 0; l < 4; ++l) out[4 * q + l] = a[q][l];
+    const std::size_t n_out = std::min<std::size_t>(32, s_end - s0 + 1);
+    for (std::size_t l = 0; l < n_out; ++l) J[s0 + l] += out[l];
   }
 }
 
