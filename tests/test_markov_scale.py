@@ -9,9 +9,9 @@ with levels compared by cross-multiplication (no rounding anywhere)."""
 from __future__ import annotations
 
 import _thread
-from fractions import Fraction
 import threading
 import time
+from fractions import Fraction
 
 import numpy as np
 import pytest

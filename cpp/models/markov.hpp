@@ -15,12 +15,20 @@
 //     exponent ranges of their reachable entries add up to <= 960 bits, so every product of
 //     reachable entries is a normal double >= 2^-962 of the largest (a-posteriori check), if
 //     need be after an exact exponential tilt F[s] 2^(c s), B[s] 2^(c s) (which tilts the
-//     convolution by 2^(c s) exactly; c is chosen to minimise the range). Such laws are handed
+//     convolution by 2^(c s) exactly; c = the least-squares slope of the exponents). Such laws are handed
 //     out as plain doubles (Law::exp2 == nullptr) when the law itself spans <= 1000 bits;
-//   * the other laws use the extended-exponent convolution (markov_ext.hpp: per output, the
-//     largest term's exponent by an integer max pass, terms below 2^-1000 of it dropped) and are
-//     handed out as mass[j] * 2^exp2[j] (Law::exp2 != nullptr) when they span more than 1000
-//     bits, i.e. when no double scale could hold every atom.
+//   * the other laws are convolved by blocks: each factor is cut into consecutive blocks whose
+//     (tilted) exponents span <= 450 bits, every block pair is convolved in plain doubles
+//     (products >= 2^-902 of the pair's largest: normal) and merged into an extended output
+//     (mantissa + exponent per sum); where the exponents jump so much that blocks are tiny, the
+//     integer-exponent convolution of markov_ext.hpp is used instead (per output, the largest
+//     term's exponent by an integer max pass). In both, a partial sum below 2^-1000 of the value
+//     it is added to is dropped (relative error <= n 2^-1000); the largest term never is. Such
+//     laws are handed out as mass[j] * 2^exp2[j] (Law::exp2 != nullptr) when they span more
+//     than 1000 bits (no double scale could hold every atom), else as plain doubles.
+// Consequence: a law is never floored or truncated; W-infinity sees every reachable atom and
+// every tail level to ~(2T + R) eps relative, the order of levels closer than that is decided by
+// the transport kernel's tie band (transport.hpp), as for any float law.
 // Arithmetic::kLogReference: the earlier log-space (log-sum-exp) computation, kept as the
 // reference path for the tests (Law::log_space; ~40-60x slower, memory 16 T k R bytes).
 //
