@@ -58,7 +58,7 @@ std::vector<Coef> split_matrix(const double* P, std::size_t k) {
 
 // Forward/convolution scratch of one worker.
 struct Scratch {
-  std::vector<double> fm[2], acc, J, Fd, Bp, tmp;
+  std::vector<double> fm[2], acc, J, Fd, Bp, tmp, Bz;
   std::vector<std::int32_t> fe[2], JE;
   struct Block {
     std::size_t lo, hi, at;  // slice indices [lo, hi], values stored from `at`
@@ -79,6 +79,7 @@ struct Scratch {
     Fd.assign(g.R + 8, 0.0);
     Bp.assign(g.R + 8, 0.0);
     tmp.assign(2 * g.R + 16, 0.0);
+    Bz.assign(g.R + 80, 0.0);
     src.reserve(g.k);
     laws.assign(g.k, Law{});
   }
@@ -253,7 +254,7 @@ void convolve_blocks(const double* fm, const std::int32_t* fe, Range rf, const d
     for (const auto& K : S.bb) {
       const std::size_t ni = I.hi - I.lo, nk = K.hi - K.lo;
       std::fill(S.tmp.begin(), S.tmp.begin() + static_cast<std::ptrdiff_t>(ni + nk + 8), 0.0);
-      ext::convolve_plain(S.tmp.data(), S.Fd.data() + I.at, 0, ni, S.Bp.data() + K.at - 3, nk);
+      ext::convolve_plain(S.tmp.data(), S.Fd.data() + I.at, 0, ni, S.Bp.data() + K.at - 3, nk, S.Bz.data());
       const std::size_t o = (I.lo - rf.lo) + (K.lo - rb.lo);
       const std::int64_t x = I.top + K.top;
       for (std::size_t j = 0; j <= ni + nk; ++j)
@@ -312,7 +313,7 @@ bool law_from(const Geometry& g, const double* fm, const std::int32_t* fe, const
     to_plain(bm, be, rb, c, tb, S.Bp.data() + 3);
     const std::size_t nbr = rb.hi - rb.lo, nfr = rf.hi - rf.lo;
     std::fill(Jrow + lo, Jrow + std::min(RJ, lo + nfr + nbr + 8), 0.0);
-    ext::convolve_plain(Jrow + lo, S.Fd.data(), 0, nfr, S.Bp.data(), nbr);
+    ext::convolve_plain(Jrow + lo, S.Fd.data(), 0, nfr, S.Bp.data(), nbr, S.Bz.data());
     if (c == 0) return false;  // plain law: one scale for every atom
     top = tf + tb;
     for (std::size_t s = lo; s <= hi; ++s) Erow[s] = static_cast<std::int32_t>(top - c * static_cast<std::int64_t>(s));
@@ -552,7 +553,7 @@ double workspace_bytes(std::size_t k, std::size_t T, std::size_t span, Arithmeti
   const double K = static_cast<double>(k), TT = static_cast<double>(T), S = static_cast<double>(span);
   const double R = TT * S + 1.0;
   if (arithmetic == Arithmetic::kLogReference) return 16.0 * TT * K * R + 8.0 * K * (R + 8);
-  return 12.0 * K * (TT + S * TT * (TT - 1.0) / 2.0) + (64.0 * K + 48.0) * (R + 8.0);
+  return 12.0 * K * (TT + S * TT * (TT - 1.0) / 2.0) + (64.0 * K + 96.0) * (R + 8.0);
 }
 
 double prior_operations(std::size_t k, std::size_t T, std::size_t span) {

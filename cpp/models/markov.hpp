@@ -33,7 +33,7 @@
 // reference path for the tests (Law::log_space; ~40-60x slower, memory 16 T k R bytes).
 //
 // Memory per worker (kAuto): the backward pass for every position, triangular,
-// 12 k (T + span T (T - 1) / 2) bytes, plus ~(64 k + 48) R bytes of forward slices and
+// 12 k (T + span T (T - 1) / 2) bytes, plus ~(64 k + 96) R bytes of forward slices and
 // convolution buffers; allocated per call and freed before returning (workspace_bytes()).
 // Workers = min(threads, n_theta) (all threads share one backward store when n_theta < threads
 // and positions are split, see SumLawsOptions::concurrent_positions).

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <vector>
 
 namespace puffer::models::ext {
 
@@ -104,13 +103,13 @@ typedef double v4u __attribute__((vector_size(32), aligned(8)));
 
 __attribute__((target_clones("avx2,fma", "default")))
 void convolve_plain(double* __restrict J, const double* __restrict F, std::size_t f_lo, std::size_t f_hi,
-                    const double* __restrict Bp, std::size_t b_hi) {
+                    const double* __restrict Bp, std::size_t b_hi, double* __restrict Bz) {
   constexpr std::size_t kPad = 32;
-  thread_local std::vector<double> Bz;
   const std::size_t nb = b_hi + 1;
-  Bz.assign(nb + 2 * kPad + 8, 0.0);
-  std::copy(Bp + 3, Bp + 3 + nb, Bz.begin() + kPad);
-  const double* bz = Bz.data() + kPad;
+  std::fill(Bz, Bz + kPad, 0.0);
+  std::copy(Bp + 3, Bp + 3 + nb, Bz + kPad);
+  std::fill(Bz + kPad + nb, Bz + nb + 2 * kPad + 8, 0.0);
+  const double* bz = Bz + kPad;
   const std::size_t s_end = f_hi + b_hi;  // last output
   for (std::size_t s0 = f_lo; s0 <= s_end; s0 += 32) {
     v4 a[8] = {};

@@ -43,9 +43,10 @@ void convolve_ext(double* J, std::int32_t* E, const double* fm, const std::int32
                   const double* bm, const std::int32_t* be, std::size_t nb);
 
 // J[s1 + s2] += F[s1] * B[s2] over s1 in [f_lo, f_hi], s2 in [0, b_hi] in plain doubles. Bp is B
-// with three zeros on each side (Bp[j + 3] = B[j]); J must have room for index f_hi + b_hi + 6.
+// with three zeros on each side (Bp[j + 3] = B[j]); J must have room for index f_hi + b_hi.
+// Bz is scratch of b_hi + 73 doubles.
 void convolve_plain(double* J, const double* F, std::size_t f_lo, std::size_t f_hi, const double* Bp,
-                    std::size_t b_hi);
+                    std::size_t b_hi, double* Bz);
 
 // 2^d for an integer d in [-1022, 1023] (exact, by the exponent bits).
 inline double pow2i(std::int64_t d) {

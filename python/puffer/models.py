@@ -163,8 +163,8 @@ def stationary_distribution(trans: Any) -> np.ndarray:
 _MAX_STATES = 64   # the core's limit (cpp/models/markov.cpp)
 # Throughputs of the Markov kernel per thread (bench/RESULTS.md, "Markov Delta_G at scale"):
 # multiply-adds of the convolutions and passes, and atoms walked by the W_inf level comparison.
-_MARKOV_OPS_PER_SECOND = 1.5e9
-_MARKOV_W_ATOMS_PER_SECOND = 5e7
+_MARKOV_OPS_PER_SECOND = 5e9
+_MARKOV_W_ATOMS_PER_SECOND = 3e8
 
 
 def _available_bytes() -> int:
