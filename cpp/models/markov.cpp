@@ -207,28 +207,6 @@ void make_blocks(const double* m, const std::int32_t* e, Range r, std::int64_t c
   }
 }
 
-// Extended accumulation out[s] (m, e) += v 2^x for v > 0 normal: a partial sum below 2^-1000 of
-// the value it is added to is dropped (relative error <= n 2^-1000).
-inline void ext_add(double& m, std::int32_t& e, double v, std::int64_t x) {
-  x += ext::exponent_of(v);
-  v = ext::pow2i(-ext::exponent_of(v)) * v;  // v in [1, 2)
-  if (m == 0.0) {
-    m = v;
-    e = static_cast<std::int32_t>(x);
-    return;
-  }
-  const std::int64_t d = x - e;
-  if (d <= 0) {
-    if (d >= -ext::kDrop) m += v * ext::pow2i(d);
-  } else {
-    m = d <= ext::kDrop ? m * ext::pow2i(-d) + v : v;
-    e = static_cast<std::int32_t>(x);
-  }
-  const std::int32_t q = ext::exponent_of(m);  // renormalise to [1, 2)
-  m *= ext::pow2i(-q);
-  e += q;
-}
-
 // J[s] 2^E[s] = sum F[s1] B[s - s1] (tilted by 2^(c s)) by plain-double convolutions of block
 // pairs, each merged into the extended output. Outputs are indexed from rf.lo + rb.lo.
 void convolve_blocks(const double* fm, const std::int32_t* fe, Range rf, const double* bm, const std::int32_t* be,
@@ -256,9 +234,7 @@ void convolve_blocks(const double* fm, const std::int32_t* fe, Range rf, const d
       std::fill(S.tmp.begin(), S.tmp.begin() + static_cast<std::ptrdiff_t>(ni + nk + 8), 0.0);
       ext::convolve_plain(S.tmp.data(), S.Fd.data() + I.at, 0, ni, S.Bp.data() + K.at - 3, nk, S.Bz.data());
       const std::size_t o = (I.lo - rf.lo) + (K.lo - rb.lo);
-      const std::int64_t x = I.top + K.top;
-      for (std::size_t j = 0; j <= ni + nk; ++j)
-        if (S.tmp[j] > 0.0) ext_add(J[o + j], E[o + j], S.tmp[j], x);
+      ext::merge_scaled(J + o, E + o, S.tmp.data(), ni + nk + 1, I.top + K.top);
     }
 }
 
@@ -726,8 +702,19 @@ std::vector<std::uint8_t> w_inf_all_pairs(const MarkovChainSpec& spec, unsigned 
   opt.concurrent_positions = true;  // every (theta, i) writes its own entries of out
   return sum_laws(spec, threads, [&](std::size_t th, std::size_t i, const std::vector<Law>& laws) {
     double* o = out + (th * T + i) * n_pairs;
-    thread_local std::vector<double> xp, kp, xq, kq, lm;
+    // level keys of the laws beyond the double range, once per law (shared by its k - 1 pairs)
+    thread_local std::vector<std::vector<double>> xs, ks;
+    thread_local std::vector<double> lm;
     thread_local std::vector<std::int64_t> le;
+    if (xs.size() < k) {
+      xs.resize(k);
+      ks.resize(k);
+    }
+    bool any_keyed = false;
+    for (std::size_t a = 0; a < k; ++a) any_keyed |= laws[a].n != 0 && !laws[a].plain();
+    if (any_keyed)
+      for (std::size_t a = 0; a < k; ++a)
+        if (laws[a].n != 0) log_level_keys(laws[a], xs[a], ks[a], lm, le);
     for (std::size_t a = 0; a < k; ++a)
       for (std::size_t b = a + 1; b < k; ++b, ++o) {
         const Law &P = laws[a], &Q = laws[b];
@@ -736,14 +723,13 @@ std::vector<std::uint8_t> w_inf_all_pairs(const MarkovChainSpec& spec, unsigned 
           continue;
         }
         if (!P.plain() || !Q.plain()) {
-          log_level_keys(P, xp, kp, lm, le);
-          log_level_keys(Q, xq, kq, lm, le);
           // tie band as puffer.transport's log-space path: (n + m + 16) ulps, relative
-          const double tol = static_cast<double>(xp.size() + xq.size() + 16) * 0x1p-53;
-          *o = transport::w_inf_keys(xp.data(), kp.data(), xp.size(), xq.data(), kq.data(), xq.size(), tol);
+          const double tol = static_cast<double>(xs[a].size() + xs[b].size() + 16) * 0x1p-53;
+          *o = transport::w_inf_keys(xs[a].data(), ks[a].data(), xs[a].size(), xs[b].data(), ks[b].data(),
+                                     xs[b].size(), tol);
           continue;
         }
-        // masses are unnormalised: each law's levels are divided by its own total
+        // masses are unnormalised: sum_tol < 0 lets the kernel divide by each law's total
         *o = transport::w_inf_1d(P.atoms, P.mass, P.n, Q.atoms, Q.mass, Q.n, transport::kDefaultRtol, -1.0);
       }
   }, opt);

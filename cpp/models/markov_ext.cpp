@@ -129,4 +129,41 @@ void convolve_plain(double* __restrict J, const double* __restrict F, std::size_
   }
 }
 
+// Branch-free (vectorisable) extended accumulation: both operands are split into a mantissa in
+// [1, 2) and an exponent with integer ops, aligned on the larger exponent, and a partial sum
+// more than 2^-kDrop below the other is dropped.
+__attribute__((target_clones("avx2,fma", "default")))
+void merge_scaled(double* __restrict m, std::int32_t* __restrict e, const double* __restrict v, std::size_t n,
+                  std::int64_t x) {
+  constexpr std::uint64_t kMant = 0x000fffffffffffffULL, kOne = 1023ULL << 52;
+  for (std::size_t j = 0; j < n; ++j) {
+    std::uint64_t vb;
+    __builtin_memcpy(&vb, &v[j], sizeof vb);
+    const bool vz = !(v[j] > 0.0);
+    const std::int64_t xv = x + static_cast<std::int64_t>((vb >> 52) & 0x7ff) - 1023;
+    const std::uint64_t vmb = (vb & kMant) | kOne;
+    double vm;
+    __builtin_memcpy(&vm, &vmb, sizeof vm);
+    const bool mz = !(m[j] > 0.0);
+    const std::int64_t ej = e[j];
+    const std::int64_t en = vz ? ej : (mz ? xv : std::max(ej, xv));
+    const std::int64_t d1 = std::max<std::int64_t>(ej - en, -kDrop - 1), d2 = std::max<std::int64_t>(xv - en, -kDrop - 1);
+    const std::uint64_t b1 = (mz || d1 < -kDrop) ? 0 : static_cast<std::uint64_t>(d1 + 1023) << 52;
+    const std::uint64_t b2 = (vz || d2 < -kDrop) ? 0 : static_cast<std::uint64_t>(d2 + 1023) << 52;
+    double s1, s2;
+    __builtin_memcpy(&s1, &b1, sizeof s1);
+    __builtin_memcpy(&s2, &b2, sizeof s2);
+    const double r = m[j] * s1 + vm * s2;  // in [1, 4) unless both are zero
+    std::uint64_t rb;
+    __builtin_memcpy(&rb, &r, sizeof rb);
+    const std::int64_t re = static_cast<std::int64_t>((rb >> 52) & 0x7ff) - 1023;
+    const std::uint64_t rmb = (rb & kMant) | kOne;
+    double rm;
+    __builtin_memcpy(&rm, &rmb, sizeof rm);
+    const bool rz = mz && vz;
+    m[j] = rz ? 0.0 : rm;
+    e[j] = rz ? kNoExp : static_cast<std::int32_t>(en + re);
+  }
+}
+
 }  // namespace puffer::models::ext

@@ -48,6 +48,10 @@ void convolve_ext(double* J, std::int32_t* E, const double* fm, const std::int32
 void convolve_plain(double* J, const double* F, std::size_t f_lo, std::size_t f_hi, const double* Bp,
                     std::size_t b_hi, double* Bz);
 
+// (m[j], e[j]) += v[j] 2^x for j in [0, n) (m in [1, 2) or 0 with e = kNoExp; v[j] >= 0 normal or
+// 0): branch-free; a partial sum more than 2^-kDrop below the other is dropped.
+void merge_scaled(double* m, std::int32_t* e, const double* v, std::size_t n, std::int64_t x);
+
 // 2^d for an integer d in [-1022, 1023] (exact, by the exponent bits).
 inline double pow2i(std::int64_t d) {
   const std::uint64_t bits = static_cast<std::uint64_t>(d + 1023) << 52;
