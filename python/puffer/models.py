@@ -304,7 +304,10 @@ class MarkovChainFramework(Framework):
         # CSR laws: atoms + masses (16 B) per support point; a sum of T values from k integers
         # takes at most min(T span + 1, C(T + k - 1, k - 1)) distinct values
         support = min(T * span + 1, math.comb(T + k - 1, k - 1))
-        _check_memory("framework", 16.0 * len(self._thetas) * T * k * support)
+        # + one backward store per worker (cpp/models/markov.hpp)
+        stores = min(self._threads_used(self._threads), len(self._thetas)) * \
+            _core.models.markov_workspace_bytes(k, T, span)
+        _check_memory("framework", 16.0 * len(self._thetas) * T * k * support + stores)
         A, P, O, S, L = self._laws_block(0, len(self._thetas))
         for th_i, th in enumerate(self._thetas):
             for t in range(T):
