@@ -228,6 +228,14 @@ def test_progress_callback_and_interrupt():
     assert threading.active_count() == n_threads
     assert puffer.models.markov_chain([[0.9, 0.1], [0.2, 0.8]], T=5).w_inf(threads=2).value == 5.0
 
+    def stop(done: int, total: int) -> None:
+        raise ValueError("stop here")
+
+    with pytest.raises(ValueError, match="stop here"):   # a failing callback cancels the kernel
+        big.w_inf(progress=stop, threads=2)
+    assert threading.active_count() == n_threads
+    assert puffer.models.markov_chain([[0.9, 0.1], [0.2, 0.8]], T=5).w_inf(threads=2).value == 5.0
+
 
 def test_memory_refusal_names_the_estimate(monkeypatch):
     """A request whose backward stores cannot fit is refused before anything is allocated,
