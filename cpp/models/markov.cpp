@@ -272,7 +272,9 @@ bool law_from(const Geometry& g, const double* fm, const std::int32_t* fe, const
     acc(bm, be, rb);
     const double den = n * sxx - sx * sx;
     const double slope = den > 0 ? (n * sxy - sx * sy) / den : 0.0;
-    const std::int64_t cl = static_cast<std::int64_t>(std::llround(std::clamp(-slope, -1e6, 1e6)));
+    // |c| R <= 2^27: tilted exponents e + c s stay far inside the 32-bit exponent fields
+    const double cmax = std::ldexp(1.0, 27) / static_cast<double>(g.R + 1);
+    const std::int64_t cl = static_cast<std::int64_t>(std::llround(std::clamp(-slope, -cmax, cmax)));
     const std::int64_t v = tilted_cost(fm, fe, rf, bm, be, rb, cl);
     if (v < cost) {
       cost = v;
