@@ -15,8 +15,9 @@
 //     exponent ranges of their reachable entries add up to <= 960 bits, so every product of
 //     reachable entries is a normal double >= 2^-962 of the largest (a-posteriori check), if
 //     need be after an exact exponential tilt F[s] 2^(c s), B[s] 2^(c s) (which tilts the
-//     convolution by 2^(c s) exactly; c = the least-squares slope of the exponents, |c| R <= 2^27). Such laws are handed
-//     out as plain doubles (Law::exp2 == nullptr) when the law itself spans <= 1000 bits;
+//     convolution by 2^(c s) exactly; c = the least-squares slope of the exponents, bounded by
+//     |c| R <= 2^27). Such laws are handed out as plain doubles (Law::exp2 == nullptr) when the
+//     law itself spans <= 1000 bits;
 //   * the other laws are convolved by blocks: each factor is cut into consecutive blocks whose
 //     (tilted) exponents span <= 450 bits, every block pair is convolved in plain doubles
 //     (products >= 2^-902 of the pair's largest: normal) and merged into an extended output
