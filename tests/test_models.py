@@ -52,15 +52,20 @@ def test_markov_laws_match_enumeration(M, pi, T, values):
 
 
 def test_markov_log_space_path_keeps_tiny_atoms():
-    # min transition 1e-200: linear space would lose P(S = 0 | X_0 = 1)-type masses of 1e-400
+    # min transition 1e-200: linear space would lose P(S = 3 | X_1 = 0)-type masses of 1e-400.
+    # Laws spanning more than 2^1000 are handed out as log masses (one flag per law); the others
+    # as plain normalised masses, every reachable one positive.
     M = np.array([[[1 - 1e-200, 1e-200], [1e-200, 1 - 1e-200]]])
     A, P, O, S, L = core.models.markov_sum_laws(M, np.array([[0.5, 0.5]]), np.array([0, 1]), 4)
-    assert L.all()
-    j = 0 * 2 + 0  # position 0, state 0: atoms 0..3 all reachable, the far ones underflow double
+    assert L.tolist() == [False, False, True, True, True, True, False, False]
+    j = 0 * 2 + 0  # position 0, state 0: masses ~ 1, 1e-200, 1e-200, 1e-200 (within 2^1000)
     assert A[O[j]:O[j + 1]].tolist() == [0.0, 1.0, 2.0, 3.0]
-    # log-space priors hand out log masses (shifted by the max): every reachable atom is finite
+    assert P[O[j] + 3] == pytest.approx(1e-200, rel=1e-12)
+    j = 1 * 2 + 0  # position 1, state 0: S = 3 only by 1, 0, 1, 1: 0.5 * 1e-200 * 1e-200
+    assert A[O[j]:O[j + 1]].tolist() == [0.0, 1.0, 2.0, 3.0]
+    # log masses (shifted by the max): every reachable atom is finite
     assert np.isfinite(P[O[j]:O[j + 1]]).all()
-    assert P[O[j]] == 0.0 and P[O[j] + 1] == pytest.approx(np.log(1e-200), rel=1e-12)
+    assert P[O[j]] == 0.0 and P[O[j] + 3] == pytest.approx(2 * np.log(1e-200), rel=1e-12)
 
 
 def test_markov_validation():

@@ -5,12 +5,14 @@
 #include <limits>
 #include <mutex>
 
+#include "bindings/job.hpp"
 #include "bindings/registry.hpp"
 #include "common/errors.hpp"
 #include "models/markov.hpp"
 #include "models/poisson_binomial.hpp"
 
 namespace py = pybind11;
+using puffer::models::Arithmetic;
 using puffer::models::Law;
 using puffer::models::MarkovChainSpec;
 
@@ -34,44 +36,52 @@ MarkovChainSpec make_spec(const CArr& trans, const CArr& init, const IArr& value
 PUFFER_BIND_SUBMODULE(models, m) {
   m.def(
       "markov_sum_laws",
-      [](const CArr& trans, const CArr& init, const IArr& values, std::size_t T, unsigned threads, double tol) {
+      [](const CArr& trans, const CArr& init, const IArr& values, std::size_t T, unsigned threads, double tol,
+         bool reference, const py::object& progress) {
         MarkovChainSpec spec = make_spec(trans, init, values, T);
         puffer::models::validate(spec, tol);
         const std::size_t n_laws = spec.n_theta * T * spec.k;
         // Collect per-law vectors, then pack CSR (theta-major, then position, then state).
         std::vector<std::vector<double>> atoms(n_laws), probs(n_laws);
         std::vector<double> secret(n_laws);
-        std::vector<std::uint8_t> used_log;
-        {
-          py::gil_scoped_release release;
-          used_log = puffer::models::sum_laws(spec, threads, [&](std::size_t th, std::size_t i, const std::vector<Law>& laws) {
+        std::vector<std::uint8_t> log_law(n_laws, 0);
+        puffer::JobControl ctl;
+        ctl.total = spec.n_theta * T;
+        puffer::models::SumLawsOptions opt;
+        opt.arithmetic = reference ? Arithmetic::kLogReference : Arithmetic::kAuto;
+        opt.control = &ctl;
+        puffer::bind::run_job(ctl, progress, [&] {
+          puffer::models::sum_laws(spec, threads, [&](std::size_t th, std::size_t i, const std::vector<Law>& laws) {
             for (std::size_t a = 0; a < spec.k; ++a) {
-              // normalise the view and keep the reachable sums only
               const Law& law = laws[a];
               const std::size_t idx = (th * T + i) * spec.k + a;
               secret[idx] = law.secret_prob;
-              if (law.log_space) {
-                // log masses (shifted, not normalised); -inf = unreachable. The caller builds a
-                // LogDiscreteDist: no float mass could hold them without losing level order.
+              if (!law.plain()) {
+                // log masses (shifted, not normalised) of the reachable sums: the law spans more
+                // than the double range, so no float mass could hold it without losing level
+                // order. The caller builds a LogDiscreteDist.
+                log_law[idx] = 1;
+                double mx = -std::numeric_limits<double>::infinity();
                 for (std::size_t j = 0; j < law.n; ++j)
-                  if (law.mass[j] != -std::numeric_limits<double>::infinity()) {
+                  if (law.reachable(j)) {
                     atoms[idx].push_back(law.atoms[j]);
-                    probs[idx].push_back(law.mass[j]);
+                    probs[idx].push_back(law.log_mass(j));
+                    mx = std::max(mx, probs[idx].back());
                   }
+                for (double& v : probs[idx]) v -= mx;
                 continue;
               }
               double tot = 0.0;
               for (std::size_t j = 0; j < law.n; ++j) tot += law.mass[j];
               for (std::size_t j = 0; j < law.n; ++j)
                 if (law.mass[j] > 0.0) {
-                  // a reachable sum keeps a positive mass even if the division underflows
-                  // the linear path is used only when every reachable relative mass is >= 1e-300
+                  // plain laws span <= 2^1000: every normalised reachable mass stays normal
                   atoms[idx].push_back(law.atoms[j]);
                   probs[idx].push_back(law.mass[j] / tot);
                 }
             }
-          });
-        }
+          }, opt);
+        });
         std::vector<std::int64_t> off(n_laws + 1, 0);
         for (std::size_t j = 0; j < n_laws; ++j) off[j + 1] = off[j] + static_cast<std::int64_t>(atoms[j].size());
         py::array_t<double> A(off.back()), Pr(off.back());
@@ -86,35 +96,67 @@ PUFFER_BIND_SUBMODULE(models, m) {
         std::copy(off.begin(), off.end(), O.mutable_data());
         py::array_t<double> S(secret.size());
         std::copy(secret.begin(), secret.end(), S.mutable_data());
-        py::array_t<bool> L(used_log.size());
-        for (std::size_t j = 0; j < used_log.size(); ++j) L.mutable_data()[j] = used_log[j] != 0;
+        py::array_t<bool> L(log_law.size());
+        for (std::size_t j = 0; j < log_law.size(); ++j) L.mutable_data()[j] = log_law[j] != 0;
         return py::make_tuple(A, Pr, O, S, L);
       },
       py::arg("trans"), py::arg("init"), py::arg("values"), py::arg("T"), py::arg("threads") = 0,
-      py::arg("tol") = 1e-9,
+      py::arg("tol") = 1e-9, py::arg("reference") = false, py::arg("progress") = py::none(),
       "CSR conditional laws of sum_t values[X_t] given X_i = a, for every prior, position and state;\n"
-      "for priors flagged in the last output the masses are natural logs (unnormalised).");
+      "for laws flagged in the last output (one flag per law) the masses are natural logs (unnormalised).\n"
+      "reference=True: the log-space reference arithmetic. progress: None or callable(done, total).");
 
   m.def(
       "markov_w_inf",
-      [](const CArr& trans, const CArr& init, const IArr& values, std::size_t T, unsigned threads, double tol) {
+      [](const CArr& trans, const CArr& init, const IArr& values, std::size_t T, unsigned threads, double tol,
+         bool reference, const py::object& progress, const py::object& positions) {
         MarkovChainSpec spec = make_spec(trans, init, values, T);
         puffer::models::validate(spec, tol);
         const std::size_t n_pairs = spec.k * (spec.k - 1) / 2;
         py::array_t<double> W({spec.n_theta, T, n_pairs});
         double* w = W.mutable_data();
-        std::vector<std::uint8_t> used_log;
-        {
-          py::gil_scoped_release release;
-          used_log = puffer::models::w_inf_all_pairs(spec, threads, w);
+        std::vector<std::uint8_t> mask;
+        if (!positions.is_none()) {
+          mask.assign(T, 0);
+          const IArr pos = positions.cast<IArr>();
+          puffer::require(pos.ndim() == 1, "positions", pos.ndim(), "a 1-D array of positions");
+          for (py::ssize_t j = 0; j < pos.shape(0); ++j) {
+            const std::int64_t i = pos.data()[j];
+            puffer::require(i >= 0 && static_cast<std::size_t>(i) < T, "positions", i, "positions in [0, T)");
+            mask[static_cast<std::size_t>(i)] = 1;
+          }
+          std::fill(w, w + spec.n_theta * T * n_pairs, std::numeric_limits<double>::quiet_NaN());
         }
-        py::array_t<bool> L(used_log.size());
-        for (std::size_t j = 0; j < used_log.size(); ++j) L.mutable_data()[j] = used_log[j] != 0;
+        std::vector<std::uint8_t> used;
+        puffer::JobControl ctl;
+        ctl.total = spec.n_theta * T;
+        puffer::models::SumLawsOptions opt;
+        opt.arithmetic = reference ? Arithmetic::kLogReference : Arithmetic::kAuto;
+        opt.control = &ctl;
+        opt.positions = mask.empty() ? nullptr : mask.data();
+        puffer::bind::run_job(ctl, progress, [&] { used = puffer::models::w_inf_all_pairs(spec, threads, w, opt); });
+        py::array_t<bool> L(used.size());
+        for (std::size_t j = 0; j < used.size(); ++j) L.mutable_data()[j] = used[j] != 0;
         return py::make_tuple(W, L);
       },
       py::arg("trans"), py::arg("init"), py::arg("values"), py::arg("T"), py::arg("threads") = 0,
-      py::arg("tol") = 1e-9,
-      "W_inf between the laws given X_i = a and X_i = b, shape (n_theta, T, k(k-1)/2); -1 where a secret is impossible.");
+      py::arg("tol") = 1e-9, py::arg("reference") = false, py::arg("progress") = py::none(),
+      py::arg("positions") = py::none(),
+      "W_inf between the laws given X_i = a and X_i = b, shape (n_theta, T, k(k-1)/2); -1 where a secret is\n"
+      "impossible; per prior, whether some law needed the extended range. reference=True: log-space\n"
+      "reference arithmetic. progress: None or callable(done, total) (units: priors x positions).\n"
+      "Interruptible (Ctrl-C raises KeyboardInterrupt within ~0.1 s). positions: None (all) or the positions\n"
+      "to compute (the others are NaN).");
+
+  m.def(
+      "markov_workspace_bytes",
+      [](std::size_t k, std::size_t T, std::size_t span, bool reference) {
+        return puffer::models::workspace_bytes(k, T, span, reference ? Arithmetic::kLogReference : Arithmetic::kAuto);
+      },
+      py::arg("k"), py::arg("T"), py::arg("span"), py::arg("reference") = false,
+      "Bytes one worker of the Markov kernel allocates (backward store + buffers).");
+  m.def("markov_prior_operations", &puffer::models::prior_operations, py::arg("k"), py::arg("T"), py::arg("span"),
+        "Multiply-adds of the Markov kernel for one prior (convolutions + passes).");
   m.def(
       "poisson_binomial",
       [](const CArr& p, long skip) {

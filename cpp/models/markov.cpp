@@ -3,78 +3,366 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <mutex>
 
 #include "common/errors.hpp"
 #include "common/parallel.hpp"
+#include "models/markov_ext.hpp"
 #include "transport/transport.hpp"
 
 namespace puffer::models {
 namespace {
 
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+// Largest total exponent range (bits) of the two factors for the plain-double convolution:
+// every product of reachable entries is then >= 2^-962 of the largest (normal, with margin).
+constexpr std::int64_t kPlainRange = 960;
+// Largest exponent range (bits) of a law handed out as plain doubles.
+constexpr std::int64_t kLawRange = 1000;
+// Largest exponent range (bits) inside one block of the blocked convolution: products of two
+// blocks' entries are >= 2^-(2 * 450 + 2) of the pair's largest (normal, with margin).
+constexpr std::int64_t kBlockRange = 450;
 
-// Per-theta workspace: forward F[t][x][s] and backward B[t][x][s], s in [0, R).
-struct Work {
+struct Geometry {
+  std::size_t k, T, span, R;
+  std::vector<std::size_t> dv;  // values - min value
+  std::size_t lf(std::size_t t) const { return (t + 1) * span + 1; }      // forward slice t
+  std::size_t lb(std::size_t t) const { return (T - 1 - t) * span + 1; }  // backward slice t
+};
+
+// ------------------------------------------------------------------ extended-range passes
+// Backward slices B_t[x][s] = P(sum of v(X_{t+1..T-1}) = s + ... | X_t = x), all t, stored
+// triangularly (slice t has lb(t) entries per state).
+struct Backward {
+  std::vector<double> m;
+  std::vector<std::int32_t> e;
+  std::vector<std::size_t> off;  // start of slice t
+  const double* bm(const Geometry& g, std::size_t t, std::size_t x) const { return m.data() + off[t] + x * g.lb(t); }
+  const std::int32_t* be(const Geometry& g, std::size_t t, std::size_t x) const {
+    return e.data() + off[t] + x * g.lb(t);
+  }
+};
+
+struct Coef {
+  double pm;
+  std::int32_t pe;
+};
+
+std::vector<Coef> split_matrix(const double* P, std::size_t k) {
+  std::vector<Coef> c(k * k, Coef{0.0, ext::kNoExp});
+  for (std::size_t j = 0; j < k * k; ++j)
+    if (P[j] > 0.0) ext::split(P[j], c[j].pm, c[j].pe);
+  return c;
+}
+
+// Forward/convolution scratch of one worker.
+struct Scratch {
+  std::vector<double> fm[2], acc, J, Fd, Bp, tmp, Bz;
+  std::vector<std::int32_t> fe[2], JE;
+  struct Block {
+    std::size_t lo, hi, at;  // slice indices [lo, hi], values stored from `at`
+    std::int64_t top;        // exponent of the block's scale
+  };
+  std::vector<Block> bf, bb;
+  std::vector<ext::Src> src;
+  std::vector<Law> laws;
+  std::vector<double> marg, next;
+  void size(const Geometry& g) {
+    for (int q = 0; q < 2; ++q) {
+      fm[q].assign(g.k * g.R, 0.0);
+      fe[q].assign(g.k * g.R, ext::kNoExp);
+    }
+    acc.assign(g.R, 0.0);
+    J.assign(g.k * (g.R + 8), 0.0);
+    JE.assign(g.k * (g.R + 8), 0);
+    Fd.assign(g.R + 8, 0.0);
+    Bp.assign(g.R + 8, 0.0);
+    tmp.assign(2 * g.R + 16, 0.0);
+    Bz.assign(g.R + 80, 0.0);
+    src.reserve(g.k);
+    laws.assign(g.k, Law{});
+  }
+};
+
+void backward_pass(const Geometry& g, const std::vector<Coef>& C, Backward& B, std::vector<double>& acc,
+                   const JobControl* ctl) {
+  const std::size_t k = g.k, T = g.T;
+  B.off.assign(T + 1, 0);
+  for (std::size_t t = 0; t < T; ++t) B.off[t + 1] = B.off[t] + k * g.lb(t);
+  B.m.assign(B.off[T], 0.0);
+  B.e.assign(B.off[T], ext::kNoExp);
+  for (std::size_t x = 0; x < k; ++x) {
+    B.m[B.off[T - 1] + x * g.lb(T - 1)] = 1.0;
+    B.e[B.off[T - 1] + x * g.lb(T - 1)] = 0;
+  }
+  std::vector<ext::Src> src;
+  for (std::size_t t = T - 1; t-- > 0;) {
+    if ((t & 63) == 0) poll(ctl);
+    for (std::size_t x = 0; x < k; ++x) {
+      src.clear();
+      for (std::size_t y = 0; y < k; ++y)
+        if (C[x * k + y].pm > 0.0)
+          src.push_back({B.bm(g, t + 1, y), B.be(g, t + 1, y), g.lb(t + 1), C[x * k + y].pm, C[x * k + y].pe, g.dv[y]});
+      ext::gather(B.m.data() + B.off[t] + x * g.lb(t), B.e.data() + B.off[t] + x * g.lb(t), g.lb(t), src.data(),
+                  src.size(), acc.data());
+    }
+  }
+}
+
+// Forward slice 0 into buffer q.
+void forward_init(const Geometry& g, const double* init, Scratch& S, int q) {
+  std::fill(S.fm[q].begin(), S.fm[q].end(), 0.0);
+  std::fill(S.fe[q].begin(), S.fe[q].end(), ext::kNoExp);
+  for (std::size_t x = 0; x < g.k; ++x)
+    if (init[x] > 0.0) ext::split(init[x], S.fm[q][x * g.R + g.dv[x]], S.fe[q][x * g.R + g.dv[x]]);
+}
+
+// Forward slice t + 1 (buffer 1 - q) from slice t (buffer q).
+void forward_step(const Geometry& g, const std::vector<Coef>& C, Scratch& S, std::size_t t, int q) {
+  const std::size_t k = g.k, R = g.R;
+  for (std::size_t y = 0; y < k; ++y) {
+    S.src.clear();
+    for (std::size_t x = 0; x < k; ++x)
+      if (C[x * k + y].pm > 0.0)
+        S.src.push_back({S.fm[q].data() + x * R, S.fe[q].data() + x * R, g.lf(t), C[x * k + y].pm, C[x * k + y].pe, g.dv[y]});
+    ext::gather(S.fm[1 - q].data() + y * R, S.fe[1 - q].data() + y * R, g.lf(t + 1), S.src.data(), S.src.size(),
+                S.acc.data());
+  }
+}
+
+struct Range {
+  std::size_t lo = 0, hi = 0;
+  bool empty = true;
+};
+
+Range reachable_range(const double* m, std::size_t n) {
+  Range r;
+  for (std::size_t s = 0; s < n; ++s)
+    if (m[s] != 0.0) {
+      if (r.empty) r.lo = s;
+      r.hi = s;
+      r.empty = false;
+    }
+  return r;
+}
+
+// max - min over reachable s in [lo, hi] of e[s] + c s (mantissas in [1, 2) add < 1 bit).
+void tilted_extent(const double* m, const std::int32_t* e, Range r, std::int64_t c, std::int64_t& mx,
+                   std::int64_t& mn) {
+  mx = std::numeric_limits<std::int64_t>::min();
+  mn = std::numeric_limits<std::int64_t>::max();
+  for (std::size_t s = r.lo; s <= r.hi; ++s)
+    if (m[s] != 0.0) {
+      const std::int64_t v = e[s] + c * static_cast<std::int64_t>(s);
+      mx = std::max(mx, v);
+      mn = std::min(mn, v);
+    }
+}
+
+std::int64_t tilted_cost(const double* fm, const std::int32_t* fe, Range rf, const double* bm, const std::int32_t* be,
+                         Range rb, std::int64_t c) {
+  std::int64_t a, b, x, y;
+  tilted_extent(fm, fe, rf, c, a, b);
+  tilted_extent(bm, be, rb, c, x, y);
+  return (a - b) + (x - y) + 2;  // + 2: mantissas in [1, 2)
+}
+
+// Scales the reachable entries of an extended slice to plain doubles m 2^(e + c s - top), all
+// >= 2^-961 by the range check; zeros stay zeros.
+void to_plain(const double* m, const std::int32_t* e, Range r, std::int64_t c, std::int64_t top, double* out) {
+  for (std::size_t s = r.lo; s <= r.hi; ++s)
+    out[s - r.lo] = m[s] != 0.0 ? m[s] * ext::pow2i(e[s] + c * static_cast<std::int64_t>(s) - top) : 0.0;
+}
+
+// Splits the reachable range of an extended slice into consecutive blocks whose tilted
+// exponents e[s] + c s span <= kBlockRange bits, and writes each block as plain doubles scaled
+// by its largest exponent (>= 2^-kBlockRange-1 where reachable) to out (pad zeros between
+// blocks when pad > 0, for convolve_plain's padded B operand).
+void make_blocks(const double* m, const std::int32_t* e, Range r, std::int64_t c, std::size_t pad,
+                 std::vector<Scratch::Block>& blocks, double* out) {
+  blocks.clear();
+  std::size_t s = r.lo, at = 0;
+  for (std::size_t q = 0; q < pad; ++q) out[q] = 0.0;
+  while (s <= r.hi) {
+    std::int64_t mx = std::numeric_limits<std::int64_t>::min(), mn = std::numeric_limits<std::int64_t>::max();
+    std::size_t t = s;
+    for (; t <= r.hi; ++t) {
+      if (m[t] == 0.0) continue;
+      const std::int64_t v = e[t] + c * static_cast<std::int64_t>(t);
+      const std::int64_t nmx = std::max(mx, v), nmn = std::min(mn, v);
+      if (nmx - nmn > kBlockRange) break;
+      mx = nmx;
+      mn = nmn;
+    }
+    // block [s, t - 1] (t > s: a single entry always fits)
+    at += pad;
+    blocks.push_back({s, t - 1, at, mx});
+    for (std::size_t u = s; u < t; ++u)
+      out[at + u - s] = m[u] != 0.0 ? m[u] * ext::pow2i(e[u] + c * static_cast<std::int64_t>(u) - mx) : 0.0;
+    at += t - s;
+    for (std::size_t q = 0; q < pad; ++q) out[at + q] = 0.0;
+    s = t;
+    while (s <= r.hi && m[s] == 0.0) ++s;
+  }
+}
+
+// J[s] 2^E[s] = sum F[s1] B[s - s1] (tilted by 2^(c s)) by plain-double convolutions of block
+// pairs, each merged into the extended output. Outputs are indexed from rf.lo + rb.lo.
+void convolve_blocks(const double* fm, const std::int32_t* fe, Range rf, const double* bm, const std::int32_t* be,
+                     Range rb, std::int64_t c, Scratch& S, double* J, std::int32_t* E) {
+  const std::size_t n = (rf.hi - rf.lo) + (rb.hi - rb.lo) + 1;
+  std::fill(J, J + n, 0.0);
+  std::fill(E, E + n, ext::kNoExp);
+  if (S.Fd.size() < 2 * (rf.hi - rf.lo + 8)) S.Fd.resize(2 * (rf.hi - rf.lo + 8));
+  if (S.Bp.size() < 4 * (rb.hi - rb.lo + 8)) S.Bp.resize(4 * (rb.hi - rb.lo + 8));
+  make_blocks(fm, fe, rf, c, 0, S.bf, S.Fd.data());
+  make_blocks(bm, be, rb, c, 3, S.bb, S.Bp.data());
+  const double n1 = static_cast<double>(rf.hi - rf.lo + 1), n2 = static_cast<double>(rb.hi - rb.lo + 1);
+  const double nbf = static_cast<double>(S.bf.size()), nbb = static_cast<double>(S.bb.size());
+  if (n1 * n2 + 16.0 * (nbb * n1 + nbf * n2 + 8.0 * nbf * nbb) > 6.0 * n1 * n2) {
+    // many tiny blocks (exponents jumping by hundreds of bits between neighbours): the
+    // integer-exponent convolution is cheaper
+    ext::convolve_ext(J, E, fm + rf.lo, fe + rf.lo, rf.hi - rf.lo + 1, bm + rb.lo, be + rb.lo, rb.hi - rb.lo + 1);
+    for (std::size_t j = 0; j < n; ++j)
+      if (J[j] > 0.0) E[j] = static_cast<std::int32_t>(E[j] + c * static_cast<std::int64_t>(rf.lo + rb.lo + j));
+    return;
+  }
+  for (const auto& I : S.bf)
+    for (const auto& K : S.bb) {
+      const std::size_t ni = I.hi - I.lo, nk = K.hi - K.lo;
+      std::fill(S.tmp.begin(), S.tmp.begin() + static_cast<std::ptrdiff_t>(ni + nk + 8), 0.0);
+      ext::convolve_plain(S.tmp.data(), S.Fd.data() + I.at, 0, ni, S.Bp.data() + K.at - 3, nk, S.Bz.data());
+      const std::size_t o = (I.lo - rf.lo) + (K.lo - rb.lo);
+      ext::merge_scaled(J + o, E + o, S.tmp.data(), ni + nk + 1, I.top + K.top);
+    }
+}
+
+// Law (i, a) from F_i[a] and B_i[a] into row J / JE; returns whether the extended form was kept.
+bool law_from(const Geometry& g, const double* fm, const std::int32_t* fe, const double* bm, const std::int32_t* be,
+              std::size_t nb, Scratch& S, std::size_t a, const std::vector<double>& grid, Law& law) {
+  const std::size_t RJ = g.R + 8;
+  double* Jrow = S.J.data() + a * RJ;
+  std::int32_t* Erow = S.JE.data() + a * RJ;
+  const Range rf = reachable_range(fm, g.R);
+  if (rf.empty) return false;  // P(X_i = a) = 0: the secret is impossible (empty law)
+  const Range rb = reachable_range(bm, nb);
+  const std::size_t lo = rf.lo + rb.lo, hi = rf.hi + rb.hi;
+  law.atoms = grid.data() + lo;
+  law.n = hi - lo + 1;
+  law.mass = Jrow + lo;
+  std::int64_t c = 0;
+  std::int64_t cost = tilted_cost(fm, fe, rf, bm, be, rb, 0);
+  if (cost > kPlainRange) {
+    // Exact exponential tilt 2^(c s) with c the least-squares slope of -e[s] over the reachable
+    // entries of both factors (any integer c is exact; the range check below decides).
+    double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+    auto acc = [&](const double* m, const std::int32_t* e, Range r) {
+      for (std::size_t s = r.lo; s <= r.hi; ++s)
+        if (m[s] != 0.0) {
+          const double x = static_cast<double>(s), y = static_cast<double>(e[s]);
+          n += 1;
+          sx += x;
+          sy += y;
+          sxx += x * x;
+          sxy += x * y;
+        }
+    };
+    acc(fm, fe, rf);
+    acc(bm, be, rb);
+    const double den = n * sxx - sx * sx;
+    const double slope = den > 0 ? (n * sxy - sx * sy) / den : 0.0;
+    // |c| R <= 2^27: tilted exponents e + c s stay far inside the 32-bit exponent fields
+    const double cmax = std::ldexp(1.0, 27) / static_cast<double>(g.R + 1);
+    const std::int64_t cl = static_cast<std::int64_t>(std::llround(std::clamp(-slope, -cmax, cmax)));
+    const std::int64_t v = tilted_cost(fm, fe, rf, bm, be, rb, cl);
+    if (v < cost) {
+      cost = v;
+      c = cl;
+    }
+  }
+  std::int64_t top;  // exponent offset of the output: true mass = J[s] 2^(top - c s)
+  if (cost <= kPlainRange) {
+    std::int64_t tf, tb, dummy;
+    tilted_extent(fm, fe, rf, c, tf, dummy);
+    tilted_extent(bm, be, rb, c, tb, dummy);
+    to_plain(fm, fe, rf, c, tf, S.Fd.data());
+    std::fill(S.Bp.begin(), S.Bp.end(), 0.0);
+    to_plain(bm, be, rb, c, tb, S.Bp.data() + 3);
+    const std::size_t nbr = rb.hi - rb.lo, nfr = rf.hi - rf.lo;
+    std::fill(Jrow + lo, Jrow + std::min(RJ, lo + nfr + nbr + 8), 0.0);
+    ext::convolve_plain(Jrow + lo, S.Fd.data(), 0, nfr, S.Bp.data(), nbr, S.Bz.data());
+    if (c == 0) return false;  // plain law: one scale for every atom
+    top = tf + tb;
+    for (std::size_t s = lo; s <= hi; ++s) Erow[s] = static_cast<std::int32_t>(top - c * static_cast<std::int64_t>(s));
+  } else {
+    convolve_blocks(fm, fe, rf, bm, be, rb, c, S, Jrow + lo, Erow + lo);
+    for (std::size_t s = lo; s <= hi; ++s)
+      if (Jrow[s] > 0.0) Erow[s] = static_cast<std::int32_t>(Erow[s] - c * static_cast<std::int64_t>(s));
+  }
+  // Hand the law out as plain doubles when one double scale holds every atom (a-posteriori).
+  std::int64_t mx = std::numeric_limits<std::int64_t>::min(), mn = std::numeric_limits<std::int64_t>::max();
+  for (std::size_t s = lo; s <= hi; ++s)
+    if (Jrow[s] > 0.0) {
+      const std::int64_t v = static_cast<std::int64_t>(ext::exponent_of(Jrow[s])) + Erow[s];
+      mx = std::max(mx, v);
+      mn = std::min(mn, v);
+    }
+  if (mx - mn <= kLawRange) {
+    for (std::size_t s = lo; s <= hi; ++s)
+      if (Jrow[s] > 0.0) Jrow[s] = std::ldexp(Jrow[s], static_cast<int>(Erow[s] - mx));
+    return false;
+  }
+  law.exp2 = Erow + lo;
+  return true;
+}
+
+// Positions [i0, i1) of one prior: forward pass streamed from position 0, laws emitted in order.
+// Returns whether some law kept the extended form.
+bool run_positions(const Geometry& g, std::size_t th, const double* P, const double* init, const std::vector<Coef>& C,
+                   const Backward& B, Scratch& S, std::size_t i0, std::size_t i1, const std::vector<double>& grid,
+                   const PositionFn& emit, JobControl* ctl, const std::uint8_t* mask) {
+  const std::size_t k = g.k;
+  bool used_ext = false;
+  int q = 0;
+  forward_init(g, init, S, q);
+  S.marg.assign(init, init + k);
+  S.next.assign(k, 0.0);
+  for (std::size_t i = 0; i < i1; ++i) {
+    if (i > 0) {
+      forward_step(g, C, S, i - 1, q);
+      q = 1 - q;
+      std::fill(S.next.begin(), S.next.end(), 0.0);
+      for (std::size_t x = 0; x < k; ++x)
+        for (std::size_t y = 0; y < k; ++y) S.next[y] += S.marg[x] * P[x * k + y];
+      S.marg.swap(S.next);
+    }
+    if (i < i0) continue;
+    poll(ctl);
+    if (mask != nullptr && mask[i] == 0) {
+      advance(ctl);
+      continue;
+    }
+    for (std::size_t a = 0; a < k; ++a) {
+      Law& law = S.laws[a];
+      law = Law{};
+      law.secret_prob = S.marg[a];
+      used_ext |= law_from(g, S.fm[q].data() + a * g.R, S.fe[q].data() + a * g.R, B.bm(g, i, a), B.be(g, i, a), g.lb(i),
+                           S, a, grid, law);
+    }
+    emit(th, i, S.laws);
+    advance(ctl);
+  }
+  return used_ext;
+}
+
+// ------------------------------------------------------------------ log-space reference
+struct LogWork {
   std::size_t T, k, R;
-  std::vector<double> F, B, J;
+  std::vector<double> F, B;
   double& f(std::size_t t, std::size_t x, std::size_t s) { return F[(t * k + x) * R + s]; }
   double& b(std::size_t t, std::size_t x, std::size_t s) { return B[(t * k + x) * R + s]; }
 };
-
-// Linear-space pass (valid when nothing can underflow, see linear_is_safe): plain probabilities,
-// all in [1e-300, 1] where reachable, so no rescaling is needed.
-void forward_backward_linear(Work& w, const double* P, const double* init, const std::vector<std::size_t>& dv) {
-  const std::size_t T = w.T, k = w.k, R = w.R;
-  std::fill(w.F.begin(), w.F.end(), 0.0);
-  std::fill(w.B.begin(), w.B.end(), 0.0);
-  for (std::size_t x = 0; x < k; ++x) w.f(0, x, dv[x]) = init[x];
-  for (std::size_t t = 0; t + 1 < T; ++t) {
-    const std::size_t hi = (t + 1) * (R - 1) / T + 1;  // reachable sums after t+1 steps
-    for (std::size_t y = 0; y < k; ++y) {
-      double* __restrict dst = &w.f(t + 1, y, 0) + dv[y];
-      const std::size_t n = std::min(hi, R - dv[y]);
-      for (std::size_t x = 0; x < k; ++x) {
-        const double p = P[x * k + y];
-        if (p == 0.0) continue;
-        const double* __restrict src = &w.f(t, x, 0);
-        for (std::size_t s = 0; s < n; ++s) dst[s] += p * src[s];
-      }
-    }
-  }
-  for (std::size_t x = 0; x < k; ++x) w.b(T - 1, x, 0) = 1.0;
-  for (std::size_t t = T - 1; t-- > 0;) {
-    const std::size_t hi = (T - 1 - t) * (R - 1) / T + 1;  // reachable sums of the remaining steps
-    for (std::size_t x = 0; x < k; ++x) {
-      for (std::size_t y = 0; y < k; ++y) {
-        const double p = P[x * k + y];
-        if (p == 0.0) continue;
-        double* __restrict dst = &w.b(t, x, 0) + dv[y];
-        const double* __restrict src = &w.b(t + 1, y, 0);
-        const std::size_t n = std::min(hi, R - dv[y]);
-        for (std::size_t s = 0; s < n; ++s) dst[s] += p * src[s];
-      }
-    }
-  }
-}
-
-// J[s1 + s2] += F[s1] * B[s2] over s1 in [f_lo, f_hi], s2 in [0, b_hi]. Register-blocked by
-// four values of s1 so each J element is loaded and stored once per four FMAs (a one-element
-// shift per step would stall store-to-load forwarding). Bp is B with three zeros on each side
-// (Bp[j + 3] = B[j]); J must have room for index f_hi + b_hi + 6. An AVX2+FMA clone is
-// picked at load time where the CPU has it.
-__attribute__((target_clones("avx2,fma", "default")))
-void convolve_into(double* __restrict J, const double* __restrict F, std::size_t f_lo, std::size_t f_hi,
-                   const double* __restrict Bp, std::size_t b_hi) {
-  const std::size_t nt = b_hi + 4;
-  for (std::size_t s1 = f_lo; s1 <= f_hi; s1 += 4) {
-    const double f0 = F[s1];
-    const double f1 = s1 + 1 <= f_hi ? F[s1 + 1] : 0.0;
-    const double f2 = s1 + 2 <= f_hi ? F[s1 + 2] : 0.0;
-    const double f3 = s1 + 3 <= f_hi ? F[s1 + 3] : 0.0;
-    double* __restrict dst = J + s1;
-    for (std::size_t t = 0; t < nt; ++t) dst[t] += f0 * Bp[t + 3] + f1 * Bp[t + 2] + f2 * Bp[t + 1] + f3 * Bp[t];
-  }
-}
 
 inline double lse(double a, double b) {
   if (a == kNegInf) return b;
@@ -82,11 +370,10 @@ inline double lse(double a, double b) {
   return a > b ? a + std::log1p(std::exp(b - a)) : b + std::log1p(std::exp(a - b));
 }
 
-// Log-space pass: F and B hold log-probabilities (no rescaling needed).
-void forward_backward_log(Work& w, const double* P, const double* init, const std::vector<std::size_t>& dv) {
+void forward_backward_log(LogWork& w, const double* P, const double* init, const std::vector<std::size_t>& dv) {
   const std::size_t T = w.T, k = w.k, R = w.R;
-  std::fill(w.F.begin(), w.F.end(), kNegInf);
-  std::fill(w.B.begin(), w.B.end(), kNegInf);
+  w.F.assign(T * k * R, kNegInf);
+  w.B.assign(T * k * R, kNegInf);
   for (std::size_t x = 0; x < k; ++x)
     if (init[x] > 0.0) w.f(0, x, dv[x]) = std::log(init[x]);
   for (std::size_t t = 0; t + 1 < T; ++t)
@@ -114,18 +401,98 @@ void forward_backward_log(Work& w, const double* P, const double* init, const st
       }
 }
 
-// True when every reachable entry of every rescaled slice and of every product F*B stays
-// above 1e-300 (relative to the slice maxima): each reachable entry is at least the
-// probability of one path, >= min_init * min_p^(T-1), and slice maxima are <= 1.
-bool linear_is_safe(const double* P, const double* init, std::size_t k, std::size_t T) {
-  double min_p = 1.0, min_init = 1.0;
-  for (std::size_t j = 0; j < k * k; ++j)
-    if (P[j] > 0.0) min_p = std::min(min_p, P[j]);
-  for (std::size_t x = 0; x < k; ++x)
-    if (init[x] > 0.0) min_init = std::min(min_init, init[x]);
-  const double log_floor = std::log(min_init) + 2.0 * static_cast<double>(T) * std::log(min_p);
-  return log_floor > std::log(1e-300);
+void run_log_reference(const Geometry& g, std::size_t th, const double* P, const double* init,
+                       const std::vector<double>& grid, const PositionFn& emit, JobControl* ctl,
+                       const std::uint8_t* mask) {
+  const std::size_t k = g.k, T = g.T, R = g.R, RJ = R + 8;
+  LogWork w{T, k, R, {}, {}};
+  forward_backward_log(w, P, init, g.dv);
+  std::vector<Law> laws(k);
+  std::vector<double> J(k * RJ, kNegInf);
+  std::vector<double> marg(init, init + k), next(k);
+  for (std::size_t i = 0; i < T; ++i) {
+    poll(ctl);
+    if (i > 0) {
+      std::fill(next.begin(), next.end(), 0.0);
+      for (std::size_t x = 0; x < k; ++x)
+        for (std::size_t y = 0; y < k; ++y) next[y] += marg[x] * P[x * k + y];
+      marg.swap(next);
+    }
+    if (mask != nullptr && mask[i] == 0) {
+      advance(ctl);
+      continue;
+    }
+    for (std::size_t a = 0; a < k; ++a) {
+      Law& law = laws[a];
+      law = Law{};
+      law.secret_prob = marg[a];
+      const double* Fa = &w.f(i, a, 0);
+      const double* Ba = &w.b(i, a, 0);
+      std::size_t f_lo = R, f_hi = 0, b_hi = 0;
+      for (std::size_t s = 0; s < R; ++s) {
+        if (Fa[s] != kNegInf) { f_lo = std::min(f_lo, s); f_hi = s; }
+        if (Ba[s] != kNegInf) b_hi = s;
+      }
+      if (f_lo == R) continue;
+      const std::size_t hi = std::min(R - 1, f_hi + b_hi);
+      double* Ja = J.data() + a * RJ;
+      for (std::size_t s = f_lo; s <= hi; ++s) Ja[s] = kNegInf;
+      for (std::size_t s1 = f_lo; s1 <= f_hi; ++s1) {
+        const double fv = Fa[s1];
+        if (fv == kNegInf) continue;
+        for (std::size_t s2 = 0; s2 <= b_hi && s1 + s2 < R; ++s2)
+          if (Ba[s2] != kNegInf) Ja[s1 + s2] = lse(Ja[s1 + s2], fv + Ba[s2]);
+      }
+      double mx = kNegInf;
+      for (std::size_t s = f_lo; s <= hi; ++s) mx = std::max(mx, Ja[s]);
+      for (std::size_t s = f_lo; s <= hi; ++s)
+        if (Ja[s] != kNegInf) Ja[s] -= mx;
+      law.log_space = true;
+      law.atoms = grid.data() + f_lo;
+      law.mass = Ja + f_lo;
+      law.n = hi - f_lo + 1;
+    }
+    emit(th, i, laws);
+    advance(ctl);
+  }
 }
+
+Geometry geometry(const MarkovChainSpec& spec) {
+  Geometry g;
+  g.k = spec.k;
+  g.T = spec.T;
+  std::int64_t vmin = spec.values[0], vmax = spec.values[0];
+  for (std::size_t x = 0; x < g.k; ++x) {
+    vmin = std::min(vmin, spec.values[x]);
+    vmax = std::max(vmax, spec.values[x]);
+  }
+  g.dv.resize(g.k);
+  for (std::size_t x = 0; x < g.k; ++x) g.dv[x] = static_cast<std::size_t>(spec.values[x] - vmin);
+  g.span = static_cast<std::size_t>(vmax - vmin);
+  g.R = g.T * g.span + 1;
+  return g;
+}
+
+// Worker-owned buffers, handed out to tasks and freed when the call returns.
+template <class W>
+class Pool {
+ public:
+  std::unique_ptr<W> take() {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (free_.empty()) return std::make_unique<W>();
+    auto w = std::move(free_.back());
+    free_.pop_back();
+    return w;
+  }
+  void give(std::unique_ptr<W> w) {
+    std::lock_guard<std::mutex> lk(mu_);
+    free_.push_back(std::move(w));
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::unique_ptr<W>> free_;
+};
 
 }  // namespace
 
@@ -160,147 +527,214 @@ void validate(const MarkovChainSpec& spec, double tol) {
   }
 }
 
-std::vector<std::uint8_t> sum_laws(const MarkovChainSpec& spec, unsigned threads, const PositionFn& emit) {
-  const std::size_t k = spec.k, T = spec.T;
-  std::int64_t vmin = spec.values[0], vmax = spec.values[0];
-  for (std::size_t x = 0; x < k; ++x) {
-    vmin = std::min(vmin, spec.values[x]);
-    vmax = std::max(vmax, spec.values[x]);
-  }
-  std::vector<std::size_t> dv(k);
-  for (std::size_t x = 0; x < k; ++x) dv[x] = static_cast<std::size_t>(spec.values[x] - vmin);
-  const std::size_t span = static_cast<std::size_t>(vmax - vmin);
-  const std::size_t R = T * span + 1;
-  const double base = static_cast<double>(T) * static_cast<double>(vmin);
-  std::vector<std::uint8_t> used_log(spec.n_theta, 0);
+double workspace_bytes(std::size_t k, std::size_t T, std::size_t span, Arithmetic arithmetic) {
+  const double K = static_cast<double>(k), TT = static_cast<double>(T), S = static_cast<double>(span);
+  const double R = TT * S + 1.0;
+  if (arithmetic == Arithmetic::kLogReference) return 16.0 * TT * K * R + 8.0 * K * (R + 8);
+  return 12.0 * K * (TT + S * TT * (TT - 1.0) / 2.0) + (64.0 * K + 96.0) * (R + 8.0);
+}
+
+double prior_operations(std::size_t k, std::size_t T, std::size_t span) {
+  double conv = 0.0;
+  for (std::size_t i = 0; i < T; ++i)
+    conv += static_cast<double>((i + 1) * span + 1) * static_cast<double>((T - 1 - i) * span + 1);
+  const double R = static_cast<double>(T * span + 1);
+  return static_cast<double>(k) * conv + 2.0 * static_cast<double>(T) * static_cast<double>(k * k) * R;
+}
+
+std::vector<std::uint8_t> sum_laws(const MarkovChainSpec& spec, unsigned threads, const PositionFn& emit,
+                                   const SumLawsOptions& options) {
+  const Geometry g = geometry(spec);
+  const std::size_t k = g.k, T = g.T, R = g.R;
+  const double base = static_cast<double>(T) * static_cast<double>(spec.values[0] - static_cast<std::int64_t>(g.dv[0]));
   std::vector<double> grid(R);
   for (std::size_t s = 0; s < R; ++s) grid[s] = base + static_cast<double>(s);
+  std::vector<std::uint8_t> used(spec.n_theta, 0);
+  JobControl* ctl = options.control;
 
+  if (options.arithmetic == Arithmetic::kLogReference) {
+    parallel_for(spec.n_theta, threads, [&](std::size_t th) {
+      run_log_reference(g, th, spec.trans + th * k * k, spec.init + th * k, grid, emit, ctl, options.positions);
+      used[th] = 1;
+    });
+    return used;
+  }
+
+  const unsigned hw = threads == 0 ? std::min(hardware_threads(), kMaxThreads) : threads;
+  if (options.concurrent_positions && spec.n_theta < hw && T > 1) {
+    // Few priors: one backward store per prior, positions split into chunks of equal
+    // convolution cost; each chunk streams its own forward pass from position 0.
+    const std::size_t n_chunks = std::min<std::size_t>(T, 4 * static_cast<std::size_t>(hw));
+    std::vector<double> cum(T + 1, 0.0);
+    for (std::size_t i = 0; i < T; ++i)
+      cum[i + 1] = cum[i] + static_cast<double>(g.lf(i)) * static_cast<double>(g.lb(i)) + static_cast<double>(R);
+    std::vector<std::size_t> cut(n_chunks + 1, T);
+    cut[0] = 0;
+    for (std::size_t c = 1; c < n_chunks; ++c)
+      cut[c] = static_cast<std::size_t>(std::lower_bound(cum.begin(), cum.end(), cum[T] * c / n_chunks) - cum.begin());
+    for (std::size_t c = 1; c <= n_chunks; ++c) cut[c] = std::max(cut[c], cut[c - 1]);
+    Pool<Scratch> scratch;
+    for (std::size_t th = 0; th < spec.n_theta; ++th) {
+      const double* P = spec.trans + th * k * k;
+      const double* init = spec.init + th * k;
+      const std::vector<Coef> C = split_matrix(P, k);
+      Backward B;
+      {
+        std::vector<double> acc(R);
+        backward_pass(g, C, B, acc, ctl);
+      }
+      std::mutex mu;
+      parallel_for(n_chunks, threads, [&](std::size_t c) {
+        if (cut[c] == cut[c + 1]) return;
+        auto S = scratch.take();
+        S->size(g);
+        const bool u = run_positions(g, th, P, init, C, B, *S, cut[c], cut[c + 1], grid, emit, ctl, options.positions);
+        scratch.give(std::move(S));
+        if (u) {
+          std::lock_guard<std::mutex> lk(mu);
+          used[th] = 1;
+        }
+      });
+    }
+    return used;
+  }
+
+  struct Worker {
+    Backward B;
+    Scratch S;
+  };
+  Pool<Worker> workers;
   parallel_for(spec.n_theta, threads, [&](std::size_t th) {
-    thread_local Work w;
-    w.T = T; w.k = k; w.R = R;
-    w.F.resize(T * k * R);  // filled by the forward/backward pass
-    w.B.resize(T * k * R);
+    auto w = workers.take();
     const double* P = spec.trans + th * k * k;
     const double* init = spec.init + th * k;
-    const bool lin = linear_is_safe(P, init, k, T);
-    used_log[th] = lin ? 0 : 1;
-    if (lin) forward_backward_linear(w, P, init, dv);
-    else forward_backward_log(w, P, init, dv);
-    thread_local std::vector<Law> laws;
-    thread_local std::vector<double> J;  // k rows of R (+ 8 padding) masses: row a = law given X_i = a
-    thread_local std::vector<double> Bp;  // backward row with 3 zeros on each side
-    const std::size_t RJ = R + 8;
-    laws.assign(k, Law{});
-    J.assign(k * RJ, 0.0);
-    Bp.assign(R + 6, 0.0);
-    std::vector<double> marg(init, init + k), next(k);  // P(X_i = .), by m_{i+1} = m_i P
-    for (std::size_t i = 0; i < T; ++i) {
-      if (i > 0) {
-        std::fill(next.begin(), next.end(), 0.0);
-        for (std::size_t x = 0; x < k; ++x)
-          for (std::size_t y = 0; y < k; ++y) next[y] += marg[x] * P[x * k + y];
-        marg.swap(next);
-      }
-      for (std::size_t a = 0; a < k; ++a) {
-        Law& law = laws[a];
-        law = Law{};
-        // J[s] = sum_{s1} F_i[a][s1] * B_i[a][s - s1]   (proportional to P(S = s | X_i = a))
-        const double* Fa = &w.f(i, a, 0);
-        const double* Ba = &w.b(i, a, 0);
-        std::size_t f_lo = R, f_hi = 0, b_hi = 0;
-        for (std::size_t s = 0; s < R; ++s) {
-          const bool fz = lin ? Fa[s] != 0.0 : Fa[s] != kNegInf;
-          const bool bz = lin ? Ba[s] != 0.0 : Ba[s] != kNegInf;
-          if (fz) { f_lo = std::min(f_lo, s); f_hi = s; }
-          if (bz) b_hi = s;
-        }
-        if (f_lo == R) continue;  // P(X_i = a) = 0: the secret is impossible (empty law)
-        const std::size_t hi = std::min(R - 1, f_hi + b_hi);
-        double* Ja = J.data() + a * RJ;
-        if (lin) {
-          std::fill(Ja + f_lo, Ja + std::min(RJ, f_hi + b_hi + 7), 0.0);
-          std::copy(Ba, Ba + b_hi + 1, Bp.begin() + 3);
-          std::fill(Bp.begin() + 4 + b_hi, Bp.begin() + 7 + b_hi, 0.0);
-          convolve_into(Ja, Fa, f_lo, f_hi, Bp.data(), b_hi);
-        } else {
-          double mx = kNegInf;
-          for (std::size_t s = f_lo; s <= hi; ++s) Ja[s] = kNegInf;
-          for (std::size_t s1 = f_lo; s1 <= f_hi; ++s1) {
-            const double fv = Fa[s1];
-            if (fv == kNegInf) continue;
-            for (std::size_t s2 = 0; s2 <= b_hi && s1 + s2 < R; ++s2)
-              if (Ba[s2] != kNegInf) Ja[s1 + s2] = lse(Ja[s1 + s2], fv + Ba[s2]);
-          }
-          // Kept in log space (shifted by the maximum): converting to doubles would underflow
-          // tail masses, and any floor for them scrambles the order of cumulative levels.
-          for (std::size_t s = f_lo; s <= hi; ++s) mx = std::max(mx, Ja[s]);
-          for (std::size_t s = f_lo; s <= hi; ++s)
-            if (Ja[s] != kNegInf) Ja[s] -= mx;
-        }
-        law.log_space = !lin;
-        law.atoms = grid.data() + f_lo;
-        law.mass = Ja + f_lo;
-        law.n = hi - f_lo + 1;
-        law.secret_prob = marg[a];
-      }
-      emit(th, i, laws);
-    }
+    const std::vector<Coef> C = split_matrix(P, k);
+    w->S.size(g);
+    backward_pass(g, C, w->B, w->S.acc, ctl);
+    used[th] = run_positions(g, th, P, init, C, w->B, w->S, 0, T, grid, emit, ctl, options.positions) ? 1 : 0;
+    workers.give(std::move(w));
   });
-  return used_log;
+  return used;
 }
 
-static void log_level_keys(const Law& law, std::vector<double>& x, std::vector<double>& key) {
-  // Reachable atoms only; key = log F where F <= 1/2, else -log S (monotone in the level);
-  // +inf for the top atom. Sums of logs by log-sum-exp from the nearer end.
+// Extended-range value m 2^e (m in [1, 2) or 0) for the cumulative levels of extended laws.
+struct XVal {
+  double m = 0.0;
+  std::int64_t e = 0;
+};
+
+inline void xadd(XVal& a, double m, std::int64_t e) {  // a += m 2^e, m > 0 normal
+  const std::int32_t q0 = ext::exponent_of(m);
+  m *= ext::pow2i(-q0);
+  e += q0;
+  if (a.m == 0.0) {
+    a.m = m;
+    a.e = e;
+    return;
+  }
+  const std::int64_t d = e - a.e;
+  if (d <= 0) {
+    if (d >= -ext::kDrop) a.m += m * ext::pow2i(d);
+  } else {
+    a.m = d <= ext::kDrop ? a.m * ext::pow2i(-d) + m : m;
+    a.e = e;
+  }
+  const std::int32_t q = ext::exponent_of(a.m);
+  a.m *= ext::pow2i(-q);
+  a.e += q;
+}
+
+inline double xlog_ratio(const XVal& a, const XVal& b) {  // log(a / b), a, b > 0
+  return std::log(a.m / b.m) + static_cast<double>(a.e - b.e) * 0.69314718055994530942;
+}
+
+// Level keys of a law in any representation (Seeman et al. 2024 log-level keys): reachable
+// atoms only; key = log F where F <= 1/2, else -log S (monotone in the level); +inf for the top
+// atom. Cumulative sums in the extended range (no log-sum-exp: one log per atom).
+static void log_level_keys(const Law& law, std::vector<double>& x, std::vector<double>& key, std::vector<double>& lm,
+                           std::vector<std::int64_t>& le) {
   x.clear();
   key.clear();
-  std::vector<double> lp;
-  for (std::size_t j = 0; j < law.n; ++j)
-    if (law.mass[j] != kNegInf) {
-      x.push_back(law.atoms[j]);
-      lp.push_back(law.mass[j]);
-    }
-  const std::size_t n = lp.size();
-  std::vector<double> lf(n), ls(n);
-  double acc = kNegInf;
-  for (std::size_t j = 0; j < n; ++j) lf[j] = acc = lse(acc, lp[j]);
-  const double tot = acc;
-  acc = kNegInf;
-  for (std::size_t j = n; j-- > 0;) {
-    ls[j] = acc;  // mass strictly above atom j
-    acc = lse(acc, lp[j]);
+  lm.clear();
+  le.clear();
+  if (law.log_space) {
+    double mx = -std::numeric_limits<double>::infinity();
+    for (std::size_t j = 0; j < law.n; ++j) mx = std::max(mx, law.mass[j]);
+    for (std::size_t j = 0; j < law.n; ++j)
+      if (law.reachable(j)) {
+        // m 2^e = exp(l - mx): split the exponent so that no value underflows
+        const double l2 = (law.mass[j] - mx) / 0.69314718055994530942;
+        const double fl = std::floor(l2);
+        x.push_back(law.atoms[j]);
+        lm.push_back(std::exp2(l2 - fl));
+        le.push_back(static_cast<std::int64_t>(fl));
+      }
+  } else {
+    for (std::size_t j = 0; j < law.n; ++j)
+      if (law.reachable(j)) {
+        x.push_back(law.atoms[j]);
+        lm.push_back(law.mass[j]);
+        le.push_back(law.exp2 == nullptr ? 0 : law.exp2[j]);
+      }
   }
-  const double half = std::log(0.5);
-  key.resize(n);
-  for (std::size_t j = 0; j < n; ++j) {
-    const double f = lf[j] - tot, s = ls[j] - tot;
-    key[j] = j + 1 == n ? std::numeric_limits<double>::infinity() : (f <= half ? f : -s);
+  const std::size_t n = x.size();
+  XVal tot;
+  for (std::size_t j = 0; j < n; ++j) xadd(tot, lm[j], le[j]);
+  // F_j from the left while F_j / tot <= 1/2, then S_j from the right
+  key.assign(n, std::numeric_limits<double>::infinity());
+  XVal F;
+  std::size_t j = 0;
+  for (; j + 1 < n; ++j) {
+    xadd(F, lm[j], le[j]);
+    const double r = xlog_ratio(F, tot);
+    if (!(r <= -0.69314718055994530942)) break;
+    key[j] = r;
+  }
+  XVal S;
+  for (std::size_t q = n - 1; q > j; --q) {
+    xadd(S, lm[q], le[q]);  // mass strictly above atom q - 1
+    key[q - 1] = -xlog_ratio(S, tot);
   }
 }
 
-std::vector<std::uint8_t> w_inf_all_pairs(const MarkovChainSpec& spec, unsigned threads, double* out) {
+std::vector<std::uint8_t> w_inf_all_pairs(const MarkovChainSpec& spec, unsigned threads, double* out,
+                                          const SumLawsOptions& options) {
   const std::size_t k = spec.k, T = spec.T, n_pairs = k * (k - 1) / 2;
+  SumLawsOptions opt = options;
+  opt.concurrent_positions = true;  // every (theta, i) writes its own entries of out
   return sum_laws(spec, threads, [&](std::size_t th, std::size_t i, const std::vector<Law>& laws) {
     double* o = out + (th * T + i) * n_pairs;
-    thread_local std::vector<double> xp, kp, xq, kq;
+    // level keys of the laws beyond the double range, once per law (shared by its k - 1 pairs)
+    thread_local std::vector<std::vector<double>> xs, ks;
+    thread_local std::vector<double> lm;
+    thread_local std::vector<std::int64_t> le;
+    if (xs.size() < k) {
+      xs.resize(k);
+      ks.resize(k);
+    }
+    bool any_keyed = false;
+    for (std::size_t a = 0; a < k; ++a) any_keyed |= laws[a].n != 0 && !laws[a].plain();
+    if (any_keyed)
+      for (std::size_t a = 0; a < k; ++a)
+        if (laws[a].n != 0) log_level_keys(laws[a], xs[a], ks[a], lm, le);
     for (std::size_t a = 0; a < k; ++a)
       for (std::size_t b = a + 1; b < k; ++b, ++o) {
         const Law &P = laws[a], &Q = laws[b];
-        if (P.n != 0 && Q.n != 0 && P.log_space) {
-          log_level_keys(P, xp, kp);
-          log_level_keys(Q, xq, kq);
+        if (P.n == 0 || Q.n == 0) {
+          *o = -1.0;
+          continue;
+        }
+        if (!P.plain() || !Q.plain()) {
           // tie band as puffer.transport's log-space path: (n + m + 16) ulps, relative
-          const double tol = static_cast<double>(xp.size() + xq.size() + 16) * 0x1p-53;
-          *o = transport::w_inf_keys(xp.data(), kp.data(), xp.size(), xq.data(), kq.data(), xq.size(), tol);
+          const double tol = static_cast<double>(xs[a].size() + xs[b].size() + 16) * 0x1p-53;
+          *o = transport::w_inf_keys(xs[a].data(), ks[a].data(), xs[a].size(), xs[b].data(), ks[b].data(),
+                                     xs[b].size(), tol);
           continue;
         }
         // masses are unnormalised: sum_tol < 0 lets the kernel divide by each law's total
-        *o = (P.n == 0 || Q.n == 0) ? -1.0
-                                    : transport::w_inf_1d(P.atoms, P.mass, P.n, Q.atoms, Q.mass, Q.n,
-                                                          transport::kDefaultRtol, -1.0);
+        *o = transport::w_inf_1d(P.atoms, P.mass, P.n, Q.atoms, Q.mass, Q.n, transport::kDefaultRtol, -1.0);
       }
-  });
+  }, opt);
 }
 
 }  // namespace puffer::models

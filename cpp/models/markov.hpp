@@ -1,22 +1,58 @@
 // Conditional laws of the sum query S = sum_t v(X_t) over a k-state Markov chain of length T,
 // given the secret X_i = a (Song, Wang, Chaudhuri 2017 setting; Pierquin et al. 2024):
 //   P(S = s | X_i = a, theta)  for every prior theta = (transition matrix, initial law),
-// every position i and every state a, by a forward pass, a backward pass and one convolution
-// per (i, a). State values v are integers, so S lives on the integer grid
-// [T * min v, T * max v].
+// every position i and every state a, by a backward pass (stored), a forward pass (streamed)
+// and one convolution per (i, a). State values v are integers, so S lives on the integer grid
+// [T * min v, T * max v] (R = T * span + 1 points, span = max v - min v).
 //
-// Arithmetic: plain doubles when no reachable probability can fall below 1e-300 (checked a
-// priori: every reachable entry is at least min_init * min_p^(2T), and all are <= 1); otherwise
-// the prior is computed in log space (log-sum-exp) and its laws are handed out in log space
-// (Law::log_space): W-infinity then compares log-level keys (log F below 1/2, -log S above),
-// which keep both the support and the order of tail levels however small the masses. So an atom of positive probability is never
-// lost to underflow, which would shrink a W-infinity sensitivity (Seeman et al. 2024: naive float gives
+// Arithmetic (Arithmetic::kAuto). Guarantee: every reachable sum of every law has a positive
+// mass with relative error <= ~(2 T + R) 2^-53 (sums of products of positive terms), and every
+// unreachable sum has mass exactly 0 -- whatever the magnitudes (no underflow, no floor):
+//   * forward and backward passes hold every entry as m * 2^e (m in [1, 2), 32-bit e; see
+//     markov_ext.hpp); a term more than 2^-1000 below the largest term of the same sum is
+//     dropped (relative error <= k 2^-1000), the largest never is;
+//   * per law (i, a), the two factors of the convolution are scaled to plain doubles when the
+//     exponent ranges of their reachable entries add up to <= 960 bits, so every product of
+//     reachable entries is a normal double >= 2^-962 of the largest (a-posteriori check), if
+//     need be after an exact exponential tilt F[s] 2^(c s), B[s] 2^(c s) (which tilts the
+//     convolution by 2^(c s) exactly; c = the least-squares slope of the exponents, bounded by
+//     |c| R <= 2^27). Such laws are handed out as plain doubles (Law::exp2 == nullptr) when the
+//     law itself spans <= 1000 bits;
+//   * the other laws are convolved by blocks: each factor is cut into consecutive blocks whose
+//     (tilted) exponents span <= 450 bits, every block pair is convolved in plain doubles
+//     (products >= 2^-902 of the pair's largest: normal) and merged into an extended output
+//     (mantissa + exponent per sum); where the exponents jump so much that blocks are tiny, the
+//     integer-exponent convolution of markov_ext.hpp is used instead (per output, the largest
+//     term's exponent by an integer max pass). In both, a partial sum below 2^-1000 of the value
+//     it is added to is dropped (relative error <= n 2^-1000); the largest term never is. Such
+//     laws are handed out as mass[j] * 2^exp2[j] (Law::exp2 != nullptr) when they span more
+//     than 1000 bits (no double scale could hold every atom), else as plain doubles.
+// Consequence: a law is never floored or truncated; W-infinity sees every reachable atom and
+// every tail level to ~(2T + R) eps relative, the order of levels closer than that is decided by
+// the transport kernel's tie band (transport.hpp), as for any float law.
+// Arithmetic::kLogReference: the earlier log-space (log-sum-exp) computation, kept as the
+// reference path for the tests (Law::log_space; ~40-60x slower, memory 16 T k R bytes).
+//
+// Memory per worker (kAuto): the backward pass for every position, triangular,
+// 12 k (T + span T (T - 1) / 2) bytes, plus ~(64 k + 96) R bytes of forward slices and
+// convolution buffers; allocated per call and freed before returning (workspace_bytes()).
+// Workers = min(threads, n_theta) (all threads share one backward store when n_theta < threads
+// and positions are split, see SumLawsOptions::concurrent_positions).
+//
+// W-infinity then compares level keys in log space for laws that cannot be held in one double
+// scale (log F below 1/2, -log S above), which keep both the support and the order of tail
+// levels however small the masses. So an atom of positive probability is never lost to
+// underflow, which would shrink a W-infinity sensitivity (Seeman et al. 2024: naive float gives
 // 84 where the truth is 100).
 #pragma once
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <vector>
+
+#include "common/job.hpp"
 
 namespace puffer::models {
 
@@ -33,33 +69,75 @@ struct MarkovChainSpec {
 void validate(const MarkovChainSpec& spec, double tol);
 
 // One conditional law, as a view into the kernel's buffers (valid during the emit call):
-// n consecutive sums atoms[0..n) (integers as doubles, increasing) with masses >= 0 that are
-// proportional to the conditional pmf (NOT normalised: divide by their total). Interior zeros
-// are sums the chain cannot reach; every reachable sum has a positive mass.
+// n consecutive sums atoms[0..n) (integers as doubles, increasing) with masses proportional
+// to the conditional pmf (NOT normalised). Interior zeros are sums the chain cannot reach;
+// every reachable sum has a positive mass. Three representations:
+//   * plain (log_space == false, exp2 == nullptr): mass[j] >= 0, 0 = unreachable; all
+//     reachable masses are normal doubles within 2^1000 of each other;
+//   * extended (exp2 != nullptr): the mass of atom j is mass[j] * 2^exp2[j] with mass[j] a
+//     positive normal double (0 = unreachable); used when the law spans more than 2^1000, so that no atom is
+//     lost and the order of cumulative tail levels is kept (a floor at the smallest double
+//     scrambled those levels and mis-reported W-infinity both ways);
+//   * log (log_space == true, Arithmetic::kLogReference only): mass[j] is a natural-log mass
+//     up to one additive constant, -inf = unreachable.
+// Consumers that do not want to branch use reachable(j) and log_mass(j).
 struct Law {
   const double* atoms = nullptr;
-  // log_space == false: masses >= 0 proportional to the pmf (0 = unreachable sum).
-  // log_space == true: natural-log masses up to one additive constant (-inf = unreachable);
-  // used whenever a reachable relative mass could fall below the double range, so that no
-  // atom is lost and the order of cumulative tail levels is kept (Issue: a floor at the
-  // smallest double scrambled those levels and mis-reported W-infinity both ways).
   bool log_space = false;
   const double* mass = nullptr;
+  const std::int32_t* exp2 = nullptr;
   std::size_t n = 0;         // 0 means the secret is impossible (P(X_i = a) = 0)
   double secret_prob = 0.0;  // P(X_i = a | theta)
+
+  bool reachable(std::size_t j) const {
+    return log_space ? mass[j] != -std::numeric_limits<double>::infinity() : mass[j] > 0.0;
+  }
+  // Natural log of the (unnormalised) mass of atom j in any representation; -inf if unreachable.
+  double log_mass(std::size_t j) const {
+    if (log_space) return mass[j];
+    if (!(mass[j] > 0.0)) return -std::numeric_limits<double>::infinity();
+    const double l = std::log(mass[j]);
+    return exp2 == nullptr ? l : l + static_cast<double>(exp2[j]) * 0.69314718055994530942;
+  }
+  // True when the masses are plain doubles (mass[j] is the mass).
+  bool plain() const { return !log_space && exp2 == nullptr; }
+};
+
+enum class Arithmetic { kAuto, kLogReference };
+
+struct SumLawsOptions {
+  Arithmetic arithmetic = Arithmetic::kAuto;
+  JobControl* control = nullptr;  // polled once per position; done += 1 per (theta, position)
+  // false: emit is called for the positions of one prior in increasing order from one thread
+  // (priors in parallel). true: when n_theta < threads the positions of one prior are split
+  // between threads, and emit may run concurrently for different positions of the same prior.
+  bool concurrent_positions = false;
+  // Optional mask of T flags: only positions i with positions[i] != 0 are emitted (the passes
+  // still run in full). nullptr: every position.
+  const std::uint8_t* positions = nullptr;
 };
 
 // Calls emit(theta, i, laws) for every theta and position i in [0, T), with laws[a] the law
 // given X_i = a for every state a. Priors are processed in parallel (parallel_for over theta);
-// emit must be thread-safe across different theta values. Returns, per theta, whether log
-// space was needed.
+// emit must be thread-safe across different theta values (and positions, see options).
+// Returns, per theta, whether some law needed the extended (or log) representation.
 using PositionFn = std::function<void(std::size_t, std::size_t, const std::vector<Law>&)>;
-std::vector<std::uint8_t> sum_laws(const MarkovChainSpec& spec, unsigned threads, const PositionFn& emit);
+std::vector<std::uint8_t> sum_laws(const MarkovChainSpec& spec, unsigned threads, const PositionFn& emit,
+                                   const SumLawsOptions& options = {});
 
 // W_inf(law | X_i = a, law | X_i = b) for every theta, position i and pair a < b (pairs in
 // lexicographic order), by the transport kernel's 1-D W_inf on the laws as they are computed
 // (no law is stored). out has n_theta * T * k(k-1)/2 entries; a pair with an impossible secret
-// gets -1. Returns the per-theta log-space flags.
-std::vector<std::uint8_t> w_inf_all_pairs(const MarkovChainSpec& spec, unsigned threads, double* out);
+// gets -1; entries of positions left out by options.positions are not written. Returns the
+// per-theta flags of sum_laws.
+std::vector<std::uint8_t> w_inf_all_pairs(const MarkovChainSpec& spec, unsigned threads, double* out,
+                                          const SumLawsOptions& options = {});
+
+// Bytes one worker allocates (see the header comment); span = max value - min value.
+double workspace_bytes(std::size_t k, std::size_t T, std::size_t span, Arithmetic arithmetic);
+
+// Multiply-adds of one prior: k sum_i |F_i| |B_i| for the convolutions (plain-double path) and
+// 2 T k^2 R for the passes.
+double prior_operations(std::size_t k, std::size_t T, std::size_t span);
 
 }  // namespace puffer::models

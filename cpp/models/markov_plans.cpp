@@ -49,10 +49,12 @@ struct Prepared {
 void prepare(const Law& law, Prepared& out) {
   out.x.clear();
   out.p.clear();
-  out.log_space = law.log_space;
+  // Any law that is not plain doubles (log space, or mantissa * 2^exp2 for laws spanning more than
+  // the double range) is handed to Python as shifted log masses (cpp/bindings/models.cpp): mirror it.
+  out.log_space = !law.plain();
   out.max_abs = 0.0;
   if (law.n == 0) return;
-  if (!law.log_space) {
+  if (law.plain()) {
     // the binding's normalisation (sequential total, zeros dropped), then DiscreteDist's (np.sum)
     double tot = 0.0;
     for (std::size_t j = 0; j < law.n; ++j) tot += law.mass[j];
@@ -74,13 +76,16 @@ void prepare(const Law& law, Prepared& out) {
     out.p.resize(w);
     return;
   }
+  double mx = -kInf;
   for (std::size_t j = 0; j < law.n; ++j)
-    if (law.mass[j] != -kInf) {
+    if (law.reachable(j)) {
       out.x.push_back(law.atoms[j]);
-      out.p.push_back(law.mass[j]);
+      out.p.push_back(law.log_mass(j));
+      mx = std::max(mx, out.p.back());
     }
   const std::size_t n = out.p.size();
   if (n == 0) return;
+  for (double& v : out.p) v -= mx;
   // scipy.special.logsumexp: the maximal terms are counted apart, log1p of the rest
   double amax = -kInf;
   for (double v : out.p) amax = std::max(amax, v);

@@ -81,6 +81,14 @@ def _markov_quilt_rows(fw: Any, target: dict) -> list:
 
 def run(config: dict, out: Any = None, *, as_json: bool = False) -> int:
     """Calibrate every applicable mechanism for a validated description and print the table."""
+    from ._progress import progress_default
+
+    # long core computations (Markov Delta_G, ...) show a progress bar on stderr
+    with progress_default(True):
+        return _run(config, out, as_json=as_json)
+
+
+def _run(config: dict, out: Any = None, *, as_json: bool = False) -> int:
     from .config import build_framework, build_mechanisms, validate_config
 
     out = sys.stdout if out is None else out

@@ -34,7 +34,7 @@ from . import _validate as V
 from .dist import DiscreteDist
 from .errors import ParameterError, ParameterTypeError
 
-__all__ = ["Framework", "Sensitivity", "PairRecord"]
+__all__ = ["Framework", "Sensitivity", "PairRecord", "Cost"]
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,31 @@ class PairRecord:
     theta: Hashable
     pair: tuple
     value: float
+
+
+@dataclass(frozen=True)
+class Cost:
+    """Estimated cost of :meth:`Framework.w_inf` before computing it: ``operations`` (multiply-adds
+    and level comparisons), ``peak_bytes`` (memory the computation allocates on top of what the
+    framework holds), ``seconds`` (rough wall time on the threads given, from throughputs
+    measured on a 2-core AMD EPYC in bench/RESULTS.md; a different machine scales it).
+
+    >>> Cost(2.0e9, 3 * 2**20, 1.25)
+    Cost(2e+09 ops, 3 MiB, ~1.2 s)
+    """
+
+    operations: float
+    peak_bytes: float
+    seconds: float
+
+    def __repr__(self) -> str:
+        b = self.peak_bytes
+        mem = f"{b / 2**30:.3g} GiB" if b >= 2**30 else f"{b / 2**20:.3g} MiB" if b >= 2**20 else f"{b / 2**10:.3g} KiB"
+        return f"Cost({self.operations:.3g} ops, {mem}, ~{self.seconds:.2g} s)"
+
+
+# Throughput of the 1-D W_inf level walk (atoms per second per thread), bench/RESULTS.md.
+_W_INF_ATOMS_PER_SECOND = 5e7
 
 
 @dataclass(frozen=True)
@@ -402,6 +427,21 @@ class Framework:
                 raise ParameterError("norm", norm, "1, 2 or inf for a query with d > 1")
             vals = [transport.w_inf(P, Q, norm=norm) for _, _, P, Q in recs]
         return self._collect("w_inf", recs, vals, norm)
+
+    def cost(self, *, threads: int = 0) -> Cost:
+        """Estimated cost of :meth:`w_inf` (one pass over the atoms of both laws of every
+        (prior, pair)); nothing is computed.
+
+        >>> fw = Framework.from_conditionals({"t": {"a": DiscreteDist([0, 1], [0.5, 0.5]),
+        ...                                         "b": DiscreteDist([0, 2], [0.5, 0.5])}}, "all")
+        >>> fw.cost().operations
+        4.0
+        """
+        import os
+
+        ops = float(sum(len(P.atoms) + len(Q.atoms) for _, _, P, Q in self.pair_laws()))
+        thr = V.threads(threads) or (os.cpu_count() or 1)
+        return Cost(ops, 8.0 * ops, ops / _W_INF_ATOMS_PER_SECOND / thr)
 
     def w_p(self, p: float) -> Sensitivity:
         """max over priors and pairs of W_p (1-D; Pierquin et al. 2024, Cor 4.1's W_p sensitivity)."""

@@ -25,7 +25,7 @@ from . import _core
 from . import _validate as V
 from .dist import DiscreteDist
 from .errors import ParameterError, ParameterTypeError
-from .framework import Framework, PairRecord, Sensitivity
+from .framework import Cost, Framework, PairRecord, Sensitivity
 
 __all__ = ["independent_users", "correlated_pair", "average_salary", "markov_chain",
            "MarkovChainFramework", "stationary_distribution"]
@@ -162,6 +162,10 @@ def stationary_distribution(trans: Any) -> np.ndarray:
 
 
 _MAX_STATES = 64   # the core's limit (cpp/models/markov.cpp)
+# Throughputs of the Markov kernel per thread (bench/RESULTS.md, "Markov Delta_G at scale"):
+# multiply-adds of the convolutions and passes, and atoms walked by the W_inf level comparison.
+_MARKOV_OPS_PER_SECOND = 5e9
+_MARKOV_W_ATOMS_PER_SECOND = 3e8
 
 
 def _available_bytes() -> int:
@@ -521,20 +525,23 @@ class MarkovChainFramework(Framework):
         # takes at most min(T span + 1, C(T + k - 1, k - 1)) distinct values
         support = min(T * span + 1, math.comb(T + k - 1, k - 1))
         self._check_exact_laws(T * span + 1)
-        _check_memory("framework", 16.0 * len(self._thetas) * T * k * support)
+        # + one backward store per worker (cpp/models/markov.hpp)
+        stores = min(self._threads_used(self._threads), len(self._thetas)) * \
+            _core.models.markov_workspace_bytes(k, T, span)
+        _check_memory("framework", 16.0 * len(self._thetas) * T * k * support + stores)
         A, P, O, S, L = self._laws_block(0, len(self._thetas))
         for th_i, th in enumerate(self._thetas):
-            law_type = LogDiscreteDist if L[th_i] else DiscreteDist
             for t in range(T):
                 for a in range(k):
                     j = (th_i * T + t) * k + a
                     self._sprob[(th, self._label(t, a))] = float(S[j])
                     if O[j + 1] > O[j]:
-                        # log-space priors give log masses: a float law could lose tail atoms
-                        # or the order of tail levels (and W_inf with them)
+                        # laws spanning more than the double range come as log masses: a float
+                        # law would lose tail atoms or the order of tail levels (and W_inf)
+                        law_type = LogDiscreteDist if L[j] else DiscreteDist
                         atoms = A[O[j]:O[j + 1]]
-                        if self._step != 1.0 or self._offset != 0.0:
-                            atoms = T * self._offset + self._step * atoms   # grid sums in value units
+                        if not self._identity_grid:
+                            atoms = T * self._offset + self._step * atoms   # exact (_check_exact_laws)
                         self._laws[(th, self._label(t, a))] = law_type(atoms, P[O[j]:O[j + 1]], normalize=True)
         self._computed = True
 
@@ -551,18 +558,71 @@ class MarkovChainFramework(Framework):
         self._ensure_laws()
         return super().skipped
 
-    def w_inf(self, norm: float | None = None, *, threads: int | None = None, block: int = 1024) -> Sensitivity:
+    @staticmethod
+    def _threads_used(threads: int) -> int:
+        import os
+
+        return threads or (os.cpu_count() or 1)
+
+    def cost(self, *, threads: int | None = None) -> Cost:
+        """Estimated cost of :meth:`w_inf` before computing it: multiply-adds of the passes and
+        of the k T^3 span^2 / 6 convolutions per prior, the peak memory (every worker's backward
+        store, cpp/models/markov.hpp, plus the W table) and rough seconds on this machine
+        (throughputs measured in bench/RESULTS.md, "Markov Delta_G at scale").
+
+        >>> fw = markov_chain([[0.9, 0.1], [0.2, 0.8]], T=2000)
+        >>> c = fw.cost(threads=2)
+        >>> f"{c.operations:.3g}", c.peak_bytes > 48e6
+        ('2.71e+09', True)
+        """
+        thr = self._threads if threads is None else V.threads(threads)
+        k, T, n = self._k, self._T, len(self._thetas)
+        span = int(self._vals.max() - self._vals.min())
+        R = T * span + 1
+        per_prior = _core.models.markov_prior_operations(k, T, span)
+        w_ops = float(T * k * (k - 1) // 2 * 2 * R)
+        workers = self._threads_used(thr)   # priors, or the positions of fewer priors, in parallel
+        peak = min(workers, n) * _core.models.markov_workspace_bytes(k, T, span) + 8.0 * n * T * (k * (k - 1) // 2)
+        seconds = n * (per_prior / _MARKOV_OPS_PER_SECOND + w_ops / _MARKOV_W_ATOMS_PER_SECOND) / workers
+        return Cost(n * (per_prior + w_ops), peak, seconds)
+
+    def w_inf(self, norm: float | None = None, *, threads: int | None = None, block: int = 1024,
+              progress: Any = None, _reference: bool = False) -> Sensitivity:
         """Delta_G over all priors, positions and state pairs, computed entirely in the core:
         each position's conditional laws are built and fed straight to the transport kernel's
-        1-D W_inf (level rule of puffer.transport), priors in parallel, no law stored."""
+        1-D W_inf (level rule of puffer.transport), priors in parallel, no law stored.
+
+        The arithmetic is exact in range (cpp/models/markov.hpp): every reachable sum keeps a
+        positive mass with relative error ~T eps however small (no underflow), so W_inf never
+        loses a tail atom. ``progress``: None (a bar on stderr when stderr is a terminal and
+        :meth:`cost` estimates more than a second), True, False or a callable ``f(done,
+        total)`` (units: priors x positions). Ctrl-C stops the computation within ~0.1 s
+        (KeyboardInterrupt). Memory is estimated first and a request that cannot fit is refused
+        with the estimate in GiB.
+        """
+        from ._progress import resolve
+
         thr = self._threads if threads is None else V.threads(threads)
         k, T = self._k, self._T
+        n = len(self._thetas)
         pairs = [(a, b) for a in range(k) for b in range(a + 1, k)]
-        _check_memory("framework", 8.0 * len(self._thetas) * T * len(pairs))   # the W table
+        span = int(self._vals.max() - self._vals.min())
+        per_worker = _core.models.markov_workspace_bytes(k, T, span, _reference)
+        # one backward store per worker (cpp/models/markov.hpp) + the W table
+        _check_memory("framework", 8.0 * n * T * len(pairs) + min(self._threads_used(thr), n, block) * per_worker)
+        cb = resolve(progress, seconds=self.cost(threads=thr).seconds, label=f"Markov Delta_G (T={T})")
+        done_before = [0]
+
+        def report(done: int, total: int) -> None:
+            assert cb is not None
+            cb(done_before[0] + done, n * T)
+
         blocks = []
-        for lo in range(0, len(self._thetas), block):
-            hi = min(lo + block, len(self._thetas))
-            W, _ = _core.models.markov_w_inf(self._M[lo:hi], self._pi[lo:hi], self._vals, T, thr)
+        for lo in range(0, n, block):
+            hi = min(lo + block, n)
+            W, _ = _core.models.markov_w_inf(self._M[lo:hi], self._pi[lo:hi], self._vals, T, thr, 1e-9,
+                                             _reference, None if cb is None else report)
+            done_before[0] += (hi - lo) * T
             blocks.append(W)
         W = np.concatenate(blocks, axis=0)            # (n_theta, T, n_pairs); -1: impossible secret
         if not (W >= 0).any():

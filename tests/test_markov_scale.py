@@ -1,0 +1,269 @@
+"""Markov Delta_G at realistic sizes (issue 11): the extended-range kernel against exact dyadic
+arithmetic and the log-space reference path, on chains whose probabilities underflow doubles;
+Ctrl-C, progress, the memory refusal and the cost estimate.
+
+The exact oracle: every double is a dyadic rational, so P(S = s | X_i = a) * 2^(D T) is an
+integer (D = 1126 covers every double down to the smallest subnormal); the forward/backward
+recursions and the convolution run in Python integers, and W_inf is the exact quantile coupling
+with levels compared by cross-multiplication (no rounding anywhere)."""
+from __future__ import annotations
+
+import _thread
+import threading
+import time
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import puffer
+from puffer import _core
+
+TINY = [0.5, 0.1, 0.9, 0.3, 1e-30, 1e-140, 1e-200, 1e-299, 1.37e-299, 1e-250, 1e-300, 1e-310, 5e-324]
+D = 1126
+
+
+def _dyadic(p: float) -> int:
+    """p * 2^D as an exact integer (p a double in [0, 1])."""
+    n, d = float(p).as_integer_ratio()
+    assert (1 << D) % d == 0
+    return n * ((1 << D) // d)
+
+
+def exact_laws(M, pi, vals, T: int, i: int) -> list[dict[int, int]]:
+    """Integer masses (a common positive scale) of S given X_i = a, for every state a."""
+    k = len(pi)
+    P = [[_dyadic(M[x][y]) for y in range(k)] for x in range(k)]
+    v = [int(x) for x in vals]
+    F = [{v[x]: _dyadic(pi[x])} if pi[x] > 0 else {} for x in range(k)]
+    for _ in range(i):
+        G: list[dict[int, int]] = [{} for _ in range(k)]
+        for x in range(k):
+            for s, m in F[x].items():
+                for y in range(k):
+                    if P[x][y]:
+                        G[y][s + v[y]] = G[y].get(s + v[y], 0) + m * P[x][y]
+        F = G
+    B = [{0: 1} for _ in range(k)]
+    for _ in range(T - 1 - i):
+        G = [{} for _ in range(k)]
+        for x in range(k):
+            for y in range(k):
+                if P[x][y]:
+                    for s, m in B[y].items():
+                        G[x][s + v[y]] = G[x].get(s + v[y], 0) + m * P[x][y]
+        B = G
+    out = []
+    for a in range(k):
+        L: dict[int, int] = {}
+        for s1, m1 in F[a].items():
+            for s2, m2 in B[a].items():
+                L[s1 + s2] = L.get(s1 + s2, 0) + m1 * m2
+        out.append({s: m for s, m in L.items() if m > 0})
+    return out
+
+
+def exact_w_inf(P: dict[int, int], Q: dict[int, int], band: Fraction = Fraction(0)) -> int:
+    """W_inf of two integer-mass laws by the exact monotone coupling. band = 0: levels compared
+    exactly (cross-multiplied). band > 0: two levels are tied when they differ by at most
+    band * the larger, in the tail where they are small (F below 1/2, else S) -- the float
+    kernel's level rule (puffer.transport), under which intended levels closer than the band
+    are indistinguishable from rounding."""
+    tp, tq = sum(P.values()), sum(Q.values())
+    xp, xq = sorted(P), sorted(Q)
+    i = j = 0
+    cp, cq = P[xp[0]], Q[xq[0]]
+    w = 0
+    while True:
+        w = max(w, abs(xp[i] - xq[j]))
+        if i == len(xp) - 1 and j == len(xq) - 1:
+            return w
+        fp, fq = Fraction(cp, tp), Fraction(cq, tq)
+        if band and min(fp, fq) <= Fraction(1, 2):
+            tie = abs(fp - fq) <= band * max(fp, fq)
+        elif band:
+            tie = abs(fp - fq) <= band * max(1 - fp, 1 - fq)
+        else:
+            tie = fp == fq
+        if tie:
+            i += 1
+            j += 1
+            cp += P[xp[i]]
+            cq += Q[xq[j]]
+        elif fp < fq:
+            i += 1
+            cp += P[xp[i]]
+        else:
+            j += 1
+            cq += Q[xq[j]]
+
+
+# Relative tie band of the float level rule for these laws (<= 64 atoms): rtol + 2 E with
+# E = (n + 4) 2^-53, plus the ~T eps relative rounding of the masses themselves.
+BAND = Fraction(1, 10**12)
+
+
+def exact_row(M, pi, vals, T, i, band: Fraction = Fraction(0)) -> list[float]:
+    """Exact W_inf for every pair a < b at position i (-1: an impossible secret)."""
+    laws = exact_laws(M, pi, vals, T, i)
+    k = len(pi)
+    return [float(exact_w_inf(laws[a], laws[b], band)) if laws[a] and laws[b] else -1.0
+            for a in range(k) for b in range(a + 1, k)]
+
+
+def _random_chain(rng, k: int):
+    M = rng.random((k, k))
+    mask = rng.random((k, k)) < 0.5
+    M[mask] = rng.choice(TINY, int(mask.sum()))
+    if rng.random() < 0.2:
+        M[rng.random((k, k)) < 0.2] = 0.0
+    M[:, 0] += 1e-3
+    M /= M.sum(1, keepdims=True)
+    c = rng.random(k)
+    c[rng.random(k) < 0.4] = rng.choice(TINY)
+    return M, c / c.sum()
+
+
+def test_oracle_on_the_issue_example():
+    """The exact oracle itself: the issue's chain has Delta_G = 8 (exact enumeration in
+    tests/test_markov_exact.py), and the uniform 2-state chain gives the known value 5 at T = 5."""
+    M, pi = [[1e-140, 1.0], [1.37e-299, 1.0]], [0.5, 0.5]
+    assert max(max(exact_row(M, pi, [2, 0], 12, i)) for i in range(12)) == 8
+    M2 = [[0.9, 0.1], [0.2, 0.8]]
+    pi2 = puffer.models.stationary_distribution(np.array(M2))
+    assert max(max(exact_row(M2, pi2, [0, 1], 5, i)) for i in range(5)) == 5
+
+
+def test_fast_path_equals_exact_and_reference_on_random_underflowing_chains():
+    """>= 200 random chains (k = 2..4, T <= 24, transition and initial probabilities down to the
+    smallest subnormal, zeros): the extended-range W table equals exact arithmetic at the
+    witness position and at a random one (every position when T <= 6), and equals the log-space
+    reference wherever the reference is right (every disagreement is decided by the exact
+    oracle, in favour of the fast path). Where two intended levels differ by less than the
+    float tie band (1e-12 relative; e.g. 6.151158249580891e-279 in both laws, differing in the
+    20th digit) the float kernels tie them, as documented in cpp/transport/transport.hpp; the
+    value must then equal the exact W_inf under that tie rule, and such cases stay rare."""
+    rng = np.random.default_rng(20261125)
+    n_chains = n_ext = n_exact = n_ref_wrong = n_band = 0
+    for _ in range(210):
+        k = int(rng.choice([2, 2, 2, 3, 4]))
+        T = int(rng.integers(2, 25 if k == 2 else 12))
+        n = int(rng.integers(1, 3))
+        chains = [_random_chain(rng, k) for _ in range(n)]
+        trans = np.array([c[0] for c in chains])
+        init = np.array([c[1] for c in chains])
+        vals = rng.integers(-2, 4, k).astype(np.int64)
+        W, used = _core.models.markov_w_inf(trans, init, vals, T, 2, 1e-6)
+        Wr, _ = _core.models.markov_w_inf(trans, init, vals, T, 2, 1e-6, True)
+        n_ext += bool(used.any())
+        th_w, i_w, _ = np.unravel_index(int(np.argmax(W)), W.shape)
+        check = {(int(th_w), int(i_w))}
+        for th in range(n):
+            check |= {(th, int(i)) for i in (range(T) if T <= 6 else [int(rng.integers(0, T))])}
+        for th, i in np.argwhere((W != Wr).any(axis=2)):
+            check.add((int(th), int(i)))
+            n_ref_wrong += 1
+        for th, i in sorted(check):
+            want = exact_row(trans[th], init[th], vals, T, i)
+            got = W[th, i].tolist()
+            if got != want:
+                banded = exact_row(trans[th], init[th], vals, T, i, BAND)
+                assert got == banded, (trans[th], init[th], vals, T, i, got, want, banded)
+                n_band += 1
+            n_exact += 1
+        n_chains += 1
+    assert n_chains >= 200 and n_ext >= 50 and n_exact >= 300
+    assert n_ref_wrong < 0.1 * n_chains and n_band < 0.02 * n_exact
+
+
+@pytest.mark.parametrize(("T", "a", "b"), [(3000, 1e-300, 0.3), (3000, 1e-140, 0.5), (2000, 0.3, 0.2),
+                                           (1500, 1e-300, 1e-300), (1000, 1e-200, 1e-30)])
+def test_long_chains_equal_the_log_space_reference(T, a, b):
+    """k = 2 chains of length 1000..3000 with transitions down to 1e-300 (masses far below the
+    double range: the laws span thousands of binary orders): the extended-range kernel equals
+    the log-space reference at the ends and in the middle of the chain."""
+    M = np.array([[[1 - a, a], [b, 1 - b]]])
+    pi = np.array([[0.5, 0.5]])
+    v = np.array([0, 1], dtype=np.int64)
+    pos = np.array([0, 1, T // 3, T // 2, T - 2, T - 1])
+    W, used = _core.models.markov_w_inf(M, pi, v, T, 2, positions=pos)
+    Wr, _ = _core.models.markov_w_inf(M, pi, v, T, 2, reference=True, positions=pos)
+    assert W[0, pos, 0].tolist() == Wr[0, pos, 0].tolist()
+    assert np.isnan(np.delete(W[0, :, 0], pos)).all()   # positions left out are not computed
+    assert W[0, pos, 0].max() >= 3
+
+
+def test_framework_laws_match_the_kernel():
+    """The stored-laws path (LogDiscreteDist for laws beyond the double range) gives the same
+    Delta_G as the streaming kernel, and the exact value."""
+    M, pi = [[1 - 1e-300, 1e-300], [0.3, 0.7]], [0.5, 0.5]
+    fw = puffer.models.markov_chain(M, T=30, init=pi, values=[0, 1])
+    want = max(max(exact_row(M, pi, [0, 1], 30, i)) for i in (0, 1, 14, 15, 28, 29))
+    assert fw.w_inf().value == puffer.Framework.w_inf(fw).value
+    assert fw.w_inf().value >= want
+
+
+def test_progress_callback_and_interrupt():
+    """progress=callable sees increasing counts ending at the total; Ctrl-C (interrupt_main from
+    a timer) raises KeyboardInterrupt within 0.5 s, leaves no thread behind, and the next call
+    works and gives the known value."""
+    seen: list[tuple[int, int]] = []
+    fw = puffer.models.markov_chain(np.tile([[0.9, 0.1], [0.2, 0.8]], (30, 1, 1)), T=400)
+    fw.w_inf(progress=lambda d, t: seen.append((d, t)))
+    assert seen[-1] == (30 * 400, 30 * 400)
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+    with pytest.raises(puffer.ParameterError):
+        fw.w_inf(progress="yes")
+
+    big = puffer.models.markov_chain(np.tile([[0.9, 0.1], [0.2, 0.8]], (400, 1, 1)), T=1500)
+    assert big.cost(threads=2).seconds > 3.0      # long enough to be interrupted
+    n_threads = threading.active_count()
+    timer = threading.Timer(0.3, _thread.interrupt_main)
+    timer.start()
+    t0 = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        big.w_inf(progress=False, threads=2)
+    assert time.perf_counter() - t0 < 0.3 + 0.5
+    timer.join()
+    assert threading.active_count() == n_threads
+    assert puffer.models.markov_chain([[0.9, 0.1], [0.2, 0.8]], T=5).w_inf(threads=2).value == 5.0
+
+    def stop(done: int, total: int) -> None:
+        raise ValueError("stop here")
+
+    with pytest.raises(ValueError, match="stop here"):   # a failing callback cancels the kernel
+        big.w_inf(progress=stop, threads=2)
+    assert threading.active_count() == n_threads
+    assert puffer.models.markov_chain([[0.9, 0.1], [0.2, 0.8]], T=5).w_inf(threads=2).value == 5.0
+
+
+def test_memory_refusal_names_the_estimate(monkeypatch):
+    """A request whose backward stores cannot fit is refused before anything is allocated,
+    with the estimate in GiB (12 k span T^2 / 2 bytes per worker)."""
+    from puffer import models
+
+    monkeypatch.setattr(models, "_available_bytes", lambda: 1 << 30)
+    fw = puffer.models.markov_chain([[0.9, 0.1], [0.2, 0.8]], T=20000)
+    with pytest.raises(puffer.ParameterError, match=r"estimated 4\.4\d GiB"):   # 12*2*T^2/2 B
+        fw.w_inf(threads=1)
+
+
+def test_cost_matches_the_closed_forms():
+    """operations = k sum_i (i span + span + 1)((T - 1 - i) span + 1) + 2 T k^2 R per prior plus the
+    W walk; peak bytes = workers * 12 k (T + span T (T - 1) / 2) + O(R) + the W table."""
+    k, T, span, n = 3, 50, 2, 4
+    vals = [0, 1, 2]
+    trans = np.tile(np.full((k, k), 1 / k), (n, 1, 1))
+    fw = puffer.models.markov_chain(trans, T=T, values=vals)
+    c = fw.cost(threads=2)
+    R = T * span + 1
+    conv = sum(((i + 1) * span + 1) * ((T - 1 - i) * span + 1) for i in range(T))
+    per_prior = k * conv + 2 * T * k * k * R
+    w = T * 3 * 2 * R
+    assert c.operations == pytest.approx(n * (per_prior + w), rel=1e-12)
+    store = 12 * k * (T + span * T * (T - 1) / 2)
+    assert 2 * store < c.peak_bytes < 2 * store + 2 * 300 * (R + 8) + 8 * n * T * 3 + 1
+    assert c.seconds > 0
+    assert "ops" in repr(c) and "\n" not in repr(c)
+    with pytest.raises(AttributeError):
+        c.seconds = 1.0  # type: ignore[misc]
