@@ -37,7 +37,17 @@ FACTORIES = {
     "Kantorovich": (lambda fw: mechanisms.Kantorovich(fw, eps=1.0, method="thm2"), False),
     "KantorovichGaussian": (lambda fw: mechanisms.KantorovichGaussian(fw, eps=1.0, delta=1e-3, variant="tail"), False),
     "CauchyMechanism": (lambda fw: mechanisms.CauchyMechanism(fw, alpha=2.0, eps=1.0), False),
+    # Markov chains only: a random fast-mixing chain per framework (so the sweep audits many)
+    "MarkovQuilt": (lambda fw: mechanisms.MarkovQuilt(_chain_for(fw), eps=1.0, method="exact"), False),
 }
+
+
+def _chain_for(fw: Framework):
+    """A 2-state chain drawn from the framework's digest: mixing fast enough that the quilt is
+    non-trivial (the noise is not the group fallback T / eps)."""
+    rng = np.random.default_rng(int(fw.digest().split(":")[-1][:12], 16))
+    p, q = rng.uniform(0.3, 0.7, 2)
+    return models.markov_chain([[1 - p, p], [q, 1 - q]], T=int(rng.integers(3, 8)))
 
 
 def mechanism_classes() -> list[str]:
