@@ -248,3 +248,35 @@ def test_thm2_laws_path_equals_plans_path_bitwise():
     best = int(np.argmax(t >= t.max() * (1 - K.WITNESS_BAND)))
     assert via_laws[1] == float(t.max())
     assert len(laws) == len(plans) and via_laws[2][2] == (K._KIND[int(kind[best])], float(key[best]))
+
+
+def test_markov_witness_uses_the_state_names():
+    """The C++ Markov paths report pairs with the framework's own secret labels (state names)."""
+    fw = puffer.models.markov_chain([[0.8, 0.2], [0.3, 0.7]], T=6, states=["off", "on"])
+    m = Kantorovich(fw, eps=1.0, method="thm2")
+    _, pair = m.sensitivity.witness
+    assert all(s in fw.secrets for s in pair) and all(s.endswith(("=off", "=on")) for s in pair)
+    d = puffer.mechanisms.DistributionAwareWasserstein(fw, puffer.noise.Gaussian(1.0))
+    assert all(s in fw.secrets for s in d.sensitivity.witness[1])
+
+
+def test_markov_thm2_is_interruptible():
+    """Ctrl-C (interrupt_main from a timer) stops the Markov Theorem 2 kernel: KeyboardInterrupt,
+    no thread left behind, the next call works."""
+    import _thread
+    import threading
+    import time
+
+    P = np.tile([[0.9, 0.1], [0.2, 0.8]], (400, 1, 1))
+    big = puffer.models.markov_chain(P, T=1200)
+    n_threads = threading.active_count()
+    timer = threading.Timer(0.3, _thread.interrupt_main)
+    timer.start()
+    t0 = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        _core.kantorovich.markov_thm2(big._M, big._pi, big._vals, 1200, 1.0, 2)
+    assert time.perf_counter() - t0 < 0.3 + 0.5
+    timer.join()
+    assert threading.active_count() == n_threads
+    small = puffer.models.markov_chain([[0.9, 0.1], [0.2, 0.8]], T=5)
+    assert Kantorovich(small, eps=1.0, method="thm2").noise.b > 0

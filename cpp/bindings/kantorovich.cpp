@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "bindings/job.hpp"
 #include "bindings/registry.hpp"
 #include "common/errors.hpp"
 #include "models/markov.hpp"
@@ -172,14 +173,13 @@ PUFFER_BIND_SUBMODULE(kantorovich, m) {
   m.def(
       "markov_thm2",
       [](const darr& trans, const darr& init, const iarr& values, std::size_t T, double eps, unsigned threads,
-         double tol) {
+         double tol, const py::object& progress) {
         md::MarkovChainSpec spec = make_spec(trans, init, values, T);
         md::validate(spec, tol);
         md::MarkovThm2 r;
-        {
-          py::gil_scoped_release rel;
-          r = md::markov_thm2(spec, eps, threads);
-        }
+        puffer::JobControl ctl;  // Ctrl-C and progress (units: priors x positions)
+        ctl.total = spec.n_theta * T;
+        puffer::bind::run_job(ctl, progress, [&] { r = md::markov_thm2(spec, eps, threads, &ctl); });
         const std::size_t np_ = spec.k * (spec.k - 1) / 2;
         auto shape = [&](py::array a) { return a.reshape({static_cast<py::ssize_t>(spec.n_theta),
                                                           static_cast<py::ssize_t>(T), static_cast<py::ssize_t>(np_)}); };
@@ -187,29 +187,29 @@ PUFFER_BIND_SUBMODULE(kantorovich, m) {
                               flags(r.used_log));
       },
       py::arg("trans"), py::arg("init"), py::arg("values"), py::arg("T"), py::arg("eps"), py::arg("threads") = 0,
-      py::arg("tol") = 1e-9,
+      py::arg("tol") = 1e-9, py::arg("progress") = py::none(),
       "Theorem 2 of Ding 2022 for every prior, position and state pair a < b of the Markov sum query:\n"
       "(eta, kind, key, dmax), each of shape (n_theta, T, k(k-1)/2) (kind -1: a secret is impossible),\n"
-      "and the per-prior log-space flags.");
+      "and the per-prior log-space flags. Interruptible (Ctrl-C); progress: None or callable(done, total).");
 
   m.def(
       "markov_dagwm_plans",
-      [](const darr& trans, const darr& init, const iarr& values, std::size_t T, unsigned threads, double tol) {
+      [](const darr& trans, const darr& init, const iarr& values, std::size_t T, unsigned threads, double tol,
+         const py::object& progress) {
         md::MarkovChainSpec spec = make_spec(trans, init, values, T);
         md::validate(spec, tol);
         md::MarkovPlans r;
-        {
-          py::gil_scoped_release rel;
-          r = md::markov_dagwm_plans(spec, threads);
-        }
+        puffer::JobControl ctl;
+        ctl.total = spec.n_theta * T;
+        puffer::bind::run_job(ctl, progress, [&] { r = md::markov_dagwm_plans(spec, threads, &ctl); });
         const std::size_t np_ = spec.k * (spec.k - 1) / 2;
         py::array valid = flags(r.valid).reshape({static_cast<py::ssize_t>(spec.n_theta), static_cast<py::ssize_t>(T),
                                                   static_cast<py::ssize_t>(np_)});
         return py::make_tuple(to_np(r.v), to_np(r.logm), to_np(r.off), valid, flags(r.used_log));
       },
       py::arg("trans"), py::arg("init"), py::arg("values"), py::arg("T"), py::arg("threads") = 0,
-      py::arg("tol") = 1e-9,
-      "DAGWM plan data of every existing (prior, position, pair) of the Markov sum query: displacements\n"
+      py::arg("tol") = 1e-9, py::arg("progress") = py::none(),
+      "Interruptible (Ctrl-C); progress: None or callable(done, total). DAGWM plan data of every existing (prior, position, pair) of the Markov sum query: displacements\n"
       "v = (x - x')(1 + 2^-51), log-masses log max(m, 2^-1022), CSR offsets, the (n_theta, T, k(k-1)/2)\n"
       "mask of pairs whose secrets are possible, and the per-prior log-space flags.");
 }

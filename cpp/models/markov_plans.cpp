@@ -132,11 +132,12 @@ double mass_rtol(const Prepared& P, const Prepared& Q) {
 }
 
 template <class Fn>
-std::vector<std::uint8_t> for_each_pair(const MarkovChainSpec& spec, unsigned threads,
-                                        const transport::CancelFn& cancel, Fn&& fn) {
+std::vector<std::uint8_t> for_each_pair(const MarkovChainSpec& spec, unsigned threads, JobControl* control,
+                                        Fn&& fn) {
   const std::size_t k = spec.k;
+  SumLawsOptions opt;
+  opt.control = control;  // polled per position, done += 1 per (prior, position)
   return sum_laws(spec, threads, [&](std::size_t th, std::size_t i, const std::vector<Law>& laws) {
-    if (i == 0 && cancel && cancel()) throw transport::Cancelled();
     thread_local std::vector<Prepared> prep;
     thread_local transport::Plan plan;
     prep.resize(k);
@@ -152,12 +153,12 @@ std::vector<std::uint8_t> for_each_pair(const MarkovChainSpec& spec, unsigned th
         couple(P, Q, plan);
         fn(th, i, pr, P, Q, &plan);
       }
-  });
+  }, opt);
 }
 
 }  // namespace
 
-MarkovThm2 markov_thm2(const MarkovChainSpec& spec, double eps, unsigned threads, const transport::CancelFn& cancel) {
+MarkovThm2 markov_thm2(const MarkovChainSpec& spec, double eps, unsigned threads, JobControl* control) {
   require(eps > 0.0 && std::isfinite(eps), "eps", eps, "a finite eps > 0");
   const std::size_t n_pairs = spec.k * (spec.k - 1) / 2, slots = spec.n_theta * spec.T * n_pairs;
   MarkovThm2 out;
@@ -165,7 +166,7 @@ MarkovThm2 markov_thm2(const MarkovChainSpec& spec, double eps, unsigned threads
   out.key.assign(slots, 0.0);
   out.dmax.assign(slots, 0.0);
   out.kind.assign(slots, -1);
-  out.used_log = for_each_pair(spec, threads, cancel,
+  out.used_log = for_each_pair(spec, threads, control,
                                [&](std::size_t th, std::size_t i, std::size_t pr, const Prepared& P,
                                    const Prepared& Q, const transport::Plan* plan) {
     const std::size_t slot = (th * spec.T + i) * n_pairs + pr;
@@ -192,7 +193,7 @@ MarkovThm2 markov_thm2(const MarkovChainSpec& spec, double eps, unsigned threads
   return out;
 }
 
-MarkovPlans markov_dagwm_plans(const MarkovChainSpec& spec, unsigned threads, const transport::CancelFn& cancel) {
+MarkovPlans markov_dagwm_plans(const MarkovChainSpec& spec, unsigned threads, JobControl* control) {
   const std::size_t n_pairs = spec.k * (spec.k - 1) / 2, per_theta = spec.T * n_pairs;
   // per prior buffers (priors run in parallel), concatenated in slot order at the end
   std::vector<std::vector<double>> vs(spec.n_theta), ls(spec.n_theta);
@@ -200,7 +201,7 @@ MarkovPlans markov_dagwm_plans(const MarkovChainSpec& spec, unsigned threads, co
   MarkovPlans out;
   out.valid.assign(spec.n_theta * per_theta, 0);
   const double up = 1.0 + 0x1p-51, floor_mass = 0x1p-1022;
-  out.used_log = for_each_pair(spec, threads, cancel,
+  out.used_log = for_each_pair(spec, threads, control,
                                [&](std::size_t th, std::size_t i, std::size_t pr, const Prepared& P,
                                    const Prepared& Q, const transport::Plan* plan) {
     if (!plan) return;

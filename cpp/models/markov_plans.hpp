@@ -24,7 +24,7 @@ struct MarkovThm2 {
   std::vector<std::uint8_t> used_log;  // per prior
 };
 MarkovThm2 markov_thm2(const MarkovChainSpec& spec, double eps, unsigned threads,
-                       const transport::CancelFn& cancel = {});
+                       JobControl* control = nullptr);
 
 // CSR over the pair slots that exist (valid[slot] = 1): plan of the s-th valid slot in
 // v/logm[off[s]..off[s+1]).
@@ -34,6 +34,6 @@ struct MarkovPlans {
   std::vector<std::uint8_t> valid, used_log;
 };
 MarkovPlans markov_dagwm_plans(const MarkovChainSpec& spec, unsigned threads,
-                               const transport::CancelFn& cancel = {});
+                               JobControl* control = nullptr);
 
 }  // namespace puffer::models

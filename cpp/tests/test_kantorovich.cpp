@@ -70,7 +70,7 @@ TEST(Dagwm, LogMomentIsAnUpperBound) {
   EXPECT_LE(out, exact + 1e-13);
 }
 
-TEST(MarkovPlans, CancellationPolledPerPrior) {
+TEST(MarkovPlans, CancellationPolledPerPosition) {
   const double trans[] = {0.9, 0.1, 0.2, 0.8, 0.7, 0.3, 0.4, 0.6};
   const double init[] = {0.5, 0.5, 0.5, 0.5};
   const std::int64_t values[] = {0, 1};
@@ -81,7 +81,9 @@ TEST(MarkovPlans, CancellationPolledPerPrior) {
     EXPECT_GT(r.eta[k], 0.0);
     EXPECT_EQ(r.kind[k] > 0, true);
   }
-  EXPECT_THROW(puffer::models::markov_thm2(spec, 1.0, 1, [] { return true; }), tr::Cancelled);
+  puffer::JobControl ctl;
+  ctl.cancel = true;  // a cancelled job stops at the first position
+  EXPECT_THROW(puffer::models::markov_thm2(spec, 1.0, 1, &ctl), puffer::Cancelled);
 }
 
 }  // namespace

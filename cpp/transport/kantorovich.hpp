@@ -16,16 +16,15 @@
 #include <stdexcept>
 #include <vector>
 
+#include "common/job.hpp"
+
 namespace puffer::transport {
 
-// Polled once per plan (batches) or per prior (Markov consumers); returning true stops the
-// kernel, which then throws Cancelled. An empty function never cancels.
+// Polled once per plan (batches); returning true stops the kernel, which then throws
+// puffer::Cancelled (common/job.hpp, the one cancellation exception). An empty function never
+// cancels. The Markov consumers (models/markov_plans.hpp) take a JobControl instead.
 using CancelFn = std::function<bool()>;
-
-class Cancelled : public std::runtime_error {
- public:
-  Cancelled() : std::runtime_error("cancelled") {}
-};
+using puffer::Cancelled;
 
 // Witnesses are reported as the first candidate within this relative band of the extreme (the
 // first group whose root is <= eta (1 + band), rows by ascending key, then columns by ascending

@@ -13,17 +13,17 @@ def dagwm_merge(logm: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], i
     Per plan, entries with equal displacement index merged into one upper-bounding log-mass:
     (logm, idx, offsets) of the merged plans.
     """
-def markov_dagwm_plans(trans: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], init: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], values: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], T: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex = 0, tol: typing.SupportsFloat | typing.SupportsIndex = 1e-09) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.int64], numpy.ndarray, numpy.typing.NDArray[numpy.bool]]:
+def markov_dagwm_plans(trans: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], init: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], values: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], T: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex = 0, tol: typing.SupportsFloat | typing.SupportsIndex = 1e-09, progress: typing.Any = None) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.int64], numpy.ndarray, numpy.typing.NDArray[numpy.bool]]:
     """
-    DAGWM plan data of every existing (prior, position, pair) of the Markov sum query: displacements
+    Interruptible (Ctrl-C); progress: None or callable(done, total). DAGWM plan data of every existing (prior, position, pair) of the Markov sum query: displacements
     v = (x - x')(1 + 2^-51), log-masses log max(m, 2^-1022), CSR offsets, the (n_theta, T, k(k-1)/2)
     mask of pairs whose secrets are possible, and the per-prior log-space flags.
     """
-def markov_thm2(trans: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], init: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], values: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], T: typing.SupportsInt | typing.SupportsIndex, eps: typing.SupportsFloat | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex = 0, tol: typing.SupportsFloat | typing.SupportsIndex = 1e-09) -> tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray, numpy.ndarray, numpy.typing.NDArray[numpy.bool]]:
+def markov_thm2(trans: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], init: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], values: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], T: typing.SupportsInt | typing.SupportsIndex, eps: typing.SupportsFloat | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex = 0, tol: typing.SupportsFloat | typing.SupportsIndex = 1e-09, progress: typing.Any = None) -> tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray, numpy.ndarray, numpy.typing.NDArray[numpy.bool]]:
     """
     Theorem 2 of Ding 2022 for every prior, position and state pair a < b of the Markov sum query:
     (eta, kind, key, dmax), each of shape (n_theta, T, k(k-1)/2) (kind -1: a secret is impossible),
-    and the per-prior log-space flags.
+    and the per-prior log-space flags. Interruptible (Ctrl-C); progress: None or callable(done, total).
     """
 def thm2_laws(atoms_p: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], probs_p: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], offsets_p: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], atoms_q: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], probs_q: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], offsets_q: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], eps: typing.SupportsFloat | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.int8], numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64]]:
     """

@@ -235,11 +235,15 @@ def _thm2_markov(framework: Any, eps: float, inv: Callable[[float], float] | Non
     k, T = framework._k, framework._T
     ab = [(a, b) for a in range(k) for b in range(a + 1, k)]
     _check_memory("framework", 25.0 * len(framework._thetas) * T * len(ab))
+    from .._progress import resolve
+
+    cb = resolve(None, seconds=framework.cost().seconds, label=f"Kantorovich Thm 2 (T={T})")
     eta, kind, key, dmax, _ = _core.kantorovich.markov_thm2(framework._M, framework._pi, framework._vals, T, eps,
-                                                            framework._threads)
+                                                            framework._threads, progress=cb)
     th_i, t_i, p_i = np.nonzero(kind >= 0)            # C order = the order of pair_laws()
     thetas = framework._thetas
-    recs = [(thetas[i], (f"X{t}={ab[p][0]}", f"X{t}={ab[p][1]}"), d)
+    lab = framework._label   # the framework's secret labels (state names)
+    recs = [(thetas[i], (lab(t, ab[p][0]), lab(t, ab[p][1])), d)
             for i, t, p, d in zip(th_i.tolist(), t_i.tolist(), p_i.tolist(), dmax[th_i, t_i, p_i].tolist())]
     return _finish(framework, recs, eta[th_i, t_i, p_i], kind[th_i, t_i, p_i], key[th_i, t_i, p_i], None, inv)
 

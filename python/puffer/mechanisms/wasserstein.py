@@ -286,13 +286,17 @@ def _dagwm_plan_data_markov(framework: Any) -> _PlanData:
     span = int(framework._vals.max() - framework._vals.min())
     # a plan has at most 2 (T span + 1) entries of 16 B, held twice while they are gathered
     _check_memory("framework", 64.0 * len(framework._thetas) * T * len(ab) * (T * span + 1))
+    from .._progress import resolve
+
+    cb = resolve(None, seconds=framework.cost().seconds, label=f"DAGWM plans (T={T})")
     v, logm, off, valid, _ = _core.kantorovich.markov_dagwm_plans(framework._M, framework._pi, framework._vals, T,
-                                                                  framework._threads)
+                                                                  framework._threads, progress=cb)
     th_i, t_i, p_i = np.nonzero(valid)                 # C order = the order of pair_laws()
     if th_i.size == 0:
         raise ParameterError("framework", framework.name, "at least one pair of possible secrets")
     thetas = framework._thetas
-    meta = [(thetas[i], (f"X{t}={ab[p][0]}", f"X{t}={ab[p][1]}"))
+    lab = framework._label   # the framework's secret labels (state names)
+    meta = [(thetas[i], (lab(t, ab[p][0]), lab(t, ab[p][1])))
             for i, t, p in zip(th_i.tolist(), t_i.tolist(), p_i.tolist())]
     return _PlanData(meta, v, logm, np.asarray(off[:-1], dtype=np.int64))
 
