@@ -139,12 +139,13 @@ def test_fast_path_equals_exact_and_reference_on_random_underflowing_chains():
     smallest subnormal, zeros): the extended-range W table equals exact arithmetic at the
     witness position and at a random one (every position when T <= 6), and equals the log-space
     reference wherever the reference is right (every disagreement is decided by the exact
-    oracle, in favour of the fast path). Where two intended levels differ by less than the
-    float tie band (1e-12 relative; e.g. 6.151158249580891e-279 in both laws, differing in the
-    20th digit) the float kernels tie them, as documented in cpp/transport/transport.hpp; the
-    value must then equal the exact W_inf under that tie rule, and such cases stay rare."""
+    oracle, in favour of the fast path). Equality with exact arithmetic is required: no under-
+    or over-report. (Known limit of the float level rule, cpp/transport/transport.hpp: two
+    intended levels closer than the tie band, ~1e-12 relative, are tied; a chain where that
+    changes W_inf, e.g. levels 6.151158249580891e-279 in both laws differing in the 20th digit,
+    would fail here with the banded value in the message.)"""
     rng = np.random.default_rng(20261125)
-    n_chains = n_ext = n_exact = n_ref_wrong = n_band = 0
+    n_chains = n_ext = n_exact = n_ref_wrong = 0
     for _ in range(210):
         k = int(rng.choice([2, 2, 2, 3, 4]))
         T = int(rng.integers(2, 25 if k == 2 else 12))
@@ -166,14 +167,16 @@ def test_fast_path_equals_exact_and_reference_on_random_underflowing_chains():
         for th, i in sorted(check):
             want = exact_row(trans[th], init[th], vals, T, i)
             got = W[th, i].tolist()
-            if got != want:
+            if got != want:   # zero under- (and over-) reports allowed; the banded value explains a failure
                 banded = exact_row(trans[th], init[th], vals, T, i, BAND)
-                assert got == banded, (trans[th], init[th], vals, T, i, got, want, banded)
-                n_band += 1
+                raise AssertionError(("under" if min(g - w for g, w in zip(got, want)) < 0 else "over") +
+                                     f"-report vs exact arithmetic: {got} vs {want} (tie-band rule gives "
+                                     f"{banded}); chain {trans[th].tolist()}, init {init[th].tolist()}, "
+                                     f"values {vals.tolist()}, T {T}, position {i}")
             n_exact += 1
         n_chains += 1
     assert n_chains >= 200 and n_ext >= 50 and n_exact >= 300
-    assert n_ref_wrong < 0.1 * n_chains and n_band < 0.02 * n_exact
+    assert n_ref_wrong < 0.1 * n_chains
 
 
 @pytest.mark.parametrize(("T", "a", "b"), [(3000, 1e-300, 0.3), (3000, 1e-140, 0.5), (2000, 0.3, 0.2),
