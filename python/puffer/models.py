@@ -15,7 +15,7 @@ by the C++ core.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -127,7 +127,10 @@ def average_salary(query: str = "average") -> Framework:
     data = [(a, b) for a in vals for b in vals]
     probs = [marg[i] * marg[j] for i in range(3) for j in range(3)]
     f = (lambda x: (x[0] + x[1]) / 2) if query == "average" else (lambda x: x[0] + x[1])
-    secrets = {f"X1={a}": (lambda x, a=a: x[0] == a) for a in vals}
+    def is_salary(a: int) -> Callable[[Any], bool]:
+        return lambda x: bool(x[0] == a)
+
+    secrets: dict[Hashable, Callable[[Any], bool]] = {f"X1={a}": is_salary(a) for a in vals}
     return Framework(secrets, "all", {"theta": (data, probs)}, query=f, name=f"average salary ({query})",
                      group_sensitivity=99.0 / (2 if query == "average" else 1),
                      group_note="one record changes from 1 to 100")
@@ -419,12 +422,12 @@ class MarkovChainFramework(Framework):
         self._T = T
         self._k = k
         self._threads = V.threads(threads)
-        thetas = list(range(n)) if lab is None else lab
+        thetas: list[Hashable] = list(range(n)) if lab is None else list(lab)
         if len(thetas) != n:
             raise ParameterError("labels", labels, f"{n} prior labels")
         if len(set(thetas)) != n:
-            dup = next(t for t in thetas if thetas.count(t) > 1)
-            raise ParameterError("labels", dup, "distinct prior labels (this one repeats)")
+            dup_label = next(t for t in thetas if thetas.count(t) > 1)
+            raise ParameterError("labels", dup_label, "distinct prior labels (this one repeats)")
         span = _float_up(Fraction(float(real.max())) - Fraction(float(real.min()))) \
             if step != 1.0 or offset != 0.0 else float(self._vals.max() - self._vals.min())
         self._setup(_MarkovSecrets(T, k, names), _MarkovPairs(T, k, names), thetas, {}, {}, 1,
@@ -627,14 +630,14 @@ class MarkovChainFramework(Framework):
         W = np.concatenate(blocks, axis=0)            # (n_theta, T, n_pairs); -1: impossible secret
         if not (W >= 0).any():
             raise ParameterError("framework", self.name, "at least one pair of possible secrets")
-        th, t, pr = np.unravel_index(int(np.argmax(W)), W.shape)
+        th, t, pr = (int(x) for x in np.unravel_index(int(np.argmax(W)), W.shape))
         a, b = pairs[pr]
         wit = (self._thetas[th], (self._label(t, a), self._label(t, b)))
-        recs = ()
+        recs: tuple[PairRecord, ...] = ()
         if W.size <= 20_000:
             recs = tuple(PairRecord(self._thetas[i], (self._label(tt, pairs[p][0]), self._label(tt, pairs[p][1])),
                                     self._to_units(float(W[i, tt, p])))
-                         for i, tt, p in zip(*np.nonzero(W >= 0)))
+                         for i, tt, p in zip(*(ix.tolist() for ix in np.nonzero(W >= 0))))
         return Sensitivity(self._to_units(float(W[th, t, pr])), "w_inf", wit, None, recs)
 
     def digest(self) -> str:
