@@ -270,3 +270,19 @@ def test_cost_matches_the_closed_forms():
     assert "ops" in repr(c) and "\n" not in repr(c)
     with pytest.raises(AttributeError):
         c.seconds = 1.0  # type: ignore[misc]
+
+
+@pytest.mark.xfail(strict=True, reason="known: the float level rule ties cumulative levels closer "
+                   "than its band (~1e-12 relative), so W_inf can be under-reported at positions whose "
+                   "exact tail levels nearly tie (here 1 where exact arithmetic gives 2); open in issue 9")
+def test_near_tied_tail_levels_are_not_under_reported():
+    """A position whose W_inf the float kernels under-report: found by the randomized loop above
+    with other seeds (seeds 1-7 each show such positions on extreme chains with subnormal
+    probabilities; Delta_G itself was right on the chains checked, its maximum lying elsewhere).
+    Strict xfail: this test starts passing, and so fails, once near ties are resolved soundly."""
+    M = [[1.0, 5e-324, 0.0], [0.001996007984031936, 1e-323, 0.998003992015968], [1.0, 0.0, 1e-247]]
+    pi = [1.6027328291091392e-250, 1.6027328291091392e-250, 1.0]
+    vals, T = [-2, -1, 0], 4
+    W, _ = _core.models.markov_w_inf(np.array([M]), np.array([pi]), np.array(vals, dtype=np.int64), T, 2, 1e-6)
+    assert exact_row(M, pi, vals, T, 3) == [2.0, 4.0, 3.0]
+    assert W[0, 3].tolist() == [2.0, 4.0, 3.0]
