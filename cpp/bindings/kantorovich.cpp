@@ -7,6 +7,7 @@
 #include <string>
 
 #include "bindings/job.hpp"
+#include "bindings/markov_spec.hpp"
 #include "bindings/registry.hpp"
 #include "common/errors.hpp"
 #include "models/markov.hpp"
@@ -42,17 +43,6 @@ std::size_t plans_of(const iarr& off, std::size_t total) {
   return n - 1;
 }
 
-md::MarkovChainSpec make_spec(const darr& trans, const darr& init, const iarr& values, std::size_t T) {
-  puffer::require(trans.ndim() == 3 && trans.shape(1) == trans.shape(2), "trans", trans.ndim(),
-                  "an array of shape (n_theta, k, k)");
-  const std::size_t n = static_cast<std::size_t>(trans.shape(0)), k = static_cast<std::size_t>(trans.shape(1));
-  puffer::require(init.ndim() == 2 && static_cast<std::size_t>(init.shape(0)) == n &&
-                      static_cast<std::size_t>(init.shape(1)) == k,
-                  "init", init.ndim(), "an array of shape (n_theta, k)");
-  puffer::require(values.ndim() == 1 && static_cast<std::size_t>(values.shape(0)) == k, "values", values.ndim(),
-                  "k integer state values");
-  return md::MarkovChainSpec{trans.data(), init.data(), n, k, values.data(), T};
-}
 
 template <class T>
 py::array_t<T> to_np(const std::vector<T>& v) {
@@ -174,7 +164,7 @@ PUFFER_BIND_SUBMODULE(kantorovich, m) {
       "markov_thm2",
       [](const darr& trans, const darr& init, const iarr& values, std::size_t T, double eps, unsigned threads,
          double tol, const py::object& progress) {
-        md::MarkovChainSpec spec = make_spec(trans, init, values, T);
+        md::MarkovChainSpec spec = puffer::bind::markov_spec(trans, init, values, T);
         md::validate(spec, tol);
         md::MarkovThm2 r;
         puffer::JobControl ctl;  // Ctrl-C and progress (units: priors x positions)
@@ -196,7 +186,7 @@ PUFFER_BIND_SUBMODULE(kantorovich, m) {
       "markov_dagwm_plans",
       [](const darr& trans, const darr& init, const iarr& values, std::size_t T, unsigned threads, double tol,
          const py::object& progress) {
-        md::MarkovChainSpec spec = make_spec(trans, init, values, T);
+        md::MarkovChainSpec spec = puffer::bind::markov_spec(trans, init, values, T);
         md::validate(spec, tol);
         md::MarkovPlans r;
         puffer::JobControl ctl;

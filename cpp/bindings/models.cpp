@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "bindings/job.hpp"
+#include "bindings/markov_spec.hpp"
 #include "bindings/registry.hpp"
 #include "common/errors.hpp"
 #include "models/markov.hpp"
@@ -20,17 +21,6 @@ namespace {
 using CArr = py::array_t<double, py::array::c_style | py::array::forcecast>;
 using IArr = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>;
 
-MarkovChainSpec make_spec(const CArr& trans, const CArr& init, const IArr& values, std::size_t T) {
-  puffer::require(trans.ndim() == 3 && trans.shape(1) == trans.shape(2), "trans", trans.ndim(),
-                  "an array of shape (n_theta, k, k)");
-  const std::size_t n = static_cast<std::size_t>(trans.shape(0)), k = static_cast<std::size_t>(trans.shape(1));
-  puffer::require(init.ndim() == 2 && static_cast<std::size_t>(init.shape(0)) == n &&
-                      static_cast<std::size_t>(init.shape(1)) == k,
-                  "init", init.ndim(), "an array of shape (n_theta, k)");
-  puffer::require(values.ndim() == 1 && static_cast<std::size_t>(values.shape(0)) == k, "values", values.ndim(),
-                  "k integer state values");
-  return MarkovChainSpec{trans.data(), init.data(), n, k, values.data(), T};
-}
 }  // namespace
 
 PUFFER_BIND_SUBMODULE(models, m) {
@@ -38,7 +28,7 @@ PUFFER_BIND_SUBMODULE(models, m) {
       "markov_sum_laws",
       [](const CArr& trans, const CArr& init, const IArr& values, std::size_t T, unsigned threads, double tol,
          bool reference, const py::object& progress) {
-        MarkovChainSpec spec = make_spec(trans, init, values, T);
+        MarkovChainSpec spec = puffer::bind::markov_spec(trans, init, values, T);
         puffer::models::validate(spec, tol);
         const std::size_t n_laws = spec.n_theta * T * spec.k;
         // Collect per-law vectors, then pack CSR (theta-major, then position, then state).
@@ -110,7 +100,7 @@ PUFFER_BIND_SUBMODULE(models, m) {
       "markov_w_inf",
       [](const CArr& trans, const CArr& init, const IArr& values, std::size_t T, unsigned threads, double tol,
          bool reference, const py::object& progress, const py::object& positions) {
-        MarkovChainSpec spec = make_spec(trans, init, values, T);
+        MarkovChainSpec spec = puffer::bind::markov_spec(trans, init, values, T);
         puffer::models::validate(spec, tol);
         const std::size_t n_pairs = spec.k * (spec.k - 1) / 2;
         py::array_t<double> W({spec.n_theta, T, n_pairs});
