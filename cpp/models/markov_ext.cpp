@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/target_clones.hpp"
+
 namespace puffer::models::ext {
 
 void split(double x, double& m, std::int32_t& e) {
@@ -14,7 +16,7 @@ void split(double x, double& m, std::int32_t& e) {
 
 // Pass 1 finds each output's largest exponent (integer max), pass 2 sums the terms scaled by
 // 2^(e - E) built from the exponent bits (integer ops, vectorisable), pass 3 renormalises.
-__attribute__((target_clones("avx2,fma", "default")))
+PUFFER_TARGET_CLONES("avx2,fma", "default")
 void gather(double* __restrict dm, std::int32_t* __restrict de, std::size_t n, const Src* src, std::size_t n_src,
             double* __restrict acc) {
   std::fill(de, de + n, kNoExp);
@@ -60,7 +62,7 @@ void gather(double* __restrict dm, std::int32_t* __restrict de, std::size_t n, c
   }
 }
 
-__attribute__((target_clones("avx2,fma", "default")))
+PUFFER_TARGET_CLONES("avx2,fma", "default")
 void convolve_ext(double* __restrict J, std::int32_t* __restrict E, const double* __restrict fm,
                   const std::int32_t* __restrict fe, std::size_t nf, const double* __restrict bm,
                   const std::int32_t* __restrict be, std::size_t nb) {
@@ -101,7 +103,7 @@ void convolve_ext(double* __restrict J, std::int32_t* __restrict E, const double
 typedef double v4 __attribute__((vector_size(32)));
 typedef double v4u __attribute__((vector_size(32), aligned(8)));
 
-__attribute__((target_clones("avx2,fma", "default")))
+PUFFER_TARGET_CLONES("avx2,fma", "default")
 void convolve_plain(double* __restrict J, const double* __restrict F, std::size_t f_lo, std::size_t f_hi,
                     const double* __restrict Bp, std::size_t b_hi, double* __restrict Bz) {
   constexpr std::size_t kPad = 32;
@@ -132,7 +134,7 @@ void convolve_plain(double* __restrict J, const double* __restrict F, std::size_
 // Branch-free (vectorisable) extended accumulation: both operands are split into a mantissa in
 // [1, 2) and an exponent with integer ops, aligned on the larger exponent, and a partial sum
 // more than 2^-kDrop below the other is dropped.
-__attribute__((target_clones("avx2,fma", "default")))
+PUFFER_TARGET_CLONES("avx2,fma", "default")
 void merge_scaled(double* __restrict m, std::int32_t* __restrict e, const double* __restrict v, std::size_t n,
                   std::int64_t x) {
   constexpr std::uint64_t kMant = 0x000fffffffffffffULL, kOne = 1023ULL << 52;
