@@ -5,11 +5,15 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <random>
+#include <atomic>
 
 #include "common/errors.hpp"
 #include "common/parallel.hpp"
+#include "common/modp.hpp"
 #include "models/markov_ext.hpp"
-#include "transport/transport.hpp"
+#include "models/markov_modp.hpp"
+#include "transport/w_inf_ranges.hpp"
 
 namespace puffer::models {
 namespace {
@@ -531,7 +535,8 @@ double workspace_bytes(std::size_t k, std::size_t T, std::size_t span, Arithmeti
   const double K = static_cast<double>(k), TT = static_cast<double>(T), S = static_cast<double>(span);
   const double R = TT * S + 1.0;
   if (arithmetic == Arithmetic::kLogReference) return 16.0 * TT * K * R + 8.0 * K * (R + 8);
-  return 12.0 * K * (TT + S * TT * (TT - 1.0) / 2.0) + (64.0 * K + 96.0) * (R + 8.0);
+  // + the exact images of ModChain, built only for a prior whose levels need a tie certified
+  return 12.0 * K * (TT + S * TT * (TT - 1.0) / 2.0) + (64.0 * K + 96.0) * (R + 8.0) + ModChain::bytes(k, T, span);
 }
 
 double prior_operations(std::size_t k, std::size_t T, std::size_t span) {
@@ -617,7 +622,9 @@ std::vector<std::uint8_t> sum_laws(const MarkovChainSpec& spec, unsigned threads
   return used;
 }
 
-// Extended-range value m 2^e (m in [1, 2) or 0) for the cumulative levels of extended laws.
+namespace {
+
+// Extended-range value m 2^e (m in [1, 2) or 0) for the cumulative levels of the laws.
 struct XVal {
   double m = 0.0;
   std::int64_t e = 0;
@@ -644,19 +651,34 @@ inline void xadd(XVal& a, double m, std::int64_t e) {  // a += m 2^e, m > 0 norm
   a.e += q;
 }
 
-inline double xlog_ratio(const XVal& a, const XVal& b) {  // log(a / b), a, b > 0
-  return std::log(a.m / b.m) + static_cast<double>(a.e - b.e) * 0.69314718055994530942;
+// Cumulative levels of one law for the certified W_inf walk (reachable atoms only): F_u / total
+// and S_u / total (mass strictly above atom u) as m 2^e with m in [1, 2) (sm = 0 at the top atom),
+// each with relative error <= err; g is the atom's index on the sum grid.
+struct Levels {
+  std::vector<double> x, fm, sm;
+  std::vector<std::int64_t> fe, se;
+  std::vector<std::size_t> g;
+  double err = 0.0;
+  bool f_half(std::size_t u) const { return fe[u] < -1 || (fe[u] == -1 && fm[u] == 1.0); }  // F <= 1/2
+};
+
+inline void xdiv(const XVal& a, const XVal& b, double& m, std::int64_t& e) {  // a / b, a, b > 0
+  m = a.m / b.m;  // in (1/2, 2)
+  e = a.e - b.e;
+  if (m < 1.0) {
+    m *= 2.0;
+    --e;
+  }
 }
 
-// Level keys of a law in any representation (Seeman et al. 2024 log-level keys): reachable
-// atoms only; key = log F where F <= 1/2, else -log S (monotone in the level); +inf for the top
-// atom. Cumulative sums in the extended range (no log-sum-exp: one log per atom).
-static void log_level_keys(const Law& law, std::vector<double>& x, std::vector<double>& key, std::vector<double>& lm,
-                           std::vector<std::int64_t>& le) {
-  x.clear();
-  key.clear();
-  lm.clear();
-  le.clear();
+// err: relative error bound of a computed mass (markov.hpp: sums of products of positive terms,
+// ~(T (k + 1) + R) ulps; taken with a 2x margin) plus the n-term level sum and the division.
+void make_levels(const Law& law, double base, std::size_t T, std::size_t k, std::size_t R, Levels& L) {
+  L.x.clear();
+  L.g.clear();
+  std::vector<double> lm;
+  std::vector<std::int64_t> le;
+  double log_extent = 0.0;
   if (law.log_space) {
     double mx = -std::numeric_limits<double>::infinity();
     for (std::size_t j = 0; j < law.n; ++j) mx = std::max(mx, law.mass[j]);
@@ -665,76 +687,169 @@ static void log_level_keys(const Law& law, std::vector<double>& x, std::vector<d
         // m 2^e = exp(l - mx): split the exponent so that no value underflows
         const double l2 = (law.mass[j] - mx) / 0.69314718055994530942;
         const double fl = std::floor(l2);
-        x.push_back(law.atoms[j]);
+        L.x.push_back(law.atoms[j]);
         lm.push_back(std::exp2(l2 - fl));
         le.push_back(static_cast<std::int64_t>(fl));
+        log_extent = std::max(log_extent, std::fabs(law.mass[j]) + std::fabs(mx));
       }
   } else {
     for (std::size_t j = 0; j < law.n; ++j)
       if (law.reachable(j)) {
-        x.push_back(law.atoms[j]);
+        L.x.push_back(law.atoms[j]);
         lm.push_back(law.mass[j]);
         le.push_back(law.exp2 == nullptr ? 0 : law.exp2[j]);
       }
   }
-  const std::size_t n = x.size();
-  XVal tot;
-  for (std::size_t j = 0; j < n; ++j) xadd(tot, lm[j], le[j]);
-  // F_j from the left while F_j / tot <= 1/2, then S_j from the right
-  key.assign(n, std::numeric_limits<double>::infinity());
-  XVal F;
-  std::size_t j = 0;
-  for (; j + 1 < n; ++j) {
-    xadd(F, lm[j], le[j]);
-    const double r = xlog_ratio(F, tot);
-    if (!(r <= -0.69314718055994530942)) break;
-    key[j] = r;
+  const std::size_t n = L.x.size();
+  for (std::size_t u = 0; u < n; ++u) L.g.push_back(static_cast<std::size_t>(L.x[u] - base));
+  const double TT = static_cast<double>(T), K = static_cast<double>(k), RR = static_cast<double>(R);
+  L.err = (4.0 * TT * (K + 2.0) + 4.0 * RR + 64.0) * 0x1p-53;
+  // the log-space reference path: log-sum-exp rounding grows with the magnitude of the logs
+  if (law.log_space) L.err += 8.0 * (TT * K + RR) * (1.0 + log_extent) * 0x1p-53;
+  L.fm.resize(n);
+  L.fe.resize(n);
+  L.sm.resize(n);
+  L.se.resize(n);
+  XVal F, S, tot;
+  for (std::size_t u = 0; u < n; ++u) xadd(tot, lm[u], le[u]);
+  for (std::size_t u = 0; u < n; ++u) {
+    xadd(F, lm[u], le[u]);
+    xdiv(F, tot, L.fm[u], L.fe[u]);
   }
-  XVal S;
-  for (std::size_t q = n - 1; q > j; --q) {
-    xadd(S, lm[q], le[q]);  // mass strictly above atom q - 1
-    key[q - 1] = -xlog_ratio(S, tot);
+  L.sm[n - 1] = 0.0;
+  L.se[n - 1] = 0;
+  for (std::size_t u = n - 1; u-- > 0;) {
+    xadd(S, lm[u + 1], le[u + 1]);
+    xdiv(S, tot, L.sm[u], L.se[u]);
   }
 }
 
+// a versus b (positive, m in [1, 2)) with relative tolerance band: -1, +1, or 0 (too close).
+inline int rel_cmp(double am, std::int64_t ae, double bm, std::int64_t be, double band) {
+  const std::int64_t d = ae - be;
+  if (d >= 2) return 1;
+  if (d <= -2) return -1;
+  const double a = am * ext::pow2i(d);
+  const double diff = a - bm, mx = a > bm ? a : bm;
+  if (std::fabs(diff) <= band * mx) return 0;
+  return diff < 0.0 ? -1 : 1;
+}
+
+enum class Mode { kUpper, kLower, kCertified };
+
+// Exact equality of the levels F_u (law a) and G_v (law b) modulo both primes, by
+// cross-multiplication with the totals.
+inline bool mod_equal(const ModChain& mc, const std::vector<std::uint64_t>* ca, const std::vector<std::uint64_t>* cb,
+                      std::size_t ga, std::size_t gb) {
+  const std::size_t top = mc.grid_size() - 1;
+  for (int q = 0; q < kModPrimes; ++q) {
+    const std::uint64_t p = mc.prime(q);
+    if (modp::mul(ca[q][ga], cb[q][top], p) != modp::mul(cb[q][gb], ca[q][top], p)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 std::vector<std::uint8_t> w_inf_all_pairs(const MarkovChainSpec& spec, unsigned threads, double* out,
                                           const SumLawsOptions& options) {
-  const std::size_t k = spec.k, T = spec.T, n_pairs = k * (k - 1) / 2;
+  using transport::LevelCmp;
+  const std::size_t k = spec.k, T = spec.T, n_pairs = k * (k - 1) / 2, n_theta = spec.n_theta;
+  const Geometry g = geometry(spec);
+  const double base = static_cast<double>(T) * static_cast<double>(spec.values[0] - static_cast<std::int64_t>(g.dv[0]));
   SumLawsOptions opt = options;
   opt.concurrent_positions = true;  // every (theta, i) writes its own entries of out
-  return sum_laws(spec, threads, [&](std::size_t th, std::size_t i, const std::vector<Law>& laws) {
-    double* o = out + (th * T + i) * n_pairs;
-    // level keys of the laws beyond the double range, once per law (shared by its k - 1 pairs)
-    thread_local std::vector<std::vector<double>> xs, ks;
-    thread_local std::vector<double> lm;
-    thread_local std::vector<std::int64_t> le;
-    if (xs.size() < k) {
-      xs.resize(k);
-      ks.resize(k);
+
+  // Exact images of a prior's laws, built when one of its positions first needs a tie
+  // certified and released after its last position.
+  std::uint64_t primes[kModPrimes];
+  {
+    std::random_device rd;
+    std::mt19937_64 rng((static_cast<std::uint64_t>(rd()) << 32) ^ rd());
+    for (int q = 0; q < kModPrimes;) {
+      primes[q] = modp::random_prime(rng);
+      if (std::find(primes, primes + q, primes[q]) == primes + q) ++q;  // distinct primes
     }
-    bool any_keyed = false;
-    for (std::size_t a = 0; a < k; ++a) any_keyed |= laws[a].n != 0 && !laws[a].plain();
-    if (any_keyed)
-      for (std::size_t a = 0; a < k; ++a)
-        if (laws[a].n != 0) log_level_keys(laws[a], xs[a], ks[a], lm, le);
+  }
+  std::size_t per_prior = T;
+  if (options.positions != nullptr) {
+    per_prior = 0;
+    for (std::size_t i = 0; i < T; ++i) per_prior += options.positions[i] != 0;
+  }
+  std::vector<std::shared_ptr<const ModChain>> chains(n_theta);
+  std::unique_ptr<std::mutex[]> chain_mu(new std::mutex[n_theta]);
+  std::unique_ptr<std::atomic<std::size_t>[]> remaining(new std::atomic<std::size_t>[n_theta]);
+  for (std::size_t th = 0; th < n_theta; ++th) remaining[th] = per_prior;
+  auto chain_of = [&](std::size_t th) {
+    std::lock_guard<std::mutex> lk(chain_mu[th]);
+    if (!chains[th])
+      chains[th] = std::make_shared<const ModChain>(k, T, g.span, g.dv.data(), spec.trans + th * k * k,
+                                                    spec.init + th * k, primes, options.control);
+    return chains[th];
+  };
+
+  auto used = sum_laws(spec, threads, [&](std::size_t th, std::size_t i, const std::vector<Law>& laws) {
+    double* o = out + (th * T + i) * n_pairs;
+    std::vector<Levels> L(k);
+    for (std::size_t a = 0; a < k; ++a)
+      if (laws[a].n != 0) make_levels(laws[a], base, T, k, g.R, L[a]);
+    std::shared_ptr<const ModChain> mc;
+    std::vector<std::vector<std::uint64_t>> cum(kModPrimes * k);
+    auto cum_of = [&](std::size_t a) {
+      if (!mc) mc = chain_of(th);
+      if (cum[kModPrimes * a].empty()) mc->cumulative(i, a, &cum[kModPrimes * a]);
+      return &cum[kModPrimes * a];
+    };
     for (std::size_t a = 0; a < k; ++a)
       for (std::size_t b = a + 1; b < k; ++b, ++o) {
-        const Law &P = laws[a], &Q = laws[b];
-        if (P.n == 0 || Q.n == 0) {
+        if (laws[a].n == 0 || laws[b].n == 0) {
           *o = -1.0;
           continue;
         }
-        if (!P.plain() || !Q.plain()) {
-          // tie band as puffer.transport's log-space path: (n + m + 16) ulps, relative
-          const double tol = static_cast<double>(xs[a].size() + xs[b].size() + 16) * 0x1p-53;
-          *o = transport::w_inf_keys(xs[a].data(), ks[a].data(), xs[a].size(), xs[b].data(), ks[b].data(),
-                                     xs[b].size(), tol);
+        const Levels &P = L[a], &Q = L[b];
+        const double band = P.err + Q.err + 4.0 * 0x1p-53;  // + the rounding of the comparison
+        bool close = false;
+        Mode mode = Mode::kUpper;
+        const std::vector<std::uint64_t>*ca = nullptr, *cb = nullptr;
+        auto cmp = [&](std::size_t u, std::size_t v) -> LevelCmp {
+          int r;
+          if (P.f_half(u) || Q.f_half(v)) {
+            r = rel_cmp(P.fm[u], P.fe[u], Q.fm[v], Q.fe[v], band);
+          } else if (P.sm[u] == 0.0 || Q.sm[v] == 0.0) {  // a top atom: its level is exactly 1
+            r = P.sm[u] == Q.sm[v] ? 2 : (P.sm[u] == 0.0 ? 1 : -1);
+          } else {
+            r = -rel_cmp(P.sm[u], P.se[u], Q.sm[v], Q.se[v], band);
+          }
+          if (r == 2) return LevelCmp::kEqual;
+          if (r < 0) return LevelCmp::kLess;
+          if (r > 0) return LevelCmp::kGreater;
+          close = true;
+          if (mode == Mode::kUpper) return LevelCmp::kUnknown;
+          if (mode == Mode::kLower) return LevelCmp::kEqual;
+          return mod_equal(*mc, ca, cb, P.g[u], Q.g[v]) ? LevelCmp::kEqual : LevelCmp::kUnknown;
+        };
+        const double upper = transport::w_inf_ranges(P.x.data(), P.x.size(), Q.x.data(), Q.x.size(), cmp);
+        if (!close) {  // every comparison was decided by the float levels
+          *o = upper;
           continue;
         }
-        // masses are unnormalised: sum_tol < 0 lets the kernel divide by each law's total
-        *o = transport::w_inf_1d(P.atoms, P.mass, P.n, Q.atoms, Q.mass, Q.n, transport::kDefaultRtol, -1.0);
+        mode = Mode::kLower;
+        if (transport::w_inf_ranges(P.x.data(), P.x.size(), Q.x.data(), Q.x.size(), cmp) == upper) {
+          *o = upper;
+          continue;
+        }
+        mode = Mode::kCertified;
+        ca = cum_of(a);
+        cb = cum_of(b);
+        *o = transport::w_inf_ranges(P.x.data(), P.x.size(), Q.x.data(), Q.x.size(), cmp);
       }
+    if (--remaining[th] == 0) {
+      mc.reset();
+      std::lock_guard<std::mutex> lk(chain_mu[th]);
+      chains[th].reset();
+    }
   }, opt);
+  return used;
 }
 
 }  // namespace puffer::models

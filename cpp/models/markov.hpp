@@ -28,22 +28,25 @@
 //     laws are handed out as mass[j] * 2^exp2[j] (Law::exp2 != nullptr) when they span more
 //     than 1000 bits (no double scale could hold every atom), else as plain doubles.
 // Consequence: a law is never floored or truncated; W-infinity sees every reachable atom and
-// every tail level to ~(2T + R) eps relative, the order of levels closer than that is decided by
-// the transport kernel's tie band (transport.hpp), as for any float law.
+// every cumulative level to a stated relative error (w_inf_all_pairs).
 // Arithmetic::kLogReference: the earlier log-space (log-sum-exp) computation, kept as the
 // reference path for the tests (Law::log_space; ~40-60x slower, memory 16 T k R bytes).
 //
 // Memory per worker (kAuto): the backward pass for every position, triangular,
 // 12 k (T + span T (T - 1) / 2) bytes, plus ~(64 k + 96) R bytes of forward slices and
-// convolution buffers; allocated per call and freed before returning (workspace_bytes()).
+// convolution buffers, plus ModChain::bytes when a prior needs ties certified (markov_modp.hpp);
+// allocated per call and freed before returning (workspace_bytes()).
 // Workers = min(threads, n_theta) (all threads share one backward store when n_theta < threads
 // and positions are split, see SumLawsOptions::concurrent_positions).
 //
-// W-infinity then compares level keys in log space for laws that cannot be held in one double
-// scale (log F below 1/2, -log S above), which keep both the support and the order of tail
-// levels however small the masses. So an atom of positive probability is never lost to
-// underflow, which would shrink a W-infinity sensitivity (Seeman et al. 2024: naive float gives
-// 84 where the truth is 100).
+// W-infinity (w_inf_all_pairs) compares the cumulative levels F / total (below 1/2) or S / total
+// (above) of the two laws in the extended range, so no atom or tail level is lost to underflow
+// (Seeman et al. 2024: naive float gives 84 where the truth is 100). Two levels closer than their
+// error bounds are of unknown order: the walk (transport/w_inf_ranges.hpp) first takes every such
+// pair as possibly coupled (an upper bound) and as tied (a lower bound); if the two differ, the
+// close levels are compared exactly modulo random primes (markov_modp.hpp): equal levels tie,
+// different ones stay of unknown order and the walk keeps the upper bound. So W-infinity is never
+// under-reported, and is exact unless two exact levels differ by less than the error bound.
 #pragma once
 #include <cmath>
 #include <cstddef>
@@ -126,7 +129,7 @@ std::vector<std::uint8_t> sum_laws(const MarkovChainSpec& spec, unsigned threads
                                    const SumLawsOptions& options = {});
 
 // W_inf(law | X_i = a, law | X_i = b) for every theta, position i and pair a < b (pairs in
-// lexicographic order), by the transport kernel's 1-D W_inf on the laws as they are computed
+// lexicographic order), by the certified level walk above on the laws as they are computed
 // (no law is stored). out has n_theta * T * k(k-1)/2 entries; a pair with an impossible secret
 // gets -1; entries of positions left out by options.positions are not written. Returns the
 // per-theta flags of sum_laws.

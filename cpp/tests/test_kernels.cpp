@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/errors.hpp"
+#include "common/modp.hpp"
 #include "common/parallel.hpp"
 #include "models/poisson_binomial.hpp"
 #include "renyi/renyi.hpp"
@@ -18,6 +19,8 @@
 #include "sampling/samplers.hpp"
 #include "sampling/secure.hpp"
 #include "transport/transport.hpp"
+#include "transport/w_inf_ranges.hpp"
+#include <random>
 
 namespace {
 
@@ -56,6 +59,51 @@ TEST(Parallel, NestedCallsRunSerially) {
   std::atomic<int> n{0};
   puffer::parallel_for(8, 4, [&](std::size_t) { puffer::parallel_for(8, 4, [&](std::size_t) { n.fetch_add(1); }); });
   EXPECT_EQ(n.load(), 64);
+}
+
+// ---------------------------------------------------------------- modular certification
+TEST(ModP, PrimalityAndRandomPrimesInRange) {
+  using namespace puffer::modp;
+  EXPECT_TRUE(is_prime(2305843009213693951ull));     // 2^61 - 1
+  EXPECT_FALSE(is_prime(3215031751ull));             // strong pseudoprime to bases 2, 3, 5, 7
+  EXPECT_FALSE(is_prime(1ull << 50));
+  std::mt19937_64 rng(7);
+  for (int r = 0; r < 20; ++r) {
+    const u64 p = random_prime(rng);
+    EXPECT_GE(p, 1ull << 49);
+    EXPECT_LT(p, 1ull << 50);
+    EXPECT_TRUE(is_prime(p));
+  }
+}
+
+TEST(ModP, DoublesMapToTheirExactDyadicValues) {
+  using namespace puffer::modp;
+  std::mt19937_64 rng(11);
+  const Field f(random_prime(rng));
+  const u64 p = f.p;
+  EXPECT_EQ(mul(f.of(0.5), 2, p), 1u);
+  EXPECT_EQ(mul(f.of(5e-324), pow(2, 1074, p), p), 1u);              // 2^-1074
+  EXPECT_EQ(mul(f.of(0.75), 4, p), 3u);
+  EXPECT_EQ(f.of(3.0 * 0x1p-1000), mul(3, pow(f.inv2, 1000, p), p));
+  // 0.1 + 0.2 != 0.3 exactly: the images differ, while 0.25 + 0.5 == 0.75 exactly
+  EXPECT_NE(add(f.of(0.1), f.of(0.2), p), f.of(0.3));
+  EXPECT_EQ(add(f.of(0.25), f.of(0.5), p), f.of(0.75));
+}
+
+TEST(Transport, RangeWalkIsExactWithKnownLevelsAndWidensOnUnknown) {
+  using puffer::transport::LevelCmp;
+  using puffer::transport::w_inf_ranges;
+  // P = uniform on {0, 1}, Q = uniform on {1, 2}: levels 1/2, 1 and 1/2, 1 tie; W_inf = 1.
+  const double x[] = {0.0, 1.0}, y[] = {1.0, 2.0}, F[] = {0.5, 1.0}, G[] = {0.5, 1.0};
+  auto exact = [&](std::size_t u, std::size_t v) {
+    return F[u] < G[v] ? LevelCmp::kLess : F[u] > G[v] ? LevelCmp::kGreater : LevelCmp::kEqual;
+  };
+  EXPECT_EQ(w_inf_ranges(x, 2, y, 2, exact), 1.0);
+  // the middle levels of unknown order: (0, 2) and (1, 1) may be coupled, so 2 is the bound
+  auto unknown = [&](std::size_t u, std::size_t v) {
+    return (u == 0 && v == 0) ? LevelCmp::kUnknown : exact(u, v);
+  };
+  EXPECT_EQ(w_inf_ranges(x, 2, y, 2, unknown), 2.0);
 }
 
 // ---------------------------------------------------------------- transport

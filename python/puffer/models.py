@@ -592,8 +592,12 @@ class MarkovChainFramework(Framework):
     def w_inf(self, norm: float | None = None, *, threads: int | None = None, block: int = 1024,
               progress: Any = None, _reference: bool = False) -> Sensitivity:
         """Delta_G over all priors, positions and state pairs, computed entirely in the core:
-        each position's conditional laws are built and fed straight to the transport kernel's
-        1-D W_inf (level rule of puffer.transport), priors in parallel, no law stored.
+        each position's conditional laws are built and fed straight to a 1-D W_inf walk over their
+        cumulative levels, priors in parallel, no law stored. Levels closer than their rounding
+        bound are compared exactly (modulo three random 50-bit primes: equal levels tie, and a
+        false "equal" has probability < 1e-19 per comparison); different levels that close keep
+        an unknown order and the walk takes the larger distance, so W_inf is never
+        under-reported and is exact unless two exact levels differ by less than ~T eps.
 
         The arithmetic is exact in range (cpp/models/markov.hpp): every reachable sum keeps a
         positive mass with relative error ~T eps however small (no underflow), so W_inf never
