@@ -32,6 +32,7 @@ def test_pool_creation_failure_falls_back(threads):
     assert 0 <= workers < threads - 1  # the limit really bit: fewer workers than asked for
 
 
+@pytest.mark.forks_threads  # TSan dies on "starting new threads after multi-threaded fork"
 def test_fork_while_pool_is_being_created():
     # 13 of 60 children hung when fork() hit another thread inside pool creation (holding the
     # pool mutex: the child inherits it locked, with no thread to release it). The hook holds
