@@ -18,7 +18,7 @@ from .. import _validate as V
 from ..errors import ParameterError, ParameterTypeError
 from .arrow import check_schema, noise_batch, nulls_arg, output_schema, pyarrow
 from .ledger import LEDGER_VERSION, append_ledger, read_ledger
-from .plan import as_columns, column_stream, draw_seed, resolve, seed_fingerprint, threads_arg
+from .plan import as_columns, column_stream, draw_seed, resolve, threads_arg
 
 __all__ = ["noise_file", "FORMATS"]
 
@@ -146,7 +146,7 @@ def noise_file(input: str | os.PathLike, output: str | os.PathLike, columns: Any
         drawn = seed is None
         s = draw_seed() if seed is None else seed
         streams = {c: column_stream(s, c) for c in cols}
-        mode, fp = "philox", seed_fingerprint(s)
+        mode, fp = "philox", None
     pa = pyarrow()
     import pyarrow.parquet as pq
 

@@ -41,7 +41,7 @@ import numpy as np
 from .. import _validate as V
 from ..errors import ParameterError, ParameterTypeError
 
-__all__ = ["NoisePlan", "resolve", "column_stream", "seed_fingerprint", "add_rows", "draw_seed"]
+__all__ = ["NoisePlan", "resolve", "column_stream", "add_rows", "draw_seed"]
 
 _DOMAIN = b"puffer.io column stream v1\x00"
 
@@ -80,14 +80,6 @@ def column_stream(seed: int, column: Any) -> Any:
     name = str(column).encode("utf-8")
     words = np.frombuffer(hashlib.sha256(_DOMAIN + name).digest()[:16], dtype="<u4")
     return Stream(np.random.SeedSequence(entropy=_seed(seed), spawn_key=tuple(int(w) for w in words)))
-
-
-def seed_fingerprint(seed: int) -> str:
-    """A fingerprint that identifies a seed in the ledger without storing it (sha256, 64 bits).
-
-    It lets an auditor check a claimed seed; a small seed can be found by brute force from its
-    fingerprint, so use a large random seed (``seed=None`` draws 128 bits) when that matters."""
-    return "sha256:" + hashlib.sha256(b"puffer seed fingerprint v1\x00" + str(_seed(seed)).encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
