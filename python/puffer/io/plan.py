@@ -128,7 +128,12 @@ class NoisePlan:
         noise = None if self.noise is None else noise_description(self.noise)
         if noise is None and self.kind is not None:
             noise = {"family": self.kind, **self.params}
-        scale = None if self.noise is None else float(getattr(self.noise, "scale", math.nan))
+        if self.noise is not None:
+            scale: float | None = float(getattr(self.noise, "scale", math.nan))
+        elif self.kind is not None and len(self.params) == 1:  # a plain (kind, {param: scale}) noise
+            scale = float(next(iter(self.params.values())))
+        else:
+            scale = None
         if scale is not None and not math.isfinite(scale):
             scale = None
         if m is None:
