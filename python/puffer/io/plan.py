@@ -158,7 +158,9 @@ class NoisePlan:
         key = granularity
         if key not in self._secure:
             sens = self.mechanism.sensitivity
-            norm = sens.norm if (self.dim > 1 and sens.norm in ("l1", "l2")) else "coordinate"
+            # a d-vector moves by up to d g/2 in L1 when snapped: pad in the sensitivity's norm
+            # (L1, the largest padding, for any norm other than 2); a scalar: per coordinate
+            norm = ("l2" if sens.norm == 2 else "l1") if self.dim > 1 else "coordinate"
             self._secure[key] = secure_plan((self.kind, self.params), self.dim, sensitivity=sens.value,
                                             granularity=granularity, norm=norm)
         return self._secure[key]
