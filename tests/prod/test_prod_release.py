@@ -84,8 +84,9 @@ def test_seed_search_over_every_ledger_field_finds_nothing(tmp_path):
 
 
 def cli_show(led):
-    from puffer.io.cli import ledger_report, print_report
     import io
+
+    from puffer.io.cli import ledger_report, print_report
     buf = io.StringIO()
     print_report(ledger_report(str(led)), buf)
     return buf.getvalue()

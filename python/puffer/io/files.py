@@ -258,15 +258,14 @@ def noise_file(input: str | os.PathLike, output: str | os.PathLike, columns: Any
     elif granularity is not None:
         raise ParameterError("granularity", granularity, "None unless secure=True")
     pa = pyarrow()
-    import pyarrow.parquet as pq
 
     try:
         schema, total, batches = _batches(src, fmt, batch_size)
     except (pa.ArrowInvalid, OSError) as exc:
         raise ParameterError("input", src, f"a readable {fmt} file ({exc})") from None
     check_schema(schema, cols)
-    for name in (spec.column, spec.order):
-        if name is not None and name not in schema.names:
+    for name in [c for c in (spec.column, spec.order) if c is not None]:
+        if name not in schema.names:
             raise ParameterError("unit" if name == spec.column else "order", repr(name),
                                  f"a column of the input; it has {list(schema.names)}")
     config = {"nulls": nulls, "select": select, "format_out": {"compression": compression,

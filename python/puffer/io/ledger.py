@@ -30,7 +30,8 @@ import fcntl
 import hashlib
 import json
 import os
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from ..errors import LedgerError, ParameterError, PufferIOError
 
