@@ -123,7 +123,7 @@ def check_answers(spec: UnitSpec, column: str, vals: np.ndarray, ids: Any, first
     if spec.range is None or vals.size == 0:
         return
     lo, hi = spec.range
-    bad = np.flatnonzero(~((vals >= lo) & (vals <= hi)))
+    bad = np.flatnonzero(~((vals >= lo) & (vals <= hi)) & ~np.isnan(vals))  # nulls (NaN): handled by nulls=
     if bad.size:
         i = int(bad[0])
         who = f"unit {_name(np.asarray(ids), i)!r}" if ids is not None else f"row {first_row + i}"
