@@ -431,3 +431,38 @@ def test_readme_production_flow_end_to_end(tmp_path, capsys):
     assert rep["units"]["household"]["guarantee"] is None
     assert "no total guarantee: 2 releases on the same unit" in rep["units"]["household"]["reason"]
     assert [r["allow_uncomposed"] for r in rep["releases"]] == [False, True]
+
+
+def test_mechanism_release_secure_uses_its_own_sensitivity():
+    from puffer.mechanisms import Wasserstein
+
+    m = Wasserstein(puffer.models.markov_chain([[0.8, 0.2], [0.3, 0.7]], 6), eps=1.0)
+    x = np.zeros(40_000)
+    y = m.release(x, secure=True, granularity=2**-8)
+    assert np.all(y * 2**8 == np.round(y * 2**8))  # on the lattice
+    plan = puffer.secure.secure_plan(m.noise, 1, sensitivity=m.sensitivity.value, granularity=2**-8,
+                                     norm="coordinate")
+    # the discrete Laplace of scale tau has E|Z| = 2 q / (1 - q^2), q = exp(-1/tau): within 5 sd (n = 40000)
+    tau = plan.num / plan.den
+    q = np.exp(-1 / tau)
+    mean_abs = 2 * q / (1 - q * q) * plan.granularity
+    assert abs(np.mean(np.abs(y)) - mean_abs) < 5 * np.std(np.abs(y)) / np.sqrt(y.size)
+    assert plan.inflation > 1 and abs(mean_abs / m.noise.scale - 1) < 0.01  # Laplace(b) on the lattice
+    with pytest.raises(ParameterError, match="rng"):
+        m.release(x, secure=True, rng=7)
+    with pytest.raises(ParameterError, match="granularity"):
+        m.release(x, granularity=2**-8)
+
+
+def test_budget_refuses_a_release_over_it(tmp_path):
+    src = tmp_path / "readings.parquet"
+    households(src, n_units=50)
+    fw = tmp_path / "household.json"
+    fw.write_text(json.dumps(MARKOV))
+    led = tmp_path / "l.jsonl"
+    with pytest.raises(ParameterError, match="budget.*make it 1"):
+        pio.noise_file(src, tmp_path / "o.parquet", "kwh", fw, ledger=led, unit="household", budget=0.5)
+    assert not (tmp_path / "o.parquet").exists()
+    e = pio.noise_file(src, tmp_path / "o.parquet", "kwh", fw, ledger=led, unit="household", budget=1.0)
+    assert e["budget"] == 1.0 and e["composition"]["total"]["eps"] == 1.0
+    assert e["guarantee"]["provenance"]["theorem"] and e["sensitivity"]["witness"] is not None
