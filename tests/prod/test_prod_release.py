@@ -466,3 +466,22 @@ def test_budget_refuses_a_release_over_it(tmp_path):
     e = pio.noise_file(src, tmp_path / "o.parquet", "kwh", fw, ledger=led, unit="household", budget=1.0)
     assert e["budget"] == 1.0 and e["composition"]["total"]["eps"] == 1.0
     assert e["guarantee"]["provenance"]["theorem"] and e["sensitivity"]["witness"] is not None
+
+
+def test_a_killed_release_still_counts_in_the_totals(tmp_path):
+    """A pending entry without completion (a run killed after it) is resolved by the next run:
+    'published' if the output is there with its digest, else 'unknown', and counted either way."""
+    led = tmp_path / "l.jsonl"
+    plan = pio.resolve(("laplace", {"b": 1.0}))
+    for name, make in (("there.parquet", True), ("gone.parquet", False)):
+        rel = pio.begin_release(ledger=led, columns=["x"], plan=plan, key=bytes(32))
+        out = tmp_path / name
+        out.write_bytes(b"published bytes")
+        rel.pending(sha256_file(str(out)), 1, output=str(out))  # ... and the process dies here
+        if not make:
+            out.unlink()
+    assert len(pio.verify(led)["pending"]) == 2
+    pio.begin_release(ledger=led, columns=["x"], plan=plan)  # the next run resolves them
+    states = {e["release_id"]: e["outcome"] for e in pio.read_ledger(led) if e["event"] == "resolved"}
+    assert sorted(states.values()) == ["published", "unknown"] and pio.verify(led)["pending"] == []
+    assert pio.unit_totals(pio.read_ledger(led))["(row)"]["releases"] == 2

@@ -310,7 +310,10 @@ def noise_file(input: str | os.PathLike, output: str | os.PathLike, columns: Any
                 _fsync_dir(out_dir)
             rel.commit()
         except BaseException as exc:
-            if not published:
+            # The temporary file still there means the rename did not happen (a signal may land
+            # between os.replace returning and `published = True`: then tmp is gone, and the
+            # pending entry is left for the next run to resolve from the file itself).
+            if not published and os.path.exists(tmp):
                 with contextlib.suppress(OSError):
                     os.remove(tmp)
                 if rel.state == "pending":

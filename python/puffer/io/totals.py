@@ -18,8 +18,9 @@ framework's premise, recorded in the entry). Across releases on the same unit:
   (recorded in its entry);
 * uncalibrated noise has no guarantee, so neither has any total that includes it.
 
-Re-runs (same bytes as the release they reproduce) add nothing; aborted releases count for
-nothing; pending ones count (the safe side: they may have been published).
+Re-runs (same bytes as the release they reproduce) add nothing; releases their own run
+recorded as ``aborted`` (never renamed into place) count for nothing; pending and ``unknown``
+ones (a killed run) count: they may have been published, the safe side.
 """
 from __future__ import annotations
 
