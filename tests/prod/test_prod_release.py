@@ -473,8 +473,8 @@ def test_a_killed_release_still_counts_in_the_totals(tmp_path):
     'published' if the output is there with its digest, else 'unknown', and counted either way."""
     led = tmp_path / "l.jsonl"
     plan = pio.resolve(("laplace", {"b": 1.0}))
-    for name, make in (("there.parquet", True), ("gone.parquet", False)):
-        rel = pio.begin_release(ledger=led, columns=["x"], plan=plan, key=bytes(32))
+    rels = [pio.begin_release(ledger=led, columns=["x"], plan=plan, key=bytes(32)) for _ in range(2)]
+    for rel, (name, make) in zip(rels, (("there.parquet", True), ("gone.parquet", False))):
         out = tmp_path / name
         out.write_bytes(b"published bytes")
         rel.pending(sha256_file(str(out)), 1, output=str(out))  # ... and the process dies here
