@@ -485,3 +485,19 @@ def test_a_killed_release_still_counts_in_the_totals(tmp_path):
     states = {e["release_id"]: e["outcome"] for e in pio.read_ledger(led) if e["event"] == "resolved"}
     assert sorted(states.values()) == ["published", "unknown"] and pio.verify(led)["pending"] == []
     assert pio.unit_totals(pio.read_ledger(led))["(row)"]["releases"] == 2
+
+
+def test_secure_lattice_pads_a_vector_in_its_norm():
+    """Snapping a d-vector moves it by up to d g / 2 in L1: the padding must be Delta + d g (L1) or
+    Delta + ceil(sqrt(d)) g (L2), not Delta + g (per coordinate, which under-padded before)."""
+    from fractions import Fraction
+
+    fw2 = {"model": {"kind": "conditionals", "pairs": [["a", "b"]], "conditionals": {"t": {
+        "a": {"atoms": [[0.0, 0.0], [1.0, 0.0]], "probs": [0.5, 0.5]},
+        "b": {"atoms": [[0.0, 1.0], [1.0, 1.0]], "probs": [0.5, 0.5]}}}}, "target": {"eps": 1.0}}
+    plan = pio.resolve(fw2)
+    sp = plan.secure_plan(2**-10)
+    sens = plan.mechanism.sensitivity
+    c = 2  # d = 2: L1 pads 2 g, L2 pads ceil(sqrt(2)) g = 2 g
+    assert sp.norm == ("l2" if sens.norm == 2 else "l1")
+    assert sp.padded_sensitivity == Fraction(sens.value) + c * Fraction(2) ** -10
