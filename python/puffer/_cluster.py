@@ -137,8 +137,131 @@ def noise_arrow_batch(batch: Any, noise: RowNoise, columns: list[str], rows: Any
             valid = np.asarray(arr.is_valid(), dtype=bool)
             arr = arr.fill_null(0)
         t = out_schema.field(c).type
-        vals = arr.to_numpy(zero_copy_only=False).astype(t.to_pandas_dtype(), copy=False)
+        raw = arr.to_numpy(zero_copy_only=False)
+        if raw.dtype.kind in "iu" and raw.dtype.itemsize == 8 and raw.size:
+            big = np.flatnonzero((raw > 2**53) | (raw < -(2**53)) if raw.dtype.kind == "i" else raw > 2**53)
+            if big.size:
+                i = int(big[0])
+                where = rows + i if isinstance(rows, (int, np.integer)) else int(np.asarray(rows)[i])
+                raise ParameterError(f"column {c!r}", f"{int(raw[i])} at row {where}",
+                                     "integers with |x| <= 2^53 (exact in the float64 output; beyond, the "
+                                     "spacing of floats swallows the noise)")
+        vals = raw.astype(t.to_pandas_dtype(), copy=False)
         noisy = noise.add(vals, c, rows, valid)
         arrays[i] = pa.array(noisy.astype(t.to_pandas_dtype(), copy=False), type=t,
                              mask=None if valid is None else ~valid)
     return pa.RecordBatch.from_arrays(arrays, schema=out_schema)
+
+
+# ---- driver side: one release, as the file path makes it (puffer.io.release) -----------------
+
+DIGEST_NOTE = ("sha256 over the per-partition sha256 of each released column (values as little-endian "
+               "float64/int64 or UTF-8 text, row order), partitions in order")
+
+
+def column_bytes(arr: Any) -> bytes:
+    """Canonical bytes of one Arrow/numpy/pandas column for the content digests."""
+    pa = pyarrow()
+    if isinstance(arr, (pa.Array, pa.ChunkedArray)):
+        arr = arr.to_numpy(zero_copy_only=False)
+    a = np.asarray(arr)
+    if a.dtype.kind == "f":
+        return np.ascontiguousarray(a, dtype="<f8").tobytes()
+    if a.dtype.kind in "iub":
+        return np.ascontiguousarray(a, dtype="<i8").tobytes()
+    return "\x00".join("\x01" if v is None else str(v) for v in a.tolist()).encode("utf-8") + b"\x00"
+
+
+class PartDigest:
+    """Incremental digest of one partition: one sha256 per column plus the row count."""
+
+    def __init__(self, columns: list[str]) -> None:
+        self.columns = list(columns)
+        self.h = {c: hashlib.sha256() for c in columns}
+        self.rows = 0
+
+    def update(self, get: Any, n: int) -> None:
+        for c in self.columns:
+            self.h[c].update(column_bytes(get(c)))
+        self.rows += int(n)
+
+    def result(self) -> list:
+        return [self.rows] + [self.h[c].hexdigest() for c in self.columns]
+
+
+def combine_digests(parts: list[list]) -> str:
+    """'sha256:<hex>' of the per-partition digests in partition order (see :data:`DIGEST_NOTE`)."""
+    import json
+
+    h = hashlib.sha256(b"puffer/v1/frame-digest\x00")
+    h.update(json.dumps(parts, separators=(",", ":")).encode("ascii"))
+    return "sha256:" + h.hexdigest()
+
+
+class Opened:
+    """What :func:`open_release` validated: the plan, the unit declaration, the ledger path."""
+
+    def __init__(self, plan: NoisePlan, spec: Any, ledger: str, kwargs: dict) -> None:
+        self.plan, self.spec, self.ledger, self.kwargs = plan, spec, ledger, kwargs
+
+    def begin(self, input_sha256: str, path_kind: str) -> Any:
+        """Open the release (:func:`puffer.io.begin_release`): key, nonce, composition rules."""
+        from .io.release import begin_release
+
+        return begin_release(input_sha256=input_sha256, path_kind=path_kind, **self.kwargs)
+
+    def noise(self, rel: Any, columns: list[str], *, secure: bool, granularity: float | None,
+              threads: int | None) -> RowNoise:
+        """The worker-side noise of release ``rel``: its keyed streams, or per-release secure noise."""
+        wplan = self.plan.for_workers(secure=secure, granularity=granularity)
+        if secure:
+            return RowNoise(wplan, None, SecureNoise(wplan, granularity) if wplan.kind is not None else None, threads)
+        return RowNoise(wplan, None if wplan.kind is None else rel.streams(columns), None, threads)
+
+
+def open_release(mechanism: Any, columns: list[str], *, key: Any, insecure_seed: Any, seed: Any, ledger: Any,
+                 unit: Any, order: Any, per_unit: Any, secure: Any, select: Any, nulls: str, granularity: Any,
+                 allow_unnoised: Any, allow_uncomposed: Any, budget: Any) -> Opened:
+    """Validate a Spark/Dask release exactly as :func:`puffer.io.noise_file` does (before any
+    cluster work): seed refused, key, mechanism and columns, zero sensitivity, privacy unit,
+    ledger writable and intact. ``ledger`` None: ``puffer-ledger.jsonl`` in the working folder."""
+    from .errors import ParameterTypeError
+    from .io.files import _framework_description, _jsonable
+    from .io.keys import as_key, refuse_seed
+    from .io.ledger import Ledger
+    from .io.plan import resolve
+    from .io.units import unit_spec
+
+    refuse_seed(seed)
+    for name, flag in (("secure", secure), ("allow_unnoised", allow_unnoised)):
+        if not isinstance(flag, bool):
+            raise ParameterTypeError(name, flag, "True or False")
+    if ledger is None:
+        led_path = os.path.abspath("puffer-ledger.jsonl")
+    elif isinstance(ledger, (str, os.PathLike)):
+        led_path = os.path.abspath(os.fspath(ledger))
+    else:
+        raise ParameterTypeError("ledger", ledger, "a ledger file path (None: puffer-ledger.jsonl here); every "
+                                 "release is recorded")
+    led = Ledger(led_path)
+    led.check_writable()
+    led.entries()
+    plan = resolve(mechanism, select=select)
+    plan.check_columns(columns)
+    if plan.kind is None and not allow_unnoised:
+        raise ParameterError("allow_unnoised", False, f"permission to publish unnoised values: the mechanism "
+                             f"({plan.label}) has sensitivity 0, so it adds no noise and the output would be the "
+                             "raw data (pass allow_unnoised=True if that is intended)")
+    spec = unit_spec(plan, unit, order, per_unit, columns)
+    if secure:
+        if plan.kind is not None:
+            plan.secure_plan(granularity)  # refuse an impossible lattice before any work
+    elif granularity is not None:
+        raise ParameterError("granularity", granularity, "None unless secure=True")
+    if not secure:  # the key now (a bad key file is refused before any cluster work), as the release uses it
+        key, insecure_seed = as_key(key, insecure_seed=insecure_seed), None
+    config = {"nulls": nulls, "select": select, "granularity": granularity, "allow_unnoised": allow_unnoised}
+    kwargs = dict(ledger=led, columns=list(columns), plan=plan, key=key, insecure_seed=insecure_seed,
+                  config=config, unit=spec.describe(), framework=_jsonable(_framework_description(mechanism, plan)),
+                  allow_uncomposed=allow_uncomposed, budget=budget, secure=secure)
+    return Opened(plan, spec, led_path, kwargs)

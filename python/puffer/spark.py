@@ -31,15 +31,17 @@ and another master is probed with one task (a clear error when it lacks them).
 """
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 from typing import Any
 
 import numpy as np
 
-from ._cluster import RowNoise, SecureNoise, noise_arrow_batch
+from ._cluster import DIGEST_NOTE, PartDigest, combine_digests, noise_arrow_batch, open_release
 from .errors import ParameterError, ParameterTypeError, PufferError
-from .io.arrow import check_schema, nulls_arg, output_schema
-from .io.plan import as_columns, column_stream, draw_seed, resolve, threads_arg
+from .io.arrow import check_schema, nulls_arg, output_schema, pyarrow
+from .io.plan import as_columns, threads_arg
 
 __all__ = ["add_noise"]
 
@@ -112,18 +114,80 @@ def _partition_sizes(cp: Any) -> np.ndarray:
     return sizes
 
 
-def add_noise(df: Any, columns: Any, mechanism: Any, *, seed: int | None = None, row_id: str | None = None,
-              secure: bool = False, select: str | None = None, nulls: str = "error",
-              granularity: float | None = None, threads: int | None = 1) -> Any:
-    """``df`` with noise added to ``columns`` (a new DataFrame over a checkpoint of ``df``).
+_WORKER_ERROR = re.compile(r"puffer\.errors\.(ParameterError|ParameterTypeError): parameter '(.*?)' = (.*?)"
+                           r"(?: \(type \w+\))?: expected (.*)")
 
-    ``mechanism``: Mechanism, framework file/dict or plain noise (:func:`puffer.io.resolve`).
-    ``seed``: int, or None for 128 bits of OS entropy (then not reproducible across calls).
-    ``row_id``: an integer column of unique row ids >= 0, or None (positional, see module doc).
-    ``threads``: threads per task for the noise (default 1: Spark already runs a task per core).
 
-    ``df`` is computed once here (one job; see the module doc), so any number of actions on the
-    result return the same values.
+@contextlib.contextmanager
+def _worker_errors():
+    """A puffer error raised in a Python worker (a bad value found while noising) comes back as
+    that error, not as a JVM stack trace."""
+    try:
+        yield
+    except PufferError:
+        raise
+    except Exception as exc:
+        hits = _WORKER_ERROR.findall(str(exc))
+        if not hits:
+            raise
+        kind, param, value, expected = hits[-1]
+        cls = ParameterError if kind == "ParameterError" else ParameterTypeError
+        raise cls(param, value, expected.strip()) from None
+
+
+def _digest_parts(frame: Any, columns: list[str]) -> list[list]:
+    """Per partition of a checkpointed frame: [rows, sha256 of each column] (one Python pass)."""
+    from pyspark.sql import functions as F
+
+    cols = list(columns)
+
+    def fn(it):
+        import json
+
+        import pyarrow as pa
+
+        acc: dict = {}
+        for b in it:
+            if b.num_rows == 0:
+                continue
+            pids = np.asarray(b.column(0))
+            for pid in np.unique(pids):
+                sel = np.flatnonzero(pids == pid)
+                part = b.take(pa.array(sel)) if sel.size != b.num_rows else b
+                d = acc.setdefault(int(pid), PartDigest(cols))
+                d.update(lambda c, part=part: part.column(cols.index(c) + 1), part.num_rows)
+        if acc:
+            yield pa.RecordBatch.from_pydict({"pid": pa.array(list(acc), pa.int32()),
+                                              "d": pa.array([json.dumps(v.result()) for v in acc.values()])})
+
+    import json
+
+    src = frame.select(F.spark_partition_id().alias(_ROW), *[frame[c] for c in cols])
+    got = {int(r["pid"]): json.loads(r["d"]) for r in src.mapInArrow(fn, "pid int, d string").collect()}
+    return [got.get(i, PartDigest(cols).result()) for i in range(frame.rdd.getNumPartitions())]
+
+
+def add_noise(df: Any, columns: Any, mechanism: Any, *, key: Any = None, ledger: Any = None, unit: str | None = None,
+              order: str | None = None, per_unit: bool = False, row_id: str | None = None, secure: bool = False,
+              select: str | None = None, nulls: str = "error", granularity: float | None = None,
+              threads: int | None = 1, allow_unnoised: bool = False, allow_uncomposed: bool = False,
+              budget: float | None = None, insecure_seed: int | None = None, seed: Any = None) -> Any:
+    """Publish ``columns`` of ``df`` with noise: the noisy DataFrame (computed and frozen), with
+    its ledger entry written by the driver before it is returned.
+
+    The keywords are those of :func:`puffer.io.noise_file`: ``key`` (a key file from ``puffer
+    keygen``, the key's bytes, or None for fresh OS entropy; an integer ``seed`` is refused,
+    ``insecure_seed`` is for tests and recorded as insecure), ``ledger`` (default
+    ``puffer-ledger.jsonl`` in the working folder), ``unit``/``order``/``per_unit`` (the privacy
+    unit, :mod:`puffer.io.units`: with ``unit`` and records, one noisy answer per unit comes
+    back, grouped by a Spark shuffle and checked per unit as the file path does),
+    ``allow_unnoised``, ``allow_uncomposed``, ``budget`` (:mod:`puffer.io.totals`), ``secure``,
+    ``granularity``, ``select``, ``nulls``.
+    ``row_id``: without a unit, an integer column of unique row ids >= 0 as stream positions,
+    or None (positional, see the module doc). ``threads``: threads per task (default 1).
+
+    Every action on the result returns the same values (the result is a checkpoint). Two calls
+    are two releases with independent noise (a fresh nonce each).
     """
     try:
         from pyspark.sql import DataFrame
@@ -133,8 +197,6 @@ def add_noise(df: Any, columns: Any, mechanism: Any, *, seed: int | None = None,
 
     if not isinstance(df, DataFrame):
         raise ParameterTypeError("df", type(df).__name__, "a pyspark.sql.DataFrame")
-    if not isinstance(secure, bool):
-        raise ParameterTypeError("secure", secure, "True or False")
     cols = as_columns(columns)
     nulls = nulls_arg(nulls)
     thr = threads_arg(threads)
@@ -144,59 +206,105 @@ def add_noise(df: Any, columns: Any, mechanism: Any, *, seed: int | None = None,
     check_schema(schema, cols, "DataFrame", row_id)
     if _ROW in schema.names:
         raise ParameterError("df", f"a column named {_ROW!r}", "no column of that name (puffer.spark uses it)")
-    plan = resolve(mechanism, select=select)
-    plan.check_columns(cols)
-    wplan: Any
-    if secure:
-        if seed is not None:
-            raise ParameterError("seed", seed, "None in secure mode (keys come from OS entropy only)")
-        wplan = plan.for_workers(secure=True, granularity=granularity)
-        noise = RowNoise(wplan, None, SecureNoise(wplan, granularity) if wplan.kind is not None else None, thr)
-    else:
-        if granularity is not None:
-            raise ParameterError("granularity", granularity, "None unless secure=True")
-        seed = draw_seed() if seed is None else seed
-        wplan = plan.for_workers()
-        noise = RowNoise(wplan, {c: column_stream(seed, c) for c in cols}, None, thr)
-    out_schema = output_schema(schema, cols)
+    op = open_release(mechanism, cols, key=key, insecure_seed=insecure_seed, seed=seed, ledger=ledger, unit=unit,
+                      order=order, per_unit=per_unit, secure=secure, select=select, nulls=nulls,
+                      granularity=granularity, allow_unnoised=allow_unnoised, allow_uncomposed=allow_uncomposed,
+                      budget=budget)
+    spec = op.spec
+    for name in (spec.column, spec.order):
+        if name is not None and name not in schema.names:
+            raise ParameterError("unit" if name == spec.column else "order", repr(name),
+                                 f"a column of the DataFrame; it has {list(schema.names)}")
+    if row_id is not None and spec.column is not None:
+        raise ParameterError("row_id", row_id, "None with unit= (the unit ids are the stream positions)")
     _python_workers(df.sparkSession)
 
     cp = _materialise(df)
-    sizes = offsets = None
-    if row_id is None:
-        sizes = _partition_sizes(cp)
-        offsets = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
-        src = cp.withColumn(_ROW, F.monotonically_increasing_id())
-    else:
-        agg: Any = cp.agg(F.count(F.lit(1)), F.countDistinct(row_id), F.count(row_id), F.min(row_id)).first()
-        n, distinct, nonnull, lo = agg
+    used = [c for c in dict.fromkeys([*cols, spec.column, spec.order, row_id]) if c is not None]
+    parts = _digest_parts(cp, used)
+    sizes = np.array([p[0] for p in parts], dtype=np.int64)
+    if row_id is not None or spec.mode == "answers" and spec.column is not None:
+        ident = row_id if row_id is not None else spec.column
+        what = "row_id" if row_id is not None else "unit"
+        agg: Any = cp.agg(F.count(F.lit(1)), F.countDistinct(cp[ident]), F.count(cp[ident])).first()
+        n, distinct, nonnull = agg
         if nonnull != n:
-            raise ParameterError("row_id", row_id, f"a column without nulls ({n - nonnull} null ids)")
+            raise ParameterError(what, ident, f"a column without nulls ({n - nonnull} null ids)")
         if distinct != n:
-            raise ParameterError("row_id", row_id, f"unique row ids ({n - distinct} duplicates: rows sharing an "
-                                 "id would share their noise)")
-        if n and lo < 0:
-            raise ParameterError("row_id", row_id, f"row ids >= 0 (minimum {lo})")
-        src = cp
-
-    def fn(it):
-        import pyarrow as pa
-
-        for b in it:
-            if sizes is None:
-                rows: Any = np.asarray(b.column(row_id))
-            else:
-                j = b.schema.get_field_index(_ROW)
-                mid = np.asarray(b.column(j), dtype=np.int64)
-                pid, pos = mid >> _LOCAL_BITS, mid & ((1 << _LOCAL_BITS) - 1)
-                if mid.size and (int(pid.max()) >= sizes.size or np.any(pos >= sizes[pid])):
-                    raise RuntimeError("puffer.spark: a row position outside its checkpointed partition "
-                                       "(row identity changed between jobs); nothing was released")
-                rows = offsets[pid] + pos  # consecutive runs: one sampler call each
-                b = pa.RecordBatch.from_arrays([b.column(i) for i in range(b.num_columns) if i != j],
-                                               names=[nm for i, nm in enumerate(b.schema.names) if i != j])
-            yield noise_arrow_batch(b, noise, cols, rows, nulls=nulls, out_schema=out_schema)
+            raise ParameterError(what, ident, f"unique ids ({n - distinct} duplicates: rows sharing an id would "
+                                 "share their noise)")
+        if row_id is not None and n and cp.agg(F.min(cp[row_id])).first()[0] < 0:
+            raise ParameterError("row_id", row_id, f"row ids >= 0 (minimum {cp.agg(F.min(cp[row_id])).first()[0]})")
+    rel = op.begin(combine_digests(parts), "spark")
+    noise = op.noise(rel, cols, secure=secure, granularity=granularity, threads=thr)
 
     from pyspark.sql.pandas.types import from_arrow_schema
 
-    return src.mapInArrow(fn, from_arrow_schema(out_schema))
+    if spec.mode == "records":
+        pa = pyarrow()
+        out_schema = pa.schema([schema.field(spec.column)] + [pa.field(c, pa.float64()) for c in cols])
+        need = [c for c in (spec.column, spec.order, *cols) if c is not None]
+
+        def per_unit_fn(it):
+            import pyarrow as pa
+
+            from .io.units import group_answers
+
+            batches = [b for b in it if b.num_rows]
+            if not batches:
+                return
+            table = pa.Table.from_batches(batches).select(need)
+            answers, pos = group_answers(table, spec, cols)
+            arrays = [answers.column(spec.column).combine_chunks()]
+            for c in cols:
+                vals = answers.column(c).to_numpy()
+                arrays.append(pa.array(noise.add(vals, c, pos), type=pa.float64()))
+            yield pa.RecordBatch.from_arrays(arrays, schema=out_schema)
+
+        noisy = cp.repartition(max(cp.rdd.getNumPartitions(), 1), cp[spec.column]) \
+            .mapInArrow(per_unit_fn, from_arrow_schema(out_schema))
+    else:
+        out_schema = output_schema(schema, cols)
+        offsets = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
+        by_unit = spec.column is not None
+        positional = row_id is None and not by_unit
+        src = cp.withColumn(_ROW, F.monotonically_increasing_id()) if positional else cp
+
+        def fn(it):
+            import pyarrow as pa
+
+            from .io.streams import unit_positions
+            from .io.units import check_answers
+
+            for b in it:
+                ids = None
+                if by_unit:
+                    ids = b.column(b.schema.get_field_index(spec.column)).to_numpy(zero_copy_only=False)
+                    rows: Any = unit_positions(ids)
+                elif not positional:
+                    rows = np.asarray(b.column(b.schema.get_field_index(row_id)))
+                else:
+                    j = b.schema.get_field_index(_ROW)
+                    mid = np.asarray(b.column(j), dtype=np.int64)
+                    pid, pos = mid >> _LOCAL_BITS, mid & ((1 << _LOCAL_BITS) - 1)
+                    if mid.size and (int(pid.max()) >= sizes.size or np.any(pos >= sizes[pid])):
+                        raise RuntimeError("puffer.spark: a row position outside its checkpointed partition "
+                                           "(row identity changed between jobs); nothing was released")
+                    rows = offsets[pid] + pos  # consecutive runs: one sampler call each
+                    b = pa.RecordBatch.from_arrays([b.column(i) for i in range(b.num_columns) if i != j],
+                                                   names=[nm for i, nm in enumerate(b.schema.names) if i != j])
+                if spec.range is not None and b.num_rows:
+                    for c in cols:
+                        v = b.column(b.schema.get_field_index(c)).to_numpy(zero_copy_only=False)
+                        check_answers(spec, c, np.asarray(v, dtype=np.float64), ids, int(np.asarray(rows)[0]))
+                yield noise_arrow_batch(b, noise, cols, rows, nulls=nulls, out_schema=out_schema)
+
+        noisy = src.mapInArrow(fn, from_arrow_schema(out_schema))
+    with _worker_errors():
+        out = _materialise(noisy)
+    out_cols = cols if spec.mode != "records" else [spec.column, *cols]
+    out_parts = _digest_parts(out, out_cols)
+    rel.commit(combine_digests(out_parts), int(sum(p[0] for p in out_parts)),
+               extra={"digests": DIGEST_NOTE, "partitions": len(out_parts)})
+    cp.unpersist()
+    return out

@@ -1,8 +1,10 @@
 """puffer.spark on a real local[2] Spark (pyspark from PyPI, Java 17): bitwise equality with
-puffer.add_noise on the same rows, invariance to the partitioning, row ids, bad inputs.
-One Spark session for the module."""
+puffer.add_noise on the release's keyed streams, invariance to the partitioning, row identity
+after shuffles (with and without adaptive query execution), secure noise drawn once per
+release, the ledger entry, row ids, bad inputs. One Spark session for the module."""
 from __future__ import annotations
 
+import json
 import os
 import sys
 
@@ -16,9 +18,24 @@ import puffer.io as pio
 import puffer.spark as pspark
 from puffer.errors import ParameterError, ParameterTypeError
 
-SEED = 424242
+KEY = bytes(range(32))
 LAP = ("laplace", {"b": 2.0})
 N = 5_000
+_n = iter(range(10**6))
+
+
+def release(df, cols, mech, tmp_path, **kw):
+    """(noisy DataFrame, its pending ledger entry, column -> the release's stream)."""
+    led = tmp_path / f"ledger{next(_n)}.jsonl"
+    kw.setdefault("key", KEY)
+    out = pspark.add_noise(df, cols, mech, ledger=led, **kw)
+    entries = pio.read_ledger(led)
+    assert [e["event"] for e in entries] == ["pending", "completed"]
+    e = entries[0]
+    assert e["path"] == "spark" and entries[1]["output_sha256"] == e["output_sha256"]
+    streams = {} if e["nonce"] is None else {c: (lambda c=c: pio.release_stream(pio.as_key(KEY), e["nonce"], c))
+                                            for c in cols}
+    return out, e, streams
 
 
 @pytest.fixture(scope="module")
@@ -54,60 +71,86 @@ def frame(spark, parts):
             .withColumn("f", F.col("x").cast("float")))
 
 
-def test_bitwise_equal_to_single_process_for_any_partitioning(spark):
+def test_bitwise_equal_to_single_process_for_any_partitioning(spark, tmp_path):
     ref_df = frame(spark, 1).toPandas()
-    refs = {c: puffer.add_noise(ref_df[c].to_numpy(np.float32 if c == "f" else np.float64), LAP,
-                                rng=pio.column_stream(SEED, c)) for c in ("x", "k", "f")}
-    for parts in (3,):  # other layouts: test_row_id_after_a_shuffle
-        got = pspark.add_noise(frame(spark, parts), ["x", "k", "f"], LAP, seed=SEED).toPandas()
+    for parts in (3,):  # other layouts: test_positional_noise_is_the_single_process_noise_after_shuffles
+        got, e, st = release(frame(spark, parts), ["x", "k", "f"], LAP, tmp_path)
+        got = got.toPandas()
         assert got["id"].tolist() == list(range(N))
         for c in ("x", "k", "f"):
-            assert np.array_equal(got[c].to_numpy(), refs[c]), (parts, c)
+            want = puffer.add_noise(ref_df[c].to_numpy(np.float32 if c == "f" else np.float64), LAP, rng=st[c]())
+            assert np.array_equal(got[c].to_numpy(), want), (parts, c)
         assert got["f"].dtype == np.float32 and got["k"].dtype == np.float64
+        assert e["rows"] == N and e["columns"] == ["x", "k", "f"] and e["key"]["source"] == "bytes"
+        assert e["unit"]["mode"] == "rows" and len(e["nonce"]) == 32
+
+
+def test_two_calls_are_two_releases(spark, tmp_path):
+    a, ea, _ = release(frame(spark, 2), "x", LAP, tmp_path)
+    b, eb, _ = release(frame(spark, 2), "x", LAP, tmp_path)
+    assert ea["nonce"] != eb["nonce"] and ea["key"]["key_id"] != eb["key"]["key_id"]  # bytes: a random id each
+    base = frame(spark, 1).toPandas()["x"].to_numpy()
+    na, nb = a.toPandas()["x"].to_numpy() - base, b.toPandas()["x"].to_numpy() - base
+    # independent Laplace noise: |corr| < 4/sqrt(n) (false alarm ~ 6e-5)
+    assert abs(np.corrcoef(na, nb)[0, 1]) < 4 / np.sqrt(N)
 
 
 def test_row_id_after_a_shuffle(spark, tmp_path):
     df = frame(spark, 3).repartition(5, "k")  # rows move between partitions
-    got = pspark.add_noise(df, ["x"], LAP, seed=SEED, row_id="id").toPandas().sort_values("id")
+    got, _, st = release(df, ["x"], LAP, tmp_path, row_id="id")
+    got = got.toPandas().sort_values("id")
     base = frame(spark, 1).toPandas()
-    ref = puffer.add_noise(base["x"].to_numpy(), LAP, rng=pio.column_stream(SEED, "x"))
-    assert np.array_equal(got["x"].to_numpy(), ref)
+    assert np.array_equal(got["x"].to_numpy(), puffer.add_noise(base["x"].to_numpy(), LAP, rng=st["x"]()))
 
 
 def test_mechanism_file_and_secure_mode(spark, tmp_path):
-    import json
-
     f = tmp_path / "fw.json"
     f.write_text(json.dumps({"model": {"kind": "correlated_pair"}, "target": {"eps": 1.0}}))
     m = pio.resolve(f).mechanism
-    got = pspark.add_noise(frame(spark, 2), "x", f, seed=SEED).toPandas()
-    ref = m.release(frame(spark, 1).toPandas()["x"].to_numpy(), rng=pio.column_stream(SEED, "x"))
-    assert np.array_equal(got["x"].to_numpy(), ref)
-    sec = pspark.add_noise(frame(spark, 2), "x", f, secure=True, granularity=2**-12).toPandas()
-    y = sec["x"].to_numpy()
+    df = frame(spark, 2).withColumn("x", F.col("id") % 3)  # answers of the pair query: in [0, 2]
+    got, e, st = release(df, "x", f, tmp_path, per_unit=True)
+    ref = m.release(frame(spark, 1).withColumn("x", F.col("id") % 3).toPandas()["x"].to_numpy(float), rng=st["x"]())
+    assert np.array_equal(got.toPandas()["x"].to_numpy(), ref)
+    assert e["guarantee"] is not None and e["unit"]["mode"] == "answers"
+    sec, es, _ = release(df, "x", f, tmp_path, per_unit=True, secure=True, granularity=2**-12, key=None)
+    y = sec.toPandas()["x"].to_numpy()
     assert np.all(y * 2**12 == np.round(y * 2**12))
-    d = np.abs(y - got["x"].to_numpy())
-    assert d.mean() > 0  # real noise, and not the seeded one
+    assert es["nonce"] is None and es["rng"]["mode"] == "secure"
+    with pytest.raises(ParameterError, match="answer of the framework's query"):
+        pspark.add_noise(frame(spark, 2), "x", f, key=KEY, per_unit=True, ledger=tmp_path / "bad.jsonl")
+    with pytest.raises(ParameterError, match="privacy unit"):
+        pspark.add_noise(df, "x", f, key=KEY, ledger=tmp_path / "bad.jsonl")
+    assert not (tmp_path / "bad.jsonl").exists() or pio.read_ledger(tmp_path / "bad.jsonl") == []
 
 
-def test_bad_inputs(spark):
+def test_bad_inputs(spark, tmp_path):
     df = frame(spark, 2).withColumn("s", F.lit("a"))
+    led = tmp_path / "l.jsonl"
+    with pytest.raises(ParameterError, match="puffer keygen"):
+        pspark.add_noise(df, ["x"], LAP, seed=1, ledger=led)
+    with pytest.raises(ParameterTypeError, match="puffer keygen"):
+        pspark.add_noise(df, ["x"], LAP, key=7, ledger=led)
     with pytest.raises(ParameterError, match="'nope'"):
-        pspark.add_noise(df, ["nope"], LAP, seed=1)
+        pspark.add_noise(df, ["nope"], LAP, key=KEY, ledger=led)
     with pytest.raises(ParameterTypeError, match="column 's'"):
-        pspark.add_noise(df, ["s"], LAP, seed=1)
+        pspark.add_noise(df, ["s"], LAP, key=KEY, ledger=led)
     dup = df.withColumn("rid", (F.col("id") % 10))
     with pytest.raises(ParameterError, match="duplicates"):
-        pspark.add_noise(dup, ["x"], LAP, seed=1, row_id="rid")
+        pspark.add_noise(dup, ["x"], LAP, key=KEY, row_id="rid", ledger=led)
     with pytest.raises(ParameterError, match=">= 0"):
-        pspark.add_noise(df.withColumn("rid", -F.col("id") - 1), ["x"], LAP, seed=1, row_id="rid")
+        pspark.add_noise(df.withColumn("rid", -F.col("id") - 1), ["x"], LAP, key=KEY, row_id="rid", ledger=led)
     nul = df.withColumn("x", F.when(F.col("id") == 5, F.lit(None)).otherwise(F.col("x")))
     with pytest.raises(Exception, match="null at row 5"):
-        pspark.add_noise(nul, ["x"], LAP, seed=1).collect()
-    kept = pspark.add_noise(nul, ["x"], LAP, seed=1, nulls="keep").toPandas()
+        pspark.add_noise(nul, ["x"], LAP, key=KEY, ledger=led)
+    big = df.withColumn("b", F.lit(2**62).cast("long"))
+    with pytest.raises(Exception, match="2\\^53"):
+        pspark.add_noise(big, ["b"], LAP, key=KEY, ledger=led)
+    assert not led.exists() or [e["event"] for e in pio.read_ledger(led)] == []  # nothing released
+    kept, _, st = release(nul, ["x"], LAP, tmp_path, nulls="keep")
+    kept = kept.toPandas()
     assert np.isnan(kept["x"][5]) and kept["x"].isna().sum() == 1
     with pytest.raises(ParameterTypeError, match="df"):
-        pspark.add_noise(df.toPandas(), ["x"], LAP, seed=1)
+        pspark.add_noise(df.toPandas(), ["x"], LAP, key=KEY, ledger=led)
 
 
 # ---- row identity (issue 23 item 6, acceptance 4) -------------------------------------------
@@ -131,7 +174,7 @@ SHUFFLES = {
 
 
 @pytest.mark.parametrize("aqe", [False, True])
-def test_positional_noise_is_the_single_process_noise_after_shuffles(spark, aqe):
+def test_positional_noise_is_the_single_process_noise_after_shuffles(spark, aqe, tmp_path):
     """Without row_id, after orderBy / repartition / filters, with and without adaptive query
     execution: the noise of the row at position i of the result is value i of the column
     stream (the single-process noise of that row), so no stream is used twice; a second action
@@ -139,13 +182,13 @@ def test_positional_noise_is_the_single_process_noise_after_shuffles(spark, aqe)
     spark.conf.set("spark.sql.adaptive.enabled", str(aqe).lower())
     try:
         for name, shuffle in SHUFFLES.items():
-            noisy = pspark.add_noise(shuffle(plain(spark)), "x", LAP, seed=SEED)
+            noisy, _, st = release(shuffle(plain(spark)), "x", LAP, tmp_path)
             got = noisy.select("id", "x").toPandas()
             ids = got["id"].to_numpy()
             assert len(np.unique(ids)) == len(ids), name
             want_n = plain(spark).transform(shuffle).count()
             assert len(ids) == want_n, name
-            ref = puffer.add_noise(truth(ids), LAP, rng=pio.column_stream(SEED, "x"))
+            ref = puffer.add_noise(truth(ids), LAP, rng=st["x"]())
             same = int(np.sum(got["x"].to_numpy() == ref))
             assert same == len(ids), f"{name}, aqe={aqe}: {same} of {len(ids)} rows have their own noise"
             noise = got["x"].to_numpy() - truth(ids)
@@ -162,12 +205,11 @@ def test_secure_mode_is_drawn_once_per_release(spark, tmp_path):
     """Two actions on one secure-mode frame return the same lattice values (before: 99.99 % of
     the rows differed and averaging two collects cut the noise SD by sqrt(2)); a retry or a
     coalesce recomputes the same noise; another release draws fresh noise."""
-    import json
-
     f = tmp_path / "fw.json"
     f.write_text(json.dumps({"model": {"kind": "correlated_pair"}, "target": {"eps": 1.0}}))
     m = pio.resolve(f).mechanism
-    noisy = pspark.add_noise(plain(spark).orderBy("k"), "x", f, secure=True, granularity=2**-10)
+    noisy, _, _ = release(plain(spark).orderBy("k").withColumn("x", (F.col("id") % 3).cast("double")), "x", f,
+                          tmp_path, secure=True, granularity=2**-10, per_unit=True, key=None)
     a = noisy.select("id", "x").toPandas()
     b = noisy.select("id", "x").toPandas()
     assert np.array_equal(a["id"].to_numpy(), b["id"].to_numpy())
@@ -178,14 +220,15 @@ def test_secure_mode_is_drawn_once_per_release(spark, tmp_path):
     assert np.all(y * 2**10 == np.round(y * 2**10))
     # discrete Laplace of the mechanism's (padded) scale b' >= b: E|Z| ~ b'; 20,000 draws put the
     # mean within 3 % (4 sd: false alarm < 1e-4), so the noise is real and of the calibrated size
-    d = np.abs(y - truth(ids))
+    d = np.abs(y - ids % 3)
     assert abs(d.mean() / m.noise.scale - 1) < 0.03
-    other = pspark.add_noise(plain(spark).orderBy("k"), "x", f, secure=True, granularity=2**-10)
+    other, _, _ = release(plain(spark).orderBy("k").withColumn("x", (F.col("id") % 3).cast("double")), "x", f,
+                          tmp_path, secure=True, granularity=2**-10, per_unit=True, key=None)
     o = other.select("id", "x").toPandas().set_index("id")["x"].loc[ids].to_numpy()
     assert np.mean(o == y) < 0.05  # a fresh release: independent noise
 
 
-def test_python_workers_get_this_interpreter(spark):
+def test_python_workers_get_this_interpreter(spark, tmp_path):
     assert "PYSPARK_PYTHON" not in os.environ
-    pspark.add_noise(plain(spark), "x", LAP, seed=SEED).count()
+    release(plain(spark), "x", LAP, tmp_path)[0].count()
     assert spark.sparkContext.pythonExec == sys.executable
