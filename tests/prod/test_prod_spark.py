@@ -232,3 +232,76 @@ def test_python_workers_get_this_interpreter(spark, tmp_path):
     assert "PYSPARK_PYTHON" not in os.environ
     release(plain(spark), "x", LAP, tmp_path)[0].count()
     assert spark.sparkContext.pythonExec == sys.executable
+
+
+# ---- one dataset, one key and nonce: file, Spark and Dask releases (acceptance 2) -------------
+PATH_FIELDS = {"path", "input", "output", "input_sha256", "output_sha256", "release_id", "time", "seconds",
+               "seq", "prev", "hash", "digests", "partitions", "config"}
+
+
+def comparable(e):
+    """The entry without the fields that name where the data lives (paths, digests of its bytes,
+    ids and times of the run); the configuration without the file path's output format."""
+    out = {k: v for k, v in e.items() if k not in PATH_FIELDS}
+    out["config"] = {k: v for k, v in e["config"].items() if k not in ("input_sha256", "format_out")}
+    return out
+
+
+def test_file_spark_and_dask_releases_are_bitwise_equal(spark, tmp_path, monkeypatch):
+    import dask.dataframe as dd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from distributed import Client, LocalCluster
+
+    keyfile = tmp_path / "release.key"
+    pio.keygen(keyfile)
+    nonce = pio.new_nonce()
+    monkeypatch.setattr("puffer.io.release.new_nonce", lambda: nonce)  # one nonce for the three paths
+    rng = np.random.default_rng(11)
+    units = 500
+    hh = np.repeat(rng.permutation(10**6)[:units], 4)
+    perm = rng.permutation(hh.size)
+    table = pa.table({"hh": hh[perm], "t": np.tile(np.arange(4), units)[perm],
+                      "kwh": (rng.integers(0, 2, hh.size) * 1.0)[perm], "v": rng.normal(size=hh.size) * 50})
+    src = tmp_path / "in.parquet"
+    pq.write_table(table, src, row_group_size=700)
+    fw = {"model": {"kind": "markov_chain", "T": 4, "trans": [[0.8, 0.2], [0.3, 0.7]]}, "target": {"eps": 1.0}}
+    cases = {"units": ("kwh", fw, {"unit": "hh", "order": "t"}, "hh"),
+             "rows": (["v", "kwh"], LAP, {}, None)}
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                           memory_limit="2GiB")
+    client = Client(cluster)
+    try:
+        import puffer.dask as pdask
+
+        for name, (cols, mech, kw, sort) in cases.items():
+            led = {p: tmp_path / f"{name}-{p}.jsonl" for p in ("file", "spark", "dask")}
+            pio.noise_file(src, tmp_path / f"{name}.parquet", cols, mech, key=keyfile, ledger=led["file"], **kw)
+            f_out = pq.read_table(tmp_path / f"{name}.parquet").to_pandas()
+            sdf = spark.read.parquet(str(src))
+            s_out = pspark.add_noise(sdf.repartition(3) if sort else sdf, cols, mech, key=keyfile,
+                                     ledger=led["spark"], **kw).toPandas()
+            ddf = dd.read_parquet(str(src)) if not sort else dd.from_pandas(table.to_pandas(), npartitions=3)
+            d_out = pdask.add_noise(ddf, cols, mech, key=keyfile, ledger=led["dask"], **kw).compute()
+            if sort:
+                s_out, d_out, f_out = (x.sort_values(sort).reset_index(drop=True) for x in (s_out, d_out, f_out))
+            for c in [cols] if isinstance(cols, str) else cols:
+                assert np.array_equal(f_out[c].to_numpy(), s_out[c].to_numpy()), (name, c, "spark")
+                assert np.array_equal(f_out[c].to_numpy(), d_out[c].to_numpy()), (name, c, "dask")
+                assert not np.array_equal(f_out[c].to_numpy(), table.column(c).to_numpy()[: len(f_out)])
+            if sort:
+                assert np.array_equal(f_out[sort].to_numpy(), s_out[sort].to_numpy())
+                assert np.array_equal(f_out[sort].to_numpy(), d_out[sort].to_numpy())
+            entries = {p: pio.read_ledger(led[p]) for p in led}
+            for p, es in entries.items():
+                assert [e["event"] for e in es] == ["pending", "completed"], p
+                assert es[0]["nonce"] == nonce
+            want = comparable(entries["file"][0])
+            for p in ("spark", "dask"):
+                got = comparable(entries[p][0])
+                diff = {k for k in set(want) | set(got) if want.get(k) != got.get(k)}
+                assert not diff, (name, p, {k: (want.get(k), got.get(k)) for k in diff})
+                assert entries[p][0]["path"] == p
+    finally:
+        client.close()
+        cluster.close()
