@@ -1,16 +1,24 @@
-"""Noise on Dask arrays and DataFrames (optional extra ``puffer[dask]``).
+"""Publishing Dask arrays and DataFrames (optional extra ``puffer[dask]``).
 
-:func:`add_noise` works block by block (``map_blocks`` / ``map_partitions``) with the blocks'
-row offsets, so row ``r`` of column ``c`` gets value ``r`` of :func:`puffer.io.column_stream`
-``(seed, c)`` whatever the chunking and the number of workers: the result is bitwise identical
-to ``puffer.add_noise(x, noise, rng=column_stream(seed, c))`` on the computed column.
+:func:`add_noise` is :func:`puffer.io.noise_file` for a Dask collection: the same keywords
+(``key``, ``ledger``, ``unit``/``order``/``per_unit``, ...), key and nonce rules, per-unit checks
+and query, and the same ledger entry (apart from the fields naming where the data lives),
+written by the driver before the noisy collection, computed and persisted, is returned. The
+noise of a value is value ``p`` of the release stream ``release_stream(key, nonce, c)``
+(:mod:`puffer.io.streams`), so the result is bitwise identical for any chunking and worker
+count, and equal to the file and Spark releases of the same data under one key and nonce.
 
 * Arrays: a 1-D array is one column (``columns`` = its name); an ``(n, d)`` array has ``d``
-  columns named by a list of ``d`` names; rows are the first axis. Chunks along either axis.
-* DataFrames: ``columns`` are column names; rows are numbered by position (partition order,
-  one ``len`` pass to find the offsets) or by an integer ``row_id`` column (unique ids >= 0).
-  Missing values (NaN / ``pd.NA``, pandas' null) are refused or, with ``nulls="keep"``, kept
-  as they are without noise.
+  columns named by a list of ``d`` names; ``p`` is the row (first axis; chunks along either
+  axis). No unit column (``per_unit=True`` declares each row one unit's answer).
+* DataFrames: ``columns`` are column names; ``p`` is the row's position (the input is persisted
+  once and the partition sizes counted on it), an integer ``row_id`` column (unique ids >= 0),
+  or, with ``unit=``, the unit's position: records are shuffled by unit and each partition runs
+  :func:`puffer.io.units.group_answers` (one noisy answer per unit). Missing values (NaN /
+  ``pd.NA``) are refused or, with ``nulls="keep"``, kept as they are without noise.
+
+``secure=True``: exact lattice noise keyed by a secret drawn once per release and addressed by
+position (:class:`puffer._cluster.SecureNoise`): recomputing a block draws nothing new.
 """
 from __future__ import annotations
 
