@@ -157,3 +157,22 @@ def test_units_records(client, tmp_path):
                         unit="hh", order="t", ledger=tmp_path / "bad.jsonl")
     assert [x["event"] for x in pio.read_ledger(tmp_path / "bad.jsonl")] == []
     assert json.dumps(e)  # the entry is JSON
+
+
+def test_ledger_on_by_default_and_zero_sensitivity_refused(client, tmp_path, monkeypatch):
+    """No ledger= : the entry goes to puffer-ledger.jsonl in the working folder (never no record).
+    A periodic chain has sensitivity 0: its release would be the raw data, refused unless allowed."""
+    monkeypatch.chdir(tmp_path)
+    x = np.arange(400) % 3 * 1.0
+    pdask.add_noise(da.from_array(x, chunks=150), "x", GAU, key=KEY)
+    assert [e["event"] for e in pio.read_ledger(tmp_path / "puffer-ledger.jsonl")] == ["pending", "completed"]
+    periodic = {"model": {"kind": "markov_chain", "T": 4, "trans": [[0, 1], [1, 0]]}, "target": {"eps": 1.0}}
+    pdf = pd.DataFrame({"hh": np.repeat(np.arange(50), 4), "t": np.tile(np.arange(4), 50),
+                        "kwh": np.tile([0.0, 1.0], 100)})
+    with pytest.raises(ParameterError, match="allow_unnoised"):
+        pdask.add_noise(dd.from_pandas(pdf, npartitions=2), "kwh", periodic, key=KEY, unit="hh", order="t",
+                        ledger=tmp_path / "z.jsonl")
+    out = pdask.add_noise(dd.from_pandas(pdf, npartitions=2), "kwh", periodic, key=KEY, unit="hh", order="t",
+                          ledger=tmp_path / "z.jsonl", allow_unnoised=True).compute()
+    assert sorted(out["kwh"].tolist()) == [2.0] * 50  # the raw sums, as allowed and recorded
+    assert pio.read_ledger(tmp_path / "z.jsonl")[0]["config"]["allow_unnoised"] is True
