@@ -176,3 +176,26 @@ def test_ledger_on_by_default_and_zero_sensitivity_refused(client, tmp_path, mon
                           ledger=tmp_path / "z.jsonl", allow_unnoised=True).compute()
     assert sorted(out["kwh"].tolist()) == [2.0] * 50  # the raw sums, as allowed and recorded
     assert pio.read_ledger(tmp_path / "z.jsonl")[0]["config"]["allow_unnoised"] is True
+
+
+def test_answers_keyed_by_string_units(client, tmp_path):
+    """per_unit=True with unit=: each row is one unit's answer; its noise is the stream value at
+    the unit's position (a hash of the id), whatever the row order; duplicate units are refused."""
+    cfg = {"model": {"kind": "correlated_pair"}, "target": {"eps": 1.0}}
+    ids = np.array([f"household-{i}" for i in range(60)], dtype=object)
+    pdf = pd.DataFrame({"hh": ids, "x": np.arange(60) % 3 * 1.0}).sample(frac=1.0, random_state=2)
+    got, e, st = release(dd.from_pandas(pdf, npartitions=3, sort=False), "x", cfg, tmp_path, unit="hh",
+                         per_unit=True)
+    m = pio.resolve(cfg).mechanism
+    pos = pio.unit_positions(got["hh"].to_numpy())
+    want = []
+    for p, v in zip(pos, got["hh"].map(dict(zip(pdf["hh"], pdf["x"])))):
+        s = st["x"]()
+        s.position = int(p)
+        want.append(m.release(np.array([v]), rng=s)[0])
+    assert np.array_equal(got["x"].to_numpy(), np.array(want))
+    assert e["unit"]["column"] == "hh" and e["unit"]["mode"] == "answers"
+    dup = pd.concat([pdf, pdf.iloc[:1]])
+    with pytest.raises(ParameterError, match="duplicates"):
+        pdask.add_noise(dd.from_pandas(dup, npartitions=2), "x", cfg, key=KEY, unit="hh", per_unit=True,
+                        ledger=tmp_path / "dup.jsonl")
