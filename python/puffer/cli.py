@@ -43,7 +43,7 @@ DEMO = {
               "grid": {"stay_away": [0.60, 0.65, 0.70, 0.75, 0.80, 0.85, 0.90, 0.95],
                        "stay_home": [0.60, 0.65, 0.70, 0.75, 0.80, 0.85, 0.90, 0.95]}},
     "target": {"eps": 1.0, "delta": 1e-5, "alpha": 2.0},
-    "release": {"values": [31.0, 18.0, 40.0, 27.0, 35.0], "seed": 2026},
+    "release": {"values": [31.0, 18.0, 40.0, 27.0, 35.0]},  # fresh OS entropy: no guessable seed
 }
 
 GAIN_NOTE = ("gain = the noise scale group DP needs (same noise family, same target, group "
@@ -158,7 +158,9 @@ def _run(config: dict, out: Any = None, *, as_json: bool = False) -> int:
     if fw.group_sensitivity is not None:
         print(f"group DP baseline: sensitivity {fw.group_sensitivity:g} ({fw.group_note})", file=out)
     if release is not None:
-        print(f"\nrelease with {release['mechanism']}, seed {release['seed']}:", file=out)
+        src = ("fresh OS entropy" if release["seed"] is None
+               else f"seed {release['seed']} (an experiment: a seed can be guessed, never publish with one)")
+        print(f"\nrelease with {release['mechanism']}, noise from {src}:", file=out)
         print("  true  " + " ".join(f"{v:8.2f}" for v in release["values"]), file=out)
         print("  noisy " + " ".join(f"{v:8.2f}" for v in release["noisy"]), file=out)
     print(f"\ndone in {time.perf_counter() - t0:.1f} s", file=out)
@@ -235,11 +237,11 @@ def main(argv: list[str] | None = None) -> int:
 
     from .errors import LedgerError, NumericalError, PufferError, PufferIOError, UnboundedSensitivityError
 
-    args = _parser().parse_args(argv)  # exits with 2 on usage errors
     old = None
     if threading.current_thread() is threading.main_thread():
         old = signal.signal(signal.SIGTERM, _on_term)
     try:
+        args = _parser().parse_args(argv)  # exits with 2 on usage errors
         return _dispatch(args)
     except LedgerError as exc:
         print(f"puffer: error: {exc}", file=sys.stderr)

@@ -258,15 +258,14 @@ def noise_file(input: str | os.PathLike, output: str | os.PathLike, columns: Any
     elif granularity is not None:
         raise ParameterError("granularity", granularity, "None unless secure=True")
     pa = pyarrow()
-    import pyarrow.parquet as pq
 
     try:
         schema, total, batches = _batches(src, fmt, batch_size)
     except (pa.ArrowInvalid, OSError) as exc:
         raise ParameterError("input", src, f"a readable {fmt} file ({exc})") from None
     check_schema(schema, cols)
-    for name in (spec.column, spec.order):
-        if name is not None and name not in schema.names:
+    for name in [c for c in (spec.column, spec.order) if c is not None]:
+        if name not in schema.names:
             raise ParameterError("unit" if name == spec.column else "order", repr(name),
                                  f"a column of the input; it has {list(schema.names)}")
     config = {"nulls": nulls, "select": select, "format_out": {"compression": compression,
@@ -299,6 +298,10 @@ def noise_file(input: str | os.PathLike, output: str | os.PathLike, columns: Any
                 finally:
                     os.close(fd)
                 out_digest = sha256_file(tmp)
+            with _io(src, "reading the input"):
+                if sha256_file(src) != in_digest:
+                    raise ParameterError("input", src, "an input that does not change while it is read (its "
+                                         "SHA-256 changed during the release); nothing was published")
             entry = rel.pending(out_digest, rows, output=dst,
                                 extra={"seconds": round(time.perf_counter() - t0, 3)})
             with _io(dst, "publishing the output"):
@@ -307,7 +310,10 @@ def noise_file(input: str | os.PathLike, output: str | os.PathLike, columns: Any
                 _fsync_dir(out_dir)
             rel.commit()
         except BaseException as exc:
-            if not published:
+            # The temporary file still there means the rename did not happen (a signal may land
+            # between os.replace returning and `published = True`: then tmp is gone, and the
+            # pending entry is left for the next run to resolve from the file itself).
+            if not published and os.path.exists(tmp):
                 with contextlib.suppress(OSError):
                     os.remove(tmp)
                 if rel.state == "pending":
@@ -373,38 +379,44 @@ def _write_rows(batches, src, fmt, tmp, schema, spec, cols, plan, streams, nulls
             rest = tab.slice(k)
             pending, n_pending = (rest.to_batches() if rest.num_rows else []), rest.num_rows
 
-        try:
-            for b in batches:
-                if b.schema != schema:  # CSV: a later block inferred differently
-                    raise ParameterError("input", src, f"one schema for the whole file (batch at row {rows} "
-                                         f"has {b.schema}, the first had {schema})")
-                _int_check(b, cols, out_schema, rows)
-                where: Any = rows
-                ids = None
-                if spec.column is not None:  # answers keyed by unit id
-                    ucol = b.column(b.schema.get_field_index(spec.column))
-                    if ucol.null_count:
-                        raise ParameterError("unit", spec.column, "no null unit ids")
-                    ids = ucol.to_numpy(zero_copy_only=False)
-                    where = unit_positions(ids)
-                    seen.append(where)
-                if spec.range is not None:
-                    for c in cols:
-                        v = b.column(b.schema.get_field_index(c)).to_numpy(zero_copy_only=False)
-                        check_answers(spec, c, np.asarray(v, dtype=np.float64), ids, rows)
-                pending.append(noise_batch(b, plan, cols, streams, where, nulls=nulls,
-                                           out_schema=out_schema, threads=thr, granularity=granularity))
-                n_pending += b.num_rows
-                rows += b.num_rows
-                if n_pending >= row_group_size:
-                    flush(False)
-                if bar is not None:
-                    bar.update(b.num_rows)
-            flush(True)
-        except (pa.ArrowInvalid, OSError) as exc:
-            if isinstance(exc, OSError) and not isinstance(exc, pa.ArrowInvalid) and "checksum" not in str(exc).lower():
-                raise
-            raise ParameterError("input", src, f"a valid {fmt} file (at row {rows}: {exc})") from None
+        def read():  # errors of the input (corrupt pages, bad CSV) are bad input, not I/O failures
+            it = iter(batches)
+            while True:
+                try:
+                    b = next(it)
+                except StopIteration:
+                    return
+                except (pa.ArrowInvalid, OSError) as exc:
+                    raise ParameterError("input", src, f"a valid {fmt} file (at row {rows}: {exc})") from None
+                yield b
+
+        for b in read():
+            if b.schema != schema:  # CSV: a later block inferred differently
+                raise ParameterError("input", src, f"one schema for the whole file (batch at row {rows} "
+                                     f"has {b.schema}, the first had {schema})")
+            _int_check(b, cols, out_schema, rows)
+            where: Any = rows
+            ids = None
+            if spec.column is not None:  # answers keyed by unit id
+                ucol = b.column(b.schema.get_field_index(spec.column))
+                if ucol.null_count:
+                    raise ParameterError("unit", spec.column, "no null unit ids")
+                ids = ucol.to_numpy(zero_copy_only=False)
+                where = unit_positions(ids)
+                seen.append(where)
+            if spec.range is not None:
+                for c in cols:
+                    v = b.column(b.schema.get_field_index(c)).to_numpy(zero_copy_only=False)
+                    check_answers(spec, c, np.asarray(v, dtype=np.float64), ids, rows)
+            pending.append(noise_batch(b, plan, cols, streams, where, nulls=nulls,
+                                       out_schema=out_schema, threads=thr, granularity=granularity))
+            n_pending += b.num_rows
+            rows += b.num_rows
+            if n_pending >= row_group_size:
+                flush(False)
+            if bar is not None:
+                bar.update(b.num_rows)
+        flush(True)
     if len(seen) > 1:
         unit_positions(np.concatenate(seen))  # every unit once across batches
     return rows

@@ -14,7 +14,8 @@ field of the release, the output's digest, made durable *before* the output appe
 final path) and then ``completed``. A process killed in between leaves a pending entry
 without completion; :func:`verify` reports it (with whether the output is there with that
 digest) and the next release on the ledger resolves it with a ``resolved`` entry
-(``published`` or ``aborted``). So no output is ever published without an entry.
+(``published``, or ``unknown`` when the output is not there with its digest; a run that knows
+it did not publish records ``aborted``). So no output is ever published without an entry.
 
 Writing. Appends take an exclusive ``fcntl`` lock on the ledger file, write each line with a
 single ``write`` and ``fsync`` the file (and the folder when the file is created). On a write
@@ -30,7 +31,8 @@ import fcntl
 import hashlib
 import json
 import os
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from ..errors import LedgerError, ParameterError, PufferIOError
 
@@ -253,7 +255,8 @@ class Ledger:
 
 
 def release_states(entries: list[dict]) -> dict:
-    """release_id -> {"status": pending/completed/published/aborted, "entry": the pending entry, "seq"}."""
+    """release_id -> {"status": pending/completed/published/unknown/aborted, "entry": the pending
+    entry, "seq"}."""
     out: dict = {}
     for e in entries:
         ev, rid = e.get("event"), e.get("release_id")

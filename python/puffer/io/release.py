@@ -125,8 +125,10 @@ class Release:
 
 def resolve_dangling(ledger: Ledger, *, is_busy: Any = None) -> list[dict]:
     """Resolve pending entries of killed runs: ``published`` if the output is at its path with
-    the recorded digest, else ``aborted``. ``is_busy(output_path)``: True while another process
-    holds that output's lock (its release is still running: left alone)."""
+    the recorded digest, else ``unknown`` (the run may have died before the rename, or the file
+    was moved or replaced since: the totals count it, the safe side). Only a run that knows it
+    did not publish records ``aborted`` (:meth:`Release.abort`). ``is_busy(output_path)``: True
+    while another process holds that output's lock (its release is still running: left alone)."""
     done = []
     with ledger.locked():
         for rid, st in release_states(ledger.entries()).items():
@@ -135,7 +137,7 @@ def resolve_dangling(ledger: Ledger, *, is_busy: Any = None) -> list[dict]:
             e = st["entry"]
             if is_busy is not None and e.get("output") and is_busy(e["output"]):
                 continue
-            outcome = "published" if output_state(e) == "published" else "aborted"
+            outcome = "published" if output_state(e) == "published" else "unknown"
             done.append(ledger.append({"puffer_ledger": LEDGER_VERSION, "event": "resolved", "outcome": outcome,
                                        "release_id": rid, "time": _now(),
                                        "reason": "pending entry of an interrupted run"}))

@@ -18,8 +18,9 @@ framework's premise, recorded in the entry). Across releases on the same unit:
   (recorded in its entry);
 * uncalibrated noise has no guarantee, so neither has any total that includes it.
 
-Re-runs (same bytes as the release they reproduce) add nothing; aborted releases count for
-nothing; pending ones count (the safe side: they may have been published).
+Re-runs (same bytes as the release they reproduce) add nothing; releases their own run
+recorded as ``aborted`` (never renamed into place) count for nothing; pending and ``unknown``
+ones (a killed run) count: they may have been published, the safe side.
 """
 from __future__ import annotations
 
@@ -68,13 +69,14 @@ def _total(items: list[dict]) -> dict:
     if any(g is None for g in gs):
         return {"releases": n, "release_ids": ids, "guarantee": None,
                 "reason": "no total guarantee: a release with uncalibrated noise (no guarantee) touches this unit"}
-    types = {g.get("type") for g in gs}
+    gd: list[dict] = [g for g in gs if isinstance(g, dict)]
+    types = {g.get("type") for g in gd}
     if types <= set(_DP):
         from ..accounting import Accountant, NotComposableError, Unbounded
 
         notion = {"PureDP": "pure", "ApproxDP": "approx", "ZCDP": "zcdp", "GDP": "gdp", "RDP": "rdp"}
         try:
-            acc = Accountant(Unbounded(), notion=notion[gs[0]["type"]] if len(types) == 1 else "approx")
+            acc = Accountant(Unbounded(), notion=notion[gd[0]["type"]] if len(types) == 1 else "approx")
             for e in items:
                 g = guarantee_from_dict(e["guarantee"])
                 for _ in range(_per_unit(e)):

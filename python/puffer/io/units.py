@@ -123,11 +123,11 @@ def check_answers(spec: UnitSpec, column: str, vals: np.ndarray, ids: Any, first
     if spec.range is None or vals.size == 0:
         return
     lo, hi = spec.range
-    bad = np.flatnonzero(~((vals >= lo) & (vals <= hi)))
+    bad = np.flatnonzero(~((vals >= lo) & (vals <= hi)) & ~np.isnan(vals))  # nulls (NaN): handled by nulls=
     if bad.size:
         i = int(bad[0])
         who = f"unit {_name(np.asarray(ids), i)!r}" if ids is not None else f"row {first_row + i}"
-        raise ParameterError(f"column {column!r}", f"{vals[i]!r} at {who}",
+        raise ParameterError(f"column {column!r}", f"{float(vals[i])!r} at {who}",
                              f"an answer of the framework's query, in [{lo:g}, {hi:g}] (per_unit=True declares "
                              "each row to be one unit's answer)")
 
@@ -188,7 +188,7 @@ def group_answers(table: Any, spec: UnitSpec, columns: list[str]) -> tuple[Any, 
             bad = np.flatnonzero(~np.isin(v, spec.states))
             if bad.size:
                 i = int(bad[0])
-                raise ParameterError(f"column {c!r}", f"{v[i]!r} in unit {_name(su, i)!r}",
+                raise ParameterError(f"column {c!r}", f"{float(v[i])!r} in unit {_name(su, i)!r}",
                                      f"one of the framework's state values {[float(s) for s in spec.states]}")
         # sequential sums in (unit, order) order: deterministic, the same on every re-run
         sums = np.add.reduceat(v, start) if v.size else np.zeros(0)
