@@ -609,6 +609,10 @@ class MarkovChainFramework(Framework):
         """
         from ._progress import resolve
 
+        if norm is not None:
+            # the sum of a chain is 1-D: every norm is |x - y|, and accepting one would hide a
+            # mistake (the same refusal as Framework.w_inf)
+            raise ParameterError("norm", norm, "None for a 1-D query (norms apply to R^d, d > 1)")
         thr = self._threads if threads is None else V.threads(threads)
         k, T = self._k, self._T
         n = len(self._thetas)
