@@ -41,3 +41,47 @@ def test_general_wasserstein_never_ignores_a_given_scale():
         assert m.noise.scale == pytest.approx(2.0, rel=1e-9)
     m = GeneralWasserstein(fw, GenGaussian(1.5, 1.0), alpha=2.0, eps=1.0)
     assert m.noise.beta == 1.5 and m.epsilon(2.0) <= 1.0
+
+
+def _relabel(fw, tag):
+    return puffer.Framework.from_conditionals(
+        {th: {(tag, s): fw.conditional(th, s) for s in fw.secrets} for th in fw.thetas},
+        [((tag, a), (tag, b)) for a, b in fw.pairs])
+
+
+def test_compose_parallel_keeps_pp_and_mixes_it_soundly():
+    fa = _relabel(puffer.models.correlated_pair(0.5, 0.3), "a")
+    fb = _relabel(puffer.models.correlated_pair(0.4, 0.2), "b")
+    out = puffer.compose_parallel([(puffer.PP(0.3), fa), (puffer.PP(0.9), fb)], independent=True)
+    assert type(out) is puffer.PP and out.eps == 0.9 and out.delta == 0.0
+    assert any(r.item == "Prop E.1" for r in out.provenance.refs)
+    # eps-PP is (alpha, eps)-RPP at every order (D_alpha <= D_inf): mixed parts compose at alpha
+    mixed = puffer.compose_parallel([(puffer.PP(0.9), fa), (puffer.RPP(2.0, 0.5), fb)], independent=True)
+    assert mixed == puffer.RPP(2.0, 0.9)
+    curve = puffer.compose_parallel([(puffer.PP(0.2), fa), (puffer.RPPCurve((2.0, 4.0), (0.1, 0.4)), fb)],
+                                    independent=True)
+    assert curve.alphas == (2.0, 4.0) and curve.eps == (0.2, 0.4)
+
+
+def test_compose_parallel_disjointness_cannot_be_renamed_away():
+    fw = puffer.models.markov_chain([[0.9, 0.1], [0.2, 0.8]], T=6)
+    renamed = puffer.models.markov_chain([[0.9, 0.1], [0.2, 0.8]], T=6, states=["off", "on"])
+    g = puffer.RPP(2.0, 0.5)
+    with pytest.raises(ParameterError, match="same data twice"):
+        puffer.compose_parallel([(g, fw), (g, renamed)], independent=True)
+    # a generic framework with its secrets relabelled, and prior labels renamed
+    fa = puffer.models.correlated_pair(0.5, 0.3)
+    with pytest.raises(ParameterError, match="same data twice"):
+        puffer.compose_parallel([(g, _relabel(fa, "x")), (g, _relabel(fa, "y"))], independent=True)
+    relab = puffer.Framework.from_conditionals(
+        {("prior", th): {("z", s): fa.conditional(th, s) for s in fa.secrets} for th in fa.thetas},
+        [(("z", a), ("z", b)) for a, b in fa.pairs])
+    with pytest.raises(ParameterError, match="same data twice"):
+        puffer.compose_parallel([(g, _relabel(fa, "x")), (g, relab)], independent=True)
+    # different data with one model: named explicitly, accepted
+    out = puffer.compose_parallel({"household 12": (g, fw), "household 31": (puffer.RPP(2.0, 0.7), renamed)},
+                                  independent=True)
+    assert out == puffer.RPP(2.0, 0.7) and "household 31" in out.provenance.notes
+    # different models pass unnamed
+    other = puffer.models.markov_chain([[0.8, 0.2], [0.2, 0.8]], T=6, states=["off", "on"])
+    assert puffer.compose_parallel([(g, fw), (g, other)], independent=True) == g
