@@ -85,3 +85,28 @@ def test_compose_parallel_disjointness_cannot_be_renamed_away():
     # different models pass unnamed
     other = puffer.models.markov_chain([[0.8, 0.2], [0.2, 0.8]], T=6, states=["off", "on"])
     assert puffer.compose_parallel([(g, fw), (g, other)], independent=True) == g
+
+
+_SMALL_CHAIN = """name = "small chain"
+[model]
+kind = "markov_chain"
+T = 6
+trans = [[0.9, 0.1], [0.2, 0.8]]
+[target]
+eps = 1.0
+"""
+
+
+def test_audit_file_lists_every_row_of_run_file(tmp_path, capsys):
+    import json
+
+    from puffer import cli
+
+    f = tmp_path / "chain.toml"
+    f.write_text(_SMALL_CHAIN)
+    assert cli.main(["run", str(f), "--json"]) == 0
+    run_rows = [r["label"] for r in json.loads(capsys.readouterr().out)["rows"]]
+    assert any("Markov quilt" in lab for lab in run_rows)
+    assert cli.main(["audit", str(f), "--n", "3000", "--seed", "1", "--json"]) == 0
+    audit_rows = [r["label"] for r in json.loads(capsys.readouterr().out)["reports"]]
+    assert audit_rows == run_rows

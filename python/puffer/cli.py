@@ -66,19 +66,6 @@ def _guarantee_text(m: Any) -> str:
     return repr(g)
 
 
-def _markov_quilt_rows(fw: Any, target: dict) -> list:
-    """The Markov Quilt Mechanism rows (Song et al. 2017) for Markov-chain frameworks: MQMExact
-    and MQMApprox, Laplace noise for the sum (and every other Lipschitz) query."""
-    from .mechanisms import MarkovQuilt
-    from .models import MarkovChainFramework
-
-    if not isinstance(fw, MarkovChainFramework):
-        return []
-    eps = target["eps"]
-    return [("Markov quilt, MQMExact (Laplace)", lambda: MarkovQuilt(fw, eps=eps, method="exact")),
-            ("Markov quilt, MQMApprox (Laplace)", lambda: MarkovQuilt(fw, eps=eps, method="approx"))]
-
-
 def run(config: dict, out: Any = None, *, as_json: bool = False) -> int:
     """Calibrate every applicable mechanism for a validated description and print the table."""
     from ._progress import progress_default
@@ -89,7 +76,7 @@ def run(config: dict, out: Any = None, *, as_json: bool = False) -> int:
 
 
 def _run(config: dict, out: Any = None, *, as_json: bool = False) -> int:
-    from .config import build_framework, build_mechanisms, validate_config
+    from .config import build_framework, build_mechanisms, markov_quilt_mechanisms, validate_config
 
     out = sys.stdout if out is None else out
     config = validate_config(config)
@@ -97,7 +84,7 @@ def _run(config: dict, out: Any = None, *, as_json: bool = False) -> int:
     _progress(f"{config.get('name', 'framework from file')}: building the framework and its conditional laws")
     fw = build_framework(config["model"])
     rows, mechs = [], []
-    todo = build_mechanisms(fw, config["target"]) + _markov_quilt_rows(fw, config["target"])
+    todo = build_mechanisms(fw, config["target"]) + markov_quilt_mechanisms(fw, config["target"])
     for k, (label, make) in enumerate(todo, 1):
         _progress(f"[{k}/{len(todo)}] calibrating {label}")
         t1 = time.perf_counter()
