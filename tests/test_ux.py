@@ -110,3 +110,19 @@ def test_audit_file_lists_every_row_of_run_file(tmp_path, capsys):
     assert cli.main(["audit", str(f), "--n", "3000", "--seed", "1", "--json"]) == 0
     audit_rows = [r["label"] for r in json.loads(capsys.readouterr().out)["reports"]]
     assert audit_rows == run_rows
+
+
+def test_demo_plot_without_matplotlib_exits_3_at_once(tmp_path, monkeypatch, capsys):
+    import sys
+
+    from puffer import cli
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)      # import matplotlib -> ImportError
+
+    def never(*a, **k):
+        raise AssertionError("the demo was computed before the missing matplotlib was noticed")
+    monkeypatch.setattr(cli, "run", never)
+    assert cli.main(["demo", "--plot", str(tmp_path / "figs")]) == cli.EXIT_INPUT
+    err = capsys.readouterr().err
+    assert err.strip().count("\n") == 0 and "puffer[plot]" in err and "Traceback" not in err
+    assert not (tmp_path / "figs").exists()

@@ -175,6 +175,13 @@ def _parser() -> argparse.ArgumentParser:
 
 def _dispatch(args: argparse.Namespace) -> int:
     if args.cmd == "demo":
+        if args.plot:
+            # checked before the minutes of computation the figures come after
+            try:
+                import matplotlib  # noqa: F401
+            except ImportError:
+                print("puffer: error: --plot needs matplotlib: pip install 'puffer[plot]'", file=sys.stderr)
+                return EXIT_INPUT
         code = run(DEMO, as_json=args.json)
         if args.plot:
             from .plot import demo_figures
