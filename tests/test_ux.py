@@ -126,3 +126,46 @@ def test_demo_plot_without_matplotlib_exits_3_at_once(tmp_path, monkeypatch, cap
     err = capsys.readouterr().err
     assert err.strip().count("\n") == 0 and "puffer[plot]" in err and "Traceback" not in err
     assert not (tmp_path / "figs").exists()
+
+
+def _fresh(code: str) -> str:
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                          check=True, timeout=120).stdout
+
+
+def test_version_and_help_import_nothing_numerical():
+    # the ~2 s of `puffer --version` were numpy + scipy.stats imported to build the parser
+    code = ("import sys\nfrom puffer import cli\n"
+            "for argv in (['--version'], ['--help'], ['demo', '--help'], ['run', '--help']):\n"
+            "    try:\n        cli.main(argv)\n    except SystemExit as e:\n        assert e.code == 0, e.code\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'scipy', 'puffer._core')))")
+    out = _fresh(code)
+    assert "puffer " in out and "usage: puffer" in out
+    assert out.strip().splitlines()[-1] == "[]"
+
+
+def test_lazy_subcommand_help_lines_match_their_modules():
+    import argparse
+    import importlib
+
+    from puffer import cli
+
+    for name, (module, help_line) in cli._SUBCOMMANDS.items():
+        sub = argparse.ArgumentParser().add_subparsers()
+        importlib.import_module(module).add_parser(sub)
+        assert [a.help for a in sub._choices_actions if a.dest == name] == [help_line], name
+    # the full parser (no argv) and the lazy one list the same subcommands
+    full = cli._parser()._subparsers._group_actions[0].choices
+    lazy = cli._parser(["--version"])._subparsers._group_actions[0].choices
+    assert list(full) == list(lazy)
+
+
+def test_config_is_reachable_lazily_from_import_puffer():
+    out = _fresh("import sys, puffer\nassert 'puffer.config' not in sys.modules\n"
+                 "print(puffer.config.load_config.__name__, 'config' in dir(puffer))")
+    assert out.split() == ["load_config", "True"]

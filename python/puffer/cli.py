@@ -146,7 +146,28 @@ def _run(config: dict, out: Any = None, *, as_json: bool = False) -> int:
     return EXIT_OK
 
 
-def _parser() -> argparse.ArgumentParser:
+# Subcommands implemented in their own packages: name -> (module with add_parser(subparsers) and
+# run(args), the one-line help). Only the subcommand named on the command line is imported, so
+# ``puffer --version`` and ``puffer --help`` load no numerical module (numpy, scipy); the help
+# lines here are checked against the modules' own by tests/test_ux.py.
+_SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "account": ("puffer.accounting.cli", "compose the releases listed in a TOML/JSON file (Guerra-Balboa et al. "
+                "2024) and explain the total"),
+    "partial-demo": ("puffer.partial.cli", "partially private data: synthetic case study, Figures 1-3"),
+    "audit": ("puffer.audit.cli", "audit every mechanism for a framework file empirically (exit code 5 if a "
+              "violation is proved)"),
+    "capacity-table": ("puffer.capacity.cli", "print Table 1 of capacity bounded DP (exact, sound and printed "
+                       "values)"),
+    "noise": ("puffer.io.cli", "add calibrated noise to columns of a Parquet/CSV file (writes Parquet and a "
+              "ledger entry)"),
+}
+
+
+def _parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The argument parser. With ``argv``, only the subcommand it names is built in full (its
+    module imported); the others are listed by name and help line. Without, all are built."""
+    import importlib
+
     from ._version import __version__
 
     parser = argparse.ArgumentParser(prog="puffer", description="Calibrated noise for Pufferfish privacy.",
@@ -160,20 +181,19 @@ def _parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="calibrate the mechanisms for a framework described in a TOML/JSON file")
     r.add_argument("file")
     r.add_argument("--json", action="store_true", help="print the results as JSON")
-    from .accounting import cli as accounting_cli
-    accounting_cli.add_parser(sub)
-    from .partial import cli as partial_cli
-    partial_cli.add_parser(sub)
-    from .audit import cli as audit_cli
-    audit_cli.add_parser(sub)
-    from .capacity import cli as capacity_cli  # capacity bounded DP: Table 1
-    capacity_cli.add_parser(sub)
-    from .io import cli as io_cli  # `puffer noise` (issue 16): Parquet/CSV ETL with a ledger
-    io_cli.add_parser(sub)
+    # top-level options take no value, so the first word that is not an option names the subcommand
+    chosen = None if argv is None else next((a for a in argv if not a.startswith("-")), None)
+    for name, (module, help_line) in _SUBCOMMANDS.items():
+        if argv is None or name == chosen:
+            importlib.import_module(module).add_parser(sub)
+        else:
+            sub.add_parser(name, help=help_line)
     return parser
 
 
 def _dispatch(args: argparse.Namespace) -> int:
+    import importlib
+
     if args.cmd == "demo":
         if args.plot:
             # checked before the minutes of computation the figures come after
@@ -187,31 +207,19 @@ def _dispatch(args: argparse.Namespace) -> int:
             from .plot import demo_figures
             _progress(f"writing figures to {args.plot}: {', '.join(demo_figures(args.plot, progress=True))}")
         return code
-    if args.cmd == "audit":
-        from .audit import cli as audit_cli
-        return audit_cli.run(args)
     if args.cmd == "run":
         from .config import load_config
         return run(load_config(args.file), as_json=args.json)
-    if args.cmd == "account":
-        from .accounting import cli as accounting_cli
-        return accounting_cli.run(args)
-    if args.cmd == "partial-demo":
-        from .partial import cli as partial_cli
-        return partial_cli.run(args)
-    if args.cmd == "capacity-table":
-        from .capacity import cli as capacity_cli
-        return capacity_cli.run(args)
-    if args.cmd == "noise":
-        from .io import cli as io_cli
-        return io_cli.run(args)
+    if args.cmd in _SUBCOMMANDS:
+        return int(importlib.import_module(_SUBCOMMANDS[args.cmd][0]).run(args))
     raise AssertionError(f"unhandled subcommand {args.cmd!r}")
 
 
 def main(argv: list[str] | None = None) -> int:
     from .errors import NumericalError, PufferError, UnboundedSensitivityError
 
-    args = _parser().parse_args(argv)  # exits with 2 on usage errors
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = _parser(argv).parse_args(argv)  # exits with 2 on usage errors
     try:
         return _dispatch(args)
     except (NumericalError, UnboundedSensitivityError) as exc:

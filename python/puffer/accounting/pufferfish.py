@@ -21,7 +21,6 @@ True
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
