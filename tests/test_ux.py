@@ -169,3 +169,33 @@ def test_config_is_reachable_lazily_from_import_puffer():
     out = _fresh("import sys, puffer\nassert 'puffer.config' not in sys.modules\n"
                  "print(puffer.config.load_config.__name__, 'config' in dir(puffer))")
     assert out.split() == ["load_config", "True"]
+
+
+def test_error_messages_show_the_type_and_plain_values():
+    import numpy as np
+
+    from puffer.config import validate_config
+    from puffer.errors import ParameterTypeError
+
+    doc = {"model": {"kind": "markov_chain", "T": "24", "trans": [[0.9, 0.1], [0.2, 0.8]]}, "target": {"eps": 1}}
+    with pytest.raises(ParameterError) as e:
+        validate_config(doc)
+    assert "'model.T' = '24' (type str): expected an integer" in str(e.value)
+    with pytest.raises(ParameterTypeError) as e:
+        validate_config({"model": {"kind": "correlated_pair"}, "target": {"eps": "1"}})
+    assert "= '1' (type str)" in str(e.value)
+    with pytest.raises(ParameterError) as e:
+        puffer.models.markov_chain([[0.9, 0.1], [0.2, 0.8]], T=4, init="stat")
+    assert "= 'stat':" in str(e.value)
+    # numpy-2 scalar reprs never reach a message, in the value or in the text
+    for f in (lambda: puffer.PP(np.float64(-0.3)), lambda: puffer.models.independent_users([np.float64(1.3)]),
+              lambda: puffer.models.markov_chain([[0.9, 0.1], [0.2, 0.8]], T=np.int64(0))):
+        with pytest.raises(ParameterError) as e:
+            f()
+        assert "np." not in str(e.value), str(e.value)
+    e2 = ParameterError("x", [np.float64(0.3), np.True_], f"less than {np.float32(0.5)!r}")
+    assert str(e2) == "parameter 'x' = [0.3, True]: expected less than 0.5"
+    # descriptions stay as written; a name holding quotes is not quoted again
+    assert str(ParameterError("atoms", "array of shape (3,)", "x")) == "parameter 'atoms' = array of shape (3,): expected x"
+    assert str(ParameterTypeError("column 'a'", "string", "a number column")) == \
+        "parameter column 'a' = 'string' (type str): expected a number column"
