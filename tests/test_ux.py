@@ -199,3 +199,33 @@ def test_error_messages_show_the_type_and_plain_values():
     assert str(ParameterError("atoms", "array of shape (3,)", "x")) == "parameter 'atoms' = array of shape (3,): expected x"
     assert str(ParameterTypeError("column 'a'", "string", "a number column")) == \
         "parameter column 'a' = 'string' (type str): expected a number column"
+
+
+def test_rounded_estimated_matrices_have_an_explicit_normalize():
+    import numpy as np
+
+    from puffer.config import build_framework, validate_config
+
+    est = [[0.899, 0.1], [0.2, 0.8]]              # rounded estimate: row 0 sums to 0.999
+    with pytest.raises(ParameterError, match="normalize=TOL"):   # refused, with the way forward named
+        puffer.models.markov_chain(est, T=5)
+    fw = puffer.models.markov_chain(est, T=5, normalize=1e-3)
+    assert fw.normalization["tolerance"] == 1e-3
+    assert fw.normalization["max_row_error"] == pytest.approx(1e-3, rel=1e-9)
+    np.testing.assert_array_equal(fw.transitions[0, 0], [0.899 / 0.999, 0.1 / 0.999])
+    assert "renormalised within 0.001" in fw.name
+    # Delta_G of the renormalised chain (its laws are what the guarantee is about)
+    assert fw.w_inf().value == puffer.models.markov_chain(np.array(est) / np.sum(est, axis=1, keepdims=True),
+                                                          T=5).w_inf().value
+    with pytest.raises(ParameterError, match="stated normalize"):    # beyond the stated tolerance
+        puffer.models.markov_chain([[0.89, 0.1], [0.2, 0.8]], T=5, normalize=1e-3)
+    with pytest.raises(ParameterError, match="normalize"):
+        puffer.models.markov_chain(est, T=5, normalize=0.5)         # not a rounding tolerance
+    with pytest.raises(puffer.ParameterTypeError, match="normalize"):
+        puffer.models.markov_chain(est, T=5, normalize=True)
+    assert puffer.models.markov_chain([[0.9, 0.1], [0.2, 0.8]], T=5).normalization is None
+    # the config file takes the same key
+    doc = {"model": {"kind": "markov_chain", "T": 5, "trans": est, "normalize": 1e-3}, "target": {"eps": 1.0}}
+    assert build_framework(validate_config(doc)["model"]).normalization["tolerance"] == 1e-3
+    with pytest.raises(ParameterError, match="model.normalize"):
+        validate_config({**doc, "model": {**doc["model"], "normalize": 0.2}})

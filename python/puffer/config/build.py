@@ -23,7 +23,7 @@ def build_framework(model: dict) -> Any:
         else:
             trans, labels = model["trans"], model.get("labels")
         return models.markov_chain(trans, model["T"], init=model.get("init", "stationary"),
-                                   values=model.get("values"), labels=labels)
+                                   values=model.get("values"), labels=labels, normalize=model.get("normalize"))
     if kind == "independent_users":
         return models.independent_users(model["p"], users=model.get("users"))
     if kind == "correlated_pair":
