@@ -229,3 +229,32 @@ def test_rounded_estimated_matrices_have_an_explicit_normalize():
     assert build_framework(validate_config(doc)["model"]).normalization["tolerance"] == 1e-3
     with pytest.raises(ParameterError, match="model.normalize"):
         validate_config({**doc, "model": {**doc["model"], "normalize": 0.2}})
+
+
+def test_memory_refusals_point_to_what_works(monkeypatch):
+    from puffer import models
+
+    # T = 20000: one worker's backward store alone exceeds 1 GiB -> w_inf is refused, and so
+    # are the stored laws; neither message may send the user to w_inf
+    monkeypatch.setattr(models, "_available_bytes", lambda: 1 << 30)
+    fw = puffer.models.markov_chain([[0.9, 0.1], [0.2, 0.8]], T=20000)
+    with pytest.raises(ParameterError) as e:
+        fw.w_inf(threads=1)
+    msg = str(e.value)
+    assert "which stores no law" not in msg.split("MarkovQuilt")[0]
+    assert "shorter chain" in msg and "MarkovQuilt" in msg and "fw.cost()" in msg
+    with pytest.raises(ParameterError) as e:
+        fw.conditional(0, "X0=0")
+    assert "w_inf() would not fit either" in str(e.value) and "MarkovQuilt" in str(e.value)
+    assert puffer.mechanisms.MarkovQuilt(fw, eps=1.0).noise.scale > 0      # what the message offers works
+    # 4 priors, T = 1500: one worker fits, two do not -> the refusal names the threads that fit
+    fw4 = puffer.models.markov_chain([[[0.9, 0.1], [0.2, 0.8]]] * 4, T=1500)
+    one, two = fw4._w_inf_bytes(threads=1), fw4._w_inf_bytes(threads=2)
+    monkeypatch.setattr(models, "_available_bytes", lambda: int((one + two) / 2))
+    with pytest.raises(ParameterError, match="threads=1 or block=1"):
+        fw4.w_inf(threads=2)
+    # stored laws refused while w_inf fits: then (and only then) w_inf is offered
+    monkeypatch.setattr(models, "_available_bytes", lambda: int(two * 1.01))
+    fw4b = puffer.models.markov_chain([[[0.9, 0.1], [0.2, 0.8]]] * 4, T=1500, threads=2)
+    with pytest.raises(ParameterError, match=r"store no law and fit \(w_inf"):
+        fw4b.conditional(0, "X0=0")

@@ -182,13 +182,19 @@ def _available_bytes() -> int:
         return 1 << 62
 
 
-def _check_memory(what: str, nbytes: float) -> None:
-    """Refuse, before allocating, a request that cannot fit in the available memory."""
+def _check_memory(what: str, nbytes: float, ways: Any = None) -> None:
+    """Refuse, before allocating, a request that cannot fit in the available memory; ``ways``
+    (a string, or a function of the available bytes returning one) says what would work."""
     avail = _available_bytes()
     if nbytes > avail:
+        hint = ways(avail) if callable(ways) else ways
         raise ParameterError(what, f"an estimated {nbytes / 2**30:.3g} GiB",
-                             f"a request that fits the available memory ({avail / 2**30:.3g} GiB): "
-                             "use fewer priors per call, a shorter chain or w_inf(), which stores no law")
+                             f"a request that fits the available memory ({avail / 2**30:.3g} GiB)"
+                             + (f": {hint}" if hint else ""))
+
+
+def _gib(b: float) -> str:
+    return f"{b / 2**30:.3g} GiB"
 
 
 class _MarkovSecrets(Sequence):
@@ -558,7 +564,10 @@ class MarkovChainFramework(Framework):
         # + one backward store per worker (cpp/models/markov.hpp)
         stores = min(self._threads_used(self._threads), len(self._thetas)) * \
             _core.models.markov_workspace_bytes(k, T, span)
-        _check_memory("framework", 16.0 * len(self._thetas) * T * k * support + stores)
+        _check_memory("framework", 16.0 * len(self._thetas) * T * k * support + stores,
+                      lambda avail: self._alternatives(avail, "the conditional laws of every prior and position "
+                                                       "are stored for conditional(), pair_laws() and the "
+                                                       "law-based mechanisms (Kantorovich Thm 1, GAWM, w_p)"))
         A, P, O, S, L = self._laws_block(0, len(self._thetas))
         for th_i, th in enumerate(self._thetas):
             for t in range(T):
@@ -587,6 +596,26 @@ class MarkovChainFramework(Framework):
     def skipped(self) -> list[tuple]:
         self._ensure_laws()
         return super().skipped
+
+    def _w_inf_bytes(self, threads: int | None = None) -> float:
+        """Peak bytes of :meth:`w_inf` (the W table and one backward store per worker)."""
+        thr = self._threads if threads is None else threads
+        n, k, T = len(self._thetas), self._k, self._T
+        span = int(self._vals.max() - self._vals.min())
+        return 8.0 * n * T * (k * (k - 1) // 2) + \
+            min(self._threads_used(thr), n) * _core.models.markov_workspace_bytes(k, T, span)
+
+    def _alternatives(self, avail: float, why: str) -> str:
+        """What works when a law-storing computation does not fit: w_inf only when it fits."""
+        w = self._w_inf_bytes()
+        if w <= avail:
+            first = (f"{why}; the W_inf-based mechanisms (Wasserstein, GeneralWasserstein) store no law and "
+                     f"fit (w_inf: an estimated {_gib(w)})")
+        else:
+            first = (f"{why}; w_inf() would not fit either (an estimated {_gib(w)}): fewer priors per call "
+                     "or a shorter chain")
+        return (first + "; or puffer.mechanisms.MarkovQuilt(fw, eps=...), which stores no law; fw.cost() "
+                "estimates w_inf before computing")
 
     @staticmethod
     def _threads_used(threads: int) -> int:
@@ -647,7 +676,16 @@ class MarkovChainFramework(Framework):
         span = int(self._vals.max() - self._vals.min())
         per_worker = _core.models.markov_workspace_bytes(k, T, span, _reference)
         # one backward store per worker (cpp/models/markov.hpp) + the W table
-        _check_memory("framework", 8.0 * n * T * len(pairs) + min(self._threads_used(thr), n, block) * per_worker)
+        table = 8.0 * n * T * len(pairs)
+
+        def ways(avail: float) -> str:
+            fit = int((avail - table) // per_worker) if avail > table else 0
+            first = (f"fewer priors at once: threads={fit} or block={fit} (each worker holds "
+                     f"{_gib(per_worker)})" if fit >= 1 else
+                     f"a shorter chain (one worker's backward store alone needs {_gib(per_worker)})")
+            return (first + "; or puffer.mechanisms.MarkovQuilt(fw, eps=...), which computes no W_inf and stores "
+                    "no law; fw.cost() gives these estimates before computing")
+        _check_memory("framework", table + min(self._threads_used(thr), n, block) * per_worker, ways)
         cb = resolve(progress, seconds=self.cost(threads=thr).seconds, label=f"Markov Delta_G (T={T})")
         done_before = [0]
 

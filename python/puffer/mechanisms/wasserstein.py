@@ -291,7 +291,9 @@ def _dagwm_plan_data_markov(framework: Any) -> _PlanData:
     ab = [(a, b) for a in range(k) for b in range(a + 1, k)]
     span = int(framework._vals.max() - framework._vals.min())
     # a plan has at most 2 (T span + 1) entries of 16 B, held twice while they are gathered
-    _check_memory("framework", 64.0 * len(framework._thetas) * T * len(ab) * (T * span + 1))
+    _check_memory("framework", 64.0 * len(framework._thetas) * T * len(ab) * (T * span + 1),
+                  lambda avail: framework._alternatives(avail, "DAGWM stores the transport plan of every prior, "
+                                                        "position and pair"))
     from .._progress import resolve
 
     cb = resolve(None, seconds=framework.cost().seconds, label=f"DAGWM plans (T={T})")
