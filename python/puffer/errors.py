@@ -71,7 +71,8 @@ def _value(value: Any, *, typed: bool) -> str:
     """The value as a message shows it: repr-like, with its type where it matters (always for a
     type error; for a string that reads like a number, '24' (type str), in a value error)."""
     text = _short(value)
-    if typed or (isinstance(value, str) and not _DESCRIPTIVE.search(value) and _looks_numeric(value)):
+    described = isinstance(value, str) and bool(_DESCRIPTIVE.search(value))   # a description has no type
+    if (typed and not described) or (isinstance(value, str) and not described and _looks_numeric(value)):
         text += f" (type {type(value).__name__})"
     return text
 
