@@ -258,3 +258,68 @@ def test_memory_refusals_point_to_what_works(monkeypatch):
     fw4b = puffer.models.markov_chain([[[0.9, 0.1], [0.2, 0.8]]] * 4, T=1500, threads=2)
     with pytest.raises(ParameterError, match=r"store no law and fit \(w_inf"):
         fw4b.conditional(0, "X0=0")
+
+
+def test_releases_keep_pandas_and_refuse_bool_and_inexact_integers():
+    import numpy as np
+    import pandas as pd
+
+    from puffer.errors import ParameterTypeError
+    from puffer.noise import Laplace
+
+    m = puffer.mechanisms.Wasserstein(puffer.models.correlated_pair(), eps=1.0)
+    zero = puffer.mechanisms.Wasserstein(puffer.Framework.from_conditionals(
+        {0: {"a": puffer.DiscreteDist([1.0], [1.0]), "b": puffer.DiscreteDist([1.0], [1.0])}}, [("a", "b")]), eps=1.0)
+    assert zero.noise is None
+    s = pd.Series([31.0, 18.0, 40.0], index=pd.Index(["mon", "tue", "wed"], name="day"), name="kwh")
+    for r in (puffer.add_noise(s, Laplace(1.0), rng=1), m.release(s, rng=1), zero.release(s),
+              puffer.add_noise(s, Laplace(1.0), secure=True, sensitivity=1.0)):
+        assert isinstance(r, pd.Series) and r.name == "kwh" and r.index.equals(s.index)
+    # the same noise as the bare array (the container changes nothing else)
+    np.testing.assert_array_equal(m.release(s, rng=1).to_numpy(), m.release(s.to_numpy(), rng=1))
+    ints = pd.Series([3, 4], index=[10, 20], name="n")
+    r = puffer.add_noise(ints, Laplace(1.0), rng=2)
+    assert list(r.index) == [10, 20] and r.name == "n" and r.dtype == np.float64
+    df = pd.DataFrame({"a": [1.0, 2.0], "b": [3.0, 4.0]}, index=["x", "y"])
+    rd = puffer.add_noise(df, Laplace(1.0), rng=3)
+    assert isinstance(rd, pd.DataFrame) and list(rd.columns) == ["a", "b"] and list(rd.index) == ["x", "y"]
+    # bool values are no counts: refused everywhere (array, list mixing bools, Series, scalar)
+    for v in (np.array([True, False]), [True, 1.0], [[1.0], [False]], pd.Series([True, False]), True):
+        for f in (lambda: puffer.add_noise(v, Laplace(1.0), rng=1), lambda: m.release(v, rng=1),
+                  lambda: zero.release(v), lambda: puffer.add_noise(v, Laplace(1.0), secure=True, sensitivity=1.0)):
+            with pytest.raises(ParameterTypeError, match="bool"):
+                f()
+    # integers float64 cannot hold exactly: refused; exact large ones (2^53, 2^60) pass
+    for v in (np.array([2**53 + 1]), [2**70 + 1], np.array([2**63 - 1], dtype=np.int64),
+              np.array([2**64 - 1], dtype=np.uint64), pd.Series([-(2**53) - 1])):
+        for f in (lambda: puffer.add_noise(v, Laplace(1.0), rng=1), lambda: m.release(v, rng=1), lambda: zero.release(v)):
+            with pytest.raises(ParameterError, match="float64 holds exactly"):
+                f()
+    assert zero.release(np.array([2**53, 2**60]))[1] == 2.0**60
+
+
+def test_fuzz_findings_are_puffer_errors():
+    import numpy as np
+
+    from puffer.errors import ParameterTypeError, PufferError
+
+    # secure mode with b or sigma near the double range, or a subnormal sensitivity
+    for noise, kw in ((("laplace", {"b": 1e308}), {}), (("laplace", {"b": 1e300}), {"granularity": 2.0 ** -10}),
+                      (("gaussian", {"sigma": 1e300}), {}), (("laplace", {"b": 5e-324}), {"sensitivity": 5e-324}),
+                      (("laplace", {"b": 5e-324}), {"sensitivity": 5e-324, "granularity": 2.0 ** -10}),
+                      (("laplace", {"b": 1e-300}), {"sensitivity": 1e-300, "bound": 1e300})):
+        with pytest.raises(PufferError):
+            puffer.add_noise(np.array([1.0]), noise, secure=True, **{"sensitivity": 1.0, **kw})
+    # DiscreteDist.from_dict given a number, a string, a list, or keys missing / unknown
+    for d in (3, "ab", "", [1, 2], None, {"atoms": [1.0]}, {"atoms": [1.0], "probs": [1.0], "x": 1}):
+        with pytest.raises(PufferError, match="'d'"):
+            puffer.DiscreteDist.from_dict(d)
+    law = puffer.DiscreteDist([0.0, 1.0], ["1/3", "2/3"])
+    assert puffer.DiscreteDist.from_dict(law.to_dict()) == law
+    # normalize= and exact= are flags: an array (numpy's ambiguous truth value) or 0/1 is refused
+    for bad in (np.array([1.0, 2.0]), 1, "yes"):
+        with pytest.raises(ParameterTypeError, match="normalize"):
+            puffer.DiscreteDist([1.0, 2.0], [1.0, 2.0], normalize=bad)
+        with pytest.raises(ParameterTypeError, match="exact"):
+            puffer.DiscreteDist([1.0, 2.0], [0.5, 0.5], exact=bad)
+    assert puffer.DiscreteDist([1.0, 2.0], [1.0, 3.0], normalize=np.True_).probs.tolist() == [0.25, 0.75]
