@@ -560,8 +560,10 @@ def test_custom_calibrate_and_R():
     c = Custom(_std_normal, symmetric=True, log_concave=True)
     cc = c.calibrate(alpha=2.0, eps=1.0, sensitivity=2.0)
     assert abs(cc.scale - 2.0) < 1e-8 and cc.R(2.0, 2.0) <= 1.0
-    gum = Custom(_gumbel, breakpoints=())
+    gum = Custom(_gumbel, breakpoints=(), log_concave=True)   # log-concave: monotone on each side
     assert gum.R(2.0, 0.5) == max(gum.renyi_shift(2.0, 0.5), gum.renyi_shift(2.0, -0.5))
+    with pytest.raises(puffer.ParameterError, match="log_lipschitz"):   # no property: refused
+        Custom(_gumbel, breakpoints=()).R(2.0, 0.5)
 
 
 def test_core_max_shift_is_safe_and_tight():
