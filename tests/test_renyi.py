@@ -603,3 +603,19 @@ def test_kink_below_the_left_breakpoints():
     mp.mp.dps = 50
     ref = REFS.divergence(REFS.FAMILIES["gen_gauss3"], 1.005797906241886, 0.05155951564631796)
     check_upper(GenGaussian(3.0).renyi_shift(1.005797906241886, 0.05155951564631796), ref)
+
+
+def test_shifts_beyond_the_float_range_of_scales():
+    """Issue 22 3.3: v / scale overflowing to inf raised "u=inf" where the answer is +inf (an upper
+    bound for every family, and the value: s_alpha grows without bound); a shift of 5e-324 scales
+    raised "integrand vanished" for GenGaussian(1.5): a log-concave family's s_alpha is non-decreasing,
+    so its value at 1e-300 (~1e-600, i.e. the smallest doubles) is a certified bound."""
+    for fam in (Laplace(1e-300), Gaussian(1e-300), GenGaussian(1.5, 1e-300), StudentT(3.0, 1e-300),
+                Cauchy(1e-300), Logistic(1e-300)):
+        assert fam.renyi_shift(2.0, 1e10) == math.inf
+        assert fam.R(2.0, 1e10) == math.inf
+        assert fam.kl_shift(1e10) == math.inf
+        assert fam.renyi_shift(2.0, np.array([1e10, 0.0])).tolist() == [math.inf, 0.0]
+    for beta in (1.5, 3.0):
+        got = GenGaussian(beta, 1.0).renyi_shift(2.0, np.array([5e-324, 1e-310]))
+        assert ((got > 0) & (got < 1e-300)).all()

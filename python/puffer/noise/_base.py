@@ -199,8 +199,10 @@ class NoiseFamily(abc.ABC):
         return _ret(res, scalar, out)
 
     def _standardize(self, v: np.ndarray) -> np.ndarray:
-        # u = |v| / scale; the division is correctly rounded and the kernels absorb 1 ulp of u.
-        return np.abs(v) / self.scale if self._symmetric else v / self.scale
+        # u = |v| / scale; the division is correctly rounded and the kernels absorb 1 ulp of u;
+        # beyond the float range it is inf, for which the kernels answer D = inf (an upper bound)
+        with np.errstate(over="ignore"):
+            return np.abs(v) / self.scale if self._symmetric else v / self.scale
 
     def R(self, alpha: Any, z: Any, *, out: np.ndarray | None = None):
         """R_alpha(zeta, z) = sup over |v| <= z of s_alpha(zeta, v) (Pierquin et al. 2024), certified.
@@ -224,7 +226,9 @@ class NoiseFamily(abc.ABC):
     _log_lipschitz: float | None = None
 
     def _R_flat(self, a: np.ndarray, z: np.ndarray) -> np.ndarray:
-        return self._R_std(a, z / self.scale)
+        with np.errstate(over="ignore"):   # beyond the float range: u = inf, D = inf
+            u = z / self.scale
+        return self._R_std(a, u)
 
     def _refuse_R(self) -> None:
         raise NumericalError(f"{self!r}: s_alpha(zeta, v) is not proved non-decreasing in |v| and no log-Lipschitz "
@@ -259,8 +263,8 @@ class NoiseFamily(abc.ABC):
         D_alpha) and by the two-point bound (:func:`_two_point_bound`, tight for small shifts)."""
         L = float(self._log_lipschitz)  # type: ignore[arg-type]
         cap = float(self._shift_div(np.array([math.inf]), np.array([u]))[0]) if self._pure_pp else math.inf
-        if u == 0.0 or math.isinf(alpha):
-            return 0.0 if u == 0.0 else cap
+        if u == 0.0 or math.isinf(alpha) or math.isinf(u):
+            return 0.0 if u == 0.0 else (math.inf if math.isinf(u) else cap)
         cap = min(cap, _two_point_bound(alpha, L * u))
         c = alpha * L / (alpha - 1.0) * (1.0 + 1e-12)
 
@@ -296,7 +300,8 @@ class NoiseFamily(abc.ABC):
         g = self._shift_div(ag, ug).reshape(a.size, n - 1)
         g = np.concatenate([g, val[:, None]], axis=1)
         tol = 1e-12 * np.abs(g) + 1e-300
-        bad = (np.diff(g, axis=1) < -tol[:, 1:]).any(axis=1)
+        with np.errstate(invalid="ignore"):   # u = inf (beyond the float range): R = inf anyway
+            bad = (np.diff(g, axis=1) < -tol[:, 1:]).any(axis=1)
         if bad.any():
             i = int(np.argmax(bad))
             raise NumericalError(

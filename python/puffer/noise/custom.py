@@ -273,4 +273,6 @@ class Custom(NoiseFamily):
 
 def _d_inf_lipschitz(L: float, u: float) -> float:
     """D_inf(p(. - u) || p) <= L |u| for an L-log-Lipschitz density, rounded up."""
+    if math.isinf(u):
+        return math.inf
     return round_up(L * abs(u), 2) if u != 0.0 else 0.0
