@@ -147,9 +147,8 @@ def test_plan_mechanisms_keep_every_exact_coupling_entry():
     here 9 of the 50 chains).
     Every entry of the exact coupling (exact rational laws) must be in the DAGWM plan, and Thm 2's
     sup |x - x'| must reach the exact W_inf."""
-    from test_markov_scale import exact_laws
-
     from puffer import _core
+    from test_markov_scale import exact_laws
     rng = np.random.default_rng(20261125)
     tiny = TINY + [5e-324, 1e-323, 1e-17, 1e-16]
     n_slots = 0
@@ -162,7 +161,8 @@ def test_plan_mechanisms_keep_every_exact_coupling_entry():
         slots = np.flatnonzero(valid.ravel()).tolist()
         for i in range(T):
             laws = exact_laws(M, pi, vals, T, i)
-            for p, (a, b) in enumerate((a, b) for a in range(k) for b in range(a + 1, k)):
+            pairs = [(x, y) for x in range(k) for y in range(x + 1, k)]
+            for p, (a, b) in enumerate(pairs):
                 if not (laws[a] and laws[b]):
                     continue
                 want = exact_coupling_entries(laws[a], laws[b])
