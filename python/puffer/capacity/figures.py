@@ -59,14 +59,14 @@ def figure_data(name: str, alphas: Any = None, *, n: int = 101) -> dict[str, np.
 
 
 def plot(name: str, ax: Any = None, *, alphas: Any = None, path: str | None = None) -> Any:
-    """Draw figure ``name`` (needs matplotlib: ``pip install puffer[plot]``); returns the Axes."""
+    """Draw figure ``name`` (needs matplotlib: ``pip install 'puffer-privacy[plot]'``); returns the Axes."""
     try:
         import matplotlib
         if ax is None and path is not None:
             matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError("puffer.capacity.plot needs matplotlib: pip install 'puffer[plot]'") from exc
+        raise ImportError("puffer.capacity.plot needs matplotlib: pip install 'puffer-privacy[plot]'") from exc
     d = figure_data(name, alphas)
     if ax is None:
         _, ax = plt.subplots(figsize=(5, 3.5))

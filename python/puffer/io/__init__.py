@@ -1,4 +1,4 @@
-"""File-level and cluster noise: Parquet/CSV ETL with a guarantee ledger (optional extra ``puffer[io]``).
+"""File-level and cluster noise: Parquet/CSV ETL with a guarantee ledger (optional extra ``puffer-privacy[io]``).
 
 * :func:`noise_file` — Parquet/CSV -> noisy Parquet in record batches (``puffer noise`` on the
   command line), appending a :mod:`ledger <puffer.io.ledger>` entry;
