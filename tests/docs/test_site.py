@@ -13,7 +13,6 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-
 from cdp_client import Browser, find_chromium
 
 SITE = Path(os.environ.get("PUFFER_DOCS_SITE", "build/docs")).resolve()
@@ -30,7 +29,7 @@ class _Ids(HTMLParser):
                 self.ids.add(v)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _ids(path: Path) -> frozenset[str]:
     p = _Ids()
     p.feed(path.read_text(encoding="utf-8"))
@@ -112,14 +111,14 @@ def test_every_page_renders_without_errors_or_broken_links(server, browser):
                                           ("granularity", "accounting")])
 def test_search_finds_pages(server, browser, query, expect):
     browser.goto(server + f"search.html?q={query}")
-    found = browser.eval(f"""new Promise(resolve => {{
+    found = browser.eval("""new Promise(resolve => {
         const t0 = Date.now();
-        (function poll() {{
+        (function poll() {
             const items = Array.from(document.querySelectorAll('#search-results li a, .search li a'));
             if (items.length || Date.now() - t0 > 20000) resolve(items.map(a => a.getAttribute('href')));
             else setTimeout(poll, 100);
-        }})();
-    }})""")
+        })();
+    })""")
     assert found, f"search for {query!r} found nothing"
     assert any(expect in h for h in found), (query, found[:10])
     assert not browser.events, browser.events

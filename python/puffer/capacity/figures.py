@@ -129,3 +129,11 @@ def format_table1(rows: list[dict]) -> str:
                      f"{r['lin_sound']:>12.6f} {r['unrestricted']:>13.6f}  lin {r['lin_ref']}; unrestricted "
                      f"{r['unrestricted_note']}")
     return "\n".join(lines)
+
+# The paper results implemented here (read by scripts/theorems.py for docs/theorems.md).
+from ..refs import Ref  # noqa: E402
+
+REFERENCES = {
+    "table1": (Ref("chaudhuri2019", "Table 1"), Ref("chaudhuri2019", "Cor 1"), Ref("chaudhuri2019", "Thm 8"), Ref("chaudhuri2019", "Thm 11"), Ref("chaudhuri2019", "Thm 12"),),
+    "figure_data": (Ref("chaudhuri2019", "Figure 1"), Ref("chaudhuri2019", "Figure 2"),),
+}

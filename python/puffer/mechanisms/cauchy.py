@@ -203,3 +203,11 @@ class CauchyMechanism(Mechanism):
 
     def to_pp(self, delta: float):
         return self.guarantee.to_pp(delta)
+
+# The paper results implemented here (read by scripts/theorems.py for docs/theorems.md).
+from ..refs import Ref  # noqa: E402
+
+REFERENCES = {
+    "cauchy_epsilon": (Ref("pierquin2024", "Cor 4.1"), Ref("pierquin2024", "Lemma D.1"),),
+    "CauchyMechanism": (Ref("pierquin2024", "Cor 4.1"),),
+}
