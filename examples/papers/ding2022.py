@@ -89,6 +89,10 @@ def main(argv: list[str] | None = None) -> int:
             ("1b", "pi*(0, 0) = 0.3^25", 0.3 ** 25, float(p0b.mass[0])),
             ("5", "peak of P(X | S_i=0) = Bin(24, .7) at x = 17", 0.176085, float(b24.probs[17])),
             ("5", "peak of P(X | bot) = Bin(25, .7) at x = 18", 0.171194, float(bot.probs[18]))]
+    vu = puffer.models.independent_users([0.7] * 25, users=[0])
+    b_vu = puffer.mechanisms.Kantorovich(vu, eps=1.0, method="thm1").noise.b
+    rows.append(("Lemma 2", "V-user system, deterministic count: Laplace theta at eps = 1 equals DP's Delta_f / eps",
+                 1.0, b_vu))
     pis = np.linspace(0.2, 0.9, 10)          # Figure 2: the paper's p_i are not given (stand-in)
     pb0 = T.poisson_binomial_law(pis[1:]).to_dist()
     pb1 = T.poisson_binomial_law(pis[1:], shift=1).to_dist()
@@ -101,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     plan = T.quantile_coupling(W, A)
     rows += [("3", "Adult plan (White vs Asian-Pac-Islander): entries, sensitivity", "-, 2 (Delta)",
               f"{len(plan)}, {plan.sensitivity():g}")]
-    table("Figures 1, 2, 3, 5", ["figure", "what", "paper / spec", "puffer"], rows)
+    table("Figures 1, 2, 3, 5 and Lemma 2", ["figure", "what", "paper / spec", "puffer"], rows)
 
     fw = _fw(W, A)
     eps_list = [1.0, 5.0] if args.quick else sorted(FIG4)
