@@ -49,7 +49,7 @@ def _as_fraction(name: str, p: Any) -> Fraction:
 
 def _is_exact_input(probs: Any) -> bool:
     if isinstance(probs, np.ndarray):
-        return probs.dtype == object
+        return bool(probs.dtype == object)
     try:
         return any(isinstance(p, (Fraction, str)) for p in probs)
     except TypeError:
@@ -324,7 +324,7 @@ class DiscreteDist:
             return f"DiscreteDist(atoms={at}, probs={ps}, {kind})"
         return f"DiscreteDist(n={n}, dim={self.dim}, {kind}, support=[{self._atoms.min()}, {self._atoms.max()}])"
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         d = {"atoms": self._atoms.tolist()}
         if self.is_exact:
             d["probs"] = [str(f) for f in self.exact_probs]
@@ -333,5 +333,5 @@ class DiscreteDist:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict) -> DiscreteDist:
+    def from_dict(cls, d: dict[str, Any]) -> DiscreteDist:
         return cls(d["atoms"], d["probs"])

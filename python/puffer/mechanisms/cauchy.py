@@ -115,6 +115,7 @@ class CauchyMechanism(Mechanism):
     >>> round(m.guarantee.eps, 6)      # log(1 + W_2^2 / 2), W_2^2 = 1 + 3 rho, rho = 0.3
     0.667829
     """
+    guarantee: RPP   # narrows Mechanism.guarantee
 
     theorem = "Pierquin, Bellet, Tommasi, Boussard 2024, Cor 4.1 (Cauchy mechanism), corrected d-dimensional form"
 
