@@ -14,7 +14,7 @@ for p in $APT_PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; do
 python3 -c 'import sysconfig,os,sys; sys.exit(0 if os.path.exists(os.path.join(sysconfig.get_paths()["include"],"Python.h")) else 1)' \
   || missing="$missing python3-dev"
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing="$missing python3-venv"
-# puffer[spark] tests start a local Spark: any Java 17+ runtime will do
+# puffer-privacy[spark] tests start a local Spark: any Java 17+ runtime will do
 command -v java >/dev/null 2>&1 || missing="$missing openjdk-17-jre-headless"
 if [ -n "$missing" ]; then
   step "apt-get install$missing"

@@ -255,7 +255,9 @@ def test_unbounded_sensitivity_is_reported():
                                               "b": DiscreteDist([0, 1], [0.5, 0.5])}}, "all")
     m = Wasserstein(same, 1.0)
     assert m.noise is None and "no noise" in m.guarantee.provenance.notes
-    np.testing.assert_array_equal(m.release([1.0, 2.0]), [1.0, 2.0])
+    with pytest.raises(puffer.ParameterError, match="allow_unnoised"):  # no raw data without a word
+        m.release([1.0, 2.0])
+    np.testing.assert_array_equal(m.release([1.0, 2.0], allow_unnoised=True), [1.0, 2.0])
 
 
 def test_release_and_group_gain_markov():

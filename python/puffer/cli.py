@@ -17,7 +17,12 @@ Exit codes (also in the README):
       parameter out of range
 4     numerical failure or unbounded sensitivity (no finite guarantee exists)
 5     ``puffer audit``: an empirical audit proved a violation
+6     I/O failure (disk full, read-only or missing folder, output locked by
+      another process); nothing was published without its ledger entry
+7     ``puffer ledger verify``: the ledger was edited, or entries deleted or
+      reordered (the message names the first bad entry)
 130   interrupted (Ctrl-C)
+143   terminated (SIGTERM)
 ====  ===========================================================================
 """
 from __future__ import annotations
@@ -30,6 +35,7 @@ import time
 from typing import Any
 
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_INPUT, EXIT_NUMERIC, EXIT_INTERRUPT = 0, 1, 2, 3, 4, 130
+EXIT_IO, EXIT_LEDGER, EXIT_TERM = 6, 7, 143
 
 DEMO = {
     "name": "household activity: 2-state Markov chain (away/home), T = 48 half-hours, 8 x 8 prior grid",
@@ -37,7 +43,7 @@ DEMO = {
               "grid": {"stay_away": [0.60, 0.65, 0.70, 0.75, 0.80, 0.85, 0.90, 0.95],
                        "stay_home": [0.60, 0.65, 0.70, 0.75, 0.80, 0.85, 0.90, 0.95]}},
     "target": {"eps": 1.0, "delta": 1e-5, "alpha": 2.0},
-    "release": {"values": [31.0, 18.0, 40.0, 27.0, 35.0], "seed": 2026},
+    "release": {"values": [31.0, 18.0, 40.0, 27.0, 35.0]},  # fresh OS entropy: no guessable seed
 }
 
 GAIN_NOTE = ("gain = the noise scale group DP needs (same noise family, same target, group "
@@ -152,7 +158,9 @@ def _run(config: dict, out: Any = None, *, as_json: bool = False) -> int:
     if fw.group_sensitivity is not None:
         print(f"group DP baseline: sensitivity {fw.group_sensitivity:g} ({fw.group_note})", file=out)
     if release is not None:
-        print(f"\nrelease with {release['mechanism']}, seed {release['seed']}:", file=out)
+        src = ("fresh OS entropy" if release["seed"] is None
+               else f"seed {release['seed']} (an experiment: a seed can be guessed, never publish with one)")
+        print(f"\nrelease with {release['mechanism']}, noise from {src}:", file=out)
         print("  true  " + " ".join(f"{v:8.2f}" for v in release["values"]), file=out)
         print("  noisy " + " ".join(f"{v:8.2f}" for v in release["noisy"]), file=out)
     print(f"\ndone in {time.perf_counter() - t0:.1f} s", file=out)
@@ -164,7 +172,8 @@ def _parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(prog="puffer", description="Calibrated noise for Pufferfish privacy.",
                                      epilog="exit codes: 0 ok, 1 internal error, 2 usage, 3 bad input, "
-                                            "4 numerical failure / unbounded sensitivity, 130 interrupted")
+                                            "4 numerical failure / unbounded sensitivity, 6 I/O failure, 7 ledger "
+                                            "verification failed, 130 interrupted, 143 terminated")
     parser.add_argument("--version", action="version", version=f"puffer {__version__}")
     sub = parser.add_subparsers(dest="cmd", required=True)
     d = sub.add_parser("demo", help="run the built-in correlated-data example")
@@ -208,18 +217,41 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.cmd == "capacity-table":
         from .capacity import cli as capacity_cli
         return capacity_cli.run(args)
-    if args.cmd == "noise":
+    if args.cmd in ("noise", "keygen", "ledger"):
         from .io import cli as io_cli
         return io_cli.run(args)
     raise AssertionError(f"unhandled subcommand {args.cmd!r}")
 
 
-def main(argv: list[str] | None = None) -> int:
-    from .errors import NumericalError, PufferError, UnboundedSensitivityError
+class _Terminated(BaseException):
+    """SIGTERM, raised in the main thread so that a release cleans up as on Ctrl-C."""
 
-    args = _parser().parse_args(argv)  # exits with 2 on usage errors
+
+def _on_term(signum: int, frame: Any) -> None:
+    raise _Terminated()
+
+
+def main(argv: list[str] | None = None) -> int:
+    import signal
+    import threading
+
+    from .errors import LedgerError, NumericalError, PufferError, PufferIOError, UnboundedSensitivityError
+
+    old = None
+    if threading.current_thread() is threading.main_thread():
+        old = signal.signal(signal.SIGTERM, _on_term)
     try:
+        args = _parser().parse_args(argv)  # exits with 2 on usage errors
         return _dispatch(args)
+    except LedgerError as exc:
+        print(f"puffer: error: {exc}", file=sys.stderr)
+        return EXIT_LEDGER
+    except PufferIOError as exc:
+        print(f"puffer: error: {exc}", file=sys.stderr)
+        return EXIT_IO
+    except _Terminated:
+        print("puffer: terminated", file=sys.stderr)
+        return EXIT_TERM
     except (NumericalError, UnboundedSensitivityError) as exc:
         print(f"puffer: error: {exc}", file=sys.stderr)
         return EXIT_NUMERIC
@@ -229,3 +261,6 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("puffer: interrupted", file=sys.stderr)
         return EXIT_INTERRUPT
+    finally:
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)

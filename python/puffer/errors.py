@@ -20,6 +20,8 @@ __all__ = [
     "ParameterTypeError",
     "NumericalError",
     "UnboundedSensitivityError",
+    "PufferIOError",
+    "LedgerError",
 ]
 
 
@@ -78,3 +80,30 @@ class UnboundedSensitivityError(PufferError, ValueError):
 
     def __reduce__(self):
         return (type(self), (self.reason, self.witness))
+
+
+class PufferIOError(PufferError, OSError):
+    """A file-system operation of a release failed (disk full, read-only or missing folder,
+    permission denied, a lock held by another process). ``path`` names the file, ``what``
+    the step; nothing was published without its ledger entry. ``puffer`` exits with code 6."""
+
+    def __init__(self, path: Any, what: str, reason: Any = ""):
+        self.path = path
+        self.what = what
+        self.reason = reason
+        super().__init__(f"{what} failed for {path!s}: {reason}")
+
+    def __reduce__(self):
+        return (type(self), (self.path, self.what, self.reason))
+
+
+class LedgerError(PufferError, ValueError):
+    """A release ledger failed verification: ``entry`` is the 0-based line index, ``reason``
+    says what (an edited, deleted or reordered entry). ``puffer ledger verify`` exits with 7."""
+
+    def __init__(self, path: Any, entry: int, reason: str):
+        self.path, self.entry, self.reason = path, entry, reason
+        super().__init__(f"ledger {path!s}: entry {entry} (line {entry + 1}): {reason}")
+
+    def __reduce__(self):
+        return (type(self), (self.path, self.entry, self.reason))

@@ -341,6 +341,11 @@ def add_noise(values: Any, noise: Any, *, rng: Any = None, out: np.ndarray | Non
               chunk: int | None = None) -> np.ndarray:
     """``values + noise`` with i.i.d. noise from ``noise``; the noise never needs its own buffer.
 
+    ``rng`` follows numpy's convention (the same seed gives the same draw): for experiments and
+    tests, **not for publication** -- a small seed is found by trying seeds, and then the noise
+    and the true values follow. Publish with ``secure=True`` or :func:`puffer.io.noise_file`
+    with a key made by ``puffer keygen``.
+
     * ``out=None``: a new array (float32 input stays float32, everything else becomes float64);
       ``out=values`` adds in place; any other ``out`` must be a C-contiguous writable array of
       the same shape and dtype. Values must be finite.

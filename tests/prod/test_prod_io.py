@@ -1,7 +1,7 @@
 """puffer.io / `puffer noise`: row-addressed noise, byte-identical output, the ledger, bad inputs.
 
-Oracles: puffer.add_noise on the whole column with puffer.io.column_stream (the documented
-definition), the mechanism object calibrated independently from the same framework file, and
+Oracles: puffer.add_noise on the whole column with puffer.io.release_stream(key, nonce, column)
+(the documented definition), the mechanism object calibrated independently from the same framework file, and
 guarantee_from_dict on the ledger's record. Nothing here is statistical.
 """
 from __future__ import annotations
@@ -19,10 +19,14 @@ import pytest
 import puffer
 import puffer.io as pio
 from puffer import cli
-from puffer.errors import ParameterError, ParameterTypeError
+from puffer.errors import LedgerError, ParameterError, ParameterTypeError
 
 N = 1_000_000
-SEED = 2**100 + 12345  # large: its decimal digits cannot appear in the ledger by chance
+KEY = bytes(range(100, 132))  # a 256-bit test key given as bytes
+
+
+def stream(entry, column, key=KEY):
+    return pio.release_stream(pio.as_key(key), entry["nonce"], column)
 
 FRAMEWORK = {"name": "test pair", "model": {"kind": "correlated_pair", "p": 0.5, "rho": 0.3},
              "target": {"eps": 1.0, "delta": 1e-5, "alpha": 2.0}}
@@ -59,21 +63,25 @@ def test_round_trip_identical_bytes_for_any_batch_size_and_threads(big):
     d, src, t = big
     noise = ("laplace", {"b": 3.0})
     outs = []
+    led = d / "ledger1.jsonl"
+    first = None
     for k, (bs, thr) in enumerate([(1 << 16, None), (997, 1), (N, 2), (250_001, 1)]):
         out = d / f"out{k}.parquet"
-        pio.noise_file(src, out, ["x", "y", "z"], noise, seed=SEED, batch_size=bs, threads=thr, ledger=None)
+        e = pio.noise_file(src, out, ["x", "y", "z"], noise, key=KEY, batch_size=bs, threads=thr, ledger=led,
+                           rerun=None if first is None else first["release_id"])
+        first = first or e
         outs.append(out)
     assert len({sha(o) for o in outs}) == 1
     got = pq.read_table(outs[0])
     assert got.schema.field("x").type == pa.float64() and got.schema.field("y").type == pa.float64()
     assert got.schema.field("z").type == pa.float32()
     assert got.column("name").equals(t.column("name")) and got.column("id").equals(t.column("id"))
-    # the documented definition: row r of column c = value r of column_stream(seed, c)
+    # the documented definition: row r of column c = value r of release_stream(key, nonce, c)
     for c in ("x", "y", "z"):
         ref = puffer.add_noise(t.column(c).to_numpy().astype(np.float32 if c == "z" else np.float64),
-                               noise, rng=pio.column_stream(SEED, c))
+                               noise, rng=stream(first, c))
         assert np.array_equal(got.column(c).to_numpy(), ref)
-    # columns get different noise; another seed gives other noise
+    # columns get different noise
     dx = got.column("x").to_numpy() - t.column("x").to_numpy()
     dy = got.column("y").to_numpy() - t.column("y").to_numpy()
     assert not np.allclose(dx[:100], dy[:100])
@@ -84,12 +92,16 @@ def test_ledger_matches_mechanism_guarantee(tmp_path, fw_file):
     src = tmp_path / "in.parquet"
     pq.write_table(t, src)
     led = tmp_path / "ledger.jsonl"
+    got = []
     for sel, out in ((None, "a.parquet"), ("PP delta", "b.parquet")):
-        pio.noise_file(src, tmp_path / out, "x", fw_file, seed=SEED, select=sel, ledger=led)
+        got.append(pio.noise_file(src, tmp_path / out, "x", fw_file, key=KEY, select=sel, ledger=led,
+                                  per_unit=True, allow_uncomposed=sel is not None))
     text = led.read_text()
-    assert str(SEED) not in text and str(SEED % 2**64) not in text
-    entries = [json.loads(line) for line in text.splitlines()]
-    assert entries == pio.read_ledger(led) and len(entries) == 2
+    assert KEY.hex() not in text
+    lines = [json.loads(line) for line in text.splitlines()]
+    assert lines == pio.read_ledger(led) and len(lines) == 4
+    entries = [e for e in lines if e["event"] == "pending"]
+    assert entries == got and entries[1]["allow_uncomposed"] is True
     from puffer.config import build_framework, build_mechanisms
 
     todo = dict(build_mechanisms(build_framework(FRAMEWORK["model"]), FRAMEWORK["target"]))
@@ -102,11 +114,12 @@ def test_ledger_matches_mechanism_guarantee(tmp_path, fw_file):
         assert e["framework"] == m.framework.digest()
         assert e["scale"] == m.noise.scale and e["noise"]["family"] == type(m.noise).__name__
         assert e["rows"] == 1000 and e["columns"] == ["x"] and e["puffer_version"] == puffer.__version__
-        assert e["rng"]["mode"] == "philox" and e["rng"]["seed_fingerprint"] == pio.seed_fingerprint(SEED)
+        assert e["rng"]["mode"] == "keyed-philox" and e["unit"]["mode"] == "answers"
+        assert e["framework_description"]["config"]["model"] == FRAMEWORK["model"]
         assert e["output_sha256"] == "sha256:" + sha(tmp_path / ("a.parquet" if label.startswith("W") else "b.parquet"))
     # the noise is the mechanism's: same as Mechanism.release with the column's stream
     m = todo["Wasserstein (Laplace)"]()
-    ref = m.release(t.column("x").to_numpy(), rng=pio.column_stream(SEED, "x"))
+    ref = m.release(t.column("x").to_numpy(), rng=stream(entries[0], "x"))
     assert np.array_equal(pq.read_table(tmp_path / "a.parquet").column("x").to_numpy(), ref)
 
 
@@ -115,49 +128,61 @@ def test_csv_input_and_cli(tmp_path, fw_file, capsys):
     csv, pqf = tmp_path / "in.csv", tmp_path / "in.parquet"
     pcsv.write_csv(t, csv)
     pq.write_table(t, pqf)
+    keyf = tmp_path / "k.key"
+    assert cli.main(["keygen", str(keyf)]) == 0 and oct(keyf.stat().st_mode & 0o777) == "0o600"
+    capsys.readouterr()
+    t2 = pa.table({"a": np.arange(5000, dtype=np.int64) % 2, "b": np.linspace(0, 2, 5000)})
+    pcsv.write_csv(t2, csv)
+    pq.write_table(t2, pqf)
     rc = cli.main(["noise", str(csv), str(tmp_path / "c.parquet"), "--column", "a", "--column", "b",
-                   "--mechanism", str(fw_file), "--seed", "11", "--batch-size", "123", "--json"])
+                   "--mechanism", str(fw_file), "--key", str(keyf), "--per-unit", "--allow-uncomposed",
+                   "--batch-size", "123", "--json"])
     assert rc == 0
     entry = json.loads(capsys.readouterr().out)
-    assert entry["rows"] == 5000 and entry["releases_per_row"] == 2
+    assert entry["rows"] == 5000 and entry["allow_uncomposed"] is True
     assert pio.read_ledger(tmp_path / "puffer-ledger.jsonl")[0]["output_sha256"] == entry["output_sha256"]
     rc = cli.main(["noise", str(pqf), str(tmp_path / "p.parquet"), "--column", "a", "--column", "b",
-                   "--mechanism", str(fw_file), "--seed", "11"])
-    assert rc == 0 and "puffer noise: 5000 rows" in capsys.readouterr().out
+                   "--mechanism", str(fw_file), "--key", str(keyf), "--per-unit", "--allow-uncomposed"])
+    out = capsys.readouterr().out
+    assert rc == 0 and "5000 rows" in out
     a, b = pq.read_table(tmp_path / "c.parquet"), pq.read_table(tmp_path / "p.parquet")
-    assert a.equals(b)  # same values whatever the input format
+    assert a.schema == b.schema and not a.equals(b)  # a second release: fresh noise
+    t = t2
     # plain noise
     rc = cli.main(["noise", str(pqf), str(tmp_path / "n.parquet"), "--column", "b", "--noise", "gaussian",
-                   "--scale", "0.5", "--seed", "3", "--ledger", str(tmp_path / "l2.jsonl")])
-    assert rc == 0
+                   "--scale", "0.5", "--key", str(keyf), "--ledger", str(tmp_path / "l2.jsonl")])
+    assert rc == 0 and "scale 0.5;" in capsys.readouterr().out  # was "scale None" (issue 22)
     e = pio.read_ledger(tmp_path / "l2.jsonl")[0]
-    assert e["guarantee"] is None and e["noise"] == {"family": "gaussian", "sigma": 0.5}
-    ref = puffer.add_noise(t.column("b").to_numpy(), ("gaussian", {"sigma": 0.5}), rng=pio.column_stream(3, "b"))
+    assert e["guarantee"] is None and e["noise"] == {"family": "gaussian", "sigma": 0.5} and e["scale"] == 0.5
+    ref = puffer.add_noise(t.column("b").to_numpy(), ("gaussian", {"sigma": 0.5}), rng=stream(e, "b", keyf))
     assert np.array_equal(pq.read_table(tmp_path / "n.parquet").column("b").to_numpy(), ref)
     capsys.readouterr()
     # bad input -> exit 3 with a message, no output
     rc = cli.main(["noise", str(pqf), str(tmp_path / "bad.parquet"), "--column", "nope", "--noise", "laplace",
-                   "--scale", "1", "--seed", "1"])
+                   "--scale", "1"])
     err = capsys.readouterr().err
     assert rc == 3 and "nope" in err and not (tmp_path / "bad.parquet").exists()
-    assert cli.main(["noise", str(pqf), str(tmp_path / "bad.parquet"), "--column", "b", "--noise", "laplace",
-                     "--seed", "1"]) == 3  # --noise without --scale
+    assert cli.main(["noise", str(pqf), str(tmp_path / "bad.parquet"), "--column", "b", "--noise", "laplace"
+                     ]) == 3  # --noise without --scale
+    rc = cli.main(["noise", str(pqf), str(tmp_path / "bad.parquet"), "--column", "b", "--noise", "laplace",
+                   "--scale", "1", "--seed", "2026"])
+    assert rc == 3 and "puffer keygen" in capsys.readouterr().err
 
 
 def test_secure_mode(tmp_path, fw_file):
-    t = pa.table({"x": np.linspace(0, 10, 4000)})
+    t = pa.table({"x": np.linspace(0, 2, 4000)})
     src = tmp_path / "in.parquet"
     pq.write_table(t, src)
     e = pio.noise_file(src, tmp_path / "s.parquet", ["x"], fw_file, secure=True, granularity=2**-10,
-                       ledger=tmp_path / "l.jsonl")
+                       ledger=tmp_path / "l.jsonl", per_unit=True)
     y = pq.read_table(tmp_path / "s.parquet").column("x").to_numpy()
     assert np.all(y * 2**10 == np.round(y * 2**10))  # on the lattice
-    assert e["rng"]["mode"] == "secure" and e["rng"]["seed_fingerprint"] is None and e["rng"]["granularity"] == 2**-10
+    assert e["rng"]["mode"] == "secure" and e["nonce"] is None and e["config"]["granularity"] == 2**-10
     assert 0.5 < np.mean(np.abs(y - t.column("x").to_numpy())) / e["scale"] < 2.0
-    with pytest.raises(ParameterError, match="seed"):
-        pio.noise_file(src, tmp_path / "s2.parquet", ["x"], fw_file, secure=True, seed=1)
+    with pytest.raises(ParameterError, match="key"):
+        pio.noise_file(src, tmp_path / "s2.parquet", ["x"], fw_file, secure=True, key=KEY, per_unit=True)
     with pytest.raises(ParameterError, match="secure"):
-        pio.noise_file(src, tmp_path / "s3.parquet", ["x"], ("laplace", {"b": 1.0}), secure=True)
+        pio.noise_file(src, tmp_path / "s3.parquet", ["x"], ("laplace", {"b": 1.0}), secure=True, key=None)
 
 
 def test_nulls_error_and_keep(tmp_path):
@@ -165,12 +190,13 @@ def test_nulls_error_and_keep(tmp_path):
     src = tmp_path / "in.parquet"
     pq.write_table(pa.table({"x": x}), src)
     with pytest.raises(ParameterError, match="null at row 1"):
-        pio.noise_file(src, tmp_path / "o.parquet", ["x"], ("laplace", {"b": 1.0}), seed=1)
+        pio.noise_file(src, tmp_path / "o.parquet", ["x"], ("laplace", {"b": 1.0}), key=KEY)
     assert not (tmp_path / "o.parquet").exists()
-    pio.noise_file(src, tmp_path / "o.parquet", ["x"], ("laplace", {"b": 1.0}), seed=1, nulls="keep", batch_size=4)
+    e = pio.noise_file(src, tmp_path / "o.parquet", ["x"], ("laplace", {"b": 1.0}), key=KEY, nulls="keep",
+                       batch_size=4)
     y = pq.read_table(tmp_path / "o.parquet").column("x")
     assert y.null_count == 2 and not y[1].is_valid and not y[4].is_valid
-    full = puffer.add_noise(np.array([1.0, 0, 3, 4, 0, 6]), ("laplace", {"b": 1.0}), rng=pio.column_stream(1, "x"))
+    full = puffer.add_noise(np.array([1.0, 0, 3, 4, 0, 6]), ("laplace", {"b": 1.0}), rng=stream(e, "x"))
     valid = np.array([1, 0, 1, 1, 0, 1], bool)
     assert np.array_equal(y.to_numpy(zero_copy_only=False)[valid], full[valid])  # other rows unaffected
 
@@ -182,73 +208,81 @@ def test_bad_inputs(tmp_path, fw_file, big):
     pq.write_table(t, src)
     lap = ("laplace", {"b": 1.0})
     with pytest.raises(ParameterError, match="'nope'.*a column of the input"):
-        pio.noise_file(src, tmp_path / "o.parquet", ["x", "nope"], lap, seed=1)
+        pio.noise_file(src, tmp_path / "o.parquet", ["x", "nope"], lap, key=KEY)
     with pytest.raises(ParameterTypeError, match="column 's'"):
-        pio.noise_file(src, tmp_path / "o.parquet", ["s"], lap, seed=1)
+        pio.noise_file(src, tmp_path / "o.parquet", ["s"], lap, key=KEY)
     with pytest.raises(ParameterTypeError, match="column 'flag'"):
-        pio.noise_file(src, tmp_path / "o.parquet", ["flag"], lap, seed=1)
+        pio.noise_file(src, tmp_path / "o.parquet", ["flag"], lap, key=KEY)
     with pytest.raises(ParameterError, match="different from the input"):
-        pio.noise_file(src, src, ["x"], lap, seed=1)
+        pio.noise_file(src, src, ["x"], lap, key=KEY)
     with pytest.raises(ParameterError, match="different from the input"):
-        pio.noise_file(src, tmp_path / "." / "in.parquet", ["x"], lap, seed=1)
+        pio.noise_file(src, tmp_path / "." / "in.parquet", ["x"], lap, key=KEY)
     with pytest.raises(ParameterError, match="distinct"):
-        pio.noise_file(src, tmp_path / "o.parquet", ["x", "x"], lap, seed=1)
-    for bad_seed, exc in ((-1, ParameterError), (1.5, ParameterTypeError), (True, ParameterTypeError)):
-        with pytest.raises(exc, match="seed"):
+        pio.noise_file(src, tmp_path / "o.parquet", ["x", "x"], lap, key=KEY)
+    for bad_seed in (-1, 0, 2026, 2**100):
+        with pytest.raises(ParameterError, match="puffer keygen"):
             pio.noise_file(src, tmp_path / "o.parquet", ["x"], lap, seed=bad_seed)
+    for bad_key, exc in ((2026, ParameterTypeError), (b"short", ParameterError), (1.5, ParameterTypeError)):
+        with pytest.raises(exc, match="key"):
+            pio.noise_file(src, tmp_path / "o.parquet", ["x"], lap, key=bad_key)
     with pytest.raises(ParameterError, match="nulls"):
-        pio.noise_file(src, tmp_path / "o.parquet", ["x"], lap, seed=1, nulls="drop")
+        pio.noise_file(src, tmp_path / "o.parquet", ["x"], lap, key=KEY, nulls="drop")
     with pytest.raises(ParameterError, match="kind"):
-        pio.noise_file(src, tmp_path / "o.parquet", ["x"], ("laplce", {"b": 1.0}), seed=1)
+        pio.noise_file(src, tmp_path / "o.parquet", ["x"], ("laplce", {"b": 1.0}), key=KEY)
     # a ledger that is not JSON lines: refused before any work, nothing written
     led = tmp_path / "bad.jsonl"
     led.write_text('{"ok": 1}\n[1, 2]\n')
-    with pytest.raises(ParameterError, match="line 2"):
-        pio.noise_file(src, tmp_path / "o.parquet", ["x"], lap, seed=1, ledger=led)
-    led.write_text('{"ok": 1}\n{"broken": \n')
-    with pytest.raises(ParameterError, match="JSON lines.*line 2"):
-        pio.noise_file(src, tmp_path / "o.parquet", ["x"], lap, seed=1, ledger=led)
-    assert led.read_text() == '{"ok": 1}\n{"broken": \n' and not (tmp_path / "o.parquet").exists()
+    with pytest.raises(LedgerError, match="line 2.*not an object"):
+        pio.noise_file(src, tmp_path / "o.parquet", ["x"], lap, key=KEY, ledger=led)
+    assert led.read_text() == '{"ok": 1}\n[1, 2]\n' and not (tmp_path / "o.parquet").exists()
     # mechanism file vs column dimension: a 2-D query needs exactly 2 columns
     f2 = tmp_path / "fw2.json"
     f2.write_text(json.dumps(FRAMEWORK_2D))
     pq.write_table(pa.table({"u": [0.0, 1.0], "v": [1.0, 0.0], "w": [0.5, 0.5]}), tmp_path / "uvw.parquet")
     for cols in (["u"], ["u", "v", "w"]):
         with pytest.raises(ParameterError, match="exactly 2 columns"):
-            pio.noise_file(tmp_path / "uvw.parquet", tmp_path / "o.parquet", cols, f2, seed=1)
-    e = pio.noise_file(tmp_path / "uvw.parquet", tmp_path / "o.parquet", ["u", "v"], f2, seed=1)
-    assert e["dim"] == 2 and e["releases_per_row"] == 1
+            pio.noise_file(tmp_path / "uvw.parquet", tmp_path / "o.parquet", cols, f2, key=KEY, per_unit=True)
+    e = pio.noise_file(tmp_path / "uvw.parquet", tmp_path / "o.parquet", ["u", "v"], f2, key=KEY, per_unit=True,
+                       ledger=tmp_path / "l2d.jsonl")
+    assert e["dim"] == 2 and e["composition"]["releases"] == 1
     with pytest.raises(ParameterError, match="release"):  # a file with [release] values is not for columns
-        pio.noise_file(src, tmp_path / "o2.parquet", ["x"], {**FRAMEWORK, "release": {"values": [1.0]}}, seed=1)
+        pio.noise_file(src, tmp_path / "o2.parquet", ["x"], {**FRAMEWORK, "release": {"values": [1.0]}}, key=KEY,
+                       per_unit=True)
     with pytest.raises(ParameterError, match="select"):
-        pio.noise_file(src, tmp_path / "o2.parquet", ["x"], fw_file, seed=1, select="no such mechanism")
+        pio.noise_file(src, tmp_path / "o2.parquet", ["x"], fw_file, key=KEY, select="no such mechanism",
+                       per_unit=True)
     with pytest.raises(ParameterError, match="input"):
-        pio.noise_file(tmp_path / "missing.parquet", tmp_path / "o2.parquet", ["x"], lap, seed=1)
+        pio.noise_file(tmp_path / "missing.parquet", tmp_path / "o2.parquet", ["x"], lap, key=KEY)
     (tmp_path / "junk.parquet").write_bytes(b"not parquet at all")
     with pytest.raises(ParameterError, match="readable parquet"):
-        pio.noise_file(tmp_path / "junk.parquet", tmp_path / "o2.parquet", ["x"], lap, seed=1)
+        pio.noise_file(tmp_path / "junk.parquet", tmp_path / "o2.parquet", ["x"], lap, key=KEY)
     # a failure deep in a large file leaves no partial output and no temporary file
     tbl = pq.read_table(bigsrc, columns=["x"])
     x = tbl.column("x").to_numpy().copy()
     x[900_000] = np.inf
     pq.write_table(pa.table({"x": x}), tmp_path / "inf.parquet")
-    before = set(os.listdir(tmp_path))
+    pio.noise_file(src, tmp_path / "warm.parquet", ["x"], lap, key=KEY)  # ledger and lock files exist now
+    before = set(os.listdir(tmp_path)) | {".partial.parquet.puffer-lock"}
     with pytest.raises(ParameterError, match="row 900000"):
-        pio.noise_file(tmp_path / "inf.parquet", tmp_path / "partial.parquet", ["x"], lap, seed=1)
+        pio.noise_file(tmp_path / "inf.parquet", tmp_path / "partial.parquet", ["x"], lap, key=KEY)
     assert set(os.listdir(tmp_path)) == before
 
 
 def test_progress_only_when_asked_or_on_a_terminal(tmp_path, capsys):
     src = tmp_path / "in.parquet"
     pq.write_table(pa.table({"x": np.zeros(1000)}), src)
-    pio.noise_file(src, tmp_path / "a.parquet", ["x"], ("laplace", {"b": 1.0}), seed=1)
+    pio.noise_file(src, tmp_path / "a.parquet", ["x"], ("laplace", {"b": 1.0}), key=KEY)
     assert capsys.readouterr().err == ""  # stderr is not a terminal under pytest
-    pio.noise_file(src, tmp_path / "b.parquet", ["x"], ("laplace", {"b": 1.0}), seed=1, progress=True, batch_size=100)
+    pio.noise_file(src, tmp_path / "b.parquet", ["x"], ("laplace", {"b": 1.0}), key=KEY, progress=True, batch_size=100)
     assert "rows" in capsys.readouterr().err
 
 
-def test_ledger_append_keeps_one_object_per_line(tmp_path):
+def test_ledger_append_repairs_a_torn_last_line(tmp_path):
     p = tmp_path / "l.jsonl"
-    p.write_text('{"a": 1}')  # no trailing newline
-    pio.append_ledger(p, {"b": 2})
-    assert pio.read_ledger(p) == [{"a": 1}, {"b": 2}]
+    a = pio.append_ledger(p, {"a": 1})
+    with open(p, "ab") as fh:
+        fh.write(b'{"b": 2, "se')  # a torn line (disk full during an append)
+    v = pio.verify(p)
+    assert v["entries"] == 1 and v["torn_tail"]["bytes"] == 12
+    b = pio.append_ledger(p, {"c": 3})
+    assert pio.read_ledger(p) == [a, b] and b["repaired_tail"]["bytes"] == 12 and pio.verify(p)["torn_tail"] is None

@@ -34,7 +34,8 @@ _REL = {"label", "guarantee", "select", "scope"}
 def add_parser(subparsers: Any) -> None:
     p = subparsers.add_parser("account", help="compose the releases listed in a TOML/JSON file "
                               "(Guerra-Balboa et al. 2024) and explain the total")
-    p.add_argument("file")
+    p.add_argument("file", help="a TOML/JSON list of releases, or a release ledger (JSON lines written by "
+                                "`puffer noise`: then the per-unit totals of `puffer ledger show`)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
@@ -97,8 +98,29 @@ def accountant_from_config(cfg: dict) -> Any:
     return acc
 
 
+def _is_ledger(path: str) -> bool:
+    """A release ledger: JSON lines whose first line is an entry with ``puffer_ledger``."""
+    try:
+        with open(path, "rb") as fh:
+            first = fh.readline(1 << 20)
+        e = json.loads(first)
+    except (OSError, ValueError):
+        return False
+    return isinstance(e, dict) and "puffer_ledger" in e and "prev" in e
+
+
 def run(args: argparse.Namespace, out: Any = None) -> int:
     out = out or sys.stdout
+    if _is_ledger(args.file):
+        from ..io.cli import ledger_report, print_report
+
+        rep = ledger_report(args.file)
+        if args.json:
+            json.dump(rep, out, indent=1, sort_keys=True, default=str)
+            out.write("\n")
+        else:
+            print_report(rep, out)
+        return 0
     cfg = load_releases(args.file)
     acc = accountant_from_config(cfg)
     res = acc.result()

@@ -144,7 +144,12 @@ def _draw_data(law: Any, n: int, stream: Any) -> np.ndarray:
 
 
 def _release(mechanism: Any, x: np.ndarray, stream: Any) -> np.ndarray:
-    y = np.asarray(mechanism.release(x, rng=stream), dtype=np.float64)
+    from ..mechanisms._base import Mechanism
+
+    if isinstance(mechanism, Mechanism) and mechanism.noise is None:  # an audit, not a publication
+        y = np.asarray(mechanism.release(x, rng=stream, allow_unnoised=True), dtype=np.float64)
+    else:
+        y = np.asarray(mechanism.release(x, rng=stream), dtype=np.float64)
     if y.shape[0] != x.shape[0]:
         raise ParameterError("mechanism.release", f"output of shape {y.shape}", f"one output per input ({x.shape[0]})")
     return y

@@ -1,13 +1,25 @@
-"""Parquet/CSV -> noisy Parquet in record batches, with a ledger entry (``puffer noise``).
+"""Parquet/CSV -> noisy Parquet, published with its ledger entry (``puffer noise``).
 
-Memory is bounded by the batch size whatever the file size: the input is read with pyarrow in
-record batches (Parquet row groups are split, CSV is read block by block), each batch gets its
-noise and is written at once. The output is written to a temporary name in the output's folder
-and renamed at the end, so a failure (bad value, Ctrl-C, full disk) leaves no partial output.
+Order of operations (what makes a killed run harmless, :mod:`puffer.io.release`):
+
+1. validate everything: paths, the key, the mechanism, the privacy unit, the ledger (writable
+   folder, intact chain) and the composition rules; take the output's lock (one writer per
+   output: ``.NAME.puffer-lock`` beside it) and remove temporary files of killed runs;
+2. hash the input; write the output to ``.NAME.puffer-tmp-PID`` beside it in record batches
+   (memory bounded by the batch size; Parquet page checksums verified on read, written on
+   output), fsync it and hash it;
+3. append the ``pending`` ledger entry (durable);
+4. rename into place, fsync the folder; append ``completed``.
+
+A kill before 3 leaves no output (the temporary file is removed by the next run); a kill
+between 3 and 4 leaves a pending entry, resolved by the next run. I/O failures are
+:class:`~puffer.errors.PufferIOError` (``puffer`` exit code 6).
 """
 from __future__ import annotations
 
-import datetime as _dt
+import contextlib
+import errno
+import fcntl
 import hashlib
 import os
 import sys
@@ -15,14 +27,18 @@ import time
 from typing import Any
 
 from .. import _validate as V
-from ..errors import ParameterError, ParameterTypeError
+from ..errors import ParameterError, ParameterTypeError, PufferIOError
 from .arrow import check_schema, noise_batch, nulls_arg, output_schema, pyarrow
-from .ledger import LEDGER_VERSION, append_ledger, read_ledger
-from .plan import as_columns, column_stream, draw_seed, resolve, seed_fingerprint, threads_arg
+from .keys import refuse_seed
+from .ledger import Ledger, _fsync_dir, default_ledger_path
+from .plan import as_columns, resolve, threads_arg
+from .release import begin_release
+from .units import check_answers, group_answers, unit_spec
 
-__all__ = ["noise_file", "FORMATS"]
+__all__ = ["noise_file", "FORMATS", "sha256_file"]
 
 FORMATS = ("parquet", "csv")
+_TMP = ".puffer-tmp-"
 
 
 def _format(path: str, fmt: Any) -> str:
@@ -38,15 +54,15 @@ def _format(path: str, fmt: Any) -> str:
     raise ParameterError("input", path, "a .parquet/.pq or .csv file (or input_format='parquet'|'csv')")
 
 
-def _batches(path: str, fmt: str, batch_size: int):
+def _batches(path: str, fmt: str, batch_size: int, columns: list[str] | None = None):
     """(schema, total rows or None, iterator of record batches of at most batch_size rows)."""
-    pa = pyarrow()
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
         # pre_buffer=False: pyarrow's default pre-buffers the row groups iter_batches will
-        # read, so memory grew with the file (measured: RSS proportional to the input)
-        pf = pq.ParquetFile(path, pre_buffer=False)
+        # read, so memory grew with the file (measured: RSS proportional to the input).
+        # page_checksum_verification: a corrupted page is an error, not silently wrong values.
+        pf = pq.ParquetFile(path, pre_buffer=False, page_checksum_verification=True)
         return pf.schema_arrow, pf.metadata.num_rows, pf.iter_batches(batch_size=batch_size)
     import pyarrow.csv as pcsv
 
@@ -57,11 +73,11 @@ def _batches(path: str, fmt: str, batch_size: int):
             for lo in range(0, b.num_rows, batch_size):
                 yield b.slice(lo, batch_size)
 
-    del pa
     return reader.schema, None, gen()
 
 
-def _sha256(path: str) -> str:
+def sha256_file(path: str) -> str:
+    """'sha256:<hex>' of a file's bytes."""
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for blk in iter(lambda: fh.read(1 << 22), b""):
@@ -79,37 +95,130 @@ def _progress_bar(enabled: bool, total: int | None):
     return tqdm(total=total, unit="rows", unit_scale=True, file=sys.stderr, desc="puffer noise", leave=False)
 
 
+def _lock_path(dst: str) -> str:
+    return os.path.join(os.path.dirname(dst), f".{os.path.basename(dst)}.puffer-lock")
+
+
+@contextlib.contextmanager
+def _output_lock(dst: str):
+    """One writer per output path (non-blocking: a second writer gets a PufferIOError)."""
+    lp = _lock_path(dst)
+    try:
+        fd = os.open(lp, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise PufferIOError(dst, "locking the output", exc.strerror or exc) from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+                raise PufferIOError(dst, "locking the output", "another puffer process is writing it") from None
+            raise PufferIOError(dst, "locking the output", exc.strerror or exc) from None
+        yield
+    finally:
+        os.close(fd)
+
+
+def _busy(dst: str) -> bool:
+    """True while another process holds the output's lock (its release is running)."""
+    lp = _lock_path(dst)
+    try:
+        fd = os.open(lp, os.O_RDWR)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+
+
+def _clean_orphans(dst: str) -> list[str]:
+    """Remove temporary files of killed runs for this output (we hold its lock, so none is live)."""
+    folder, base = os.path.dirname(dst), os.path.basename(dst)
+    removed = []
+    for name in os.listdir(folder):
+        if name.startswith(f".{base}{_TMP}"):
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(os.path.join(folder, name))
+                removed.append(name)
+    return removed
+
+
+def _io(path: str, what: str):
+    """Turn OSError into PufferIOError (disk full, read-only, ...)."""
+    @contextlib.contextmanager
+    def cm():
+        try:
+            yield
+        except PufferIOError:
+            raise
+        except OSError as exc:
+            raise PufferIOError(path, what, exc.strerror or exc) from None
+    return cm()
+
+
+def _framework_description(mechanism: Any, plan: Any) -> Any:
+    """The full framework description to embed: the file's config (priors, T, states, secrets),
+    or what a Mechanism object exposes (repr and digest)."""
+    m = plan.mechanism
+    if m is None:
+        return None
+    if isinstance(mechanism, dict):
+        from ..config import validate_config
+        return {"config": validate_config(mechanism), "digest": m.framework.digest()}
+    if isinstance(mechanism, (str, os.PathLike)):
+        from ..config import load_config
+        return {"config": load_config(mechanism), "file": os.path.abspath(os.fspath(mechanism)),
+                "digest": m.framework.digest()}
+    fw = m.framework
+    return {"repr": repr(fw), "digest": fw.digest(), "secrets": len(fw.secrets), "priors": [repr(t) for t in fw.thetas]}
+
+
+def _jsonable(x: Any) -> Any:
+    import json
+    return json.loads(json.dumps(x, default=str))
+
+
 def noise_file(input: str | os.PathLike, output: str | os.PathLike, columns: Any, mechanism: Any, *,
-               seed: int | None = None, secure: bool = False, select: str | None = None,
-               ledger: str | os.PathLike | None = None, batch_size: int = 1 << 18, nulls: str = "error",
-               threads: int | None = None, granularity: float | None = None, input_format: str | None = None,
-               progress: bool | None = None, compression: str = "zstd", row_group_size: int = 1 << 20) -> dict:
-    """Add calibrated noise to ``columns`` of a Parquet/CSV file and write Parquet; returns the
-    ledger entry (also appended to ``ledger`` unless it is None).
+               key: Any = None, ledger: str | os.PathLike | None = None, unit: str | None = None,
+               order: str | None = None, per_unit: bool = False, rerun: str | None = None,
+               allow_uncomposed: bool = False, budget: float | None = None, allow_unnoised: bool = False,
+               insecure_seed: int | None = None, seed: Any = None, secure: bool = False, select: str | None = None,
+               batch_size: int = 1 << 18, nulls: str = "error", threads: int | None = None,
+               granularity: float | None = None, input_format: str | None = None, progress: bool | None = None,
+               compression: str = "zstd", row_group_size: int = 1 << 20) -> dict:
+    """Publish ``columns`` of a Parquet/CSV file with calibrated noise as Parquet, with its ledger
+    entry; returns the (pending) ledger entry.
 
     ``mechanism``: a Mechanism, a framework file (TOML/JSON, as ``puffer run`` reads), its dict,
     or a plain noise (see :func:`puffer.io.resolve`; ``select`` picks a mechanism of a file).
-    ``seed``: int (reproducible: row ``r`` of column ``c`` gets value ``r`` of
-    :func:`~puffer.io.column_stream` ``(seed, c)``, whatever ``batch_size`` and ``threads``);
-    None draws a 128-bit seed from OS entropy (only its fingerprint is recorded).
-    ``secure=True``: lattice + exact discrete noise from OS entropy (seed must be None).
+    ``key``: a key file (``puffer keygen``), the key's bytes (>= 16), or None for fresh OS
+    entropy (the release cannot be re-run). Integer seeds are refused (``insecure_seed=`` is for
+    tests and is recorded as insecure). ``ledger``: default ``puffer-ledger.jsonl`` beside the
+    output. ``unit``/``order``/``per_unit``: the privacy unit (:mod:`puffer.io.units`).
+    ``rerun``: a release id of the ledger to reproduce (same key, input and options).
+    ``allow_uncomposed``/``budget``: see :mod:`puffer.io.totals`. ``allow_unnoised``: publish the
+    values unnoised when the mechanism needs no noise (zero sensitivity).
+    ``secure=True``: lattice + exact discrete noise from OS entropy (no key, not reproducible).
     ``nulls``: "error" or "keep". ``progress``: a bar on stderr (default: when stderr is a terminal).
-    The output has row groups of ``row_group_size`` rows whatever ``batch_size``, so its bytes
-    depend only on the input, the mechanism and the seed. Memory: about
-    ``batch_size + row_group_size`` rows.
+    The output's bytes depend only on the input, the options, the key and the nonce (row groups
+    of ``row_group_size`` rows whatever ``batch_size``).
 
     >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq, puffer.io
     >>> d = tempfile.mkdtemp()
     >>> pq.write_table(pa.table({"x": [1.0, 2.0, 3.0]}), os.path.join(d, "in.parquet"))
+    >>> k = puffer.io.keygen(os.path.join(d, "release.key"))
     >>> e = puffer.io.noise_file(os.path.join(d, "in.parquet"), os.path.join(d, "out.parquet"), ["x"],
-    ...                          ("laplace", {"b": 1.0}), seed=5, ledger=os.path.join(d, "ledger.jsonl"))
-    >>> e["rows"], e["rng"]["mode"], len(puffer.io.read_ledger(os.path.join(d, "ledger.jsonl")))
-    (3, 'philox', 1)
+    ...                          ("laplace", {"b": 1.0}), key=os.path.join(d, "release.key"))
+    >>> e["rows"], e["key"]["key_id"] == k.key_id, puffer.io.verify(os.path.join(d, "puffer-ledger.jsonl"))["releases"]
+    (3, True, 1)
     """
-    from .._version import __version__
-
     t0 = time.perf_counter()
-    src, dst = os.fspath(input), os.fspath(output)
+    refuse_seed(seed)
+    src, dst = os.fspath(input), os.path.abspath(os.fspath(output))
     cols = as_columns(columns)
     fmt = _format(src, input_format)
     if not os.path.isfile(src):
@@ -117,105 +226,229 @@ def noise_file(input: str | os.PathLike, output: str | os.PathLike, columns: Any
     if os.path.realpath(src) == os.path.realpath(dst) or (os.path.exists(dst) and os.path.samefile(src, dst)):
         raise ParameterError("output", dst, "a path different from the input (the input is read while the "
                              "output is written)")
-    out_dir = os.path.dirname(os.path.abspath(dst))
+    out_dir = os.path.dirname(dst)
     if not os.path.isdir(out_dir):
         raise ParameterError("output", dst, "a path in an existing folder")
     if os.path.isdir(dst):
         raise ParameterError("output", dst, "a file path, not a folder")
+    if not os.access(out_dir, os.W_OK | os.X_OK):
+        raise PufferIOError(dst, "writing the output", "its folder is read-only")
     batch_size = V.integer("batch_size", batch_size, lo=1)
     row_group_size = V.integer("row_group_size", row_group_size, lo=1)
     nulls = nulls_arg(nulls)
     thr = threads_arg(threads)
-    if not isinstance(secure, bool):
-        raise ParameterTypeError("secure", secure, "True or False")
-    if ledger is not None:
-        ledger = os.fspath(ledger)
-        if os.path.realpath(ledger) in (os.path.realpath(src), os.path.realpath(dst)):
-            raise ParameterError("ledger", ledger, "a file other than the input and the output")
-        read_ledger(ledger)  # a corrupt ledger is refused before any work
+    for name, flag in (("secure", secure), ("allow_unnoised", allow_unnoised)):
+        if not isinstance(flag, bool):
+            raise ParameterTypeError(name, flag, "True or False")
+    led_path = default_ledger_path(dst) if ledger is None else os.path.abspath(os.fspath(ledger))
+    if os.path.realpath(led_path) in (os.path.realpath(src), os.path.realpath(dst)):
+        raise ParameterError("ledger", led_path, "a file other than the input and the output")
+    led = Ledger(led_path)
+    led.check_writable()  # a read-only or missing ledger folder: refused before any work
+    led.entries()         # a broken chain: refused before any work
     plan = resolve(mechanism, select=select)
     plan.check_columns(cols)
+    if plan.kind is None and not allow_unnoised:
+        raise ParameterError("allow_unnoised", False, f"permission to publish unnoised values: the mechanism "
+                             f"({plan.label}) has sensitivity 0, so it adds no noise and the output would be the "
+                             "raw data (pass allow_unnoised=True / --allow-unnoised if that is intended)")
+    spec = unit_spec(plan, unit, order, per_unit, cols)
     if secure:
-        if seed is not None:
-            raise ParameterError("seed", seed, "None in secure mode (keys come from OS entropy only)")
         plan.secure_plan(granularity)  # refuse an impossible lattice before reading
-        streams, mode, fp = None, "secure", None
-    else:
-        if granularity is not None:
-            raise ParameterError("granularity", granularity, "None unless secure=True")
-        drawn = seed is None
-        s = draw_seed() if seed is None else seed
-        streams = {c: column_stream(s, c) for c in cols}
-        mode, fp = "philox", seed_fingerprint(s)
+    elif granularity is not None:
+        raise ParameterError("granularity", granularity, "None unless secure=True")
     pa = pyarrow()
-    import pyarrow.parquet as pq
 
     try:
         schema, total, batches = _batches(src, fmt, batch_size)
     except (pa.ArrowInvalid, OSError) as exc:
         raise ParameterError("input", src, f"a readable {fmt} file ({exc})") from None
     check_schema(schema, cols)
-    out_schema = output_schema(schema, cols)
-    tmp = os.path.join(out_dir, f".{os.path.basename(dst)}.puffer-tmp-{os.getpid()}")
-    bar = _progress_bar(sys.stderr.isatty() if progress is None else bool(progress), total)
-    rows = 0
-    ok = False
-    try:
-        with pq.ParquetWriter(tmp, out_schema, compression=compression) as writer:
-            # Row groups of exactly row_group_size rows (the last one shorter), cut from the
-            # noisy batches: the file's bytes do not depend on the batch size.
-            pending: list = []
-            n_pending = 0
-
-            def flush(final: bool) -> None:
-                nonlocal pending, n_pending
-                if not pending:
-                    return
-                tab = pa.Table.from_batches(pending, schema=out_schema)
-                k = n_pending if final else (n_pending // row_group_size) * row_group_size
-                for lo in range(0, k, row_group_size):
-                    writer.write_table(tab.slice(lo, min(row_group_size, k - lo)).combine_chunks(),
-                                       row_group_size=row_group_size)
-                rest = tab.slice(k)
-                pending, n_pending = (rest.to_batches() if rest.num_rows else []), rest.num_rows
-
-            try:
-                for b in batches:
-                    if b.schema != schema:  # CSV: a later block inferred differently
-                        raise ParameterError("input", src, f"one schema for the whole file (batch at row {rows} "
-                                             f"has {b.schema}, the first had {schema})")
-                    pending.append(noise_batch(b, plan, cols, streams, rows, nulls=nulls,
-                                               out_schema=out_schema, threads=thr, granularity=granularity))
-                    n_pending += b.num_rows
-                    rows += b.num_rows
-                    if n_pending >= row_group_size:
-                        flush(False)
-                    if bar is not None:
-                        bar.update(b.num_rows)
-                flush(True)
-            except pa.ArrowInvalid as exc:
-                raise ParameterError("input", src, f"a valid {fmt} file (at row {rows}: {exc})") from None
-        os.replace(tmp, dst)
-        ok = True
-    finally:
-        if bar is not None:
-            bar.close()
-        if not ok and os.path.exists(tmp):
-            os.remove(tmp)
-    entry = {
-        "puffer_ledger": LEDGER_VERSION,
-        "time": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "puffer_version": __version__,
-        "input": os.path.abspath(src), "output": os.path.abspath(dst), "output_sha256": _sha256(dst),
-        "columns": cols, "rows": rows, "releases_per_row": plan.releases_per_row(len(cols)), "nulls": nulls,
-        "rng": {"mode": mode, "seed_fingerprint": fp,
-                "stream": None if secure else "philox4x32-10, column_stream v1 (row r = stream value r)",
-                **({} if secure or not drawn else {"seed_source": "os entropy"}),
-                **({"granularity": plan.secure_plan(granularity).granularity,
-                    "inflation": plan.secure_plan(granularity).inflation} if secure else {})},
-        **plan.describe(),
-        "seconds": round(time.perf_counter() - t0, 3),
-    }
-    if ledger is not None:
-        append_ledger(ledger, entry)
+    for name in [c for c in (spec.column, spec.order) if c is not None]:
+        if name not in schema.names:
+            raise ParameterError("unit" if name == spec.column else "order", repr(name),
+                                 f"a column of the input; it has {list(schema.names)}")
+    config = {"nulls": nulls, "select": select, "format_out": {"compression": compression,
+                                                               "row_group_size": row_group_size},
+              "granularity": granularity, "allow_unnoised": allow_unnoised}
+    with _output_lock(dst):
+        _clean_orphans(dst)
+        with _io(src, "reading the input"):
+            in_digest = sha256_file(src)
+        rel = begin_release(ledger=led, columns=cols, plan=plan, key=key, insecure_seed=insecure_seed,
+                            rerun=rerun, input_sha256=in_digest, input=src, config=config,
+                            unit=spec.describe(), framework=_jsonable(_framework_description(mechanism, plan)),
+                            allow_uncomposed=allow_uncomposed, budget=budget, secure=secure, is_busy=_busy)
+        streams = None if secure else rel.streams(cols)
+        tmp = os.path.join(out_dir, f".{os.path.basename(dst)}{_TMP}{os.getpid()}")
+        bar = _progress_bar(sys.stderr.isatty() if progress is None else bool(progress), total)
+        rows = 0
+        published = False
+        try:
+            with _io(tmp, "writing the output"):
+                if spec.mode == "records":
+                    rows = _write_units(src, fmt, tmp, schema, spec, cols, plan, streams, nulls, thr, granularity,
+                                        compression, row_group_size)
+                else:
+                    rows = _write_rows(batches, src, fmt, tmp, schema, spec, cols, plan, streams, nulls, thr,
+                                       granularity, compression, row_group_size, bar)
+                fd = os.open(tmp, os.O_RDONLY)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+                out_digest = sha256_file(tmp)
+            with _io(src, "reading the input"):
+                if sha256_file(src) != in_digest:
+                    raise ParameterError("input", src, "an input that does not change while it is read (its "
+                                         "SHA-256 changed during the release); nothing was published")
+            entry = rel.pending(out_digest, rows, output=dst,
+                                extra={"seconds": round(time.perf_counter() - t0, 3)})
+            with _io(dst, "publishing the output"):
+                os.replace(tmp, dst)
+                published = True
+                _fsync_dir(out_dir)
+            rel.commit()
+        except BaseException as exc:
+            # The temporary file still there means the rename did not happen (a signal may land
+            # between os.replace returning and `published = True`: then tmp is gone, and the
+            # pending entry is left for the next run to resolve from the file itself).
+            if not published and os.path.exists(tmp):
+                with contextlib.suppress(OSError):
+                    os.remove(tmp)
+                if rel.state == "pending":
+                    with contextlib.suppress(Exception):
+                        rel.abort(f"not published: {type(exc).__name__}")
+            raise
+        finally:
+            if bar is not None:
+                bar.close()
     return entry
+
+
+def _int_check(batch: Any, cols: list[str], out_schema: Any, rows: int) -> None:
+    """64-bit integers that float64 cannot hold exactly (|x| > 2^53) are refused, never rounded
+    (at 2^62 the float spacing is 1024 and Laplace(1) noise vanishes)."""
+    pa = pyarrow()
+    import pyarrow.compute as pc
+
+    for c in cols:
+        arr = batch.column(batch.schema.get_field_index(c))
+        if not (pa.types.is_integer(arr.type) and arr.type.bit_width == 64) or len(arr) == arr.null_count:
+            continue
+        mm = pc.min_max(arr).as_py()
+        if mm["max"] > 2**53 or mm["min"] < -(2**53):
+            bad = mm["max"] if mm["max"] > 2**53 else mm["min"]
+            i = pc.index(arr, bad).as_py()
+            raise ParameterError(f"column {c!r}", f"{bad} at row {rows + i}",
+                                 "integers with |x| <= 2^53 (exact in the float64 output; beyond, the spacing "
+                                 "of floats swallows the noise)")
+
+
+def _writer(tmp: str, schema: Any, compression: str) -> Any:
+    import pyarrow.parquet as pq
+    return pq.ParquetWriter(tmp, schema, compression=compression, write_page_checksum=True)
+
+
+def _write_rows(batches, src, fmt, tmp, schema, spec, cols, plan, streams, nulls, thr, granularity, compression,
+                row_group_size, bar) -> int:
+    """Rows mode / answers mode: one output row per input row."""
+    import numpy as np
+
+    from .streams import unit_positions
+    pa = pyarrow()
+
+    out_schema = output_schema(schema, cols)
+    rows = 0
+    seen: list = []
+    with _writer(tmp, out_schema, compression) as writer:
+        # Row groups of exactly row_group_size rows (the last one shorter), cut from the
+        # noisy batches: the file's bytes do not depend on the batch size.
+        pending: list = []
+        n_pending = 0
+
+        def flush(final: bool) -> None:
+            nonlocal pending, n_pending
+            if not pending:
+                return
+            tab = pa.Table.from_batches(pending, schema=out_schema)
+            k = n_pending if final else (n_pending // row_group_size) * row_group_size
+            for lo in range(0, k, row_group_size):
+                writer.write_table(tab.slice(lo, min(row_group_size, k - lo)).combine_chunks(),
+                                   row_group_size=row_group_size)
+            rest = tab.slice(k)
+            pending, n_pending = (rest.to_batches() if rest.num_rows else []), rest.num_rows
+
+        def read():  # errors of the input (corrupt pages, bad CSV) are bad input, not I/O failures
+            it = iter(batches)
+            while True:
+                try:
+                    b = next(it)
+                except StopIteration:
+                    return
+                except (pa.ArrowInvalid, OSError) as exc:
+                    raise ParameterError("input", src, f"a valid {fmt} file (at row {rows}: {exc})") from None
+                yield b
+
+        for b in read():
+            if b.schema != schema:  # CSV: a later block inferred differently
+                raise ParameterError("input", src, f"one schema for the whole file (batch at row {rows} "
+                                     f"has {b.schema}, the first had {schema})")
+            _int_check(b, cols, out_schema, rows)
+            where: Any = rows
+            ids = None
+            if spec.column is not None:  # answers keyed by unit id
+                ucol = b.column(b.schema.get_field_index(spec.column))
+                if ucol.null_count:
+                    raise ParameterError("unit", spec.column, "no null unit ids")
+                ids = ucol.to_numpy(zero_copy_only=False)
+                where = unit_positions(ids)
+                seen.append(where)
+            if spec.range is not None:
+                for c in cols:
+                    v = b.column(b.schema.get_field_index(c)).to_numpy(zero_copy_only=False)
+                    check_answers(spec, c, np.asarray(v, dtype=np.float64), ids, rows)
+            pending.append(noise_batch(b, plan, cols, streams, where, nulls=nulls,
+                                       out_schema=out_schema, threads=thr, granularity=granularity))
+            n_pending += b.num_rows
+            rows += b.num_rows
+            if n_pending >= row_group_size:
+                flush(False)
+            if bar is not None:
+                bar.update(b.num_rows)
+        flush(True)
+    if len(seen) > 1:
+        unit_positions(np.concatenate(seen))  # every unit once across batches
+    return rows
+
+
+def _write_units(src, fmt, tmp, schema, spec, cols, plan, streams, nulls, thr, granularity, compression,
+                 row_group_size) -> int:
+    """Records mode: group by unit, one noisy answer per unit."""
+    pa = pyarrow()
+    import pyarrow.csv as pcsv
+    import pyarrow.parquet as pq
+
+    need = [spec.column] + ([spec.order] if spec.order else []) + cols
+    try:
+        if fmt == "parquet":
+            table = pq.read_table(src, columns=need, page_checksum_verification=True, pre_buffer=False)
+        else:
+            table = pcsv.read_csv(src).select(need)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise ParameterError("input", src, f"a valid {fmt} file ({exc})") from None
+    answers, pos = group_answers(table, spec, cols)
+    del table
+    out_schema = pa.schema([answers.schema.field(spec.column)] + [pa.field(c, pa.float64()) for c in cols])
+    n = answers.num_rows
+    with _writer(tmp, out_schema, compression) as writer:
+        for lo in range(0, max(n, 1), row_group_size):
+            part = answers.slice(lo, row_group_size)
+            if part.num_rows == 0 and n:
+                break
+            b = part.combine_chunks().to_batches()
+            batch = b[0] if b else pa.RecordBatch.from_pylist([], schema=out_schema)
+            noisy = noise_batch(batch, plan, cols, streams, pos[lo:lo + part.num_rows], nulls=nulls,
+                                out_schema=out_schema, threads=thr, granularity=granularity)
+            writer.write_table(pa.Table.from_batches([noisy], schema=out_schema), row_group_size=row_group_size)
+    return n

@@ -41,7 +41,7 @@ import numpy as np
 from .. import _validate as V
 from ..errors import ParameterError, ParameterTypeError
 
-__all__ = ["NoisePlan", "resolve", "column_stream", "seed_fingerprint", "add_rows", "draw_seed"]
+__all__ = ["NoisePlan", "resolve", "column_stream", "add_rows", "draw_seed"]
 
 _DOMAIN = b"puffer.io column stream v1\x00"
 
@@ -80,14 +80,6 @@ def column_stream(seed: int, column: Any) -> Any:
     name = str(column).encode("utf-8")
     words = np.frombuffer(hashlib.sha256(_DOMAIN + name).digest()[:16], dtype="<u4")
     return Stream(np.random.SeedSequence(entropy=_seed(seed), spawn_key=tuple(int(w) for w in words)))
-
-
-def seed_fingerprint(seed: int) -> str:
-    """A fingerprint that identifies a seed in the ledger without storing it (sha256, 64 bits).
-
-    It lets an auditor check a claimed seed; a small seed can be found by brute force from its
-    fingerprint, so use a large random seed (``seed=None`` draws 128 bits) when that matters."""
-    return "sha256:" + hashlib.sha256(b"puffer seed fingerprint v1\x00" + str(_seed(seed)).encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -136,7 +128,12 @@ class NoisePlan:
         noise = None if self.noise is None else noise_description(self.noise)
         if noise is None and self.kind is not None:
             noise = {"family": self.kind, **self.params}
-        scale = None if self.noise is None else float(getattr(self.noise, "scale", math.nan))
+        if self.noise is not None:
+            scale: float | None = float(getattr(self.noise, "scale", math.nan))
+        elif self.kind is not None and len(self.params) == 1:  # a plain (kind, {param: scale}) noise
+            scale = float(next(iter(self.params.values())))
+        else:
+            scale = None
         if scale is not None and not math.isfinite(scale):
             scale = None
         if m is None:
@@ -161,7 +158,9 @@ class NoisePlan:
         key = granularity
         if key not in self._secure:
             sens = self.mechanism.sensitivity
-            norm = sens.norm if (self.dim > 1 and sens.norm in ("l1", "l2")) else "coordinate"
+            # a d-vector moves by up to d g/2 in L1 when snapped: pad in the sensitivity's norm
+            # (L1, the largest padding, for any norm other than 2); a scalar: per coordinate
+            norm = ("l2" if sens.norm == 2 else "l1") if self.dim > 1 else "coordinate"
             self._secure[key] = secure_plan((self.kind, self.params), self.dim, sensitivity=sens.value,
                                             granularity=granularity, norm=norm)
         return self._secure[key]

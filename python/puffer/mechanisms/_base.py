@@ -114,13 +114,41 @@ class Mechanism:
         gs = float(scale_for(g))
         return GroupComparison(g, gs, (gs / scale) if scale > 0 else math.inf, self.framework.group_note)
 
-    def release(self, values: Any, *, rng: Any = None, out: Any = None) -> np.ndarray:
-        """values + noise, with puffer's samplers (``rng``: None, int, SeedSequence, Generator).
-        With zero sensitivity no noise is needed and a copy (or ``out``) of values is returned."""
+    def release(self, values: Any, *, rng: Any = None, out: Any = None, secure: bool = False,
+                granularity: float | None = None, bound: float | None = None, threads: int | None = None,
+                allow_unnoised: bool = False) -> np.ndarray:
+        """values + the calibrated noise.
+
+        ``rng`` (None, int, SeedSequence, Generator) follows numpy's convention: the same seed
+        gives the same draw. That is for experiments and tests, **not for publication**: anyone
+        who guesses a small seed regenerates the noise and recovers the values. To publish, use
+        ``secure=True`` here or :func:`puffer.io.noise_file` with a key (``puffer keygen``).
+
+        ``secure=True``: the exact lattice mode of :mod:`puffer.secure` with this mechanism's own
+        sensitivity and noise (Laplace or Gaussian): each value of a scalar query is its own
+        release (padding per coordinate); a d-dimensional query releases one d-vector, padded in
+        the sensitivity's norm. ``granularity``/``bound`` as in :func:`puffer.secure.secure_add_noise`.
+
+        A mechanism whose sensitivity is 0 adds no noise: it refuses to release unless
+        ``allow_unnoised=True`` says that publishing the values as they are is intended.
+
+        >>> import numpy as np, puffer
+        >>> m = puffer.mechanisms.Wasserstein(puffer.models.correlated_pair(), eps=1.0)
+        >>> y = m.release(np.array([1.0, 2.0]), secure=True, granularity=2**-10)
+        >>> bool(np.all(y * 2**10 == np.round(y * 2**10)))
+        True
+        """
         from .. import _validate as V
         from .. import sampling
 
+        for name, flag in (("secure", secure), ("allow_unnoised", allow_unnoised)):
+            if not isinstance(flag, bool):
+                raise ParameterTypeError(name, flag, "True or False")
         if self.noise is None:
+            if not allow_unnoised:
+                raise ParameterError("allow_unnoised", False, f"permission to publish unnoised values: "
+                                     f"{type(self).__name__} has sensitivity {self.sensitivity.value:g}, so it adds "
+                                     "no noise and the release is the raw data (pass allow_unnoised=True if intended)")
             # no noise needed (zero sensitivity): the values are released as they are, so they
             # must be finite real numbers like everywhere else
             vals = V.float_array("values", values, allow_empty=True)
@@ -128,7 +156,27 @@ class Mechanism:
                 return np.asarray(vals.copy())
             out[...] = vals
             return np.asarray(out)
-        return np.asarray(sampling.add_noise(values, self.noise, rng=rng, out=out))
+        if not secure:
+            for name, v in (("granularity", granularity), ("bound", bound)):
+                if v is not None:
+                    raise ParameterError(name, v, "None unless secure=True")
+            return np.asarray(sampling.add_noise(values, self.noise, rng=rng, out=out, threads=threads))
+        if rng is not None:
+            raise ParameterError("rng", rng, "None with secure=True (its noise comes from OS entropy only)")
+        base = getattr(self.noise, "base", self.noise)
+        dim = 1 if self.framework is None else int(self.framework.dim)
+        sens = self.sensitivity
+        if dim > 1:
+            size = int(np.size(values))
+            if size != dim:
+                raise ParameterError("values", f"{size} values", f"one {dim}-vector (the query's dimension) "
+                                     "with secure=True")
+            # padding in the sensitivity's norm; L1 padding (the largest) for any other norm
+            norm = "l2" if sens.norm == 2 else "l1"
+        else:
+            norm = "coordinate"
+        return np.asarray(sampling.add_noise(values, base, secure=True, sensitivity=float(sens.value), norm=norm,
+                                             granularity=granularity, bound=bound, out=out, threads=threads))
 
     def close_adversary(self, alpha: float | None = None, *, w_inf: float | None = None,
                         d_inf: float | None = None, hp: float = 3.0, hq: float = 3.0, hr: float = 3.0) -> PP | RPP:

@@ -1,0 +1,241 @@
+"""One release, from key to ledger: what the file, Spark and Dask paths share (driver side).
+
+Usage (the order of operations that makes a release crash-safe)::
+
+    rel = puffer.io.begin_release(ledger="ledger.jsonl", columns=["kwh"], plan=plan,
+                                  key="release.key", input_sha256=digest, config={...})
+    streams = rel.streams(["kwh"])          # column -> puffer.sampling.Stream (picklable)
+    ...  # add noise: value p of streams[c] is the noise at position p (row or unit position)
+    rel.pending(output_sha256, rows, output=path)   # durable BEFORE the output is published
+    ...  # publish (rename into place, fsync)
+    rel.commit()                             # the completion entry
+
+``begin_release`` validates everything before any work: the key (:mod:`puffer.io.keys`; an
+integer ``seed=`` is refused), the ledger (writable folder, intact chain; dangling pending
+entries of earlier killed runs are resolved), the composition rules of
+:mod:`puffer.io.totals` (a release that would leave a unit without a total guarantee is
+refused unless ``allow_uncomposed=True``, which is recorded; ``budget=`` caps the total), and
+for ``rerun=RELEASE_ID`` that the recorded release had the same key id, input digest and
+configuration (its nonce is then reused, so the bytes are reproduced; :meth:`Release.pending`
+refuses a rerun whose output digest differs from the recorded one). Anything else gets a fresh
+128-bit nonce, hence fresh noise (:mod:`puffer.io.streams`).
+
+The ledger never sees the key: only its random id and the nonce. Spark and Dask writers call
+``rel.commit(output_sha256, rows)`` directly (it writes the pending and the completed entry).
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import secrets as _secrets
+from typing import Any
+
+from ..errors import ParameterError, ParameterTypeError
+from .keys import Key, as_key, refuse_seed
+from .ledger import LEDGER_VERSION, Ledger, output_state, release_states
+from .streams import check_nonce, new_nonce, release_stream
+
+__all__ = ["Release", "begin_release", "STREAM_NAME"]
+
+STREAM_NAME = "philox4x32-10; key = HMAC-SHA256(release key, 'puffer/v1/stream' || nonce || column)"
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+class Release:
+    """A release in progress (see the module docstring). Attributes: ``release_id``, ``nonce``,
+    ``key`` (:class:`~puffer.io.Key`), ``ledger`` (:class:`~puffer.io.ledger.Ledger`),
+    ``entry`` (the fields of the pending entry, without output digest until :meth:`pending`)."""
+
+    def __init__(self, ledger: Ledger, key: Key, nonce: str, fields: dict, rerun_of: dict | None,
+                 allow_uncomposed: bool, budget: Any):
+        self.ledger = ledger
+        self.key = key
+        self.nonce = nonce
+        self.release_id = _secrets.token_hex(16)
+        self.rerun_of = rerun_of
+        self.allow_uncomposed = allow_uncomposed
+        self.budget = budget
+        self.entry = dict(fields)
+        self.state = "open"
+
+    def __repr__(self) -> str:
+        return f"Release(id={self.release_id!r}, ledger={self.ledger.path!r}, state={self.state!r})"
+
+    def stream(self, column: Any) -> Any:
+        """The noise stream of ``column`` (position p = noise at row/unit position p)."""
+        return release_stream(self.key, self.nonce, column)
+
+    def streams(self, columns: list[str]) -> dict:
+        return {c: self.stream(c) for c in columns}
+
+    def pending(self, output_sha256: str, rows: int, *, output: str | None = None, extra: dict | None = None) -> dict:
+        """Write the pending entry (durable when this returns). Call it once the output is
+        complete and durable under a temporary name, before it appears at its final path."""
+        from .totals import check_new_release
+
+        if self.state != "open":
+            raise ParameterError("release", self.release_id, f"an open release (it is {self.state})")
+        if not isinstance(output_sha256, str) or not output_sha256.startswith("sha256:"):
+            raise ParameterTypeError("output_sha256", output_sha256, "'sha256:<hex>' of the output")
+        if self.rerun_of is not None and output_sha256 != self.rerun_of.get("output_sha256"):
+            self.state = "aborted"
+            raise ParameterError("rerun", self.rerun_of.get("release_id"),
+                                 f"a re-run that reproduces the recorded output ({self.rerun_of.get('output_sha256')}"
+                                 f"); it gave {output_sha256}: a different key, input or puffer version. "
+                                 "Nothing was published")
+        e = dict(self.entry)
+        e.update(event="pending", release_id=self.release_id, time=_now(), output_sha256=output_sha256,
+                 rows=int(rows), output=None if output is None else os.path.abspath(output), **(extra or {}))
+        with self.ledger.locked():
+            entries = self.ledger.entries()
+            # the composition rules again, under the lock (another process may have released since)
+            if self.rerun_of is None:
+                e["composition"] = check_new_release(entries, e, allow_uncomposed=self.allow_uncomposed,
+                                                     budget=self.budget)
+            self.entry = self.ledger.append(e)
+        self.state = "pending"
+        return self.entry
+
+    def commit(self, output_sha256: str | None = None, rows: int | None = None, *, output: str | None = None,
+               extra: dict | None = None) -> dict:
+        """The completion entry (writes the pending entry first if :meth:`pending` was not
+        called: then ``output_sha256`` and ``rows`` are required). Returns the pending entry."""
+        if self.state == "open":
+            if output_sha256 is None or rows is None:
+                raise ParameterError("output_sha256", output_sha256, "the output's digest and rows (no pending "
+                                     "entry was written)")
+            self.pending(output_sha256, rows, output=output, extra=extra)
+        if self.state != "pending":
+            raise ParameterError("release", self.release_id, f"a pending release (it is {self.state})")
+        self.ledger.append({"puffer_ledger": LEDGER_VERSION, "event": "completed", "release_id": self.release_id,
+                            "time": _now(), "output_sha256": self.entry["output_sha256"]})
+        self.state = "completed"
+        return self.entry
+
+    def abort(self, reason: str) -> None:
+        """Record that a pending release was not published (nothing to do before pending)."""
+        if self.state == "pending":
+            self.ledger.append({"puffer_ledger": LEDGER_VERSION, "event": "resolved", "outcome": "aborted",
+                                "release_id": self.release_id, "time": _now(), "reason": str(reason)[:200]})
+        self.state = "aborted"
+
+
+def resolve_dangling(ledger: Ledger, *, is_busy: Any = None) -> list[dict]:
+    """Resolve pending entries of killed runs: ``published`` if the output is at its path with
+    the recorded digest, else ``unknown`` (the run may have died before the rename, or the file
+    was moved or replaced since: the totals count it, the safe side). Only a run that knows it
+    did not publish records ``aborted`` (:meth:`Release.abort`). ``is_busy(output_path)``: True
+    while another process holds that output's lock (its release is still running: left alone)."""
+    done = []
+    with ledger.locked():
+        for rid, st in release_states(ledger.entries()).items():
+            if st["status"] != "pending":
+                continue
+            e = st["entry"]
+            if is_busy is not None and e.get("output") and is_busy(e["output"]):
+                continue
+            outcome = "published" if output_state(e) == "published" else "unknown"
+            done.append(ledger.append({"puffer_ledger": LEDGER_VERSION, "event": "resolved", "outcome": outcome,
+                                       "release_id": rid, "time": _now(),
+                                       "reason": "pending entry of an interrupted run"}))
+    return done
+
+
+def _config_diff(old: Any, new: Any) -> str | None:
+    if old == new:
+        return None
+    if isinstance(old, dict) and isinstance(new, dict):
+        for k in sorted(set(old) | set(new)):
+            if old.get(k) != new.get(k):
+                return f"{k}: recorded {str(old.get(k))[:60]}, now {str(new.get(k))[:60]}"
+    return f"recorded {str(old)[:60]}, now {str(new)[:60]}"
+
+
+def begin_release(*, ledger: str | os.PathLike | Ledger, columns: list[str], plan: Any, key: Any = None,
+                  insecure_seed: Any = None, seed: Any = None, rerun: str | None = None,
+                  input_sha256: str | None = None, input: str | None = None, config: dict | None = None,
+                  unit: dict | None = None, framework: Any = None, path_kind: str = "file",
+                  allow_uncomposed: bool = False, budget: Any = None, secure: bool = False,
+                  is_busy: Any = None) -> Release:
+    """Validate a release and open it (see the module docstring); nothing is written yet.
+
+    ``plan``: the :class:`~puffer.io.NoisePlan`; ``config``: every option that changes the
+    output (checked equal on ``rerun``); ``unit``: the privacy unit description
+    (:mod:`puffer.io.units`); ``framework``: the full framework description (the config dict
+    of a framework file) to embed; ``path_kind``: "file", "spark" or "dask".
+
+    >>> import os, tempfile, puffer.io as pio
+    >>> d = tempfile.mkdtemp()
+    >>> rel = pio.begin_release(ledger=os.path.join(d, "l.jsonl"), columns=["x"],
+    ...                         plan=pio.resolve(("laplace", {"b": 1.0})), key=os.urandom(32))
+    >>> e = rel.commit("sha256:" + "0" * 64, 3)
+    >>> e["event"], e["nonce"] == rel.nonce, len(pio.read_ledger(os.path.join(d, "l.jsonl")))
+    ('pending', True, 2)
+    """
+    from .._version import __version__
+    from .totals import check_new_release
+
+    refuse_seed(seed)
+    if not isinstance(allow_uncomposed, bool):
+        raise ParameterTypeError("allow_uncomposed", allow_uncomposed, "True or False")
+    if path_kind not in ("file", "spark", "dask"):
+        raise ParameterError("path_kind", path_kind, "'file', 'spark' or 'dask'")
+    led = ledger if isinstance(ledger, Ledger) else Ledger(ledger)
+    led.check_writable()
+    k = as_key(key, insecure_seed=insecure_seed)
+    if secure and (key is not None or insecure_seed is not None):
+        raise ParameterError("key", "given", "no key in secure mode (its lattice noise comes from OS entropy "
+                             "only and is never reproducible)")
+    if rerun is not None and secure:
+        raise ParameterError("rerun", rerun, "None in secure mode (nothing is reproducible there)")
+    resolve_dangling(led, is_busy=is_busy)
+    entries = led.entries()
+    desc = plan.describe()
+    cfg = {"columns": list(columns), "plan": desc, "unit": unit, "input_sha256": input_sha256,
+           "secure": bool(secure), **(config or {})}
+    rerun_of = None
+    if rerun is not None:
+        if not isinstance(rerun, str):
+            raise ParameterTypeError("rerun", rerun, "a release id from the ledger")
+        states = release_states(entries)
+        if rerun not in states:
+            raise ParameterError("rerun", rerun, f"the id of a release recorded in {led.path}")
+        old = states[rerun]["entry"]
+        if old.get("rerun_of"):
+            old = states.get(old["rerun_of"], {"entry": old})["entry"]
+        if not k.rerunnable:
+            raise ParameterError("key", None, f"the key of release {rerun} (a key file or bytes: a re-run needs the "
+                                 "same key; fresh OS entropy cannot reproduce anything)")
+        if old["key"]["source"] == "file" and old["key"]["key_id"] != k.key_id:
+            raise ParameterError("key", k.key_id, f"the key of release {rerun} (key id {old['key']['key_id']})")
+        if bool(old["key"].get("insecure")) != k.insecure:
+            raise ParameterError("key", k.source, f"the kind of key release {rerun} used ({old['key']['source']})")
+        why = _config_diff(old.get("config"), cfg)
+        if why is not None:
+            raise ParameterError("rerun", rerun, f"the same inputs and configuration as the recorded release (a "
+                                 f"re-run reuses its nonce, so different data would publish exact differences); "
+                                 f"differs in {why}")
+        nonce = check_nonce(old["nonce"])
+        rerun_of = old
+    else:
+        nonce = new_nonce()
+        if not secure:
+            used = {e.get("nonce") for e in entries}
+            while nonce in used:  # 2^-128; a fresh nonce is never one the ledger has seen
+                nonce = new_nonce()
+    fields = {
+        "puffer_ledger": LEDGER_VERSION, "puffer_version": __version__, "path": path_kind,
+        "input": None if input is None else os.path.abspath(input), "input_sha256": input_sha256,
+        "columns": list(columns), "unit": unit, **desc,
+        "framework_description": framework,
+        "key": k.describe(), "nonce": None if secure else nonce,
+        "rng": {"mode": "secure" if secure else "keyed-philox", "stream": None if secure else STREAM_NAME},
+        "rerun_of": None if rerun_of is None else rerun_of["release_id"],
+        "allow_uncomposed": allow_uncomposed, "budget": budget, "config": cfg,
+    }
+    if rerun_of is None:  # refuse early, before any work (checked again under the lock in pending())
+        check_new_release(entries, fields, allow_uncomposed=allow_uncomposed, budget=budget)
+    return Release(led, k, nonce, fields, rerun_of, allow_uncomposed, budget)

@@ -1,0 +1,102 @@
+"""Release streams: the noise of a published value is a function of (key, nonce, column, position).
+
+For a release with key ``K`` (:mod:`puffer.io.keys`) and nonce ``N`` (128 random bits, drawn per
+release and recorded in the ledger), column ``c`` gets the Philox stream whose
+``SeedSequence`` entropy is ``HMAC-SHA256(K, "puffer/v1/stream" || N || c)`` (RFC 2104 with
+SHA-256 as a pseudorandom function: streams of different nonces or columns are independent
+for anyone without ``K``, and nothing about ``K`` follows from a stream). Value ``p`` of that
+stream is the noise at position ``p``:
+
+* without a privacy unit, ``p`` is the row index;
+* with a privacy unit, ``p`` is the unit's position (:func:`unit_positions`): the unit id
+  itself for non-negative integer ids, a 62-bit SHA-256 of the id for strings. It depends only
+  on the id, so any partitioning, ordering, retry or second action recomputes the same noise,
+  and two units never share a position (checked per release).
+
+So output is bitwise identical for any batch size, thread count or cluster layout, and two
+releases under one key (January, February) get independent noise because their nonces differ;
+a re-run of a recorded release reuses its nonce and reproduces its bytes.
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import re
+from typing import Any
+
+import numpy as np
+
+from ..errors import ParameterError, ParameterTypeError
+from .keys import Key
+
+__all__ = ["new_nonce", "release_stream", "unit_positions", "NONCE_BYTES"]
+
+NONCE_BYTES = 16
+_DOMAIN = b"puffer/v1/stream\x00"
+_HEX = re.compile(r"^[0-9a-f]{32}$")
+
+
+def new_nonce() -> str:
+    """A fresh 128-bit release nonce from OS entropy (hex)."""
+    return os.urandom(NONCE_BYTES).hex()
+
+
+def check_nonce(nonce: Any) -> str:
+    if not isinstance(nonce, str) or not _HEX.match(nonce):
+        raise ParameterError("nonce", nonce, "32 lower-case hex digits (a 128-bit release nonce)")
+    return nonce
+
+
+def release_stream(key: Key, nonce: str, column: Any) -> Any:
+    """The :class:`puffer.sampling.Stream` of ``column`` in the release (key, nonce), position 0.
+
+    >>> import numpy as np, puffer
+    >>> from puffer.io.keys import as_key
+    >>> k, n = as_key(bytes(range(32))), new_nonce()
+    >>> a = puffer.add_noise(np.zeros(4), ("laplace", {"b": 1.0}), rng=release_stream(k, n, "x"))
+    >>> bool(np.array_equal(a, puffer.add_noise(np.zeros(4), ("laplace", {"b": 1.0}),
+    ...                                         rng=release_stream(k, n, "x"))))
+    True
+    """
+    from ..sampling import Stream
+
+    if not isinstance(key, Key):
+        raise ParameterTypeError("key", key, "a puffer.io.Key (see puffer.io.as_key)")
+    nb = bytes.fromhex(check_nonce(nonce))
+    mac = hmac.new(key.secret, _DOMAIN + nb + b"\x00" + str(column).encode("utf-8"), hashlib.sha256).digest()
+    return Stream(np.random.SeedSequence(entropy=int.from_bytes(mac, "little")))
+
+
+def unit_positions(ids: Any) -> np.ndarray:
+    """int64 stream positions of unit ids: non-negative integers are their own position (below
+    2^62); strings/bytes get the first 62 bits of SHA-256("puffer/v1/unit" || id) + 2^62, so
+    the two kinds never meet. Duplicate positions (the same unit twice, or a 2^-62 hash
+    collision) are an error naming the unit."""
+    arr = np.asarray(ids)
+    if arr.dtype.kind in "iu":
+        a = arr.astype(np.int64)
+        if a.size and (int(a.min()) < 0 or int(a.max()) >= 1 << 62):
+            bad = a[(a < 0) | (a >= 1 << 62)][0]
+            raise ParameterError("unit", int(bad), "integer unit ids in [0, 2^62) (or string ids)")
+        pos = a
+    elif arr.dtype.kind in "OUS":
+        out = np.empty(arr.size, dtype=np.int64)
+        for i, v in enumerate(arr.tolist()):
+            if v is None:
+                raise ParameterError("unit", None, "no null unit ids")
+            b = v if isinstance(v, bytes) else str(v).encode("utf-8")
+            h = int.from_bytes(hashlib.sha256(b"puffer/v1/unit\x00" + b).digest()[:8], "little")
+            out[i] = (h >> 2) | (1 << 62)  # in [2^62, 2^63)
+        pos = out
+    else:
+        raise ParameterTypeError("unit", f"ids of dtype {arr.dtype}", "integer or string unit ids")
+    if pos.size > 1:
+        s = np.sort(pos)
+        dup = np.flatnonzero(s[1:] == s[:-1])
+        if dup.size:
+            p = s[dup[0]]
+            which = arr[np.flatnonzero(pos == p)].tolist()
+            raise ParameterError("unit", which[0], f"each unit once (unit ids {which[:3]} share stream position "
+                                 f"{int(p)}: the same unit twice, or a hash collision)")
+    return pos

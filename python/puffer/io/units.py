@@ -1,0 +1,197 @@
+"""Privacy units: from raw records to one answer of the framework's query per unit.
+
+A framework answers a query about a *unit* (a household's day of readings, a user's records);
+noising each raw record instead would release T answers per unit under a guarantee computed
+for one. So a framework-calibrated release must say what its rows are:
+
+* ``unit="household"`` (records): puffer groups the records by unit (Arrow/numpy group-by,
+  ordered by ``order=`` for sequence models), checks every unit against the framework and
+  computes the query per unit. Supported: Markov-chain frameworks (Song, Wang & Chaudhuri
+  2017; Pierquin et al. 2024): each unit must have exactly ``T`` records (a shorter chain's sum
+  is another query, whose sensitivity the mechanism did not bound), every value must be one of
+  the state values, ``order`` values must be distinct within a unit; the query is the sum.
+* ``per_unit=True`` (answers): every row is already one answer per unit (with ``unit=`` the
+  unit ids must be distinct; without, each row is its own unit). The values are checked
+  against the query's range (the hull of the atoms of the framework's conditional laws).
+* neither: refused for a calibrated framework, with a message saying which to give.
+
+Plain (uncalibrated) noise needs no declaration; with ``unit=`` its query is the sum.
+A mismatch is a :class:`~puffer.errors.ParameterError` naming the unit and what was expected,
+raised before anything is written.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..errors import ParameterError, ParameterTypeError
+
+__all__ = ["UnitSpec", "unit_spec", "query_range", "group_answers", "check_answers"]
+
+
+class UnitSpec:
+    """What a release's rows are: ``mode`` "records" (grouped by ``column``), "answers" (one per
+    unit) or "rows" (plain noise, no unit); ``query`` its name; ``T``, ``states``, ``range``."""
+
+    def __init__(self, mode: str, column: str | None, order: str | None, query: str, T: int | None = None,
+                 states: np.ndarray | None = None, rng: tuple[float, float] | None = None):
+        self.mode, self.column, self.order, self.query = mode, column, order, query
+        self.T, self.states, self.range = T, states, rng
+
+    def describe(self) -> dict:
+        """The ledger's ``unit`` field."""
+        return {"column": self.column, "order": self.order, "mode": self.mode, "query": self.query,
+                "records_per_unit": self.T,
+                "states": None if self.states is None else [float(v) for v in self.states],
+                "range": None if self.range is None else [float(self.range[0]), float(self.range[1])]}
+
+    def __repr__(self) -> str:
+        return f"UnitSpec(mode={self.mode!r}, column={self.column!r}, query={self.query!r})"
+
+
+def query_range(fw: Any) -> tuple[float, float]:
+    """[min, max] of the query's values under the framework (hull of its laws' atoms)."""
+    from ..models import MarkovChainFramework
+
+    if isinstance(fw, MarkovChainFramework):
+        v = fw.state_values
+        return float(fw.length * v.min()), float(fw.length * v.max())
+    lo, hi = math.inf, -math.inf
+    for th in fw.thetas:
+        for s in fw.secrets:
+            law = fw.conditional(th, s)
+            if law is None:
+                continue
+            a = np.asarray(law.atoms, dtype=np.float64)
+            lo, hi = min(lo, float(a.min())), max(hi, float(a.max()))
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise ParameterError("framework", repr(fw), "a framework with conditional laws (the query's range)")
+    return lo, hi
+
+
+def unit_spec(plan: Any, unit: Any, order: Any, per_unit: Any, columns: list[str]) -> UnitSpec:
+    """Validate the declaration against the plan (see the module docstring)."""
+    from ..models import MarkovChainFramework
+
+    for name, v in (("unit", unit), ("order", order)):
+        if v is not None and not isinstance(v, str):
+            raise ParameterTypeError(name, v, "a column name or None")
+    if not isinstance(per_unit, bool):
+        raise ParameterTypeError("per_unit", per_unit, "True or False")
+    if order is not None and unit is None:
+        raise ParameterError("order", order, "None unless unit= is given (order sorts each unit's records)")
+    for name, v in (("unit", unit), ("order", order)):
+        if v is not None and v in columns:
+            raise ParameterError(name, v, "a column that is not one of the noisy columns")
+    if unit is not None and order == unit:
+        raise ParameterError("order", order, "a column other than the unit column")
+    m = plan.mechanism
+    fw = None if m is None else m.framework
+    if per_unit:
+        if order is not None:
+            raise ParameterError("order", order, "None with per_unit=True (each row is already one answer)")
+        rng = None if fw is None else query_range(fw)
+        return UnitSpec("answers", unit, None, "given per unit", rng=rng)
+    if unit is None:
+        if m is not None:
+            raise ParameterError("unit", None, f"a privacy unit: the mechanism ({plan.label}) answers its framework's "
+                                 "query once per unit, so raw rows (e.g. one per reading) cannot be released "
+                                 "under its guarantee. Give unit=COLUMN (and order=COLUMN) to let puffer compute "
+                                 "the query per unit, or per_unit=True if each row is already one answer")
+        return UnitSpec("rows", None, None, "identity (uncalibrated noise)")
+    if m is None:
+        return UnitSpec("records", unit, order, "sum (uncalibrated noise)")
+    if not isinstance(fw, MarkovChainFramework):
+        raise ParameterError("unit", unit, f"a framework whose per-unit query puffer can compute from records "
+                             f"(Markov-chain sum frameworks); for {type(fw).__name__}, aggregate per unit "
+                             "yourself and pass per_unit=True")
+    if int(fw.dim) != 1:
+        raise ParameterError("unit", unit, "a scalar query")
+    return UnitSpec("records", unit, order, "sum over the unit's T records (Markov chain)", T=int(fw.length),
+                    states=np.unique(fw.state_values), rng=query_range(fw))
+
+
+def _name(ids: np.ndarray, i: int) -> Any:
+    v = ids[i]
+    return v.item() if hasattr(v, "item") else v
+
+
+def check_answers(spec: UnitSpec, column: str, vals: np.ndarray, ids: Any, first_row: int) -> None:
+    """Every answer within the query's range (answers mode)."""
+    if spec.range is None or vals.size == 0:
+        return
+    lo, hi = spec.range
+    bad = np.flatnonzero(~((vals >= lo) & (vals <= hi)) & ~np.isnan(vals))  # nulls (NaN): handled by nulls=
+    if bad.size:
+        i = int(bad[0])
+        who = f"unit {_name(np.asarray(ids), i)!r}" if ids is not None else f"row {first_row + i}"
+        raise ParameterError(f"column {column!r}", f"{float(vals[i])!r} at {who}",
+                             f"an answer of the framework's query, in [{lo:g}, {hi:g}] (per_unit=True declares "
+                             "each row to be one unit's answer)")
+
+
+def group_answers(table: Any, spec: UnitSpec, columns: list[str]) -> tuple[Any, np.ndarray]:
+    """(table of one row per unit: unit column + the query per column, sorted by unit; int64
+    stream positions of those units). Checks every unit (see the module docstring)."""
+    import pyarrow as pa
+
+    from .streams import unit_positions
+
+    u = table.column(spec.column)
+    if u.null_count:
+        raise ParameterError("unit", spec.column, "no null unit ids")
+    if not (pa.types.is_integer(u.type) or pa.types.is_string(u.type) or pa.types.is_large_string(u.type)):
+        raise ParameterTypeError("unit", f"column {spec.column!r} of type {u.type}", "integer or string unit ids")
+    ids = u.to_numpy(zero_copy_only=False)
+    n = ids.size
+    keys = [ids]
+    if spec.order is not None:
+        o = table.column(spec.order)
+        if o.null_count:
+            raise ParameterError("order", spec.order, "no null order values")
+        ov = o.to_numpy(zero_copy_only=False)
+        perm = np.lexsort((ov, ids)) if n else np.zeros(0, dtype=np.int64)
+        so, su = ov[perm], ids[perm]
+        dup = np.flatnonzero((su[1:] == su[:-1]) & (so[1:] == so[:-1]))
+        if dup.size:
+            i = int(dup[0])
+            raise ParameterError("order", f"{so[i]!r} twice in unit {_name(su, i)!r}",
+                                 "distinct order values within each unit (one record per step)")
+    else:
+        perm = np.argsort(ids, kind="stable") if n else np.zeros(0, dtype=np.int64)
+    del keys
+    su = ids[perm]
+    uniq, start, counts = np.unique(su, return_index=True, return_counts=True)
+    if spec.T is not None:
+        bad = np.flatnonzero(counts != spec.T)
+        if bad.size:
+            j = int(bad[0])
+            raise ParameterError("unit", f"unit {_name(uniq, j)!r} with {int(counts[j])} records",
+                                 f"exactly T = {spec.T} records per unit (the framework's chain length; "
+                                 f"{bad.size} of {uniq.size} units differ)")
+    out = {spec.column: pa.array(uniq, type=u.type)}
+    for c in columns:
+        col = table.column(c)
+        if col.null_count:
+            where = int(np.flatnonzero(~np.asarray(col.is_valid()))[0])
+            raise ParameterError(f"column {c!r}", f"null in unit {_name(ids, where)!r}", "no nulls in unit records")
+        v = col.to_numpy(zero_copy_only=False)
+        if v.dtype.kind in "iu" and v.size and int(np.abs(v).max()) > 2**53:
+            raise ParameterError(f"column {c!r}", int(np.abs(v).max()), "integers |x| <= 2^53 (exact in float64)")
+        v = v.astype(np.float64)[perm]
+        if not np.isfinite(v).all():
+            i = int(np.flatnonzero(~np.isfinite(v))[0])
+            raise ParameterError(f"column {c!r}", f"{v[i]} in unit {_name(su, i)!r}", "finite values")
+        if spec.states is not None:
+            bad = np.flatnonzero(~np.isin(v, spec.states))
+            if bad.size:
+                i = int(bad[0])
+                raise ParameterError(f"column {c!r}", f"{float(v[i])!r} in unit {_name(su, i)!r}",
+                                     f"one of the framework's state values {[float(s) for s in spec.states]}")
+        # sequential sums in (unit, order) order: deterministic, the same on every re-run
+        sums = np.add.reduceat(v, start) if v.size else np.zeros(0)
+        out[c] = pa.array(sums, type=pa.float64())
+    res = pa.table(out)
+    return res, unit_positions(uniq)
