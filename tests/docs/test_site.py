@@ -114,8 +114,9 @@ def test_search_finds_pages(server, browser, query, expect):
     found = browser.eval("""new Promise(resolve => {
         const t0 = Date.now();
         (function poll() {
-            const items = Array.from(document.querySelectorAll('#search-results li a, .search li a'));
-            if (items.length || Date.now() - t0 > 20000) resolve(items.map(a => a.getAttribute('href')));
+            const done = (document.querySelector('.search-summary, #search-progress') || {}).innerText || '';
+            const items = Array.from(document.querySelectorAll('#search-results li a'));
+            if (done.includes('Search finished') || Date.now() - t0 > 30000) resolve(items.map(a => a.getAttribute('href')));
             else setTimeout(poll, 100);
         })();
     })""")
