@@ -9,11 +9,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 T0=$SECONDS
-bash scripts/setup.sh
+# PUFFER_DOCS_PYTHON=/path/to/python skips the set-up and uses that interpreter's puffer (a
+# developer's existing environment; with PUFFER_DOCS_SOURCE=1 and PYTHONPATH=python the checkout's).
+if [ -z "${PUFFER_DOCS_PYTHON:-}" ]; then bash scripts/setup.sh; fi
 PY=${PUFFER_DOCS_PYTHON:-.venv/bin/python}
 rm -rf build/docs build/docs-doctrees docs/api docs/jupyter_execute
 mkdir -p build
 echo "docs: sphinx-build (tutorials executed)" >&2
+# (the Jupyter kernel's "running over TCP without encryption" notice is not a Sphinx warning)
 MPLBACKEND=Agg $PY -m sphinx -W --keep-going -q -b html -d build/docs-doctrees docs build/docs
 echo "docs: built build/docs/index.html in $((SECONDS - T0)) s; browser check" >&2
 PUFFER_DOCS_SITE=build/docs $PY -m pytest -q -p no:cacheprovider tests/docs
