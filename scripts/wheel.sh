@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build a self-contained puffer wheel and prove it works without a compiler or Highway:
 #   1. sdist, then a wheel built FROM the sdist (so the sdist is complete);
-#   2. `auditwheel repair`: Highway (libhwy; libhwy_contrib too if linked) is copied into the wheel (puffer.libs)
+#   2. `auditwheel repair`: Highway (libhwy; libhwy_contrib too if linked) is copied into the wheel (puffer_privacy.libs: auditwheel names it after the distribution)
 #      and the extension's RPATH points there; the platform tag is the manylinux policy it meets;
 #   3. `ldd` of the installed extension must resolve every library either inside the wheel or to
 #      the manylinux allow-list (libc, libm, libstdc++, libgcc_s, ...): nothing else from the system;
@@ -51,7 +51,7 @@ esac
 $T/python - "$WHEEL" <<'EOF'
 import sys, zipfile
 names = zipfile.ZipFile(sys.argv[1]).namelist()
-libs = [n for n in names if n.startswith("puffer.libs/") and not n.endswith("/")]
+libs = [n for n in names if n.startswith("puffer_privacy.libs/") and not n.endswith("/")]
 print("wheel.sh: bundled:", ", ".join(n.split("/")[-1] for n in libs))
 if not any("libhwy" in n for n in libs):
     sys.exit("wheel.sh: FAIL: Highway is not bundled in the wheel")
@@ -76,12 +76,12 @@ while read -r line; do
   name=$(echo "$line" | awk '{print $1}'); path=$(echo "$line" | awk '{print $3}')
   [ -z "$name" ] && continue
   if echo "$line" | grep -q "not found"; then echo "wheel.sh: FAIL: unresolved $name" >&2; bad=1; continue; fi
-  [ -n "$path" ] && case "$(realpath -m "$path")" in "$(realpath -m "$SITE/puffer.libs")"/*) continue ;; esac
+  [ -n "$path" ] && case "$(realpath -m "$path")" in "$(realpath -m "$SITE/puffer_privacy.libs")"/*) continue ;; esac
   base=$(basename "$name")
   echo "$base" | grep -Eq "$ALLOW" || { echo "wheel.sh: FAIL: $base resolves outside the wheel and the manylinux allow-list ($path)" >&2; bad=1; }
 done <"$WORK/ldd.txt"
 [ $bad = 0 ] || exit 1
-grep -q "libhwy" "$WORK/ldd.txt" && ! grep "libhwy" "$WORK/ldd.txt" | grep -q "puffer.libs" \
+grep -q "libhwy" "$WORK/ldd.txt" && ! grep "libhwy" "$WORK/ldd.txt" | grep -q "puffer_privacy.libs" \
   && { echo "wheel.sh: FAIL: libhwy not taken from the wheel" >&2; exit 1; }
 
 SMOKE='import numpy as np, puffer, puffer.io
