@@ -151,16 +151,17 @@ class Mechanism:
                                      "no noise and the release is the raw data (pass allow_unnoised=True if intended)")
             # no noise needed (zero sensitivity): the values are released as they are, so they
             # must be finite real numbers like everywhere else
-            vals = V.float_array("values", values, allow_empty=True)
+            src, wrap = V.release_values("values", values)   # bool / inexact ints refused, pandas kept
+            vals = V.float_array("values", src, allow_empty=True)
             if out is None:
-                return np.asarray(vals.copy())
+                return wrap(vals.copy())
             out[...] = vals
-            return np.asarray(out)
+            return out
         if not secure:
             for name, v in (("granularity", granularity), ("bound", bound)):
                 if v is not None:
                     raise ParameterError(name, v, "None unless secure=True")
-            return np.asarray(sampling.add_noise(values, self.noise, rng=rng, out=out, threads=threads))
+            return sampling.add_noise(values, self.noise, rng=rng, out=out, threads=threads)
         if rng is not None:
             raise ParameterError("rng", rng, "None with secure=True (its noise comes from OS entropy only)")
         base = getattr(self.noise, "base", self.noise)
@@ -175,8 +176,8 @@ class Mechanism:
             norm = "l2" if sens.norm == 2 else "l1"
         else:
             norm = "coordinate"
-        return np.asarray(sampling.add_noise(values, base, secure=True, sensitivity=float(sens.value), norm=norm,
-                                             granularity=granularity, bound=bound, out=out, threads=threads))
+        return sampling.add_noise(values, base, secure=True, sensitivity=float(sens.value), norm=norm,
+                                  granularity=granularity, bound=bound, out=out, threads=threads)
 
     def close_adversary(self, alpha: float | None = None, *, w_inf: float | None = None,
                         d_inf: float | None = None, hp: float = 3.0, hq: float = 3.0, hr: float = 3.0) -> PP | RPP:
