@@ -8,13 +8,13 @@ cd "$(dirname "$0")/.."
 T0=$SECONDS
 step() { echo "setup [$(printf '%3d' $((SECONDS - T0)))s] $*" >&2; }
 
-APT_PKGS="g++ libhwy-dev libboost-dev libbenchmark-dev libgtest-dev"
+APT_PKGS="g++ libhwy-dev libboost-dev libbenchmark-dev libgtest-dev chromium"  # chromium: the docs browser test
 missing=""
 for p in $APT_PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 python3 -c 'import sysconfig,os,sys; sys.exit(0 if os.path.exists(os.path.join(sysconfig.get_paths()["include"],"Python.h")) else 1)' \
   || missing="$missing python3-dev"
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing="$missing python3-venv"
-# puffer[spark] tests start a local Spark: any Java 17+ runtime will do
+# puffer-privacy[spark] tests start a local Spark: any Java 17+ runtime will do
 command -v java >/dev/null 2>&1 || missing="$missing openjdk-17-jre-headless"
 if [ -n "$missing" ]; then
   step "apt-get install$missing"
@@ -39,7 +39,7 @@ step "building the C++ core and installing puffer with its extras (first run: ~1
 ( while sleep 30; do step "  ... still building"; done ) &
 beat=$!
 trap 'kill $beat 2>/dev/null || true' EXIT
-$PY -m pip install -q --disable-pip-version-check --no-build-isolation ".[test,bench,plot,io,spark,dask]"
+$PY -m pip install -q --disable-pip-version-check --no-build-isolation ".[test,bench,plot,io,spark,dask,docs]"
 kill $beat 2>/dev/null || true
 trap - EXIT
 step "ready"

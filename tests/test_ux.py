@@ -124,7 +124,7 @@ def test_demo_plot_without_matplotlib_exits_3_at_once(tmp_path, monkeypatch, cap
     monkeypatch.setattr(cli, "run", never)
     assert cli.main(["demo", "--plot", str(tmp_path / "figs")]) == cli.EXIT_INPUT
     err = capsys.readouterr().err
-    assert err.strip().count("\n") == 0 and "puffer[plot]" in err and "Traceback" not in err
+    assert err.strip().count("\n") == 0 and "puffer-privacy[plot]" in err and "Traceback" not in err
     assert not (tmp_path / "figs").exists()
 
 
@@ -272,7 +272,7 @@ def test_releases_keep_pandas_and_refuse_bool_and_inexact_integers():
         {0: {"a": puffer.DiscreteDist([1.0], [1.0]), "b": puffer.DiscreteDist([1.0], [1.0])}}, [("a", "b")]), eps=1.0)
     assert zero.noise is None
     s = pd.Series([31.0, 18.0, 40.0], index=pd.Index(["mon", "tue", "wed"], name="day"), name="kwh")
-    for r in (puffer.add_noise(s, Laplace(1.0), rng=1), m.release(s, rng=1), zero.release(s),
+    for r in (puffer.add_noise(s, Laplace(1.0), rng=1), m.release(s, rng=1), zero.release(s, allow_unnoised=True),
               puffer.add_noise(s, Laplace(1.0), secure=True, sensitivity=1.0)):
         assert isinstance(r, pd.Series) and r.name == "kwh" and r.index.equals(s.index)
     # the same noise as the bare array (the container changes nothing else)
@@ -286,16 +286,16 @@ def test_releases_keep_pandas_and_refuse_bool_and_inexact_integers():
     # bool values are no counts: refused everywhere (array, list mixing bools, Series, scalar)
     for v in (np.array([True, False]), [True, 1.0], [[1.0], [False]], pd.Series([True, False]), True):
         for f in (lambda: puffer.add_noise(v, Laplace(1.0), rng=1), lambda: m.release(v, rng=1),
-                  lambda: zero.release(v), lambda: puffer.add_noise(v, Laplace(1.0), secure=True, sensitivity=1.0)):
+                  lambda: zero.release(v, allow_unnoised=True), lambda: puffer.add_noise(v, Laplace(1.0), secure=True, sensitivity=1.0)):
             with pytest.raises(ParameterTypeError, match="bool"):
                 f()
     # integers float64 cannot hold exactly: refused; exact large ones (2^53, 2^60) pass
     for v in (np.array([2**53 + 1]), [2**70 + 1], np.array([2**63 - 1], dtype=np.int64),
               np.array([2**64 - 1], dtype=np.uint64), pd.Series([-(2**53) - 1])):
-        for f in (lambda: puffer.add_noise(v, Laplace(1.0), rng=1), lambda: m.release(v, rng=1), lambda: zero.release(v)):
+        for f in (lambda: puffer.add_noise(v, Laplace(1.0), rng=1), lambda: m.release(v, rng=1), lambda: zero.release(v, allow_unnoised=True)):
             with pytest.raises(ParameterError, match="float64 holds exactly"):
                 f()
-    assert zero.release(np.array([2**53, 2**60]))[1] == 2.0**60
+    assert zero.release(np.array([2**53, 2**60]), allow_unnoised=True)[1] == 2.0**60
 
 
 def test_fuzz_findings_are_puffer_errors():

@@ -188,7 +188,7 @@ def _parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="cmd", required=True)
     d = sub.add_parser("demo", help="run the built-in correlated-data example")
     d.add_argument("--json", action="store_true", help="print the results as JSON")
-    d.add_argument("--plot", metavar="DIR", help="also write the figures (PNG) into DIR (needs puffer[plot])")
+    d.add_argument("--plot", metavar="DIR", help="also write the figures (PNG) into DIR (needs puffer-privacy[plot])")
     r = sub.add_parser("run", help="calibrate the mechanisms for a framework described in a TOML/JSON file")
     r.add_argument("file")
     r.add_argument("--json", action="store_true", help="print the results as JSON")
@@ -215,7 +215,7 @@ def _dispatch(args: argparse.Namespace) -> int:
             try:
                 import matplotlib  # noqa: F401
             except ImportError:
-                print("puffer: error: --plot needs matplotlib: pip install 'puffer[plot]'", file=sys.stderr)
+                print("puffer: error: --plot needs matplotlib: pip install 'puffer-privacy[plot]'", file=sys.stderr)
                 return EXIT_INPUT
         code = run(DEMO, as_json=args.json)
         if args.plot:

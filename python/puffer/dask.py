@@ -1,4 +1,4 @@
-"""Publishing Dask arrays and DataFrames (optional extra ``puffer[dask]``).
+"""Publishing Dask arrays and DataFrames (optional extra ``puffer-privacy[dask]``).
 
 :func:`add_noise` is :func:`puffer.io.noise_file` for a Dask collection: the same keywords
 (``key``, ``ledger``, ``unit``/``order``/``per_unit``, ...), key and nonce rules, per-unit checks
@@ -224,7 +224,7 @@ def add_noise(data: Any, columns: Any, mechanism: Any, *, key: Any = None, ledge
         import dask.array as da
         import dask.dataframe as dd
     except ModuleNotFoundError as exc:  # pragma: no cover - the test set-up installs it
-        raise ModuleNotFoundError("puffer.dask needs dask: pip install 'puffer[dask]'") from exc
+        raise ModuleNotFoundError("puffer.dask needs dask: pip install 'puffer-privacy[dask]'") from exc
 
     nulls = nulls_arg(nulls)
     thr = threads_arg(threads)

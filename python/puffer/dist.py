@@ -49,7 +49,7 @@ def _as_fraction(name: str, p: Any) -> Fraction:
 
 def _is_exact_input(probs: Any) -> bool:
     if isinstance(probs, np.ndarray):
-        return probs.dtype == object
+        return bool(probs.dtype == object)
     try:
         return any(isinstance(p, (Fraction, str)) for p in probs)
     except TypeError:
@@ -327,7 +327,7 @@ class DiscreteDist:
             return f"DiscreteDist(atoms={at}, probs={ps}, {kind})"
         return f"DiscreteDist(n={n}, dim={self.dim}, {kind}, support=[{self._atoms.min()}, {self._atoms.max()}])"
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         d = {"atoms": self._atoms.tolist()}
         if self.is_exact:
             d["probs"] = [str(f) for f in self.exact_probs]
@@ -336,7 +336,7 @@ class DiscreteDist:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict) -> DiscreteDist:
+    def from_dict(cls, d: dict[str, Any]) -> DiscreteDist:
         """The law :meth:`to_dict` wrote: a mapping with exactly the keys ``atoms`` and ``probs``.
 
         >>> DiscreteDist.from_dict({"atoms": [0.0, 1.0], "probs": ["1/3", "2/3"]}).exact_probs

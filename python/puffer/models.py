@@ -757,3 +757,11 @@ def markov_chain(trans: Any, T: int, *, init: Any = "stationary", values: Any = 
     """
     return MarkovChainFramework(trans, T, init=init, values=values, labels=labels, threads=threads, states=states,
                                 normalize=normalize)
+
+# The paper results implemented here (read by scripts/theorems.py for docs/theorems.md).
+from .refs import Ref  # noqa: E402
+
+REFERENCES = {
+    "correlated_pair": (Ref("pierquin2024", "Example 1"),),
+    "average_salary": (Ref("pierquin2024", "Example 2"),),
+}

@@ -1,4 +1,4 @@
-"""The pictures users expect (matplotlib, the optional extra ``puffer[plot]``, imported lazily).
+"""The pictures users expect (matplotlib, the optional extra ``puffer-privacy[plot]``, imported lazily).
 
 * :func:`transport_plan` — the quantile coupling of a secret pair's conditional laws, with the
   pair of atoms that sets W_inf (the Figures of Ding 2022, Kantorovich mechanism).
@@ -29,7 +29,7 @@ def _mpl():
     try:
         import matplotlib
     except ModuleNotFoundError as exc:  # an optional extra: say how to get it
-        raise ModuleNotFoundError("puffer.plot needs matplotlib: pip install 'puffer[plot]'") from exc
+        raise ModuleNotFoundError("puffer.plot needs matplotlib: pip install 'puffer-privacy[plot]'") from exc
     import sys
     if "matplotlib.pyplot" not in sys.modules:
         matplotlib.use("Agg")

@@ -166,3 +166,14 @@ def bounded_support(radii: Any) -> Sensitivity:
         raise ParameterError("radii", float(r[np.argmax(~(r > 0))]), "ranges r_i > 0")
     return _sens(round_up(math.fsum(r.tolist())), "w_inf_bound", "Example 3 (user-dependent ranges)", None,
                  radii=r.tolist())
+
+# The paper results implemented here (read by scripts/theorems.py for docs/theorems.md).
+from .refs import Ref  # noqa: E402
+
+REFERENCES = {
+    "weakly_dependent": (Ref("pierquin2024", "Prop 6.1"),),
+    "gaussian_attribute": (Ref("pierquin2024", "Prop 6.2"),),
+    "gaussian_linear": (Ref("pierquin2024", "Prop F.1"),),
+    "langevin": (Ref("pierquin2024", "Prop 6.3"),),
+    "bounded_support": (Ref("pierquin2024", "Example 3"),),
+}

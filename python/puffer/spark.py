@@ -1,4 +1,4 @@
-"""Publishing Spark DataFrames (optional extra ``puffer[spark]``): noise through ``mapInArrow``.
+"""Publishing Spark DataFrames (optional extra ``puffer-privacy[spark]``): noise through ``mapInArrow``.
 
 :func:`add_noise` is :func:`puffer.io.noise_file` for a DataFrame: the same keywords (``key``,
 ``ledger``, ``unit``/``order``/``per_unit``, ...), the same key and nonce rules, the same
@@ -54,7 +54,7 @@ def _spark_schema(df: Any) -> Any:
     try:
         from pyspark.sql.pandas.types import to_arrow_schema
     except ModuleNotFoundError as exc:  # pragma: no cover - the test set-up installs it
-        raise ModuleNotFoundError("puffer.spark needs pyspark: pip install 'puffer[spark]'") from exc
+        raise ModuleNotFoundError("puffer.spark needs pyspark: pip install 'puffer-privacy[spark]'") from exc
     try:
         return to_arrow_schema(df.schema)
     except TypeError:  # pyspark >= 4 wants the session's timezone settings; default ones do here
@@ -196,7 +196,7 @@ def add_noise(df: Any, columns: Any, mechanism: Any, *, key: Any = None, ledger:
         from pyspark.sql import DataFrame
         from pyspark.sql import functions as F
     except ModuleNotFoundError as exc:  # pragma: no cover - the test set-up installs it
-        raise ModuleNotFoundError("puffer.spark needs pyspark: pip install 'puffer[spark]'") from exc
+        raise ModuleNotFoundError("puffer.spark needs pyspark: pip install 'puffer-privacy[spark]'") from exc
 
     if not isinstance(df, DataFrame):
         raise ParameterTypeError("df", type(df).__name__, "a pyspark.sql.DataFrame")

@@ -820,3 +820,11 @@ def w_inf_many(pairs: Iterable[tuple[Any, Any]], *, threads: int = 0, rtol: floa
                           threads=threads, rtol=rtol)
         out[np.array(fast)] = res
     return out
+
+# The paper results implemented here (read by scripts/theorems.py for docs/theorems.md).
+from .refs import Ref  # noqa: E402
+
+REFERENCES = {
+    "quantile_coupling": (Ref("ding2022", "Table 2"), Ref("ding2022", "Table 3"), Ref("ding2022", "Table 5"), Ref("ding2022", "Table 6"),),
+    "near_radius": (Ref("pierquin2024", "Def 4.2"),),
+}

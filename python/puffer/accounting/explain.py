@@ -58,3 +58,10 @@ def explain(acc: Any) -> str:
         s_txt = f"({_fmt(s[0])}, {_fmt(s[1])})" if isinstance(s, tuple) else _fmt(s)
         lines.append(f"  sequential composition would give: {s_txt}")
     return "\n".join(lines)
+
+# The paper results implemented here (read by scripts/theorems.py for docs/theorems.md).
+from ..refs import Ref  # noqa: E402
+
+REFERENCES = {
+    "explain": (Ref("guerrabalboa2024", "Thm IV.11"),),
+}

@@ -359,3 +359,10 @@ def _ordered(releases: list[Release], notion: str) -> FootprintResult:
         touched.append([r.index for r in const] + [cells[j].index for j in fps[s]])
     n_on = {i: n_of[i][0] for i in touched[0]}
     return FootprintResult(tuple(vals), edges, touched, n_of, n_on, len(fps), len(fps), len(releases))
+
+# The paper results implemented here (read by scripts/theorems.py for docs/theorems.md).
+from ..refs import Ref  # noqa: E402
+
+REFERENCES = {
+    "footprint_total": (Ref("guerrabalboa2024", "Thm IV.3"), Ref("guerrabalboa2024", "Thm IV.11"), Ref("guerrabalboa2024", "Thm IV.12"),),
+}

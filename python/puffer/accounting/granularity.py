@@ -489,3 +489,11 @@ def granularity_from_dict(d: Any) -> Granularity:
     if not isinstance(d, dict) or d.get("kind") not in kinds or len(d) != 1:
         raise ParameterError("granularity", d, f"{{'kind': one of {sorted(kinds)}}}")
     return kinds[d["kind"]]()
+
+# The paper results implemented here (read by scripts/theorems.py for docs/theorems.md).
+from ..refs import Ref  # noqa: E402
+
+REFERENCES = {
+    "Bounded": (Ref("guerrabalboa2024", "Lemma A.8"),),
+    "OrderedBounded": (Ref("guerrabalboa2024", "Ex. IV.7"),),
+}

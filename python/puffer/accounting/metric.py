@@ -54,3 +54,10 @@ class MetricForm:
         scale = {"pure": f"{g.eps!r} d", "zcdp": f"{g.rho!r} d^2", "gdp": f"{g.mu!r} d"}.get(
             g.notion, f"({g.eps!r} d, {g.delta!r} [d]_eps)" if g.notion == "approx" else "?")
         return f"MetricForm({scale}, d = d^{g.granularity!r})"
+
+# The paper results implemented here (read by scripts/theorems.py for docs/theorems.md).
+from ..refs import Ref  # noqa: E402
+
+REFERENCES = {
+    "MetricForm": (Ref("guerrabalboa2024", "Thm III.3"), Ref("guerrabalboa2024", "Thm VI.3"), Ref("guerrabalboa2024", "Thm VI.12"), Ref("guerrabalboa2024", "Thm VI.20"),),
+}

@@ -208,3 +208,10 @@ def raise_incompatible(G: Any, target: Any) -> None:
     raise ParameterError("granularity", G, f"a granularity comparable with the target {target!r} "
                          "without enumeration (FreeLunch, Unbounded, Bounded on multisets; OrderedBounded "
                          "on ordered tables); give a finite domain to enumerate")
+
+# The paper results implemented here (read by scripts/theorems.py for docs/theorems.md).
+from ..refs import Ref  # noqa: E402
+
+REFERENCES = {
+    "terms": (Ref("guerrabalboa2024", "Thm IV.1"), Ref("guerrabalboa2024", "Thm IV.11"),),
+}

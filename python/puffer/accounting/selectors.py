@@ -319,3 +319,11 @@ def selector_from_dict(d: Any) -> Selector:
     if "values" not in d:
         raise ParameterError("selector.values", "<missing>", "the list of record values of the filter")
     return RecordFilter(d["values"])
+
+# The paper results implemented here (read by scripts/theorems.py for docs/theorems.md).
+from ..refs import Ref  # noqa: E402
+
+REFERENCES = {
+    "RecordFilter": (Ref("guerrabalboa2024", "Ex. IV.4"), Ref("guerrabalboa2024", "Ex. IV.5"),),
+    "OrderPartition": (Ref("guerrabalboa2024", "Ex. IV.7"),),
+}

@@ -129,3 +129,11 @@ def framework_loss(framework: Any, loss: Callable[[DiscreteDist, DiscreteDist], 
     for _, _, P, Q in framework.pair_laws():
         best = max(best, loss(P, Q), loss(Q, P))
     return best
+
+# The paper results implemented here (read by scripts/theorems.py for docs/theorems.md).
+from ..refs import Ref  # noqa: E402
+
+REFERENCES = {
+    "laplace_privacy_loss": (Ref("ding2022", "Lemma 1"),),
+    "loss_tail_probability": (Ref("ding2022", "Thm 3"),),
+}

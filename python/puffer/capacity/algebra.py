@@ -163,3 +163,9 @@ def generalization_gap_bound(eps: float) -> float:
     """Thm 6: |E[empirical mean of q_S] - E_D[q_S]| <= 8 sqrt(eps) for an (H, KL) mechanism with
     parameter eps selecting statistical queries (non-adaptive, in expectation)."""
     return round_up(8.0 * math.sqrt(V.nonneg("eps", eps)), 4)
+
+# The paper results implemented here (read by scripts/theorems.py for docs/theorems.md).
+REFERENCES = {
+    "generalization_gap_bound": (Ref("chaudhuri2019", "Thm 6"),),
+    "ipm_from_restricted_kl": (Ref("chaudhuri2019", "Thm 7"),),
+}

@@ -106,3 +106,12 @@ def best_sound_bound(family: str, v: Any, alpha: float) -> tuple[float, str]:
     b1 = sound_bound(family, v, alpha)
     b2 = corrected_bound(family, v, alpha, "exact")
     return (b1, "ratio-form bound") if b1 <= b2 else (b2, "corrected Thm 13")
+
+# The paper results implemented here (read by scripts/theorems.py for docs/theorems.md).
+from ..refs import Ref  # noqa: E402
+
+REFERENCES = {
+    "paper_bound": (Ref("chaudhuri2019", "Thm 13"), Ref("chaudhuri2019", "Cor 2"),),
+    "corrected_bound": (Ref("chaudhuri2019", "Thm 13"),),
+    "sound_bound": (Ref("chaudhuri2019", "Lemma 3"),),
+}

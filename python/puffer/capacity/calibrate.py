@@ -155,3 +155,12 @@ def calibrate_gaussian_lin_renyi(eps: float, sens: Any, alpha: float, method: st
             return sigma, g
         sigma *= 1 + 1e-12
     raise NumericalError("calibration could not meet the target")
+
+# The paper results implemented here (read by scripts/theorems.py for docs/theorems.md).
+from ..refs import Ref  # noqa: E402
+
+REFERENCES = {
+    "calibrate_laplace_lin_kl": (Ref("chaudhuri2019", "Thm 9"),),
+    "laplace_lin_kl_inverse": (Ref("chaudhuri2019", "Thm 9"),),
+    "calibrate_gaussian_lin_kl": (Ref("chaudhuri2019", "Thm 10"),),
+}

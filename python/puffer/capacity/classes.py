@@ -186,3 +186,10 @@ def function_class(H: object) -> FunctionClass:
             raise ParameterError("H", H, "a degree k >= 1 in 'poly_k'")
         return Lin() if k == 1 else Poly(k)
     return Lin(d=int(m.group(3)))
+
+# The paper results implemented here (read by scripts/theorems.py for docs/theorems.md).
+from ..refs import Ref  # noqa: E402
+
+REFERENCES = {
+    "contains_composition": (Ref("chaudhuri2019", "Thm 1"),),
+}

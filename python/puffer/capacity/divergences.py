@@ -129,3 +129,14 @@ def gaussian_renyi(sigma: float, sens: Any, alpha: float) -> float:
     a = _order(alpha)
     v = sens_vector(sens) / V.positive("sigma", sigma)
     return round_up(0.5 * a * float(np.dot(v, v)), 6 + 2 * v.size)
+
+# The paper results implemented here (read by scripts/theorems.py for docs/theorems.md).
+from ..refs import Ref  # noqa: E402
+
+REFERENCES = {
+    "f_divergence": (Ref("chaudhuri2019", "Def 2"),),
+    "laplace_kl": (Ref("chaudhuri2019", "Thm 8"),),
+    "laplace_renyi": (Ref("chaudhuri2019", "Thm 11"),),
+    "gaussian_kl": (Ref("chaudhuri2019", "Thm 12"),),
+    "gaussian_renyi": (Ref("chaudhuri2019", "Thm 12"),),
+}

@@ -59,14 +59,14 @@ def figure_data(name: str, alphas: Any = None, *, n: int = 101) -> dict[str, np.
 
 
 def plot(name: str, ax: Any = None, *, alphas: Any = None, path: str | None = None) -> Any:
-    """Draw figure ``name`` (needs matplotlib: ``pip install puffer[plot]``); returns the Axes."""
+    """Draw figure ``name`` (needs matplotlib: ``pip install 'puffer-privacy[plot]'``); returns the Axes."""
     try:
         import matplotlib
         if ax is None and path is not None:
             matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError("puffer.capacity.plot needs matplotlib: pip install 'puffer[plot]'") from exc
+        raise ImportError("puffer.capacity.plot needs matplotlib: pip install 'puffer-privacy[plot]'") from exc
     d = figure_data(name, alphas)
     if ax is None:
         _, ax = plt.subplots(figsize=(5, 3.5))
@@ -129,3 +129,11 @@ def format_table1(rows: list[dict]) -> str:
                      f"{r['lin_sound']:>12.6f} {r['unrestricted']:>13.6f}  lin {r['lin_ref']}; unrestricted "
                      f"{r['unrestricted_note']}")
     return "\n".join(lines)
+
+# The paper results implemented here (read by scripts/theorems.py for docs/theorems.md).
+from ..refs import Ref  # noqa: E402
+
+REFERENCES = {
+    "table1": (Ref("chaudhuri2019", "Table 1"), Ref("chaudhuri2019", "Cor 1"), Ref("chaudhuri2019", "Thm 8"), Ref("chaudhuri2019", "Thm 11"), Ref("chaudhuri2019", "Thm 12"),),
+    "figure_data": (Ref("chaudhuri2019", "Figure 1"), Ref("chaudhuri2019", "Figure 2"),),
+}

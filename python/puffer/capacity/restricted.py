@@ -231,3 +231,11 @@ def restricted_kl(P: Any, Q: Any, H: Any) -> RestrictedDivergence:
         return RestrictedDivergence(val, val, str(Hc), "kl", None, full)
     raise ParameterError("H", str(Hc), "Lin() or All() for Laplace noise (KL^{poly_k} of Laplace noise has "
                          "no closed form; the KL of Thm 8 bounds it)")
+
+# The paper results implemented here (read by scripts/theorems.py for docs/theorems.md).
+from ..refs import Ref  # noqa: E402
+
+REFERENCES = {
+    "restricted_kl": (Ref("chaudhuri2019", "Lemma 1"), Ref("chaudhuri2019", "Thm 9"), Ref("chaudhuri2019", "Thm 10"),),
+    "restricted_renyi": (Ref("chaudhuri2019", "Lemma 3"),),
+}

@@ -77,3 +77,10 @@ class CapacityBounded(Guarantee):
     @property
     def is_infinite(self) -> bool:
         return math.isinf(self.eps)
+
+# The paper results implemented here (read by scripts/theorems.py for docs/theorems.md).
+from ..refs import Ref  # noqa: E402
+
+REFERENCES = {
+    "CapacityBounded": (Ref("chaudhuri2019", "Def 3"),),
+}

@@ -30,7 +30,7 @@ class Provenance:
     noise: Any = None
     framework: str | None = None
     notes: str = ""
-    refs: tuple = field(default=())
+    refs: tuple[Ref, ...] = field(default=())
 
     def __post_init__(self) -> None:
         refs = self.refs
@@ -53,7 +53,7 @@ class Provenance:
         n = (self.notes + " " + notes).strip() if notes else self.notes
         return replace(self, refs=self.refs + new, notes=n)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "mechanism": self.mechanism, "theorem": self.theorem, "sensitivity": self.sensitivity,
             "witness": self.witness, "noise": self.noise, "framework": self.framework,

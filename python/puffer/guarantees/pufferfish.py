@@ -295,4 +295,9 @@ class RPPCurve(Guarantee):
                 best, best_a = v, 1.0 + math.exp(t)
         return PP(best, delta, _cited(self.provenance, Ref("pierquin2024", "Prop 2.2"), notes=f"RPP->PP at alpha={best_a!r}"))
 
-
+# The paper results implemented here (read by scripts/theorems.py for docs/theorems.md).
+REFERENCES = {
+    "PP": (Ref("pierquin2024", "Def 2.1"),),
+    "RPP": (Ref("pierquin2024", "Def 2.2"),),
+    "ApproxRPP": (Ref("pierquin2024", "Def 4.1"),),
+}

@@ -207,3 +207,9 @@ def tv_bound(eps: float) -> float:
     """d_TV between posteriors with and without one record's value is <= e^eps - 1 (Eq. 3/5)."""
     e = V.nonneg("eps", eps, allow_inf=True)
     return round_up(math.expm1(e)) if e < 709 else math.inf
+
+# The paper results implemented here (read by scripts/theorems.py for docs/theorems.md).
+REFERENCES = {
+    "posterior_odds_bounds": (Ref("seeman2024", "Lemma 4"),),
+    "tv_bound": (Ref("seeman2024", "Eq. 3"),),
+}

@@ -1,4 +1,4 @@
-"""File-level and cluster noise: keyed releases with a hash-chained ledger (extra ``puffer[io]``).
+"""File-level and cluster noise: keyed releases with a hash-chained ledger (extra ``puffer-privacy[io]``).
 
 Publishing (every path that publishes: files, :mod:`puffer.spark`, :mod:`puffer.dask`):
 

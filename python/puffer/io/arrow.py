@@ -24,7 +24,7 @@ def pyarrow() -> Any:
     try:
         import pyarrow as pa
     except ModuleNotFoundError as exc:  # pragma: no cover - the test set-up installs it
-        raise ModuleNotFoundError("puffer.io needs pyarrow: pip install 'puffer[io]'") from exc
+        raise ModuleNotFoundError("puffer.io needs pyarrow: pip install 'puffer-privacy[io]'") from exc
     return pa
 
 

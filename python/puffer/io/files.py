@@ -90,7 +90,7 @@ def _progress_bar(enabled: bool, total: int | None):
         return None
     try:
         from tqdm import tqdm
-    except ModuleNotFoundError:  # tqdm is in puffer[io]; without it, no bar
+    except ModuleNotFoundError:  # tqdm is in puffer-privacy[io]; without it, no bar
         return None
     return tqdm(total=total, unit="rows", unit_scale=True, file=sys.stderr, desc="puffer noise", leave=False)
 

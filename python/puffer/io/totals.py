@@ -143,3 +143,11 @@ def check_new_release(entries: list[dict], new: dict, *, allow_uncomposed: bool 
                                  f"release would make it {eps:g})")
     return {"unit": label, "releases": tot["releases"], "total": tot["guarantee"],
             **({"theorem": tot["theorem"]} if "theorem" in tot else {"reason": tot["reason"]})}
+
+
+# The paper results implemented here (read by scripts/theorems.py for docs/theorems.md).
+from ..refs import Ref  # noqa: E402
+
+REFERENCES = {
+    "unit_totals": (Ref("pierquin2024", "Prop E.1"),),
+}

@@ -163,3 +163,13 @@ def certified_allocation(shifts: np.ndarray, alloc: np.ndarray) -> np.ndarray:
     b = a
     b[-1] = max(math.nextafter(math.nextafter(last, math.inf), math.inf), 0.0)
     return b
+
+# The paper results implemented here (read by scripts/theorems.py for docs/theorems.md).
+from ..refs import Ref  # noqa: E402
+
+REFERENCES = {
+    "uniform_allocation": (Ref("pierquin2024", "Prop F.2"),),
+    "paper_allocation": (Ref("pierquin2024", "Thm 5.2"),),
+    "optimal_allocation": (Ref("pierquin2024", "Thm 5.2"),),
+    "single_step_allocation": (Ref("pierquin2024", "Lemma F.1"), Ref("feldman2018", "Thm 23"),),
+}

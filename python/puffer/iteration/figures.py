@@ -68,3 +68,11 @@ def figure_series(name: str, T_max: int = 1000, allocation: str = "uniform",
         if progress is not None:
             progress(T)
     return out
+
+# The paper results implemented here (read by scripts/theorems.py for docs/theorems.md).
+from ..refs import Ref  # noqa: E402
+
+REFERENCES = {
+    "figure_series": (Ref("pierquin2024", "Figure 5"), Ref("pierquin2024", "Figure 6"),),
+    "privacy_loss": (Ref("pierquin2024", "Prop F.2"),),
+}

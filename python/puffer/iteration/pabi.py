@@ -215,3 +215,12 @@ def pabi_curve(shifts: Any, noise: Any, alphas: Sequence[float] | None = None,
     """The Thm 5.2 bound at every order as an :class:`~puffer.RPPCurve` (provenance carries the
     soundness caveat)."""
     return PABI(shifts, noise, allocation).curve(alphas)
+
+# The paper results implemented here (read by scripts/theorems.py for docs/theorems.md).
+from ..refs import Ref  # noqa: E402
+
+REFERENCES = {
+    "PABI": (Ref("pierquin2024", "Def 5.1"), Ref("pierquin2024", "Thm 5.2"),),
+    "pabi": (Ref("pierquin2024", "Thm 5.2"),),
+    "pabi_curve": (Ref("pierquin2024", "Thm 5.2"),),
+}

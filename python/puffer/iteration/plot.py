@@ -1,5 +1,5 @@
 """Matplotlib plots of Figures 5 and 6 (Pierquin, Bellet, Tommasi, Boussard 2024, App. F.5.4).
-matplotlib is an optional extra (``pip install puffer[plot]``), imported when a plot is drawn."""
+matplotlib is an optional extra (``pip install 'puffer-privacy[plot]'``), imported when a plot is drawn."""
 from __future__ import annotations
 
 from typing import Any
@@ -18,7 +18,7 @@ def plot_figure(number: int, T_max: int = 200, *, ax: Any = None, optimal: bool 
     try:
         import matplotlib.pyplot as plt
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError("puffer.iteration.plot needs matplotlib: pip install 'puffer[plot]'") from exc
+        raise ImportError("puffer.iteration.plot needs matplotlib: pip install 'puffer-privacy[plot]'") from exc
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 4))
     import numpy as np

@@ -447,3 +447,15 @@ class NoisySGD:
         w_rel = w if nw <= R else w * (R / nw)     # post-processing: released model in K
         acc = self.account(n, order, d, correlation)
         return SGDResult(w_rel, acc.curve, acc, self.loss.name, T)
+
+# The paper results implemented here (read by scripts/theorems.py for docs/theorems.md).
+from ..refs import Ref  # noqa: E402
+
+REFERENCES = {
+    "gaussian_prior_shifts": (Ref("pierquin2024", "Prop 6.4"),),
+    "sgd_shifts": (Ref("pierquin2024", "Prop 6.4"),),
+    "noisy_sgd_account": (Ref("pierquin2024", "Prop 6.4"), Ref("pierquin2024", "Thm 5.2"),),
+    "NoisySGD": (Ref("pierquin2024", "Prop 6.4"),),
+    "lemma_f1": (Ref("pierquin2024", "Lemma F.1"), Ref("pierquin2024", "Remark 6.1"),),
+    "feldman_thm23": (Ref("feldman2018", "Thm 23"),),
+}

@@ -21,8 +21,11 @@ import numpy as np
 
 from ..errors import ParameterError, ParameterTypeError
 from ..framework import Framework, Sensitivity
-from ..guarantees import Provenance, round_up
+from ..guarantees import PP, RPP, ApproxRPP, Provenance, RPPCurve, round_up
 from ..refs import Ref
+
+#: the guarantee of a calibrated Pufferfish mechanism (each subclass narrows it)
+PufferfishGuarantee = PP | RPP | RPPCurve | ApproxRPP
 
 
 @dataclass(frozen=True)
@@ -58,9 +61,9 @@ class Mechanism:
     theorem = ""
     #: the results the mechanism implements, cited in every guarantee's provenance
     refs: tuple[Ref, ...] = ()
-    noise: Any
+    noise: Any   # a NoiseFamily (or the exponential-mechanism noise of Kantorovich); None: no noise needed
     sensitivity: Sensitivity
-    guarantee: Any
+    guarantee: PufferfishGuarantee
     group: GroupComparison | None
     framework: Framework | None   # None for mechanisms calibrated from a given sensitivity
 
@@ -79,7 +82,7 @@ class Mechanism:
             refs=self.refs)
 
     @property
-    def target(self) -> dict:
+    def target(self) -> dict[str, Any]:
         """The privacy target the mechanism was calibrated to: eps, delta, alpha (None if not given)."""
         t = getattr(self, "_target", None)
         if t is not None:
@@ -87,10 +90,10 @@ class Mechanism:
         return {k: getattr(self, k, None) for k in ("eps", "delta", "alpha")}
 
     @target.setter
-    def target(self, value: dict) -> None:
+    def target(self, value: dict[str, Any]) -> None:
         self._target = dict(value)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """A JSON-able record of the mechanism: what it is, its target, noise, sensitivity with
         witness, guarantee (with provenance) and the framework digest."""
         from ..guarantees import encode_number
@@ -177,7 +180,7 @@ class Mechanism:
                                   granularity=granularity, bound=bound, out=out, threads=threads)
 
     def close_adversary(self, alpha: float | None = None, *, w_inf: float | None = None,
-                        d_inf: float | None = None, hp: float = 3.0, hq: float = 3.0, hr: float = 3.0):
+                        d_inf: float | None = None, hp: float = 3.0, hq: float = 3.0, hr: float = 3.0) -> PP | RPP:
         """The guarantee against an adversary with a prior theta' outside Theta (Pierquin et al.
         2024, App. A.4): ``d_inf`` (the D_inf distance of Thm A.3) for a PP guarantee, or
         ``w_inf`` (W_inf between the query laws under theta' and the nearest theta) and an order

@@ -115,6 +115,7 @@ class CauchyMechanism(Mechanism):
     >>> round(m.guarantee.eps, 6)      # log(1 + W_2^2 / 2), W_2^2 = 1 + 3 rho, rho = 0.3
     0.667829
     """
+    guarantee: RPP   # narrows Mechanism.guarantee
 
     theorem = "Pierquin, Bellet, Tommasi, Boussard 2024, Cor 4.1 (Cauchy mechanism), corrected d-dimensional form"
 
@@ -203,3 +204,11 @@ class CauchyMechanism(Mechanism):
 
     def to_pp(self, delta: float):
         return self.guarantee.to_pp(delta)
+
+# The paper results implemented here (read by scripts/theorems.py for docs/theorems.md).
+from ..refs import Ref  # noqa: E402
+
+REFERENCES = {
+    "cauchy_epsilon": (Ref("pierquin2024", "Cor 4.1"), Ref("pierquin2024", "Lemma D.1"),),
+    "CauchyMechanism": (Ref("pierquin2024", "Cor 4.1"),),
+}

@@ -97,3 +97,12 @@ def _note(prov: Provenance | None, what: str) -> Provenance:
     d = prov.to_dict()
     d["theorem"] = (d.get("theorem") or "") + "; " + _THM + what
     return Provenance(**d)
+
+# The paper results implemented here (read by scripts/theorems.py for docs/theorems.md).
+from ..refs import Ref  # noqa: E402
+
+REFERENCES = {
+    "close_adversary_pp": (Ref("pierquin2024", "Thm A.3"), Ref("song2017", "Thm A.3"),),
+    "close_adversary_rpp": (Ref("pierquin2024", "Thm A.4"),),
+    "close_adversary_additive": (Ref("pierquin2024", "Thm A.5"), Ref("pierquin2024", "Cor A.1"),),
+}

@@ -58,3 +58,10 @@ def calibrate_dagwm(cls: Any, framework: Any, noise: Any, *, alpha: float, eps: 
         raise NumericalError("DAGWM calibration did not verify")
     m.target = {"alpha": alpha, "eps": eps}
     return m
+
+# The paper results implemented here (read by scripts/theorems.py for docs/theorems.md).
+from ..refs import Ref  # noqa: E402
+
+REFERENCES = {
+    "calibrate_dagwm": (Ref("pierquin2024", "Thm 4.5"),),
+}

@@ -310,6 +310,7 @@ class Kantorovich(Mechanism):
     >>> m.noise.scale <= 2.0
     True
     """
+    guarantee: PP   # narrows Mechanism.guarantee
 
     def __init__(self, framework: Framework, eps: float, *, method: str = "thm1",
                  metric: Callable[[np.ndarray], np.ndarray] | None = None,
@@ -372,6 +373,7 @@ class KantorovichGaussian(Mechanism):
     >>> round(m.noise.scale, 5)     # 4.844805 * 2 / 1
     9.68961
     """
+    guarantee: PP   # narrows Mechanism.guarantee
 
     theorem = "Ding 2022, Theorem 3 (Gaussian, delta-approximation)"
     refs = (Ref("ding2022", "Thm 3", "constant k/2 = 0.41866, not the printed 0.41"),)

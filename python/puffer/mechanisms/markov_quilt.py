@@ -542,6 +542,7 @@ class MarkovQuilt(Mechanism):
     >>> round(m.noise.scale, 6), m.guarantee
     (1.80599, PP(eps=1.0, delta=0.0))
     """
+    guarantee: PP   # narrows Mechanism.guarantee
 
     theorem = ("Song et al. 2017, Markov Quilt Mechanism for Markov chains "
                "(MQMExact / MQMApprox): F(X) + L Lap(sigma_max) is eps-Pufferfish private")

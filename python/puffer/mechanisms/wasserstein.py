@@ -51,6 +51,7 @@ class Wasserstein(Mechanism):
     >>> m.noise.scale   # Delta_G / eps = 2, rounded upward by a few ulps (more noise is safe)
     2.0000000000000018
     """
+    guarantee: PP   # narrows Mechanism.guarantee
 
     theorem = "Song et al. 2017, Wasserstein mechanism; Pierquin et al. 2024, Cor 3.1 (Laplace, PP)"
     refs = (Ref("song2017", "Wasserstein mechanism (Thm 3.2)"), Ref("pierquin2024", "Cor 3.1"))
@@ -91,6 +92,7 @@ class GeneralWasserstein(Mechanism):
     >>> given.noise.scale, round(given.guarantee.at(2.0).eps, 6)   # given sigma: alpha Delta^2 / (2 sigma^2)
     (5.0, 0.16)
     """
+    guarantee: RPPCurve   # narrows Mechanism.guarantee
 
     theorem = "Pierquin et al. 2024, Thm 3.3 / Cor 3.1 (General Wasserstein Mechanism)"
     refs = (Ref("pierquin2024", "Thm 3.3"), Ref("pierquin2024", "Cor 3.1"))
@@ -163,6 +165,7 @@ class ApproximateWasserstein(Mechanism):
     (alpha = inf for a PP target) to calibrate; infeasible targets (eps <= alpha/(alpha-1)
     log(1/(1-delta))) are rejected.
     """
+    guarantee: ApproxRPP   # narrows Mechanism.guarantee
 
     theorem = "Pierquin et al. 2024, Thm 4.3 / Prop C.2 (General Approximate Wasserstein Mechanism)"
     refs = (Ref("pierquin2024", "Thm 4.3"), Ref("pierquin2024", "Prop C.2"))
@@ -341,6 +344,7 @@ class DistributionAwareWasserstein(Mechanism):
     log-sum-exp runs in the core, each value moved up by its rounding bound: never below the numpy
     reference path, within 1e-9 relative of it (tested).
     """
+    guarantee: RPPCurve   # narrows Mechanism.guarantee
 
     theorem = "Pierquin et al. 2024, Thm 4.5 (Distribution-Aware General Wasserstein Mechanism)"
     refs = (Ref("pierquin2024", "Thm 4.5"),)

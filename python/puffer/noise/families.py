@@ -340,3 +340,11 @@ class Logistic(_Kernel):
 
     def _sampler_spec(self):
         return "logistic", {"scale": self._scale}
+
+# The paper results implemented here (read by scripts/theorems.py for docs/theorems.md).
+from ..refs import Ref  # noqa: E402
+
+REFERENCES = {
+    "GenCauchy": (Ref("pierquin2024", "Def 4.6"), Ref("pierquin2024", "Cor 4.1"),),
+    "GenGaussian": (Ref("pierquin2024", "Lemma B.1"),),
+}

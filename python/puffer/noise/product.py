@@ -254,3 +254,10 @@ class IID:
         # samplers reject unknown keys, so a "d" here made every release in R^d fail; found by
         # the empirical auditor)
         return self.base._sampler_spec()
+
+# The paper results implemented here (read by scripts/theorems.py for docs/theorems.md).
+from ..refs import Ref  # noqa: E402
+
+REFERENCES = {
+    "IID": (Ref("pierquin2024", "Lemma B.1"),),
+}

@@ -210,3 +210,11 @@ def summaries(study: dict) -> dict:
             fig3[(eps, lab)] = {k: float(a[:, :, j].mean()) for k, a in eff.items()}
     return {"fig1": fig1, "fig1_truth": truth, "fig2": fig2, "fig3": fig3, "fig3_counties":
             {lab: data.names[j] for lab, j in which.items()}}
+
+# The paper results implemented here (read by scripts/theorems.py for docs/theorems.md).
+from ..refs import Ref  # noqa: E402
+
+REFERENCES = {
+    "run_case_study": (Ref("seeman2024", "Figure 1"), Ref("seeman2024", "Figure 2"),),
+    "summaries": (Ref("seeman2024", "Figure 1"), Ref("seeman2024", "Figure 2"),),
+}

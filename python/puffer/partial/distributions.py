@@ -283,3 +283,11 @@ def dirichlet_multinomial_sample(n: int, concentration: Any, size: int | None = 
     out = np.stack([g.multinomial(n, pi) for pi in p]) if m else np.empty((0, a.size), dtype=np.int64)
     out = out.astype(np.int64)
     return out if size is not None else out[0]
+
+# The paper results implemented here (read by scripts/theorems.py for docs/theorems.md).
+from ..refs import Ref  # noqa: E402
+
+REFERENCES = {
+    "knorm_sample": (Ref("seeman2024", "Thm 10"),),
+    "discrete_laplace_pmf": (Ref("seeman2024", "Lemma 5"),),
+}

@@ -218,3 +218,10 @@ class TPFramework:
 
     def __repr__(self) -> str:
         return f"TPFramework(family={self.family!r}, delta_z={self.delta_z!r}, z={self.z!r})"
+
+# The paper results implemented here (read by scripts/theorems.py for docs/theorems.md).
+from ..refs import Ref  # noqa: E402
+
+REFERENCES = {
+    "TPFramework": (Ref("seeman2024", "Eq. 10"), Ref("seeman2024", "Lemma 8"),),
+}

@@ -20,7 +20,7 @@ def _plt() -> Any:
         import matplotlib.pyplot as plt
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ParameterError("plot", "matplotlib not installed",
-                             "pip install 'puffer[plot]' to draw the figures") from exc
+                             "pip install 'puffer-privacy[plot]' to draw the figures") from exc
     return plt
 
 

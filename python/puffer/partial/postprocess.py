@@ -172,3 +172,12 @@ def contraction_effects(noisy_cases: Any, noisy_deaths: Any, cases: Any, deaths:
                              "four arrays of one shape")
     return {"contracted_case_zeros": (nc < 0) & (c == 0), "contracted_death_zeros": (nd < 0) & (d == 0),
             "contracted_rates": (nd > nc) & (c == d)}
+
+# The paper results implemented here (read by scripts/theorems.py for docs/theorems.md).
+from ..refs import Ref  # noqa: E402
+
+REFERENCES = {
+    "contraction_effects": (Ref("seeman2024", "Figure 3"),),
+    "project_consistent": (Ref("seeman2024", "Lemma 5"),),
+    "controlled_round": (Ref("seeman2024", "Lemma 5"),),
+}

@@ -212,3 +212,14 @@ def sigma_y_mean(n: int, mean_sensitivity: float) -> float:
     """sigma_y for L_X(y) = 1/2 sum_i ||y - x_i||_2^2: grad = n (y - xbar), so
     sigma_y = n sup{||xbar - xbar'||_K : d(x, x') <= Delta_z} = n * mean_sensitivity."""
     return round_up(V.integer("n", n, lo=1) * V.nonneg("mean_sensitivity", mean_sensitivity))
+
+# The paper results implemented here (read by scripts/theorems.py for docs/theorems.md).
+from ..refs import Ref  # noqa: E402
+
+REFERENCES = {
+    "delta_correlated_counts": (Ref("seeman2024", "Figure 4"), Ref("seeman2024", "Eq. 35"),),
+    "delta_gaussian_conditional": (Ref("seeman2024", "Example 1"),),
+    "gaussian_c1": (Ref("seeman2024", "Example 1"),),
+    "delta_sdl_counts": (Ref("seeman2024", "Example 2"), Ref("seeman2024", "Eq. 18"),),
+    "delta_z": (Ref("seeman2024", "Lemma 12"),),
+}
