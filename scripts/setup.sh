@@ -34,6 +34,12 @@ step "pip: build tools (scikit-build-core, pybind11, cmake, ninja)"
 $PY -m pip install -q --disable-pip-version-check --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
 $PY -m pip install -q --disable-pip-version-check "scikit-build-core>=0.10" "pybind11>=2.12" "numpy>=1.24" \
   "cmake>=3.18" ninja setuptools wheel  # setuptools + wheel: pyspark ships only an sdist
+# the distribution was called "puffer" before it became "puffer-privacy": both own puffer/, so
+# the old record goes first (pip then reinstalls every file of the new one)
+if $PY -m pip show -q puffer >/dev/null 2>&1; then
+  step "removing the old distribution name 'puffer' (now puffer-privacy)"
+  $PY -m pip uninstall -q -y puffer
+fi
 step "building the C++ core and installing puffer with its extras (first run: ~10 minutes on 2 cores)"
 # a heartbeat every 30 s while pip builds quietly
 ( while sleep 30; do step "  ... still building"; done ) &
