@@ -181,3 +181,4 @@ def add_noise(data: Any, columns: Any, mechanism: Any, *, seed: int | None = Non
             raise ParameterTypeError("row_id", row_id, "a column name or None")
         return _frame(data, cols, wplan, seed, secure, thr, granularity, row_id, nulls)
     raise ParameterTypeError("data", type(data).__name__, "a dask.array.Array or a dask.dataframe.DataFrame")
+from ._cluster_w_inf import dask_w_inf as w_inf  # noqa: E402,F401  (Markov Delta_G on the workers)

@@ -125,3 +125,4 @@ def add_noise(df: Any, columns: Any, mechanism: Any, *, seed: int | None = None,
     from pyspark.sql.pandas.types import from_arrow_schema
 
     return df.mapInArrow(fn, from_arrow_schema(out_schema))
+from ._cluster_w_inf import spark_w_inf as w_inf  # noqa: E402,F401  (Markov Delta_G on the workers)
