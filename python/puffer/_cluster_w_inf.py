@@ -160,8 +160,8 @@ def dask_w_inf(fw: Any, client: Any, *, tasks: int | None = None, threads: int =
     parts: dict[int, np.ndarray] = {}
     try:
         while len(parts) < len(plan):
-            for f in futures:
-                if f.status == "finished" and int(f.key.rsplit("-", 1)[1]) not in parts:
+            for jf, f in enumerate(futures):
+                if f.status == "finished" and jf not in parts:
                     j, tab = f.result()
                     parts[j] = tab
                     frac[j] = 1.0

@@ -165,11 +165,14 @@ def stationary_distribution(trans: Any) -> np.ndarray:
 
 
 _MAX_STATES = 64   # the core's limit (cpp/models/markov.cpp)
-# Throughputs of the Markov kernel per thread (bench/RESULTS.md, "Markov Delta_G at scale"):
-# multiply-adds of the convolutions and passes, and atoms walked by the W_inf level comparison.
-_MARKOV_OPS_PER_SECOND = 5e9
-_MARKOV_W_ATOMS_PER_SECOND = 3e8
-_MARKOV_LAWS_PER_SECOND = 1e6      # fixed cost per law (level set-up, extents, small buffers)
+# Throughputs of the Markov kernel per CPU second, fitted (non-negative least squares on the
+# relative error) to the CPU seconds of bench/markov_cost.py (bench/markov_cost_calibration.json,
+# bench/RESULTS.md "Markov cost calibration"; every case within 16 %): multiply-adds of the
+# convolutions and passes, atoms walked by the certified W_inf level walk (level set-up included),
+# and a fixed cost per conditional law.
+_MARKOV_OPS_PER_SECOND = 2.63e9
+_MARKOV_W_ATOMS_PER_SECOND = 7.8e7
+_MARKOV_LAWS_PER_SECOND = 1.08e5
 
 
 def _available_bytes() -> int:
