@@ -23,7 +23,7 @@ follows the stage's finished tasks. Ctrl-C on the driver cancels in both.
 >>> import numpy as np, puffer
 >>> fw = puffer.models.markov_chain([[0.9, 0.1], [0.2, 0.8]], T=40)
 >>> [t[:4] for t in _plan(fw, 3)]          # one prior, 3 tasks: positions of equal cost
-[(0, 1, 0, 15), (0, 1, 15, 26), (0, 1, 26, 40)]
+[(0, 1, 0, 16), (0, 1, 16, 25), (0, 1, 25, 40)]
 """
 from __future__ import annotations
 
