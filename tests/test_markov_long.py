@@ -12,6 +12,7 @@ the core. The extreme atoms are checked against mpmath closed forms (50 digits).
 from __future__ import annotations
 
 import math
+import os
 
 import mpmath
 import numpy as np
@@ -110,6 +111,9 @@ def _w_inf(lp, lq, tol=1e-5):
 
 
 @pytest.mark.slow
+@pytest.mark.skipif("libasan" in os.environ.get("LD_PRELOAD", ""),
+                    reason="a year of passes under AddressSanitizer takes minutes; the checkpoint logic is "
+                           "covered there by the GoogleTests (test_markov_checkpoints.cpp)")
 def test_year_of_half_hours_equals_an_independent_log_space_computation():
     positions = (0, 3, 9)
     mask = np.array(positions, dtype=np.int64)
