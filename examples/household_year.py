@@ -6,7 +6,7 @@ mechanism for it (issue 24).
 
 Prints the cost estimate first (multiply-adds, peak memory, seconds), then computes Delta_G with
 a progress bar and releases the number of home half-hours with Laplace noise. One prior takes
-about 2 CPU-minutes and ~0.5 GB (bench/RESULTS.md, "A year of half-hours"); --priors N adds
+about 2.5 CPU-minutes on a quiet machine and ~0.6 GB by cost() (bench/RESULTS.md, "A year of half-hours"); --priors N adds
 N - 1 perturbed chains (the adversary's set Theta; priors stream through the workers, memory
 stays that of 2 priors); --dask N runs the priors on a local Dask cluster of N workers
 (puffer.dask.w_inf, bitwise the same result).

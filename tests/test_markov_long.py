@@ -140,6 +140,6 @@ def test_year_of_half_hours_equals_an_independent_log_space_computation():
 def test_memory_estimate_of_a_year_is_small_and_bounds_the_schedule():
     fw = markov_chain(M, T=T, threads=2)
     c = fw.cost(threads=2)
-    assert 0.2e9 < c.peak_bytes < 0.6e9        # 3.7 GB + 14.7 GB before the checkpoints
+    assert 0.3e9 < c.peak_bytes < 0.7e9        # 3.7 GB + 14.7 GB before the checkpoints
     ten = markov_chain(np.stack([M] * 10), T=T, threads=2).cost(threads=2)
     assert ten.peak_bytes < 2.2 * c.peak_bytes  # priors stream through 2 workers

@@ -161,6 +161,12 @@ void load_segment(const Geometry& g, const std::vector<Coef>& C, const Checkpoin
   const std::size_t k = g.k, T = g.T, t0 = j * ck.C, t1 = std::min(T, t0 + ck.C);
   seg.s.off.assign(t1 - t0 + 1, 0);
   for (std::size_t t = t0; t < t1; ++t) seg.s.off[t - t0 + 1] = seg.s.off[t - t0] + k * g.lb(t);
+  // capacity of the largest segment (j = 0) from the first load on: no reallocation, so a
+  // worker never holds two segments (peak_bytes counts one)
+  std::size_t nmax = 0;
+  for (std::size_t t = 0; t < std::min(ck.C, T); ++t) nmax += k * g.lb(t);
+  seg.s.m.reserve(nmax);
+  seg.s.e.reserve(nmax);
   seg.s.m.resize(seg.s.off.back());
   seg.s.e.resize(seg.s.off.back());
   std::vector<ext::Src> src;

@@ -139,7 +139,16 @@ void ModSegment::load(const ModChain& mc, std::size_t j) {
     foff_[t - t0 + 1] = foff_[t - t0] + k * mc.lf(t);
     boff_[t - t0 + 1] = boff_[t - t0] + k * mc.lb(t);
   }
+  // capacity of the largest segment (j = 0) from the first load on: no reallocation (a
+  // reallocation would hold two segments at once and break ModSegment::bytes as an upper bound)
+  std::size_t fmax = 0, bmax = 0;
+  for (std::size_t t = 0; t < std::min(C, T); ++t) {
+    fmax += k * mc.lf(t);
+    bmax += k * mc.lb(t);
+  }
   for (int q = 0; q < kModPrimes; ++q) {
+    f_[q].reserve(fmax);
+    b_[q].reserve(bmax);
     f_[q].resize(foff_.back());
     b_[q].resize(boff_.back());
     const u64* ck = mc.fck_[q].data() + mc.fck_off_[j];

@@ -76,12 +76,12 @@ def _task_table(M: np.ndarray, pi: np.ndarray, vals: np.ndarray, T: int, p0: int
     """W_inf of the priors (M, pi) at positions [p0, p1): shape (n, p1 - p0, pairs), by the core
     kernel; ``hook(done, total)`` is its progress callback (raising in it cancels the kernel)."""
     from . import _core
-    from .models import _check_memory
+    from .models import _check_memory, _resident_bytes
 
     k = M.shape[1]
     span = int(vals.max() - vals.min())
     _check_memory("framework", 8.0 * M.shape[0] * T * (k * (k - 1) // 2)
-                  + _core.models.markov_peak_bytes(k, T, span, M.shape[0], threads))
+                  + _resident_bytes(_core.models.markov_peak_bytes(k, T, span, M.shape[0], threads)))
     positions = None if (p0, p1) == (0, T) else np.arange(p0, p1, dtype=np.int64)
     W, _ = _core.models.markov_w_inf(M, pi, vals, T, threads, 1e-9, False, hook, positions)
     return np.ascontiguousarray(W[:, p0:p1, :])

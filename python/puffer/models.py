@@ -175,6 +175,14 @@ _MARKOV_W_ATOMS_PER_SECOND = 7.8e7
 _MARKOV_LAWS_PER_SECOND = 1.08e5
 
 
+def _resident_bytes(allocated: float) -> float:
+    """Peak resident memory of a Markov kernel call that allocates ``allocated`` bytes at most
+    (``markov_peak_bytes``): glibc's per-thread arenas keep freed blocks, measured at 1.26-1.36x
+    the allocated bytes when the exact images are built (bench/RESULTS.md, "A year of
+    half-hours"), plus the pool threads' stacks and arenas."""
+    return 1.4 * allocated + 4.0 * 2**20
+
+
 def _available_bytes() -> int:
     try:
         import os
@@ -534,7 +542,7 @@ class MarkovChainFramework(Framework):
         support = min(T * span + 1, math.comb(T + k - 1, k - 1))
         self._check_exact_laws(T * span + 1)
         # + one backward store per worker (cpp/models/markov.hpp)
-        stores = _core.models.markov_peak_bytes(k, T, span, len(self._thetas), self._threads)
+        stores = _resident_bytes(_core.models.markov_peak_bytes(k, T, span, len(self._thetas), self._threads))
         _check_memory("framework", 16.0 * len(self._thetas) * T * k * support + stores)
         A, P, O, S, L = self._laws_block(0, len(self._thetas))
         for th_i, th in enumerate(self._thetas):
@@ -591,7 +599,7 @@ class MarkovChainFramework(Framework):
         per_prior = _core.models.markov_prior_operations(k, T, span)
         w_ops = float(T * k * (k - 1) // 2 * 2 * R)
         workers = self._threads_used(thr)   # priors, or the positions of fewer priors, in parallel
-        peak = _core.models.markov_peak_bytes(k, T, span, n, thr) + 8.0 * n * T * (k * (k - 1) // 2)
+        peak = _resident_bytes(_core.models.markov_peak_bytes(k, T, span, n, thr)) + 8.0 * n * T * (k * (k - 1) // 2)
         seconds = n * (per_prior / _MARKOV_OPS_PER_SECOND + w_ops / _MARKOV_W_ATOMS_PER_SECOND
                        + T * k / _MARKOV_LAWS_PER_SECOND) / workers
         return Cost(n * (per_prior + w_ops), peak, seconds)
@@ -607,7 +615,7 @@ class MarkovChainFramework(Framework):
         k, T = self._k, self._T
         span = int(self._vals.max() - self._vals.min())
         _check_memory("framework", 8.0 * n * T * (k * (k - 1) // 2)
-                      + _core.models.markov_peak_bytes(k, T, span, n, threads, reference))
+                      + _resident_bytes(_core.models.markov_peak_bytes(k, T, span, n, threads, reference)))
 
     def _sensitivity_from_table(self, W: np.ndarray) -> Sensitivity:
         """Delta_G, its witness (the first maximum in (prior, position, pair) order) and the
@@ -639,7 +647,7 @@ class MarkovChainFramework(Framework):
         The arithmetic is exact in range (cpp/models/markov.hpp): every reachable sum keeps a
         positive mass with relative error ~T eps however small (no underflow), so W_inf never
         loses a tail atom. Memory grows like T^1.5 (checkpointed passes; :meth:`cost` gives the
-        peak, e.g. ~0.5 GB for T = 17,520, k = 2 on 2 threads). ``progress``: None (a bar on
+        peak, e.g. ~0.6 GB for T = 17,520, k = 2 on 2 threads). ``progress``: None (a bar on
         stderr once the job has run a second, when stderr is a terminal), True, False or a
         callable ``f(done, total)`` (units: priors x positions). Ctrl-C stops the computation
         within ~0.1 s (KeyboardInterrupt). Memory is estimated first and a request that cannot
