@@ -9,6 +9,7 @@ with levels compared by cross-multiplication (no rounding anywhere)."""
 from __future__ import annotations
 
 import _thread
+import math
 import threading
 import time
 from fractions import Fraction
@@ -298,24 +299,40 @@ def test_progress_callback_and_interrupt():
     assert puffer.models.markov_chain([[0.9, 0.1], [0.2, 0.8]], T=5).w_inf(threads=2).value == 5.0
 
 
+def _peak_closed_form(k, T, span, n, threads):
+    """cpp/models/markov.hpp: per prior in flight, the backward checkpoints (every C-th slice,
+    C = ceil(sqrt(T / 2)), plus two pass buffers) and the exact images' checkpoints (forward and
+    backward, 3 primes); per worker, one segment of C backward slices, the exact images' segment
+    and (84 k + 96)(R + 80) bytes of buffers."""
+    C = math.ceil(math.sqrt(T / 2))
+    R = T * span + 1
+    lf = lambda t: (t + 1) * span + 1     # noqa: E731
+    lb = lambda t: (T - 1 - t) * span + 1  # noqa: E731
+    ck = 12 * k * (sum(lb(t) for t in range(C, T, C)) + (2 * lb(C) if C < T else 0))
+    mod = 24 * k * (sum(lf(t) for t in range(0, T, C)) + sum(lb(t) for t in range(C, T, C))) + 16 * k * R + 16 * R
+    worker = 12 * k * sum(lb(t) for t in range(min(C, T))) + (84 * k + 96) * (R + 80)
+    modseg = 24 * k * sum(lf(t) + lb(t) for t in range(min(C, T))) + 16 * R + 24 * k * R
+    if n < threads and T > 1:
+        return ck + mod + min(threads, T) * (worker + modseg)
+    return min(threads, n) * (ck + mod + worker + modseg)
+
+
 def test_memory_refusal_names_the_estimate(monkeypatch):
-    """A request whose backward stores cannot fit is refused before anything is allocated,
-    with the estimate in GiB (12 k span T^2 / 2 bytes per worker for the float passes plus
-    24 k T (T span + 2) for the exact images that certify ties)."""
+    """A request that cannot fit is refused before anything is allocated, with the estimate in
+    GiB (the checkpointed passes and exact images, _peak_closed_form, plus the W table)."""
     from puffer import models
 
-    monkeypatch.setattr(models, "_available_bytes", lambda: 1 << 30)
+    monkeypatch.setattr(models, "_available_bytes", lambda: 1 << 26)
     fw = puffer.models.markov_chain([[0.9, 0.1], [0.2, 0.8]], T=20000)
     T, k = 20000, 2
-    want = (12 * k * (T + T * (T - 1) / 2) + (64 * k + 96) * (T + 9) + 24 * k * T * (T + 2) + 32 * (T + 1)) / 2**30
+    want = (1.4 * _peak_closed_form(k, T, 1, 1, 1) + 4 * 2**20 + 8 * T) / 2**30
     with pytest.raises(puffer.ParameterError, match=rf"estimated {want:.3g} GiB"):
         fw.w_inf(threads=1)
 
 
 def test_cost_matches_the_closed_forms():
     """operations = k sum_i (i span + span + 1)((T - 1 - i) span + 1) + 2 T k^2 R per prior plus the
-    W walk; peak bytes = workers * (12 k (T + span T (T - 1) / 2) + the exact images 24 k T (T span + 2))
-    + O(R) + the W table."""
+    W walk; peak bytes = _peak_closed_form + the W table."""
     k, T, span, n = 3, 50, 2, 4
     vals = [0, 1, 2]
     trans = np.tile(np.full((k, k), 1 / k), (n, 1, 1))
@@ -326,8 +343,12 @@ def test_cost_matches_the_closed_forms():
     per_prior = k * conv + 2 * T * k * k * R
     w = T * 3 * 2 * R
     assert c.operations == pytest.approx(n * (per_prior + w), rel=1e-12)
-    store = 12 * k * (T + span * T * (T - 1) / 2) + 24 * k * T * (T * span + 2) + 32 * R
-    assert 2 * store < c.peak_bytes < 2 * store + 2 * 300 * (R + 8) + 8 * n * T * 3 + 1
+    # allocated bytes x 1.4 + 4 MiB: the allocator's arenas (models._resident_bytes)
+    assert c.peak_bytes == pytest.approx(1.4 * _peak_closed_form(k, T, span, n, 2) + 4 * 2**20 + 8 * n * T * 3,
+                                         rel=1e-12)
+    one = puffer.models.markov_chain(trans[:1], T=T, values=vals).cost(threads=2)
+    assert one.peak_bytes == pytest.approx(1.4 * _peak_closed_form(k, T, span, 1, 2) + 4 * 2**20 + 8 * T * 3,
+                                           rel=1e-12)
     assert c.seconds > 0
     assert "ops" in repr(c) and "\n" not in repr(c)
     with pytest.raises(AttributeError):

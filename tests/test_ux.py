@@ -234,10 +234,10 @@ def test_rounded_estimated_matrices_have_an_explicit_normalize():
 def test_memory_refusals_point_to_what_works(monkeypatch):
     from puffer import models
 
-    # T = 20000: one worker's backward store alone exceeds 1 GiB -> w_inf is refused, and so
-    # are the stored laws; neither message may send the user to w_inf
-    monkeypatch.setattr(models, "_available_bytes", lambda: 1 << 30)
+    # T = 20000 with half of what one worker needs -> w_inf is refused, and so are the stored
+    # laws; neither message may send the user to w_inf
     fw = puffer.models.markov_chain([[0.9, 0.1], [0.2, 0.8]], T=20000)
+    monkeypatch.setattr(models, "_available_bytes", lambda: int(fw._w_inf_bytes(1, 1) / 2))
     with pytest.raises(ParameterError) as e:
         fw.w_inf(threads=1)
     msg = str(e.value)

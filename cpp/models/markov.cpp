@@ -36,15 +36,29 @@ struct Geometry {
 };
 
 // ------------------------------------------------------------------ extended-range passes
-// Backward slices B_t[x][s] = P(sum of v(X_{t+1..T-1}) = s + ... | X_t = x), all t, stored
-// triangularly (slice t has lb(t) entries per state).
-struct Backward {
+// Backward slices B_t[x][s] = P(sum of v(X_{t+1..T-1}) = s + ... | X_t = x) (slice t has lb(t)
+// entries per state). Checkpointed (Griewank): only the slices t = j C, j >= 1, are kept for the
+// whole call (C = checkpoint_stride(T) ~ sqrt(T / 2)); the slices of the segment [j C, j C + C)
+// are recomputed from checkpoint j + 1 when a worker reaches it. Memory ~ 12 k span (T^2 / (2 C)
+// + C T) instead of 12 k span T^2 / 2; one more backward pass (k^2 T^2 span / 2 multiply-adds,
+// against the convolutions' k T^3 span^2 / 6).
+struct Slices {
   std::vector<double> m;
   std::vector<std::int32_t> e;
-  std::vector<std::size_t> off;  // start of slice t
-  const double* bm(const Geometry& g, std::size_t t, std::size_t x) const { return m.data() + off[t] + x * g.lb(t); }
+  std::vector<std::size_t> off;  // start of each stored slice
+};
+struct Checkpoints {
+  std::size_t C = 1;
+  Slices s;  // slice j C at off[j] (off[0] = off[1]: slice 0 is not kept)
+};
+struct Segment {
+  std::size_t j = static_cast<std::size_t>(-1), t0 = 0;
+  Slices s;  // slice t0 + r at off[r]
+  const double* bm(const Geometry& g, std::size_t t, std::size_t x) const {
+    return s.m.data() + s.off[t - t0] + x * g.lb(t);
+  }
   const std::int32_t* be(const Geometry& g, std::size_t t, std::size_t x) const {
-    return e.data() + off[t] + x * g.lb(t);
+    return s.e.data() + s.off[t - t0] + x * g.lb(t);
   }
 };
 
@@ -72,6 +86,7 @@ struct Scratch {
   std::vector<ext::Src> src;
   std::vector<Law> laws;
   std::vector<double> marg, next;
+  Segment seg;
   void size(const Geometry& g) {
     for (int q = 0; q < 2; ++q) {
       fm[q].assign(g.k * g.R, 0.0);
@@ -89,29 +104,86 @@ struct Scratch {
   }
 };
 
-void backward_pass(const Geometry& g, const std::vector<Coef>& C, Backward& B, std::vector<double>& acc,
-                   const JobControl* ctl) {
-  const std::size_t k = g.k, T = g.T;
-  B.off.assign(T + 1, 0);
-  for (std::size_t t = 0; t < T; ++t) B.off[t + 1] = B.off[t] + k * g.lb(t);
-  B.m.assign(B.off[T], 0.0);
-  B.e.assign(B.off[T], ext::kNoExp);
+// Slice t (dst) from slice t + 1 (src).
+void backward_step(const Geometry& g, const std::vector<Coef>& C, const double* sm, const std::int32_t* se, double* dm,
+                   std::int32_t* de, std::size_t t, std::vector<double>& acc, std::vector<ext::Src>& src) {
+  const std::size_t k = g.k, ns = g.lb(t + 1), nd = g.lb(t);
   for (std::size_t x = 0; x < k; ++x) {
-    B.m[B.off[T - 1] + x * g.lb(T - 1)] = 1.0;
-    B.e[B.off[T - 1] + x * g.lb(T - 1)] = 0;
+    src.clear();
+    for (std::size_t y = 0; y < k; ++y)
+      if (C[x * k + y].pm > 0.0) src.push_back({sm + y * ns, se + y * ns, ns, C[x * k + y].pm, C[x * k + y].pe, g.dv[y]});
+    ext::gather(dm + x * nd, de + x * nd, nd, src.data(), src.size(), acc.data());
   }
+}
+
+void terminal_slice(const Geometry& g, double* m, std::int32_t* e) {  // B_{T-1}[x] = delta_0
+  for (std::size_t x = 0; x < g.k; ++x) {
+    m[x * g.lb(g.T - 1)] = 1.0;
+    e[x * g.lb(g.T - 1)] = 0;
+  }
+}
+
+std::size_t n_checkpoints(std::size_t T, std::size_t C) { return (T + C - 1) / C; }
+
+// One backward pass keeping the slices t = j C, j >= 1.
+void backward_checkpoints(const Geometry& g, const std::vector<Coef>& C, Checkpoints& ck, std::vector<double>& acc,
+                          const JobControl* ctl) {
+  const std::size_t k = g.k, T = g.T, st = checkpoint_stride(T), n_ck = n_checkpoints(T, st);
+  ck.C = st;
+  ck.s.off.assign(n_ck + 1, 0);
+  for (std::size_t j = 0; j < n_ck; ++j) ck.s.off[j + 1] = ck.s.off[j] + (j == 0 ? 0 : k * g.lb(j * st));
+  ck.s.m.assign(ck.s.off[n_ck], 0.0);
+  ck.s.e.assign(ck.s.off[n_ck], ext::kNoExp);
+  if (n_ck < 2) return;
+  const std::size_t n0 = k * g.lb(st);  // the largest slice kept
+  std::vector<double> m[2] = {std::vector<double>(n0, 0.0), std::vector<double>(n0, 0.0)};
+  std::vector<std::int32_t> e[2] = {std::vector<std::int32_t>(n0, ext::kNoExp), std::vector<std::int32_t>(n0, ext::kNoExp)};
   std::vector<ext::Src> src;
-  for (std::size_t t = T - 1; t-- > 0;) {
-    if ((t & 63) == 0) poll(ctl);
-    for (std::size_t x = 0; x < k; ++x) {
-      src.clear();
-      for (std::size_t y = 0; y < k; ++y)
-        if (C[x * k + y].pm > 0.0)
-          src.push_back({B.bm(g, t + 1, y), B.be(g, t + 1, y), g.lb(t + 1), C[x * k + y].pm, C[x * k + y].pe, g.dv[y]});
-      ext::gather(B.m.data() + B.off[t] + x * g.lb(t), B.e.data() + B.off[t] + x * g.lb(t), g.lb(t), src.data(),
-                  src.size(), acc.data());
+  terminal_slice(g, m[0].data(), e[0].data());
+  int q = 0;
+  for (std::size_t t = T - 1;; --t) {  // buffer q holds slice t
+    if (t % st == 0) {
+      std::copy(m[q].begin(), m[q].begin() + static_cast<std::ptrdiff_t>(k * g.lb(t)),
+                ck.s.m.begin() + static_cast<std::ptrdiff_t>(ck.s.off[t / st]));
+      std::copy(e[q].begin(), e[q].begin() + static_cast<std::ptrdiff_t>(k * g.lb(t)),
+                ck.s.e.begin() + static_cast<std::ptrdiff_t>(ck.s.off[t / st]));
     }
+    if (t == st) break;
+    if ((t & 63) == 0) poll(ctl);
+    backward_step(g, C, m[q].data(), e[q].data(), m[1 - q].data(), e[1 - q].data(), t - 1, acc, src);
+    q = 1 - q;
   }
+}
+
+// The slices of segment j = [j C, min(j C + C, T)) from checkpoint j + 1 (or the terminal slice).
+void load_segment(const Geometry& g, const std::vector<Coef>& C, const Checkpoints& ck, Segment& seg, std::size_t j,
+                  std::vector<double>& acc) {
+  const std::size_t k = g.k, T = g.T, t0 = j * ck.C, t1 = std::min(T, t0 + ck.C);
+  seg.s.off.assign(t1 - t0 + 1, 0);
+  for (std::size_t t = t0; t < t1; ++t) seg.s.off[t - t0 + 1] = seg.s.off[t - t0] + k * g.lb(t);
+  // capacity of the largest segment (j = 0) from the first load on: no reallocation, so a
+  // worker never holds two segments (peak_bytes counts one)
+  std::size_t nmax = 0;
+  for (std::size_t t = 0; t < std::min(ck.C, T); ++t) nmax += k * g.lb(t);
+  seg.s.m.reserve(nmax);
+  seg.s.e.reserve(nmax);
+  seg.s.m.resize(seg.s.off.back());
+  seg.s.e.resize(seg.s.off.back());
+  std::vector<ext::Src> src;
+  double* lm = seg.s.m.data() + seg.s.off[t1 - 1 - t0];
+  std::int32_t* le = seg.s.e.data() + seg.s.off[t1 - 1 - t0];
+  if (t1 == T) {
+    std::fill(lm, lm + k * g.lb(T - 1), 0.0);
+    std::fill(le, le + k * g.lb(T - 1), ext::kNoExp);
+    terminal_slice(g, lm, le);
+  } else {
+    backward_step(g, C, ck.s.m.data() + ck.s.off[j + 1], ck.s.e.data() + ck.s.off[j + 1], lm, le, t1 - 1, acc, src);
+  }
+  for (std::size_t t = t1 - 1; t-- > t0;)
+    backward_step(g, C, seg.s.m.data() + seg.s.off[t + 1 - t0], seg.s.e.data() + seg.s.off[t + 1 - t0],
+                  seg.s.m.data() + seg.s.off[t - t0], seg.s.e.data() + seg.s.off[t - t0], t, acc, src);
+  seg.j = j;
+  seg.t0 = t0;
 }
 
 // Forward slice 0 into buffer q.
@@ -324,7 +396,7 @@ bool law_from(const Geometry& g, const double* fm, const std::int32_t* fe, const
 // Positions [i0, i1) of one prior: forward pass streamed from position 0, laws emitted in order.
 // Returns whether some law kept the extended form.
 bool run_positions(const Geometry& g, std::size_t th, const double* P, const double* init, const std::vector<Coef>& C,
-                   const Backward& B, Scratch& S, std::size_t i0, std::size_t i1, const std::vector<double>& grid,
+                   const Checkpoints& ck, Scratch& S, std::size_t i0, std::size_t i1, const std::vector<double>& grid,
                    const PositionFn& emit, JobControl* ctl, const std::uint8_t* mask) {
   const std::size_t k = g.k;
   bool used_ext = false;
@@ -332,6 +404,7 @@ bool run_positions(const Geometry& g, std::size_t th, const double* P, const dou
   forward_init(g, init, S, q);
   S.marg.assign(init, init + k);
   S.next.assign(k, 0.0);
+  S.seg.j = static_cast<std::size_t>(-1);  // segments of another prior are stale
   for (std::size_t i = 0; i < i1; ++i) {
     if (i > 0) {
       forward_step(g, C, S, i - 1, q);
@@ -347,11 +420,12 @@ bool run_positions(const Geometry& g, std::size_t th, const double* P, const dou
       advance(ctl);
       continue;
     }
+    if (S.seg.j != i / ck.C) load_segment(g, C, ck, S.seg, i / ck.C, S.acc);
     for (std::size_t a = 0; a < k; ++a) {
       Law& law = S.laws[a];
       law = Law{};
       law.secret_prob = S.marg[a];
-      used_ext |= law_from(g, S.fm[q].data() + a * g.R, S.fe[q].data() + a * g.R, B.bm(g, i, a), B.be(g, i, a), g.lb(i),
+      used_ext |= law_from(g, S.fm[q].data() + a * g.R, S.fe[q].data() + a * g.R, S.seg.bm(g, i, a), S.seg.be(g, i, a), g.lb(i),
                            S, a, grid, law);
     }
     emit(th, i, S.laws);
@@ -531,12 +605,47 @@ void validate(const MarkovChainSpec& spec, double tol) {
   }
 }
 
+namespace {
+// Bytes of the backward checkpoints of one prior (kept for the whole prior, shared by the
+// workers of its positions) and of one worker's segment + forward/convolution/level buffers.
+double checkpoint_bytes(std::size_t k, std::size_t T, std::size_t span) {
+  const std::size_t C = checkpoint_stride(T);
+  double b = 0.0;
+  for (std::size_t t = C; t < T; t += C) b += static_cast<double>((T - 1 - t) * span + 1);
+  const double lbC = C < T ? static_cast<double>((T - 1 - C) * span + 1) : 0.0;
+  return 12.0 * static_cast<double>(k) * (b + 2.0 * lbC);  // + the two pass buffers
+}
+double worker_bytes(std::size_t k, std::size_t T, std::size_t span) {
+  const std::size_t C = std::min(checkpoint_stride(T), T);
+  double seg = 0.0;
+  for (std::size_t t = 0; t < C; ++t) seg += static_cast<double>((T - 1 - t) * span + 1);
+  const double K = static_cast<double>(k), R = static_cast<double>(T * span + 1) + 80.0;
+  // forward slices 24 k R, law rows 12 k R, convolution scratch 80 R, levels of the walk 48 k R
+  // + 16 R (w_inf_all_pairs)
+  return 12.0 * K * seg + (84.0 * K + 96.0) * R;
+}
+}  // namespace
+
 double workspace_bytes(std::size_t k, std::size_t T, std::size_t span, Arithmetic arithmetic) {
   const double K = static_cast<double>(k), TT = static_cast<double>(T), S = static_cast<double>(span);
   const double R = TT * S + 1.0;
   if (arithmetic == Arithmetic::kLogReference) return 16.0 * TT * K * R + 8.0 * K * (R + 8);
-  // + the exact images of ModChain, built only for a prior whose levels need a tie certified
-  return 12.0 * K * (TT + S * TT * (TT - 1.0) / 2.0) + (64.0 * K + 96.0) * (R + 8.0) + ModChain::bytes(k, T, span);
+  // + the exact images (ModChain and a ModSegment), built only for a prior whose levels need a
+  // tie certified
+  return checkpoint_bytes(k, T, span) + worker_bytes(k, T, span) + ModChain::bytes(k, T, span) +
+         ModSegment::bytes(k, T, span);
+}
+
+double peak_bytes(std::size_t k, std::size_t T, std::size_t span, std::size_t n_theta, unsigned threads,
+                  Arithmetic arithmetic) {
+  const unsigned hw = threads == 0 ? std::min(hardware_threads(), kMaxThreads) : threads;
+  if (arithmetic == Arithmetic::kLogReference)
+    return static_cast<double>(std::min<std::size_t>(hw, n_theta)) * workspace_bytes(k, T, span, arithmetic);
+  const double per_prior = checkpoint_bytes(k, T, span) + ModChain::bytes(k, T, span);
+  const double per_worker = worker_bytes(k, T, span) + ModSegment::bytes(k, T, span);
+  if (n_theta < hw && T > 1)  // sum_laws: one prior at a time, its positions split between the threads
+    return per_prior + static_cast<double>(std::min<std::size_t>(hw, T)) * per_worker;
+  return static_cast<double>(std::min<std::size_t>(hw, n_theta)) * (per_prior + per_worker);
 }
 
 double prior_operations(std::size_t k, std::size_t T, std::size_t span) {
@@ -583,10 +692,10 @@ std::vector<std::uint8_t> sum_laws(const MarkovChainSpec& spec, unsigned threads
       const double* P = spec.trans + th * k * k;
       const double* init = spec.init + th * k;
       const std::vector<Coef> C = split_matrix(P, k);
-      Backward B;
+      Checkpoints B;
       {
         std::vector<double> acc(R);
-        backward_pass(g, C, B, acc, ctl);
+        backward_checkpoints(g, C, B, acc, ctl);
       }
       std::mutex mu;
       parallel_for(n_chunks, threads, [&](std::size_t c) {
@@ -605,7 +714,7 @@ std::vector<std::uint8_t> sum_laws(const MarkovChainSpec& spec, unsigned threads
   }
 
   struct Worker {
-    Backward B;
+    Checkpoints B;
     Scratch S;
   };
   Pool<Worker> workers;
@@ -615,7 +724,7 @@ std::vector<std::uint8_t> sum_laws(const MarkovChainSpec& spec, unsigned threads
     const double* init = spec.init + th * k;
     const std::vector<Coef> C = split_matrix(P, k);
     w->S.size(g);
-    backward_pass(g, C, w->B, w->S.acc, ctl);
+    backward_checkpoints(g, C, w->B, w->S.acc, ctl);
     used[th] = run_positions(g, th, P, init, C, w->B, w->S, 0, T, grid, emit, ctl, options.positions) ? 1 : 0;
     workers.give(std::move(w));
   });
@@ -840,16 +949,44 @@ std::vector<std::uint8_t> w_inf_all_pairs(const MarkovChainSpec& spec, unsigned 
     return chains[th];
   };
 
+  // Recomputed segments of the exact images (one per worker in use; a worker takes the one
+  // holding its position's segment when there is one).
+  std::mutex seg_mu;
+  std::vector<std::unique_ptr<ModSegment>> segs;
+  auto take_segment = [&](const ModChain& mc, std::size_t i) {
+    std::lock_guard<std::mutex> lk(seg_mu);
+    if (segs.empty()) return std::make_unique<ModSegment>();
+    std::size_t pick = segs.size() - 1;
+    for (std::size_t q = 0; q < segs.size(); ++q)
+      if (segs[q]->holds(mc, i)) pick = q;
+    auto s = std::move(segs[pick]);
+    segs.erase(segs.begin() + static_cast<std::ptrdiff_t>(pick));
+    return s;
+  };
+  auto give_segment = [&](std::unique_ptr<ModSegment> s) {
+    std::lock_guard<std::mutex> lk(seg_mu);
+    segs.push_back(std::move(s));
+  };
+
   auto used = sum_laws(spec, threads, [&](std::size_t th, std::size_t i, const std::vector<Law>& laws) {
     double* o = out + (th * T + i) * n_pairs;
     std::vector<Levels> L(k);
     for (std::size_t a = 0; a < k; ++a)
       if (laws[a].n != 0) make_levels(laws[a], base, T, k, g.R, L[a]);
     std::shared_ptr<const ModChain> mc;
+    std::unique_ptr<ModSegment> seg;
+    struct Return {  // the segment goes back to the pool however emit ends (Cancelled included)
+      std::unique_ptr<ModSegment>& s;
+      decltype(give_segment)& give;
+      ~Return() {
+        if (s) give(std::move(s));
+      }
+    } ret{seg, give_segment};
     std::vector<std::vector<std::uint64_t>> cum(kModPrimes * k);
     auto cum_of = [&](std::size_t a) {
       if (!mc) mc = chain_of(th);
-      if (cum[kModPrimes * a].empty()) mc->cumulative(i, a, &cum[kModPrimes * a]);
+      if (!seg) seg = take_segment(*mc, i);
+      if (cum[kModPrimes * a].empty()) seg->cumulative(*mc, i, a, &cum[kModPrimes * a]);
       return &cum[kModPrimes * a];
     };
     for (std::size_t a = 0; a < k; ++a)
@@ -923,9 +1060,15 @@ struct LevelCertifier::Position::Impl {
   std::vector<Levels> L;
   std::shared_ptr<const ModChain> mc;
   std::vector<std::vector<std::uint64_t>> cum;
+  // the position's segment of the exact images, recomputed from the chain's checkpoints when a
+  // pair first needs certifying (rare: only for an entry the float plan lacks)
+  std::unique_ptr<ModSegment> seg;
   const std::vector<std::uint64_t>* cum_of(std::size_t a) {
     if (!mc) mc = owner->chain_of(th);
-    if (cum[kModPrimes * a].empty()) mc->cumulative(i, a, &cum[kModPrimes * a]);
+    if (cum[kModPrimes * a].empty()) {
+      if (!seg) seg = std::make_unique<ModSegment>();
+      seg->cumulative(*mc, i, a, &cum[kModPrimes * a]);
+    }
     return &cum[kModPrimes * a];
   }
 };
@@ -939,7 +1082,7 @@ LevelCertifier::Position::Position(Position&&) noexcept = default;
 LevelCertifier::Position::~Position() = default;
 
 LevelCertifier::Position LevelCertifier::at(std::size_t th, std::size_t i, const std::vector<Law>& laws) {
-  std::unique_ptr<Position::Impl> p(new Position::Impl{impl_.get(), th, i, {}, nullptr, {}});
+  std::unique_ptr<Position::Impl> p(new Position::Impl{impl_.get(), th, i, {}, nullptr, {}, nullptr});
   const std::size_t k = impl_->g.k;
   p->L.resize(k);
   p->cum.resize(kModPrimes * k);

@@ -32,12 +32,19 @@
 // Arithmetic::kLogReference: the earlier log-space (log-sum-exp) computation, kept as the
 // reference path for the tests (Law::log_space; ~40-60x slower, memory 16 T k R bytes).
 //
-// Memory per worker (kAuto): the backward pass for every position, triangular,
-// 12 k (T + span T (T - 1) / 2) bytes, plus ~(64 k + 96) R bytes of forward slices and
-// convolution buffers, plus ModChain::bytes when a prior needs ties certified (markov_modp.hpp);
-// allocated per call and freed before returning (workspace_bytes()).
-// Workers = min(threads, n_theta) (all threads share one backward store when n_theta < threads
-// and positions are split, see SumLawsOptions::concurrent_positions).
+// Memory (kAuto) grows like T^1.5, not T^2: the backward pass is checkpointed (Griewank): the
+// slices of every C-th position are kept (C = checkpoint_stride(T) ~ sqrt(T / 2)), and each
+// worker recomputes the C slices of the segment it works in from the next checkpoint (one more
+// backward pass in all, k^2 T^2 span / 2 multiply-adds against the convolutions' k T^3 span^2 / 6).
+// The exact images that certify ties (markov_modp.hpp) are checkpointed the same way and built
+// only for a prior whose levels need a tie certified. peak_bytes() is the whole call's
+// allocation: per prior in flight, the checkpoints (12 k span T^2 / (2 C) bytes) and
+// ModChain::bytes; per worker, one segment (12 k span C T bytes), ModSegment::bytes and
+// ~(84 k + 96) R bytes of forward slices, convolution buffers and walk levels. For T = 17,520,
+// k = 2, span 1 on 2 threads: ~0.45 GB (it was 12 k span T^2 / 2 = 3.7 GB for the backward store
+// plus 14.7 GB of exact images). Allocated per call and freed before returning.
+// Workers = min(threads, n_theta) (all threads share one prior's checkpoints when
+// n_theta < threads and positions are split, see SumLawsOptions::concurrent_positions).
 //
 // W-infinity (w_inf_all_pairs) compares the cumulative levels F / total (below 1/2) or S / total
 // (above) of the two laws in the extended range, so no atom or tail level is lost to underflow
@@ -181,8 +188,14 @@ class LevelCertifier {
   std::unique_ptr<Impl> impl_;
 };
 
-// Bytes one worker allocates (see the header comment); span = max value - min value.
+// Bytes one worker allocates for one prior, everything included (see the header comment);
+// span = max value - min value.
 double workspace_bytes(std::size_t k, std::size_t T, std::size_t span, Arithmetic arithmetic);
+
+// Upper bound of the bytes sum_laws / w_inf_all_pairs allocate for n_theta priors on `threads`
+// threads (0: all), as they schedule them (the output table excluded).
+double peak_bytes(std::size_t k, std::size_t T, std::size_t span, std::size_t n_theta, unsigned threads,
+                  Arithmetic arithmetic);
 
 // Multiply-adds of one prior: k sum_i |F_i| |B_i| for the convolutions (plain-double path) and
 // 2 T k^2 R for the passes.

@@ -13,7 +13,12 @@
 // probability <= (N / 7.8e14)^3 per comparison, N <= 2400 (T + 1) the bit length of the
 // cross-multiplied levels (< 1e-19 for T <= 1e5); a difference is certified with certainty.
 //
-// Memory: forward and backward slices of every position, three primes: bytes(k, T, span).
+// Memory grows like T^1.5, not T^2 (Griewank's checkpointing of a recursion): ModChain keeps
+// the forward and backward slices of the positions t = j C only (C = checkpoint_stride(T),
+// ~sqrt(T / 2)); a ModSegment (one per worker) recomputes the slices of the C positions
+// [j C, j C + C) from the nearest checkpoints when a position of that segment first needs a
+// tie certified, and keeps them while the worker stays in the segment (positions are visited
+// in increasing order, so each segment is recomputed about once per worker).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -25,6 +30,11 @@ namespace puffer::models {
 
 constexpr int kModPrimes = 3;
 
+// Spacing of the checkpointed slices (both the double passes of markov.cpp and ModChain).
+std::size_t checkpoint_stride(std::size_t T);
+
+class ModSegment;
+
 class ModChain {
  public:
   // P: k x k row-major transition matrix, init: law of X_1, dv: state values minus the
@@ -32,21 +42,49 @@ class ModChain {
   ModChain(std::size_t k, std::size_t T, std::size_t span, const std::size_t* dv, const double* P,
            const double* init, const std::uint64_t primes[kModPrimes], const JobControl* ctl);
 
-  // Cumulative exact masses of the law given X_i = a, modulo prime q (q < kModPrimes):
-  // out[q][s] = sum_{s' <= s} P(S = s', X_i = a) mod p_q for s in [0, R), R = T span + 1.
-  void cumulative(std::size_t i, std::size_t a, std::vector<std::uint64_t> out[kModPrimes]) const;
-
   std::uint64_t prime(int q) const { return p_[q]; }
   std::size_t grid_size() const { return R_; }
+  std::size_t stride() const { return C_; }
+  // Unique per constructed chain (a segment never mistakes a new chain at a reused address).
+  std::uint64_t id() const { return id_; }
 
+  // Bytes of the checkpoints (one per prior that needs a tie certified).
   static double bytes(std::size_t k, std::size_t T, std::size_t span);
 
  private:
+  friend class ModSegment;
   std::size_t lf(std::size_t t) const { return (t + 1) * span_ + 1; }
   std::size_t lb(std::size_t t) const { return (T_ - 1 - t) * span_ + 1; }
-  std::size_t k_, T_, span_, R_;
+  // slice t + 1 from slice t (forward) / slice t from slice t + 1 (backward), prime q
+  void forward_step(int q, std::size_t t, const std::uint64_t* src, std::uint64_t* dst) const;
+  void backward_step(int q, std::size_t t, const std::uint64_t* src, std::uint64_t* dst) const;
+  std::size_t k_, T_, span_, R_, C_;
+  std::uint64_t id_;
+  std::vector<std::size_t> dv_;
   std::uint64_t p_[kModPrimes];
-  std::vector<std::size_t> foff_, boff_;  // start of slice t (k slices of lf(t) / lb(t) each)
+  std::vector<std::uint64_t> Pm_[kModPrimes];
+  // checkpoint j: forward slice j C (j >= 0), backward slice j C (j >= 1); k slices each
+  std::vector<std::size_t> fck_off_, bck_off_;
+  std::vector<std::uint64_t> fck_[kModPrimes], bck_[kModPrimes];
+};
+
+// One worker's recomputed segment of a ModChain.
+class ModSegment {
+ public:
+  // Cumulative exact masses of the law given X_i = a, modulo prime q (q < kModPrimes):
+  // out[q][s] = sum_{s' <= s} P(S = s', X_i = a) mod p_q for s in [0, R), R = T span + 1.
+  void cumulative(const ModChain& mc, std::size_t i, std::size_t a, std::vector<std::uint64_t> out[kModPrimes]);
+  // Whether position i of mc is in the loaded segment.
+  bool holds(const ModChain& mc, std::size_t i) const { return chain_ == mc.id() && j_ == i / mc.stride(); }
+
+  // Bytes of one segment (the largest, j = 0).
+  static double bytes(std::size_t k, std::size_t T, std::size_t span);
+
+ private:
+  void load(const ModChain& mc, std::size_t j);
+  std::uint64_t chain_ = 0;  // id of the chain of the loaded segment (ids start at 1)
+  std::size_t j_ = static_cast<std::size_t>(-1);
+  std::vector<std::size_t> foff_, boff_;  // slice j C + r starts at off[r]
   std::vector<std::uint64_t> f_[kModPrimes], b_[kModPrimes];
 };
 

@@ -2,11 +2,15 @@
 calls ``callback(done, total)`` about every 100 ms from the calling thread, see
 cpp/bindings/job.hpp).
 
-``progress=`` arguments accept None (a bar on stderr only when stderr is a terminal and the job
-is estimated to take more than a second), True (always a bar on stderr), False (nothing) or a
-callable ``f(done, total)``. Inside ``progress_default(True)`` None means a bar on stderr for
-every job estimated to take more than a second, terminal or not (the CLI runs in one);
-``progress_default(False)`` turns the automatic bar off.
+``progress=`` arguments accept None (automatic), True (always a bar on stderr), False (nothing)
+or a callable ``f(done, total)``. Automatic means: a bar on stderr when stderr is a terminal, and
+only once the job has *run* for more than a second (decided by elapsed time, not by an estimate,
+so a long job always shows one and a short one never flickers). Inside
+``progress_default(True)`` (the CLI) the automatic bar also goes to a stderr that is not a
+terminal; ``progress_default(False)`` turns it off.
+
+A terminal gets a redrawn bar (tqdm when installed); a pipe or a log file never gets tqdm's
+carriage-return redraws: it gets one plain line every 5 seconds and one at the end.
 
 >>> seen = []
 >>> cb = resolve(lambda d, t: seen.append((d, t)), seconds=0.0)
@@ -24,16 +28,19 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["resolve", "progress_default", "StderrBar"]
+__all__ = ["resolve", "progress_default", "StderrBar", "DelayedBar"]
 
 Callback = Callable[[int, int], Any]
+
+# seconds a job runs before the automatic bar appears
+SHOW_AFTER = 1.0
 
 _DEFAULT: contextvars.ContextVar[bool | None] = contextvars.ContextVar("puffer_progress_default", default=None)
 
 
 @contextlib.contextmanager
 def progress_default(value: bool | None) -> Iterator[None]:
-    """Within the block, ``progress=None`` shows a bar for jobs estimated > 1 s iff ``value``
+    """Within the block, ``progress=None`` shows a bar for jobs running > 1 s iff ``value``
     (None restores the default: only when stderr is a terminal)."""
     tok = _DEFAULT.set(value)
     try:
@@ -43,20 +50,23 @@ def progress_default(value: bool | None) -> Iterator[None]:
 
 
 class StderrBar:
-    """A one-line progress bar on stderr (tqdm when installed, else a small built-in bar)."""
+    """A one-line progress bar on stderr: tqdm when installed and stderr is a terminal, else a
+    small built-in bar (redrawn on a terminal, one line per 5 s into a pipe or a file)."""
 
-    def __init__(self, label: str = "puffer"):
+    def __init__(self, label: str = "puffer", *, t0: float | None = None):
         self._label = label
         self._tqdm: Any = None
         self._last = 0.0
-        self._t0 = time.monotonic()
-        self._tty = sys.stderr.isatty()
-        try:
-            import tqdm  # type: ignore[import-untyped]
+        self._t0 = time.monotonic() if t0 is None else t0
+        self._tty = _isatty(sys.stderr)
+        self._tqdm_mod = None
+        if self._tty:
+            try:
+                import tqdm  # type: ignore[import-untyped]
 
-            self._tqdm_mod = tqdm
-        except ImportError:
-            self._tqdm_mod = None
+                self._tqdm_mod = tqdm
+            except ImportError:
+                pass
 
     def __call__(self, done: int, total: int) -> None:
         if self._tqdm_mod is not None:
@@ -73,17 +83,58 @@ class StderrBar:
         self._last = now
         frac = done / total if total else 1.0
         bar = "#" * int(30 * frac)
-        end = "\n" if done >= total or not self._tty else ""
-        sys.stderr.write(f"\r{self._label} [{bar:<30}] {100 * frac:5.1f}% {now - self._t0:6.1f} s{end}")
+        if self._tty:
+            end = "\n" if done >= total else ""
+            sys.stderr.write(f"\r{self._label} [{bar:<30}] {100 * frac:5.1f}% {now - self._t0:6.1f} s{end}")
+        else:
+            sys.stderr.write(f"{self._label}: {done}/{total} ({100 * frac:.1f}%) after {now - self._t0:.1f} s\n")
         sys.stderr.flush()
 
 
-def resolve(progress: bool | Callback | None, *, seconds: float, label: str = "puffer") -> Callback | None:
-    """The callback for a ``progress=`` argument, given the job's estimated seconds."""
+class DelayedBar:
+    """The automatic bar: silent until the job has run ``after`` seconds, then a :class:`StderrBar`
+    (elapsed time counted from the bar's creation, i.e. the job's start).
+
+    >>> bar = DelayedBar("job", after=3600.0)
+    >>> bar(1, 2); bar.shown
+    False
+    """
+
+    def __init__(self, label: str = "puffer", *, after: float = SHOW_AFTER):
+        self._label = label
+        self._after = after
+        self._t0 = time.monotonic()
+        self._bar: StderrBar | None = None
+
+    @property
+    def shown(self) -> bool:
+        return self._bar is not None
+
+    def __call__(self, done: int, total: int) -> None:
+        if self._bar is None:
+            if time.monotonic() - self._t0 < self._after or done >= total:
+                return
+            self._bar = StderrBar(self._label, t0=self._t0)
+        self._bar(done, total)
+
+
+def _isatty(f: Any) -> bool:
+    try:
+        return bool(f.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def resolve(progress: bool | Callback | None, *, seconds: float = 0.0, label: str = "puffer") -> Callback | None:
+    """The callback for a ``progress=`` argument. ``seconds`` (an estimate) is accepted for the
+    callers' convenience but decides nothing: the automatic bar appears after one second of
+    elapsed time."""
+    del seconds
     if progress is None:
         default = _DEFAULT.get()
-        # None: a terminal and a long job; inside progress_default(True): any long job
-        progress = seconds > 1.0 and (sys.stderr.isatty() if default is None else default)
+        if not (_isatty(sys.stderr) if default is None else default):
+            return None
+        return DelayedBar(label)
     if progress is False:
         return None
     if progress is True:

@@ -168,10 +168,22 @@ _MAX_STATES = 64   # the core's limit (cpp/models/markov.cpp)
 # the largest row-sum tolerance normalize= accepts: for rounding of estimated matrices, not for
 # turning a wrong matrix into another one
 _MAX_NORMALIZE = 0.01
-# Throughputs of the Markov kernel per thread (bench/RESULTS.md, "Markov Delta_G at scale"):
-# multiply-adds of the convolutions and passes, and atoms walked by the W_inf level comparison.
-_MARKOV_OPS_PER_SECOND = 5e9
-_MARKOV_W_ATOMS_PER_SECOND = 3e8
+# Throughputs of the Markov kernel per CPU second, fitted (non-negative least squares on the
+# relative error) to the CPU seconds of bench/markov_cost.py (bench/markov_cost_calibration.json,
+# bench/RESULTS.md "Markov cost calibration"; every case within 16 %): multiply-adds of the
+# convolutions and passes, atoms walked by the certified W_inf level walk (level set-up included),
+# and a fixed cost per conditional law.
+_MARKOV_OPS_PER_SECOND = 2.63e9
+_MARKOV_W_ATOMS_PER_SECOND = 7.8e7
+_MARKOV_LAWS_PER_SECOND = 1.08e5
+
+
+def _resident_bytes(allocated: float) -> float:
+    """Peak resident memory of a Markov kernel call that allocates ``allocated`` bytes at most
+    (``markov_peak_bytes``): glibc's per-thread arenas keep freed blocks, measured at 1.26-1.36x
+    the allocated bytes when the exact images are built (bench/RESULTS.md, "A year of
+    half-hours"), plus the pool threads' stacks and arenas."""
+    return 1.4 * allocated + 4.0 * 2**20
 
 
 def _available_bytes() -> int:
@@ -562,8 +574,7 @@ class MarkovChainFramework(Framework):
         support = min(T * span + 1, math.comb(T + k - 1, k - 1))
         self._check_exact_laws(T * span + 1)
         # + one backward store per worker (cpp/models/markov.hpp)
-        stores = min(self._threads_used(self._threads), len(self._thetas)) * \
-            _core.models.markov_workspace_bytes(k, T, span)
+        stores = _resident_bytes(_core.models.markov_peak_bytes(k, T, span, len(self._thetas), self._threads))
         _check_memory("framework", 16.0 * len(self._thetas) * T * k * support + stores,
                       lambda avail: self._alternatives(avail, "the conditional laws of every prior and position "
                                                        "are stored for conditional(), pair_laws() and the "
@@ -597,13 +608,15 @@ class MarkovChainFramework(Framework):
         self._ensure_laws()
         return super().skipped
 
-    def _w_inf_bytes(self, threads: int | None = None) -> float:
-        """Peak bytes of :meth:`w_inf` (the W table and one backward store per worker)."""
+    def _w_inf_bytes(self, threads: int | None = None, block: int | None = None, reference: bool = False) -> float:
+        """Peak bytes of :meth:`w_inf` on ``threads`` threads, ``block`` priors per call into the
+        core: the W table of every prior and the kernel's peak as it schedules the work."""
         thr = self._threads if threads is None else threads
         n, k, T = len(self._thetas), self._k, self._T
         span = int(self._vals.max() - self._vals.min())
+        at_once = n if block is None else min(n, block)
         return 8.0 * n * T * (k * (k - 1) // 2) + \
-            min(self._threads_used(thr), n) * _core.models.markov_workspace_bytes(k, T, span)
+            _resident_bytes(_core.models.markov_peak_bytes(k, T, span, at_once, thr, reference))
 
     def _alternatives(self, avail: float, why: str) -> str:
         """What works when a law-storing computation does not fit: w_inf only when it fits."""
@@ -625,13 +638,15 @@ class MarkovChainFramework(Framework):
 
     def cost(self, *, threads: int | None = None) -> Cost:
         """Estimated cost of :meth:`w_inf` before computing it: multiply-adds of the passes and
-        of the k T^3 span^2 / 6 convolutions per prior, the peak memory (every worker's backward
-        store, cpp/models/markov.hpp, plus the W table) and rough seconds on this machine
-        (throughputs measured in bench/RESULTS.md, "Markov Delta_G at scale").
+        of the k T^3 span^2 / 6 convolutions per prior, the peak memory (an upper bound of what
+        the core allocates as it schedules the priors: checkpoints, per-worker buffers, exact
+        images, cpp/models/markov.hpp, plus the W table) and seconds on an unloaded machine
+        (per-thread throughputs calibrated in bench/RESULTS.md, "Markov cost calibration"; a
+        machine shared with other jobs takes longer).
 
         >>> fw = markov_chain([[0.9, 0.1], [0.2, 0.8]], T=2000)
         >>> c = fw.cost(threads=2)
-        >>> f"{c.operations:.3g}", c.peak_bytes > 48e6
+        >>> f"{c.operations:.3g}", 10e6 < c.peak_bytes < 48e6
         ('2.71e+09', True)
         """
         thr = self._threads if threads is None else V.threads(threads)
@@ -641,9 +656,48 @@ class MarkovChainFramework(Framework):
         per_prior = _core.models.markov_prior_operations(k, T, span)
         w_ops = float(T * k * (k - 1) // 2 * 2 * R)
         workers = self._threads_used(thr)   # priors, or the positions of fewer priors, in parallel
-        peak = min(workers, n) * _core.models.markov_workspace_bytes(k, T, span) + 8.0 * n * T * (k * (k - 1) // 2)
-        seconds = n * (per_prior / _MARKOV_OPS_PER_SECOND + w_ops / _MARKOV_W_ATOMS_PER_SECOND) / workers
+        peak = _resident_bytes(_core.models.markov_peak_bytes(k, T, span, n, thr)) + 8.0 * n * T * (k * (k - 1) // 2)
+        seconds = n * (per_prior / _MARKOV_OPS_PER_SECOND + w_ops / _MARKOV_W_ATOMS_PER_SECOND
+                       + T * k / _MARKOV_LAWS_PER_SECOND) / workers
         return Cost(n * (per_prior + w_ops), peak, seconds)
+
+    def _w_table(self, lo: int, hi: int, threads: int, report: Any = None, reference: bool = False) -> np.ndarray:
+        """W_inf of every pair of the priors [lo, hi): shape (hi - lo, T, k(k-1)/2), -1 where a
+        secret is impossible (the core's table; deterministic, whatever the threads)."""
+        W, _ = _core.models.markov_w_inf(self._M[lo:hi], self._pi[lo:hi], self._vals, self._T, threads, 1e-9,
+                                         reference, report)
+        return W
+
+    def _check_w_inf_memory(self, block: int, threads: int, reference: bool = False) -> None:
+        n = len(self._thetas)
+
+        def ways(avail: float) -> str:
+            # the most workers (= priors at once) that fit, else a shorter chain
+            fit = max((m for m in range(1, min(n, self._threads_used(threads)) + 1)
+                       if self._w_inf_bytes(m, m, reference) <= avail), default=0)
+            first = (f"fewer priors at once: threads={fit} or block={fit}" if fit >= 1 else
+                     f"a shorter chain (one worker alone needs an estimated {_gib(self._w_inf_bytes(1, 1, reference))})")
+            return (first + "; or a cluster (puffer.dask.w_inf / puffer.spark.w_inf); or "
+                    "puffer.mechanisms.MarkovQuilt(fw, eps=...), which computes no W_inf and stores no law; "
+                    "fw.cost() gives these estimates before computing")
+        _check_memory("framework", self._w_inf_bytes(threads, block, reference), ways)
+
+    def _sensitivity_from_table(self, W: np.ndarray) -> Sensitivity:
+        """Delta_G, its witness (the first maximum in (prior, position, pair) order) and the
+        per-pair records (small tables only) from the full W table."""
+        k = self._k
+        pairs = [(a, b) for a in range(k) for b in range(a + 1, k)]
+        if not (W >= 0).any():
+            raise ParameterError("framework", self.name, "at least one pair of possible secrets")
+        th, t, pr = (int(x) for x in np.unravel_index(int(np.argmax(W)), W.shape))
+        a, b = pairs[pr]
+        wit = (self._thetas[th], (self._label(t, a), self._label(t, b)))
+        recs: tuple[PairRecord, ...] = ()
+        if W.size <= 20_000:
+            recs = tuple(PairRecord(self._thetas[i], (self._label(tt, pairs[p][0]), self._label(tt, pairs[p][1])),
+                                    self._to_units(float(W[i, tt, p])))
+                         for i, tt, p in zip(*(ix.tolist() for ix in np.nonzero(W >= 0))))
+        return Sensitivity(self._to_units(float(W[th, t, pr])), "w_inf", wit, None, recs)
 
     def w_inf(self, norm: float | None = None, *, threads: int | None = None, block: int = 1024,
               progress: Any = None, _reference: bool = False) -> Sensitivity:
@@ -657,11 +711,15 @@ class MarkovChainFramework(Framework):
 
         The arithmetic is exact in range (cpp/models/markov.hpp): every reachable sum keeps a
         positive mass with relative error ~T eps however small (no underflow), so W_inf never
-        loses a tail atom. ``progress``: None (a bar on stderr when stderr is a terminal and
-        :meth:`cost` estimates more than a second), True, False or a callable ``f(done,
-        total)`` (units: priors x positions). Ctrl-C stops the computation within ~0.1 s
-        (KeyboardInterrupt). Memory is estimated first and a request that cannot fit is refused
-        with the estimate in GiB.
+        loses a tail atom. Memory grows like T^1.5 (checkpointed passes; :meth:`cost` gives the
+        peak, e.g. ~0.6 GB for T = 17,520, k = 2 on 2 threads). ``progress``: None (a bar on
+        stderr once the job has run a second, when stderr is a terminal), True, False or a
+        callable ``f(done, total)`` (units: priors x positions). Ctrl-C stops the computation
+        within ~0.1 s (KeyboardInterrupt). Memory is estimated first and a request that cannot
+        fit is refused with the estimate in GiB.
+
+        On a cluster, :func:`puffer.dask.w_inf` / :func:`puffer.spark.w_inf` split the priors
+        between the workers and return the same Sensitivity.
         """
         from ._progress import resolve
 
@@ -670,23 +728,10 @@ class MarkovChainFramework(Framework):
             # mistake (the same refusal as Framework.w_inf)
             raise ParameterError("norm", norm, "None for a 1-D query (norms apply to R^d, d > 1)")
         thr = self._threads if threads is None else V.threads(threads)
-        k, T = self._k, self._T
-        n = len(self._thetas)
-        pairs = [(a, b) for a in range(k) for b in range(a + 1, k)]
-        span = int(self._vals.max() - self._vals.min())
-        per_worker = _core.models.markov_workspace_bytes(k, T, span, _reference)
-        # one backward store per worker (cpp/models/markov.hpp) + the W table
-        table = 8.0 * n * T * len(pairs)
-
-        def ways(avail: float) -> str:
-            fit = int((avail - table) // per_worker) if avail > table else 0
-            first = (f"fewer priors at once: threads={fit} or block={fit} (each worker holds "
-                     f"{_gib(per_worker)})" if fit >= 1 else
-                     f"a shorter chain (one worker's backward store alone needs {_gib(per_worker)})")
-            return (first + "; or puffer.mechanisms.MarkovQuilt(fw, eps=...), which computes no W_inf and stores "
-                    "no law; fw.cost() gives these estimates before computing")
-        _check_memory("framework", table + min(self._threads_used(thr), n, block) * per_worker, ways)
-        cb = resolve(progress, seconds=self.cost(threads=thr).seconds, label=f"Markov Delta_G (T={T})")
+        n, T = len(self._thetas), self._T
+        block = V.integer("block", block, lo=1)
+        self._check_w_inf_memory(block, thr, _reference)
+        cb = resolve(progress, label=f"Markov Delta_G (T={T})")
         done_before = [0]
 
         def report(done: int, total: int) -> None:
@@ -696,22 +741,9 @@ class MarkovChainFramework(Framework):
         blocks = []
         for lo in range(0, n, block):
             hi = min(lo + block, n)
-            W, _ = _core.models.markov_w_inf(self._M[lo:hi], self._pi[lo:hi], self._vals, T, thr, 1e-9,
-                                             _reference, None if cb is None else report)
+            blocks.append(self._w_table(lo, hi, thr, None if cb is None else report, _reference))
             done_before[0] += (hi - lo) * T
-            blocks.append(W)
-        W = np.concatenate(blocks, axis=0)            # (n_theta, T, n_pairs); -1: impossible secret
-        if not (W >= 0).any():
-            raise ParameterError("framework", self.name, "at least one pair of possible secrets")
-        th, t, pr = (int(x) for x in np.unravel_index(int(np.argmax(W)), W.shape))
-        a, b = pairs[pr]
-        wit = (self._thetas[th], (self._label(t, a), self._label(t, b)))
-        recs: tuple[PairRecord, ...] = ()
-        if W.size <= 20_000:
-            recs = tuple(PairRecord(self._thetas[i], (self._label(tt, pairs[p][0]), self._label(tt, pairs[p][1])),
-                                    self._to_units(float(W[i, tt, p])))
-                         for i, tt, p in zip(*(ix.tolist() for ix in np.nonzero(W >= 0))))
-        return Sensitivity(self._to_units(float(W[th, t, pr])), "w_inf", wit, None, recs)
+        return self._sensitivity_from_table(np.concatenate(blocks, axis=0))
 
     def digest(self) -> str:
         import hashlib

@@ -2,7 +2,12 @@ from __future__ import annotations
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['markov_prior_operations', 'markov_sum_laws', 'markov_w_inf', 'markov_workspace_bytes', 'poisson_binomial']
+__all__: list[str] = ['markov_peak_bytes', 'markov_prior_operations', 'markov_sum_laws', 'markov_w_inf', 'markov_workspace_bytes', 'poisson_binomial']
+def markov_peak_bytes(k: typing.SupportsInt | typing.SupportsIndex, T: typing.SupportsInt | typing.SupportsIndex, span: typing.SupportsInt | typing.SupportsIndex, n_theta: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex = 0, reference: bool = False) -> float:
+    """
+    Upper bound of the bytes the Markov kernel allocates for n_theta priors on `threads` threads
+    (0: all), as it schedules them (checkpoints, per-worker buffers, exact images; the output excluded).
+    """
 def markov_prior_operations(k: typing.SupportsInt | typing.SupportsIndex, T: typing.SupportsInt | typing.SupportsIndex, span: typing.SupportsInt | typing.SupportsIndex) -> float:
     """
     Multiply-adds of the Markov kernel for one prior (convolutions + passes).

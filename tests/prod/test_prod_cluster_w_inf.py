@@ -1,0 +1,147 @@
+"""Markov Delta_G on a real distributed.LocalCluster (2 worker processes) and a real Spark
+local[2]: the Sensitivity (value, witness, every record) is bitwise equal to the single-process
+MarkovChainFramework.w_inf, for prior splits and for position splits of one prior; a worker
+killed mid-job yields the same result or a ClusterError (never a partial maximum); cancellation
+from the driver stops the workers' kernels. Small chains: each test takes seconds."""
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import puffer.dask as pdask
+import puffer.spark as pspark
+from puffer._cluster_w_inf import ClusterError, _plan
+from puffer.errors import ParameterTypeError
+from puffer.models import markov_chain
+
+
+def _chains(n, k, seed):
+    rng = np.random.default_rng(seed)
+    M = rng.dirichlet(np.ones(k) * 0.7, size=(n, k))
+    M[0, 0] = [1.0 - 1e-200 * (k - 1)] + [1e-200] * (k - 1)   # an extreme prior (tiny masses)
+    return M
+
+
+def _same(a, b):
+    assert a.value == b.value and a.witness == b.witness
+    assert len(a.records) == len(b.records)
+    for r, s in zip(a.records, b.records):
+        assert r.theta == s.theta and r.pair == s.pair and r.value == s.value
+
+
+@pytest.fixture(scope="module")
+def client():
+    from distributed import Client, LocalCluster
+
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                           memory_limit="2GiB")
+    c = Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def spark():
+    from pyspark.sql import SparkSession
+
+    os.environ["PYSPARK_PYTHON"] = os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    s = (SparkSession.builder.master("local[2]").appName("puffer-w-inf")
+         .config("spark.pyspark.python", sys.executable).config("spark.pyspark.driver.python", sys.executable)
+         .config("spark.ui.enabled", "false").config("spark.driver.memory", "1g").getOrCreate())
+    yield s
+    s.stop()
+
+
+FW_PRIORS = markov_chain(_chains(7, 3, 1), T=25, values=[0, 1, 3])
+FW_ONE = markov_chain([[0.95, 0.05], [0.1, 0.9]], T=120)
+
+
+def test_plan_covers_every_cell_once():
+    for fw, n in ((FW_PRIORS, 3), (FW_PRIORS, 20), (FW_ONE, 7), (FW_ONE, 500)):
+        cover = np.zeros((len(fw.priors), fw.length), int)
+        for a, b, p0, p1, units in _plan(fw, n):
+            cover[a:b, p0:p1] += 1
+            assert units == (b - a) * (p1 - p0)
+        assert (cover == 1).all()
+
+
+def test_dask_bitwise_equal_for_prior_and_position_splits(client):
+    for fw, tasks in ((FW_PRIORS, None), (FW_PRIORS, 3), (FW_ONE, 6)):
+        _same(pdask.w_inf(fw, client, tasks=tasks), fw.w_inf())
+
+
+def test_spark_bitwise_equal_for_prior_and_position_splits(spark):
+    for fw, tasks in ((FW_PRIORS, None), (FW_ONE, 5)):
+        _same(pspark.w_inf(fw, spark, tasks=tasks), fw.w_inf())
+    _same(pspark.w_inf(FW_PRIORS, spark.sparkContext, tasks=2), FW_PRIORS.w_inf())
+
+
+def test_progress_reaches_the_driver(client):
+    seen = []
+    pdask.w_inf(FW_ONE, client, tasks=4, progress=lambda d, t: seen.append((d, t)))
+    assert seen and seen[-1] == (FW_ONE.length, FW_ONE.length)
+
+
+def test_bad_engine_is_refused():
+    with pytest.raises(ParameterTypeError, match="client"):
+        pdask.w_inf(FW_ONE, object())
+    with pytest.raises(ParameterTypeError, match="spark"):
+        pspark.w_inf(FW_ONE, object())
+    with pytest.raises(ParameterTypeError, match="fw"):
+        pspark.w_inf("not a framework", object())
+
+
+def test_killed_worker_gives_the_same_result_or_a_clear_error(client):
+    fw = markov_chain([[0.9, 0.1], [0.3, 0.7]], T=700)
+    expect = fw.w_inf()
+    pids = client.run(os.getpid)
+    victim = sorted(pids)[0]
+    killed = []
+
+    def kill_once(done, total):
+        if not killed and done > 0:
+            os.kill(pids[victim], signal.SIGKILL)
+            killed.append(victim)
+
+    try:
+        got = pdask.w_inf(fw, client, tasks=12, progress=kill_once)
+    except ClusterError:
+        got = None
+    assert killed, "the job ended before a worker could be killed"
+    if got is not None:
+        _same(got, expect)
+    # the nanny restarts the worker: the cluster is usable again
+    client.wait_for_workers(2, timeout=60)
+    _same(pdask.w_inf(FW_PRIORS, client), FW_PRIORS.w_inf())
+
+
+def _executing(client):
+    return sum(client.run(lambda dask_worker: len(dask_worker.state.executing)).values())
+
+
+def test_cancellation_reaches_the_workers(client):
+    # ~10 CPU s per task: without the cancel event the kernels would run on for seconds
+    fw = markov_chain([[0.9, 0.1], [0.3, 0.7]], T=9000)
+    started = []
+
+    def stop(done, total):
+        if _executing(client) == 2 or started:
+            started.append(1)
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        pdask.w_inf(fw, client, tasks=2, progress=stop)
+    assert started
+    # a cancelled task that is still running stays in the workers' executing sets: the kernels
+    # poll the cancel event every ~0.5 s, so they are gone well before a task could finish
+    t0 = time.monotonic()
+    while _executing(client):
+        assert time.monotonic() - t0 < 8, "the workers kept computing after the cancellation"
+        time.sleep(0.1)
+    _same(pdask.w_inf(FW_PRIORS, client), FW_PRIORS.w_inf())
