@@ -82,7 +82,7 @@ def test_import_is_lazy():
 
 def test_one_version_string():
     from importlib.metadata import version
-    assert version("puffer") == puffer.__version__
+    assert version("puffer-privacy") == puffer.__version__  # the distribution's name (import name: puffer)
 
 
 def test_secure_mode_refuses_complex_values():

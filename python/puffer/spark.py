@@ -117,7 +117,8 @@ def _partition_sizes(cp: Any) -> np.ndarray:
     return sizes
 
 
-_WORKER_ERROR = re.compile(r"puffer\.errors\.(ParameterError|ParameterTypeError): parameter '(.*?)' = (.*?)"
+# the parameter is quoted ('x') unless its name holds quotes itself (column 'x'): puffer.errors
+_WORKER_ERROR = re.compile(r"puffer\.errors\.(ParameterError|ParameterTypeError): parameter ('[^']*'|.+?) = (.*?)"
                            r"(?: \(type \w+\))?: expected (.*)")
 
 
@@ -134,6 +135,8 @@ def _worker_errors():
         if not hits:
             raise
         kind, param, value, expected = hits[-1]
+        if len(param) >= 2 and param[0] == param[-1] == "'":
+            param = param[1:-1]
         cls = ParameterError if kind == "ParameterError" else ParameterTypeError
         raise cls(param, value, expected.strip()) from None
 
