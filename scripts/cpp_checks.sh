@@ -82,9 +82,12 @@ for s in "${STAGES[@]}"; do
       build_sanitized build-tsan "$TSAN_FLAGS" ;;
     asan)
       echo "== ASan + UBSan: unit tests and the pytest suite"
+      # the suite runs in $JOBS pytest-xdist workers (nothing else runs in this stage); a report
+      # aborts its worker, which xdist reports as a crashed test: the run fails
       export ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
       sanitized build-asan "$ASAN_FLAGS" \
-        "$(g++ -print-file-name=libasan.so) $(g++ -print-file-name=libubsan.so)" "$JOBS" tests --ignore=tests/prod -x
+        "$(g++ -print-file-name=libasan.so) $(g++ -print-file-name=libubsan.so)" "$JOBS" tests --ignore=tests/prod -x \
+        -n "$JOBS" --dist loadfile
       unset ASAN_OPTIONS UBSAN_OPTIONS ;;
     tsan)
       echo "== TSan: unit tests and the threaded pytest tests"
