@@ -522,7 +522,7 @@ template <int K, class T>
 void RunKeyedPair(const KernelParams& p, const KeyedKey& key, std::uint64_t start, std::size_t n, const T* in,
                   T* out) {
   const std::size_t G = 8 * hn::Lanes(D32());
-  HWY_ALIGN double tmp[8 * kMaxL32];
+  HWY_ALIGN double tmp[8 * kMaxL32] = {};  // (zeroed: silences a false -Wmaybe-uninitialized on SCALAR)
   std::uint64_t i = start;
   const std::uint64_t end = start + n;
   while (i < end) {
