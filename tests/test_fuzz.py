@@ -103,10 +103,21 @@ def test_fuzz_guarantee_loader(t, d):
 
 # -- laws and transport -------------------------------------------------------------------------------
 @SETTINGS
-@given(arrays, prob_vectors, anything)
-def test_fuzz_discrete_dist(atoms, probs, exact):
+@given(arrays, prob_vectors, anything, st.one_of(anything, arrays))
+def test_fuzz_discrete_dist(atoms, probs, exact, normalize):
     call(puffer.DiscreteDist, atoms, probs)
     call(puffer.DiscreteDist, atoms, probs, exact=exact)
+    call(puffer.DiscreteDist, atoms, probs, normalize=normalize)
+    call(puffer.DiscreteDist, [1.0, 2.0], [0.5, 0.5], normalize=normalize, exact=exact)
+
+
+@SETTINGS
+@given(st.one_of(anything, arrays, json_values,
+                 st.fixed_dictionaries({"atoms": st.one_of(arrays, anything), "probs": st.one_of(prob_vectors, anything)},
+                                       optional={"x": anything})))
+def test_fuzz_discrete_dist_from_dict(d):
+    # a number, a string, a list or a dict with missing / unknown keys: puffer errors only
+    call(puffer.DiscreteDist.from_dict, d)
 
 
 @SETTINGS
@@ -150,6 +161,24 @@ def test_fuzz_sampling(noise, values, rng, size):
     call(puffer.add_noise, values, noise, rng=1, threads=size)
     call(puffer.add_noise, values, noise, secure=True, sensitivity=size)
     call(puffer.sampling.Stream, rng)
+
+
+extreme = st.sampled_from([5e-324, 1e-300, 1e-5, 1.0, 1e150, 1e300, 1e308, 1.7976931348623157e308])
+lattice = st.one_of(st.none(), st.sampled_from([2.0 ** -1074, 2.0 ** -1000, 2.0 ** -10, 1.0, 2.0 ** 900, 2.0 ** 1023]))
+
+
+@SETTINGS
+@given(st.sampled_from(["laplace", "gaussian"]), extreme, st.one_of(extreme, scalars), lattice,
+       st.one_of(st.none(), extreme), st.sampled_from([None, "l1", "l2", "coordinate"]),
+       st.one_of(arrays, st.just(np.array([1e300, -1e308]))))
+def test_fuzz_secure_extremes(kind, scale, sensitivity, granularity, bound, norm, values):
+    # b or sigma up to the double range, subnormal sensitivities, lattice steps at the exponent
+    # limits: the exact rationals must never reach float() unguarded (OverflowError, log2(0))
+    noise = (kind, {"b" if kind == "laplace" else "sigma": scale})
+    call(puffer.add_noise, values, noise, secure=True, sensitivity=sensitivity, granularity=granularity,
+         bound=bound, norm=norm)
+    call(puffer.secure.secure_plan, noise, 10, sensitivity=sensitivity, granularity=granularity, bound=bound,
+         norm=norm)
 
 
 # -- frameworks, models and mechanisms ---------------------------------------------------------------------

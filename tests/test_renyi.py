@@ -560,8 +560,10 @@ def test_custom_calibrate_and_R():
     c = Custom(_std_normal, symmetric=True, log_concave=True)
     cc = c.calibrate(alpha=2.0, eps=1.0, sensitivity=2.0)
     assert abs(cc.scale - 2.0) < 1e-8 and cc.R(2.0, 2.0) <= 1.0
-    gum = Custom(_gumbel, breakpoints=())
+    gum = Custom(_gumbel, breakpoints=(), log_concave=True)   # log-concave: monotone on each side
     assert gum.R(2.0, 0.5) == max(gum.renyi_shift(2.0, 0.5), gum.renyi_shift(2.0, -0.5))
+    with pytest.raises(puffer.ParameterError, match="log_lipschitz"):   # no property: refused
+        Custom(_gumbel, breakpoints=()).R(2.0, 0.5)
 
 
 def test_core_max_shift_is_safe_and_tight():
@@ -601,3 +603,31 @@ def test_kink_below_the_left_breakpoints():
     mp.mp.dps = 50
     ref = REFS.divergence(REFS.FAMILIES["gen_gauss3"], 1.005797906241886, 0.05155951564631796)
     check_upper(GenGaussian(3.0).renyi_shift(1.005797906241886, 0.05155951564631796), ref)
+
+
+def test_shifts_beyond_the_float_range_of_scales():
+    """Issue 22 3.3: v / scale overflowing to inf raised "u=inf" where the answer is +inf (an upper
+    bound for every family, and the value: s_alpha grows without bound); a shift of 5e-324 scales
+    raised "integrand vanished" for GenGaussian(1.5): a log-concave family's s_alpha is non-decreasing,
+    so its value at 1e-300 (~1e-600, i.e. the smallest doubles) is a certified bound."""
+    for fam in (Laplace(1e-300), Gaussian(1e-300), GenGaussian(1.5, 1e-300), StudentT(3.0, 1e-300),
+                Cauchy(1e-300), Logistic(1e-300)):
+        assert fam.renyi_shift(2.0, 1e10) == math.inf
+        assert fam.R(2.0, 1e10) == math.inf
+        assert fam.kl_shift(1e10) == math.inf
+        assert fam.renyi_shift(2.0, np.array([1e10, 0.0])).tolist() == [math.inf, 0.0]
+    for beta in (1.5, 3.0):
+        got = GenGaussian(beta, 1.0).renyi_shift(2.0, np.array([5e-324, 1e-310]))
+        assert ((got > 0) & (got < 1e-300)).all()
+
+
+@pytest.mark.parametrize("fam,d,z", [(StudentT(3.0), 5, 0.3), (StudentT(3.0), 64, 0.1), (Cauchy(1.0), 16, 1.0),
+                                     (Logistic(1.0), 8, 1.0)])
+def test_iid_R_is_close_to_the_best_feasible_shift_vector(fam, d, z):
+    """Issue 22 3.4: iid(d).R was up to 1.8x (d = 64) above the best feasible shift vector (the
+    fixed grid's steps); an upper bound still, now within 6 % of the best vector with m equal
+    nonzero coordinates (m = 1..d, a lower bound on the sup)."""
+    p = fam.natural_norm
+    best = max(m * fam.renyi_shift(2.0, (z ** p / m) ** (1 / p)) for m in range(1, d + 1))
+    got = fam.iid(d).R(2.0, z)
+    assert best <= got <= 1.06 * best

@@ -37,7 +37,7 @@ def test_complex_values_are_refused_by_release():
         m.release(np.array([1.0 + 1.0j]), rng=1)
 
 
-@pytest.mark.parametrize("noise", [Gaussian, "gaussian", "Gaussian", Gaussian(7.0)])
+@pytest.mark.parametrize("noise", [Gaussian, "gaussian", "Gaussian", Gaussian(1.0)])
 def test_noise_as_class_or_name_where_a_scale_is_calibrated(noise):
     fw = puffer.models.correlated_pair()
     m = GeneralWasserstein(fw, noise, alpha=2.0, eps=1.0)

@@ -40,18 +40,21 @@ def run(ctx):
     t_ours = min(t_ours, ctx.time(lambda: puffer.models.markov_chain(trans, T).w_inf(), repeat=3, number=1))
     n_np = n if not ctx.quick else 20
     sub = trans[:n_np] if ctx.quick else trans
+    # The peer is timed at T (unchecked: its tail masses ~0.55^T are below the 1e-10 it can read
+    # right, so its value is not compared there), and compared at T_chk, where every reachable
+    # sum has mass >= 1e-10 (checked: markov_numpy refuses otherwise; issue 22)
     t0 = time.perf_counter()
-    ref = markov_numpy.delta_g(sub, T)
+    markov_numpy.delta_g(sub, T, check=False)
     t_np = time.perf_counter() - t0
-    if ctx.quick:
-        ours_sub = puffer.models.markov_chain(sub, T).w_inf().value
-        assert ours_sub == ref, (ours_sub, ref)
-    else:
-        assert ours == ref, (ours, ref)
+    T_chk, n_chk = 25, 20
+    ref = markov_numpy.delta_g(trans[:n_chk], T_chk)
+    ours_chk = puffer.models.markov_chain(trans[:n_chk], T_chk).w_inf().value
+    assert ours_chk == ref, (ours_chk, ref)
     rows = [
         [f"puffer markov_chain(...).w_inf(), T={T}, |Theta|={n}, {os.cpu_count()} threads", f"{t_ours:.3f}", f"{ours:g}", ""],
-        [f"numpy straightforward (bench/markov_numpy.py), |Theta|={n_np}", f"{t_np:.3f}", f"{ref:g}",
+        [f"numpy straightforward (bench/markov_numpy.py), |Theta|={n_np}, unchecked", f"{t_np:.3f}", "(not compared)",
          f"{(t_np * n / n_np) / t_ours:.0f}x"],
+        [f"values compared: puffer vs numpy peer (checked), T={T_chk}, |Theta|={n_chk}", "", f"{ours_chk:g} = {ref:g}", ""],
     ]
     return [{"title": "Delta_G over all priors and secret pairs (values must agree)",
              "columns": ["implementation", "seconds", "Delta_G", "puffer speed-up"], "rows": rows,

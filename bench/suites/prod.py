@@ -107,11 +107,20 @@ def _spark_table(ctx) -> dict:
         def laplace_udf(x: pd.Series) -> pd.Series:
             return x + np.random.default_rng().laplace(scale=1.0, size=len(x))
 
+        import itertools
+        import tempfile
+
+        led, runs = tempfile.mkdtemp(prefix="puffer-bench-"), itertools.count()
+
+        def release(**kw):  # a fresh key and ledger per run (every call is a release)
+            path = os.path.join(led, f"ledger-{next(runs)}.jsonl")
+            return puffer.spark.add_noise(df, ["x"], ("laplace", {"b": 1.0}), key=os.urandom(32), ledger=path, **kw)
+
         contenders = {
-            "puffer.spark.add_noise, positional row ids (mapInArrow; includes the counting pass)":
-                lambda: puffer.spark.add_noise(df, ["x"], ("laplace", {"b": 1.0}), seed=1),
-            "puffer.spark.add_noise, row_id='id' (mapInArrow; includes the uniqueness check)":
-                lambda: puffer.spark.add_noise(df, ["x"], ("laplace", {"b": 1.0}), seed=1, row_id="id"),
+            "puffer.spark.add_noise, positional row ids (mapInArrow; checkpoints, digests, ledger)":
+                lambda: release(),
+            "puffer.spark.add_noise, row_id='id' (mapInArrow; + the uniqueness check)":
+                lambda: release(row_id="id"),
             "numpy pandas_udf (Series -> Series, Generator.laplace)":
                 lambda: df.withColumn("x", laplace_udf("x")),
             "numpy mapInPandas (Generator.laplace)":

@@ -749,6 +749,58 @@ inline bool mod_equal(const ModChain& mc, const std::vector<std::uint64_t>* ca, 
   return true;
 }
 
+// The three-valued comparison F_u (law P) versus G_v (law Q) of the certified walk.
+struct PairCmp {
+  const Levels& P;
+  const Levels& Q;
+  double band;
+  Mode mode = Mode::kUpper;
+  bool close = false;
+  const ModChain* mc = nullptr;
+  const std::vector<std::uint64_t>*ca = nullptr, *cb = nullptr;
+
+  PairCmp(const Levels& p, const Levels& q) : P(p), Q(q), band(p.err + q.err + 4.0 * 0x1p-53) {}
+
+  transport::LevelCmp operator()(std::size_t u, std::size_t v) {
+    using transport::LevelCmp;
+    int r;
+    if (P.f_half(u) || Q.f_half(v)) {
+      r = rel_cmp(P.fm[u], P.fe[u], Q.fm[v], Q.fe[v], band);
+    } else if (P.sm[u] == 0.0 || Q.sm[v] == 0.0) {  // a top atom: its level is exactly 1
+      r = P.sm[u] == Q.sm[v] ? 2 : (P.sm[u] == 0.0 ? 1 : -1);
+    } else {
+      r = -rel_cmp(P.sm[u], P.se[u], Q.sm[v], Q.se[v], band);
+    }
+    if (r == 2) return LevelCmp::kEqual;
+    if (r < 0) return LevelCmp::kLess;
+    if (r > 0) return LevelCmp::kGreater;
+    close = true;
+    if (mode == Mode::kUpper) return LevelCmp::kUnknown;
+    if (mode == Mode::kLower) return LevelCmp::kEqual;
+    return mod_equal(*mc, ca, cb, P.g[u], Q.g[v]) ? LevelCmp::kEqual : LevelCmp::kUnknown;
+  }
+
+  // An upper bound (> 0) on the exact overlap of the level intervals of atoms u and v: the two
+  // algebraically equal forms min(F_u, G_v) - max(F_{u-1}, G_{v-1}) and
+  // min(S_{u-1}, T_{v-1}) - max(S_u, T_v) (S, T: mass above), each from the levels with their
+  // relative error bounds and the absolute error of a subnormal.
+  double overlap_ub(std::size_t u, std::size_t v) const {
+    const double e = P.err + Q.err + 8.0 * 0x1p-53, tiny = 0x1p-1070;
+    auto val = [](double m, std::int64_t ex) {
+      return ex < -1100 ? 0.0 : std::ldexp(m, static_cast<int>(std::min<std::int64_t>(ex, 1100)));
+    };
+    auto F = [&](const Levels& L, std::size_t j) { return val(L.fm[j], L.fe[j]); };
+    auto S = [&](const Levels& L, std::size_t j) { return L.sm[j] == 0.0 ? 0.0 : val(L.sm[j], L.se[j]); };
+    const double f_hi = std::min(F(P, u), F(Q, v));
+    const double f_lo = std::max(u > 0 ? F(P, u - 1) : 0.0, v > 0 ? F(Q, v - 1) : 0.0);
+    const double s_hi = std::min(u > 0 ? S(P, u - 1) : 1.0, v > 0 ? S(Q, v - 1) : 1.0);
+    const double s_lo = std::max(S(P, u), S(Q, v));
+    const double ub_f = f_hi * (1.0 + e) - f_lo * (1.0 - e) + tiny;
+    const double ub_s = s_hi * (1.0 + e) - s_lo * (1.0 - e) + tiny;
+    return std::max(std::min({ub_f, ub_s, 1.0}), std::numeric_limits<double>::denorm_min());
+  }
+};
+
 }  // namespace
 
 std::vector<std::uint8_t> w_inf_all_pairs(const MarkovChainSpec& spec, unsigned threads, double* out,
@@ -807,40 +859,21 @@ std::vector<std::uint8_t> w_inf_all_pairs(const MarkovChainSpec& spec, unsigned 
           continue;
         }
         const Levels &P = L[a], &Q = L[b];
-        const double band = P.err + Q.err + 4.0 * 0x1p-53;  // + the rounding of the comparison
-        bool close = false;
-        Mode mode = Mode::kUpper;
-        const std::vector<std::uint64_t>*ca = nullptr, *cb = nullptr;
-        auto cmp = [&](std::size_t u, std::size_t v) -> LevelCmp {
-          int r;
-          if (P.f_half(u) || Q.f_half(v)) {
-            r = rel_cmp(P.fm[u], P.fe[u], Q.fm[v], Q.fe[v], band);
-          } else if (P.sm[u] == 0.0 || Q.sm[v] == 0.0) {  // a top atom: its level is exactly 1
-            r = P.sm[u] == Q.sm[v] ? 2 : (P.sm[u] == 0.0 ? 1 : -1);
-          } else {
-            r = -rel_cmp(P.sm[u], P.se[u], Q.sm[v], Q.se[v], band);
-          }
-          if (r == 2) return LevelCmp::kEqual;
-          if (r < 0) return LevelCmp::kLess;
-          if (r > 0) return LevelCmp::kGreater;
-          close = true;
-          if (mode == Mode::kUpper) return LevelCmp::kUnknown;
-          if (mode == Mode::kLower) return LevelCmp::kEqual;
-          return mod_equal(*mc, ca, cb, P.g[u], Q.g[v]) ? LevelCmp::kEqual : LevelCmp::kUnknown;
-        };
+        PairCmp cmp(P, Q);
         const double upper = transport::w_inf_ranges(P.x.data(), P.x.size(), Q.x.data(), Q.x.size(), cmp);
-        if (!close) {  // every comparison was decided by the float levels
+        if (!cmp.close) {  // every comparison was decided by the float levels
           *o = upper;
           continue;
         }
-        mode = Mode::kLower;
+        cmp.mode = Mode::kLower;
         if (transport::w_inf_ranges(P.x.data(), P.x.size(), Q.x.data(), Q.x.size(), cmp) == upper) {
           *o = upper;
           continue;
         }
-        mode = Mode::kCertified;
-        ca = cum_of(a);
-        cb = cum_of(b);
+        cmp.mode = Mode::kCertified;
+        cmp.ca = cum_of(a);
+        cmp.cb = cum_of(b);
+        cmp.mc = mc.get();
         *o = transport::w_inf_ranges(P.x.data(), P.x.size(), Q.x.data(), Q.x.size(), cmp);
       }
     if (--remaining[th] == 0) {
@@ -850,6 +883,92 @@ std::vector<std::uint8_t> w_inf_all_pairs(const MarkovChainSpec& spec, unsigned 
     }
   }, opt);
   return used;
+}
+
+// ------------------------------------------------------------------ LevelCertifier
+struct LevelCertifier::Impl {
+  const MarkovChainSpec& spec;
+  Geometry g;
+  double base;
+  const JobControl* control;
+  std::uint64_t primes[kModPrimes];
+  std::vector<std::shared_ptr<const ModChain>> chains;
+  std::unique_ptr<std::mutex[]> chain_mu;
+  std::unique_ptr<std::atomic<std::size_t>[]> remaining;
+
+  Impl(const MarkovChainSpec& s, std::size_t per_prior, const JobControl* ctl)
+      : spec(s), g(geometry(s)), control(ctl), chains(s.n_theta), chain_mu(new std::mutex[s.n_theta]),
+        remaining(new std::atomic<std::size_t>[s.n_theta]) {
+    base = static_cast<double>(g.T) * static_cast<double>(s.values[0] - static_cast<std::int64_t>(g.dv[0]));
+    std::random_device rd;
+    std::mt19937_64 rng((static_cast<std::uint64_t>(rd()) << 32) ^ rd());
+    for (int q = 0; q < kModPrimes;) {
+      primes[q] = modp::random_prime(rng);
+      if (std::find(primes, primes + q, primes[q]) == primes + q) ++q;  // distinct primes
+    }
+    for (std::size_t th = 0; th < s.n_theta; ++th) remaining[th] = per_prior;
+  }
+  std::shared_ptr<const ModChain> chain_of(std::size_t th) {
+    std::lock_guard<std::mutex> lk(chain_mu[th]);
+    if (!chains[th])
+      chains[th] = std::make_shared<const ModChain>(g.k, g.T, g.span, g.dv.data(), spec.trans + th * g.k * g.k,
+                                                    spec.init + th * g.k, primes, control);
+    return chains[th];
+  }
+};
+
+struct LevelCertifier::Position::Impl {
+  LevelCertifier::Impl* owner;
+  std::size_t th, i;
+  std::vector<Levels> L;
+  std::shared_ptr<const ModChain> mc;
+  std::vector<std::vector<std::uint64_t>> cum;
+  const std::vector<std::uint64_t>* cum_of(std::size_t a) {
+    if (!mc) mc = owner->chain_of(th);
+    if (cum[kModPrimes * a].empty()) mc->cumulative(i, a, &cum[kModPrimes * a]);
+    return &cum[kModPrimes * a];
+  }
+};
+
+LevelCertifier::LevelCertifier(const MarkovChainSpec& spec, std::size_t positions_per_prior,
+                               const JobControl* control)
+    : impl_(new Impl(spec, positions_per_prior, control)) {}
+LevelCertifier::~LevelCertifier() = default;
+LevelCertifier::Position::Position(std::unique_ptr<Impl> p) : impl_(std::move(p)) {}
+LevelCertifier::Position::Position(Position&&) noexcept = default;
+LevelCertifier::Position::~Position() = default;
+
+LevelCertifier::Position LevelCertifier::at(std::size_t th, std::size_t i, const std::vector<Law>& laws) {
+  std::unique_ptr<Position::Impl> p(new Position::Impl{impl_.get(), th, i, {}, nullptr, {}});
+  const std::size_t k = impl_->g.k;
+  p->L.resize(k);
+  p->cum.resize(kModPrimes * k);
+  for (std::size_t a = 0; a < k; ++a)
+    if (laws[a].n != 0) make_levels(laws[a], impl_->base, impl_->g.T, k, impl_->g.R, p->L[a]);
+  return Position(std::move(p));
+}
+
+void LevelCertifier::done(std::size_t th) {
+  if (--impl_->remaining[th] == 0) {
+    std::lock_guard<std::mutex> lk(impl_->chain_mu[th]);
+    impl_->chains[th].reset();
+  }
+}
+
+void LevelCertifier::Position::entries(std::size_t a, std::size_t b, bool certify, std::vector<CouplingEntry>& out) {
+  out.clear();
+  const Levels &P = impl_->L[a], &Q = impl_->L[b];
+  if (P.x.empty() || Q.x.empty()) return;
+  PairCmp cmp(P, Q);
+  if (certify) {
+    cmp.mode = Mode::kCertified;
+    cmp.ca = impl_->cum_of(a);
+    cmp.cb = impl_->cum_of(b);
+    cmp.mc = impl_->mc.get();
+  }
+  transport::coupled_ranges(P.x.size(), Q.x.size(), cmp, [&](std::size_t u, std::size_t lo, std::size_t hi) {
+    for (std::size_t v = lo; v <= hi; ++v) out.push_back(CouplingEntry{P.x[u], Q.x[v], cmp.overlap_ub(u, v)});
+  });
 }
 
 }  // namespace puffer::models

@@ -53,6 +53,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <vector>
 
 #include "common/job.hpp"
@@ -135,6 +136,50 @@ std::vector<std::uint8_t> sum_laws(const MarkovChainSpec& spec, unsigned threads
 // per-theta flags of sum_laws.
 std::vector<std::uint8_t> w_inf_all_pairs(const MarkovChainSpec& spec, unsigned threads, double* out,
                                           const SumLawsOptions& options = {});
+
+// Certified support of the quantile coupling of two conditional laws, for the plan-based
+// mechanisms (markov_plans.cpp: Ding 2022 Thm 2, Pierquin et al. 2024 Thm 4.5): the level
+// comparisons of w_inf_all_pairs, used inside a sum_laws emit call. An entry (x, y) is a pair of
+// reachable atoms of law a and law b whose level intervals may overlap, with mass_ub >= the
+// exact normalised overlap (> 0). Levels closer than their error bounds are of unknown order
+// (certify = false), or compared exactly modulo random primes (certify = true: equal levels tie,
+// different ones stay of unknown order); unknown order counts as overlapping, so the entries
+// hold every entry of the exact coupling (and with it the largest |x - y|).
+struct CouplingEntry {
+  double x, y, mass_ub;
+};
+
+class LevelCertifier {
+ public:
+  // positions_per_prior: the number of emit calls per prior (T, or the count of a positions
+  // mask): the exact images of a prior are freed after its last position (done()).
+  LevelCertifier(const MarkovChainSpec& spec, std::size_t positions_per_prior, const JobControl* control);
+  ~LevelCertifier();
+  LevelCertifier(const LevelCertifier&) = delete;
+  LevelCertifier& operator=(const LevelCertifier&) = delete;
+
+  class Position {
+   public:
+    ~Position();
+    Position(Position&&) noexcept;
+    // Entries for the pair (a, b) of states at this position (both laws possible).
+    void entries(std::size_t a, std::size_t b, bool certify, std::vector<CouplingEntry>& out);
+    struct Impl;
+
+   private:
+    friend class LevelCertifier;
+    explicit Position(std::unique_ptr<Impl> p);
+    std::unique_ptr<Impl> impl_;
+  };
+  // The laws of prior th at position i (as sum_laws hands them to emit).
+  Position at(std::size_t th, std::size_t i, const std::vector<Law>& laws);
+  // Call once per (th, position) after its last use of at(): frees the prior's images at the end.
+  void done(std::size_t th);
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
 
 // Bytes one worker allocates (see the header comment); span = max value - min value.
 double workspace_bytes(std::size_t k, std::size_t T, std::size_t span, Arithmetic arithmetic);

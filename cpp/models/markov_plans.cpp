@@ -131,28 +131,60 @@ double mass_rtol(const Prepared& P, const Prepared& Q) {
   return 64.0 * kU * std::max(1.0, std::max(P.max_abs, Q.max_abs));
 }
 
+// Entries of the exact quantile coupling that the float plan lacks. The float plan decides ties
+// between levels by a float tolerance band, so it can drop a tiny-mass entry -- and with it the
+// largest |x - x'| -- where two exact levels differ by less than the band (issue 22). The
+// certified level comparisons of the Markov W_inf walk (LevelCertifier, markov.hpp) give every
+// pair of atoms whose level intervals may overlap; any such pair missing from the float plan is
+// added with an upper bound on its exact mass (unknown order: the safe side, the entry kept).
+// The float plan's entries are kept as they are (bit-compatible with the Python path otherwise).
+void missing_entries(const transport::Plan& plan, const Prepared& P, const Prepared& Q,
+                     LevelCertifier::Position& pos, std::size_t a, std::size_t b,
+                     std::vector<CouplingEntry>& extra) {
+  extra.clear();
+  thread_local std::vector<std::pair<double, double>> have;
+  thread_local std::vector<CouplingEntry> cand;
+  have.clear();
+  for (std::size_t e = 0; e < plan.mass.size(); ++e)
+    have.emplace_back(P.x[static_cast<std::size_t>(plan.src[e])], Q.x[static_cast<std::size_t>(plan.dst[e])]);
+  std::sort(have.begin(), have.end());
+  auto missing = [&](const CouplingEntry& c) {
+    return !std::binary_search(have.begin(), have.end(), std::make_pair(c.x, c.y));
+  };
+  pos.entries(a, b, false, cand);  // close levels of unknown order: a superset, no exact images
+  if (std::none_of(cand.begin(), cand.end(), missing)) return;
+  pos.entries(a, b, true, cand);   // close levels compared exactly modulo random primes
+  for (const CouplingEntry& c : cand)
+    if (missing(c)) extra.push_back(c);
+}
+
 template <class Fn>
 std::vector<std::uint8_t> for_each_pair(const MarkovChainSpec& spec, unsigned threads, JobControl* control,
                                         Fn&& fn) {
   const std::size_t k = spec.k;
   SumLawsOptions opt;
   opt.control = control;  // polled per position, done += 1 per (prior, position)
+  LevelCertifier cert(spec, spec.T, control);
   return sum_laws(spec, threads, [&](std::size_t th, std::size_t i, const std::vector<Law>& laws) {
     thread_local std::vector<Prepared> prep;
     thread_local transport::Plan plan;
+    thread_local std::vector<CouplingEntry> extra;
     prep.resize(k);
     for (std::size_t a = 0; a < k; ++a) prepare(laws[a], prep[a]);
+    LevelCertifier::Position pos = cert.at(th, i, laws);
     std::size_t pr = 0;
     for (std::size_t a = 0; a < k; ++a)
       for (std::size_t b = a + 1; b < k; ++b, ++pr) {
         const Prepared &P = prep[a], &Q = prep[b];
-        if (P.x.empty() || Q.x.empty()) {
-          fn(th, i, pr, P, Q, nullptr);
+        if (P.x.empty() || Q.x.empty() || laws[a].n == 0 || laws[b].n == 0) {
+          fn(th, i, pr, P, Q, nullptr, extra);
           continue;
         }
         couple(P, Q, plan);
-        fn(th, i, pr, P, Q, &plan);
+        missing_entries(plan, P, Q, pos, a, b, extra);
+        fn(th, i, pr, P, Q, &plan, extra);
       }
+    cert.done(th);
   }, opt);
 }
 
@@ -168,22 +200,31 @@ MarkovThm2 markov_thm2(const MarkovChainSpec& spec, double eps, unsigned threads
   out.kind.assign(slots, -1);
   out.used_log = for_each_pair(spec, threads, control,
                                [&](std::size_t th, std::size_t i, std::size_t pr, const Prepared& P,
-                                   const Prepared& Q, const transport::Plan* plan) {
+                                   const Prepared& Q, const transport::Plan* plan,
+                                   const std::vector<CouplingEntry>& extra) {
     const std::size_t slot = (th * spec.T + i) * n_pairs + pr;
     if (!plan) return;  // an impossible secret: the pair is skipped
-    thread_local std::vector<double> d, row, col;
-    const std::size_t n = plan->mass.size();
+    thread_local std::vector<double> d, row, col, mass;
+    const std::size_t n0 = plan->mass.size(), n = n0 + extra.size();
     d.resize(n);
     row.resize(n);
     col.resize(n);
+    mass.resize(n);
     double dm = 0.0;
     for (std::size_t e = 0; e < n; ++e) {
-      row[e] = P.x[static_cast<std::size_t>(plan->src[e])];
-      col[e] = Q.x[static_cast<std::size_t>(plan->dst[e])];
+      if (e < n0) {
+        row[e] = P.x[static_cast<std::size_t>(plan->src[e])];
+        col[e] = Q.x[static_cast<std::size_t>(plan->dst[e])];
+        mass[e] = plan->mass[e];
+      } else {
+        row[e] = extra[e - n0].x;
+        col[e] = extra[e - n0].y;
+        mass[e] = extra[e - n0].mass_ub;
+      }
       d[e] = std::fabs(row[e] - col[e]);
       dm = std::max(dm, d[e]);
     }
-    const transport::Thm2 r = transport::thm2_eta(d.data(), plan->mass.data(), row.data(), col.data(), n, eps,
+    const transport::Thm2 r = transport::thm2_eta(d.data(), mass.data(), row.data(), col.data(), n, eps,
                                                   mass_rtol(P, Q));
     out.eta[slot] = r.eta;
     out.kind[slot] = static_cast<std::int8_t>(r.kind);
@@ -203,14 +244,19 @@ MarkovPlans markov_dagwm_plans(const MarkovChainSpec& spec, unsigned threads, Jo
   const double up = 1.0 + 0x1p-51, floor_mass = 0x1p-1022;
   out.used_log = for_each_pair(spec, threads, control,
                                [&](std::size_t th, std::size_t i, std::size_t pr, const Prepared& P,
-                                   const Prepared& Q, const transport::Plan* plan) {
+                                   const Prepared& Q, const transport::Plan* plan,
+                                   const std::vector<CouplingEntry>& extra) {
     if (!plan) return;
     out.valid[th * per_theta + i * n_pairs + pr] = 1;
     for (std::size_t e = 0; e < plan->mass.size(); ++e) {
       vs[th].push_back((P.x[static_cast<std::size_t>(plan->src[e])] - Q.x[static_cast<std::size_t>(plan->dst[e])]) * up);
       ls[th].push_back(std::log(std::max(plan->mass[e], floor_mass)));
     }
-    lens[th].push_back(static_cast<std::int64_t>(plan->mass.size()));
+    for (const CouplingEntry& c : extra) {  // an upper bound on the exact mass, rounded up
+      vs[th].push_back((c.x - c.y) * up);
+      ls[th].push_back(std::log(std::max(c.mass_ub, floor_mass)) * (1.0 - 0x1p-50) + 0x1p-50);
+    }
+    lens[th].push_back(static_cast<std::int64_t>(plan->mass.size() + extra.size()));
   });
   std::size_t total = 0, n_plans = 0;
   for (std::size_t th = 0; th < spec.n_theta; ++th) {

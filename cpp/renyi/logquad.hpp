@@ -364,15 +364,23 @@ class LogIntegrator {
       else add_finite(a, b);
     }
     if (rest_end > 0.0) {
-      // a kink inside [0, rest_end] (the largest one) stays a breakpoint: [kink, rest_end]
-      // mapped toward rest_end, [0, kink] with the t^2 map anchored at the kink
-      double kmax = 0.0;
+      // Every kink inside [0, rest_end] stays a breakpoint: [kmax, rest_end] is mapped toward
+      // rest_end; each gap between consecutive kinks, and [0, kmin], gets the t^2 map anchored
+      // at its upper kink. (Keeping only the largest kink lost a declared spike below it: a
+      // spike of the shifted density at y = u/2 was never sampled, 3.4e-5 under-reported.)
+      std::vector<double> ks;
       for (double k : kinks)
-        if (std::isfinite(k) && k > 0.0 && k < rest_end) kmax = std::max(kmax, k);
+        if (std::isfinite(k) && k > 0.0 && k < rest_end) ks.push_back(k);
+      std::sort(ks.begin(), ks.end());
+      ks.erase(std::unique(ks.begin(), ks.end()), ks.end());
+      const double kmax = ks.empty() ? 0.0 : ks.back();
       const double span = rest_end - kmax;
       const double tmax = span / (rest_w + span);  // y(tmax) = kmax
       pieces_.push_back(detail::Piece{0.0, tmax, -1, rest_end, rest_w});
-      if (kmax > 0.0) pieces_.push_back(detail::Piece{0.0, 1.0, -2, kmax, kmax});
+      for (std::size_t i = ks.size(); i-- > 0;) {
+        const double below = i > 0 ? ks[i - 1] : 0.0;
+        pieces_.push_back(detail::Piece{0.0, 1.0, -2, ks[i], ks[i] - below});
+      }
     }
     // tails in the mapped variable (split adaptively if they hold mass)
     pieces_.push_back(detail::Piece{0.0, 1.0, +1, right_end, tail_w_r});

@@ -280,8 +280,11 @@ void check_shape(int family, const Shape& s) {
 double shift_divergence(int family, const Shape& s, double alpha, double u, bool force_quadrature) {
   check_shape(family, s);
   require(alpha >= 1.0, "alpha", alpha, "a Renyi order >= 1 (1 = KL, inf allowed)");
-  require(std::isfinite(u) && u >= 0.0, "u", u, "a finite standardized shift >= 0");
+  require(u >= 0.0, "u", u, "a standardized shift >= 0");
   if (u == 0.0) return 0.0;
+  // a shift beyond the float range of scales (v / scale overflowed): +inf is an upper bound, and
+  // the value for every shipped family (s_alpha grows without bound in u)
+  if (std::isinf(u)) return kInf;
   if (std::isinf(alpha)) return d_inf(family, s, u);
   if (!force_quadrature) {
     if (family == 0) return gaussian_closed(alpha, u);
@@ -298,6 +301,11 @@ double shift_divergence(int family, const Shape& s, double alpha, double u, bool
     if (force_quadrature) throw;
     const double dinf = d_inf(family, s, u);
     if (std::isfinite(dinf)) return dinf;
+    // Shifts below 1e-300 scales: the integrand underflows. The log-concave families (Gaussian,
+    // Laplace, logistic, generalized Gaussian beta >= 1) have s_alpha non-decreasing in u (a
+    // monotone likelihood ratio), so the value at u = 1e-300 (~1e-600: the smallest positive
+    // double) is a certified upper bound.
+    if (u < 1e-300 && family != 2) return shift_divergence(family, s, alpha, 1e-300);
     throw;
   }
 }
@@ -307,7 +315,7 @@ void shift_divergence_batch(int family, const Shape& s, const double* alpha, con
   check_shape(family, s);
   for (std::size_t i = 0; i < n; ++i) {
     require(alpha[i] >= 1.0, "alpha", alpha[i], "a Renyi order >= 1 (1 = KL, inf allowed)");
-    require(std::isfinite(u[i]) && u[i] >= 0.0, "u", u[i], "a finite standardized shift >= 0");
+    require(u[i] >= 0.0, "u", u[i], "a standardized shift >= 0 (inf: beyond the float range, D = inf)");
   }
   const bool cheap = !force_quadrature && (family <= 1 || (family == 4 && (s.beta == 1.0 || s.beta == 2.0)));
   const std::size_t chunk = cheap ? 4096 : 8;
@@ -465,8 +473,9 @@ struct MassFn {
 double custom_shift_divergence(const LogPdfBatch& logpdf, bool symmetric, double alpha, double u, double scale_hint,
                                const double* breaks, std::size_t n_breaks) {
   require(alpha >= 1.0 && std::isfinite(alpha), "alpha", alpha, "a finite Renyi order >= 1 for a user density");
-  require(std::isfinite(u), "u", u, "a finite standardized shift");
+  require(!std::isnan(u), "u", u, "a standardized shift (inf: beyond the float range)");
   if (u == 0.0) return 0.0;
+  if (std::isinf(u)) return kInf;  // an upper bound (v / scale overflowed)
   if (symmetric) u = std::fabs(u);
   const bool kl = (alpha == 1.0);
   CustomFn f{logpdf, 0.5 * u, alpha, alpha - 1.0, symmetric, kl, {}, {}, false};

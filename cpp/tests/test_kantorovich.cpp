@@ -2,6 +2,8 @@
 // closed forms, the safe side of the roots, the witness rule and the cancellation hook.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <atomic>
 #include <cmath>
 #include <cstdint>
@@ -84,6 +86,25 @@ TEST(MarkovPlans, CancellationPolledPerPosition) {
   puffer::JobControl ctl;
   ctl.cancel = true;  // a cancelled job stops at the first position
   EXPECT_THROW(puffer::models::markov_thm2(spec, 1.0, 1, &ctl), puffer::Cancelled);
+}
+
+TEST(MarkovPlans, NearTiedLevelKeepsTheFarthestEntry) {
+  // issue 22: the float tie band dropped a tiny-mass entry of the exact quantile coupling at
+  // position 1, pair (1, 2): Thm 2's sup |x - x'| was 4 where exact rational arithmetic gives 5
+  const double trans[] = {5e-324, 1.0, 1e-30, 0.3, 0.3, 0.4, 1e-140, 1e-140, 1.0};
+  const double init[] = {1e-30, 1.0, 1.37e-299};
+  const std::int64_t values[] = {-3, 0, 2};
+  const puffer::models::MarkovChainSpec spec{trans, init, 1, 3, values, 2};
+  const auto r = puffer::models::markov_thm2(spec, 1.0, 1);
+  EXPECT_GE(r.dmax[1 * 3 + 2], 5.0);
+  const auto plans = puffer::models::markov_dagwm_plans(spec, 1);
+  std::size_t s = 0;  // the plan index of slot (position 1, pair 2) among the valid slots
+  for (std::size_t j = 0; j < 1 * 3 + 2; ++j) s += plans.valid[j];
+  ASSERT_EQ(plans.valid[1 * 3 + 2], 1);
+  double vmax = 0.0;
+  for (std::int64_t e = plans.off[s]; e < plans.off[s + 1]; ++e)
+    vmax = std::max(vmax, std::fabs(plans.v[static_cast<std::size_t>(e)]));
+  EXPECT_GE(vmax, 5.0);
 }
 
 }  // namespace

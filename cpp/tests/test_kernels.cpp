@@ -2,6 +2,8 @@
 // headers, checked below the Python facade (so they also run under ASan/UBSan/TSan builds).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <utility>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
@@ -104,6 +106,16 @@ TEST(Transport, RangeWalkIsExactWithKnownLevelsAndWidensOnUnknown) {
     return (u == 0 && v == 0) ? LevelCmp::kUnknown : exact(u, v);
   };
   EXPECT_EQ(w_inf_ranges(x, 2, y, 2, unknown), 2.0);
+  // the walk's pairs: exactly the two diagonal ones, and with (0, 0) unknown also (0, 1)
+  std::vector<std::pair<std::size_t, std::size_t>> got;
+  auto rec = [&](std::size_t u, std::size_t lo, std::size_t hi) {
+    for (std::size_t v = lo; v <= hi; ++v) got.emplace_back(u, v);
+  };
+  puffer::transport::coupled_ranges(2, 2, exact, rec);
+  EXPECT_EQ(got, (std::vector<std::pair<std::size_t, std::size_t>>{{0, 0}, {1, 1}}));
+  got.clear();
+  puffer::transport::coupled_ranges(2, 2, unknown, rec);
+  EXPECT_EQ(got, (std::vector<std::pair<std::size_t, std::size_t>>{{0, 0}, {0, 1}, {1, 0}, {1, 1}}));
 }
 
 // ---------------------------------------------------------------- transport
@@ -185,8 +197,49 @@ TEST(Renyi, BadArgumentsAreRefused) {
   EXPECT_THROW(shift_divergence(0, {}, 0.5, 1.0), InvalidArgument);
   EXPECT_THROW(shift_divergence(0, {}, kNaN, 1.0), InvalidArgument);
   EXPECT_THROW(shift_divergence(0, {}, 2.0, -1.0), InvalidArgument);
-  EXPECT_THROW(shift_divergence(0, {}, 2.0, kInf), InvalidArgument);
+  EXPECT_THROW(shift_divergence(0, {}, 2.0, kNaN), InvalidArgument);
   EXPECT_THROW(shift_divergence(9, {}, 2.0, 1.0), InvalidArgument);
+}
+
+TEST(Renyi, ShiftsBeyondTheFloatRangeAndBelowIt) {
+  // issue 22: u = v / scale overflowing to inf is D = inf (was refused); u = 5e-324 for a
+  // log-concave family is bounded by its value at 1e-300 (was "integrand vanished")
+  using puffer::renyi::shift_divergence;
+  puffer::renyi::Shape t, g;
+  t.k = 4.0;
+  t.nu = 3.0;
+  g.beta = 1.5;
+  EXPECT_EQ(shift_divergence(0, {}, 2.0, kInf), kInf);
+  EXPECT_EQ(shift_divergence(1, {}, 2.0, kInf), kInf);
+  EXPECT_EQ(shift_divergence(2, t, 2.0, kInf), kInf);
+  EXPECT_EQ(shift_divergence(4, g, 1.0, kInf), kInf);
+  const double d = shift_divergence(4, g, 2.0, 5e-324);
+  EXPECT_GT(d, 0.0);
+  EXPECT_LT(d, 1e-300);
+  auto lp = [](const double* x, std::size_t n, double* out) {
+    for (std::size_t i = 0; i < n; ++i) out[i] = -0.5 * x[i] * x[i] - 0.5 * std::log(2 * M_PI);
+  };
+  EXPECT_EQ(puffer::renyi::custom_shift_divergence(lp, true, 2.0, kInf, 1.0), kInf);
+}
+
+TEST(Renyi, CustomSpikeOfTheShiftedDensityIsSplit) {
+  // issue 22: 0.99 N(0, 1) + 0.01 N(0, 0.01^2), spike declared with its fan of breakpoints; at
+  // alpha = 2, u = 3 the spike of p(. - u) sat in the half line's rest region, where only the
+  // largest break was kept: 8.989950910745206 against 8.990254310271763 (40-digit mpmath)
+  auto lp = [](const double* x, std::size_t n, double* out) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const double a = std::log(0.99) - 0.5 * x[i] * x[i];
+      const double b = std::log(0.01) - 0.5 * (x[i] / 0.01) * (x[i] / 0.01) - std::log(0.01);
+      out[i] = std::max(a, b) + std::log1p(std::exp(-std::fabs(a - b))) - 0.5 * std::log(2 * M_PI);
+    }
+  };
+  std::vector<double> br{0.0};
+  for (int j = 0; j < 7; ++j)
+    for (double sg : {-1.0, 1.0}) br.push_back(sg * 0.01 * std::ldexp(1.0, j));
+  std::sort(br.begin(), br.end());
+  const double d = puffer::renyi::custom_shift_divergence(lp, true, 2.0, 3.0, 1.0, br.data(), br.size());
+  EXPECT_GE(d, 8.990254310271763);
+  EXPECT_LE(d, 8.990254310271763 * (1 + 1e-9));
 }
 
 TEST(Renyi, StudentDivergenceIncreasesWithShiftAndOrder) {

@@ -21,12 +21,12 @@ namespace puffer::transport {
 
 enum class LevelCmp { kLess, kEqual, kGreater, kUnknown };
 
-// x: n ascending atoms of P, y: m ascending atoms of Q (reachable atoms only). cmp(u, v):
-// F_u versus G_v (F_{n-1} = G_{m-1} = 1).
-template <class Cmp>
-double w_inf_ranges(const double* x, std::size_t n, const double* y, std::size_t m, Cmp&& cmp) {
+// The walk itself: visit(u, lo, hi) for every atom u of P whose partner range [lo, hi] of Q
+// atoms is not empty (the pairs that may overlap, see above; the plan-based Markov mechanisms
+// take these as the entries of the coupling, markov_plans.cpp). n, m: the numbers of atoms.
+template <class Cmp, class Visit>
+void coupled_ranges(std::size_t n, std::size_t m, Cmp&& cmp, Visit&& visit) {
   std::size_t lo = 0, hi = 0;
-  double w = 0.0;
   for (std::size_t u = 0; u < n; ++u) {
     // hi: the last v with G_{v-1} possibly below F_u
     while (hi + 1 < m) {
@@ -41,8 +41,18 @@ double w_inf_ranges(const double* x, std::size_t n, const double* y, std::size_t
         if (c != LevelCmp::kGreater && c != LevelCmp::kEqual) break;
         ++lo;
       }
-    if (lo <= hi) w = std::max(w, std::max(std::fabs(x[u] - y[lo]), std::fabs(x[u] - y[hi])));
+    if (lo <= hi) visit(u, lo, hi);
   }
+}
+
+// x: n ascending atoms of P, y: m ascending atoms of Q (reachable atoms only). cmp(u, v):
+// F_u versus G_v (F_{n-1} = G_{m-1} = 1).
+template <class Cmp>
+double w_inf_ranges(const double* x, std::size_t n, const double* y, std::size_t m, Cmp&& cmp) {
+  double w = 0.0;
+  coupled_ranges(n, m, cmp, [&](std::size_t u, std::size_t lo, std::size_t hi) {
+    w = std::max(w, std::max(std::fabs(x[u] - y[lo]), std::fabs(x[u] - y[hi])));
+  });
   return w;
 }
 

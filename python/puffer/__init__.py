@@ -30,7 +30,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "compose_parallel": (".accounting.pufferfish", "compose_parallel"),
 }
 _SUBMODULES = ("refs", "guarantees", "transport", "noise", "sampling", "secure", "framework",
-               "models", "mechanisms", "audit", "dist", "accounting", "partial", "plot", "capacity", "iteration", "sensitivities")
+               "models", "mechanisms", "audit", "dist", "accounting", "partial", "plot", "capacity", "iteration", "sensitivities",
+               "config")
 _SUBMODULES += ("io", "spark", "dask")  # type: ignore[assignment]  # issue 16: optional extras, lazy
 
 __all__ = ["__version__", "PufferError", "ParameterError", "ParameterTypeError", "NumericalError",
@@ -54,7 +55,20 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # for type checkers and IDEs; not executed
-    from . import audit, dist, framework, guarantees, mechanisms, models, noise, refs, sampling, secure, transport  # noqa: F401
+    from . import (  # noqa: F401
+        audit,
+        config,
+        dist,
+        framework,
+        guarantees,
+        mechanisms,
+        models,
+        noise,
+        refs,
+        sampling,
+        secure,
+        transport,
+    )
     from .dist import DiscreteDist  # noqa: F401
     from .framework import Framework, Sensitivity  # noqa: F401
     from .guarantees import (  # noqa: F401

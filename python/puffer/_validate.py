@@ -68,6 +68,13 @@ def integer(name: str, x: Any, *, lo: int | None = None, hi: int | None = None) 
     return v
 
 
+def boolean(name: str, x: Any) -> bool:
+    """True or False (numpy bools too); anything else, 0/1 and arrays included, is refused."""
+    if isinstance(x, (bool, np.bool_)):
+        return bool(x)
+    raise ParameterTypeError(name, x, "True or False")
+
+
 # The largest threads= any kernel accepts (cpp/common/parallel.hpp kMaxThreads; exported as
 # puffer.sampling.MAX_THREADS). 0 means all cores where a function allows it.
 MAX_THREADS = 256
@@ -122,3 +129,95 @@ def check_real_dtype(name: str, x: Any) -> None:
 def _first(mask: np.ndarray) -> tuple[int, ...] | int:
     idx = np.argwhere(mask)[0]
     return int(idx[0]) if idx.size == 1 else tuple(int(i) for i in idx)
+
+
+def _is_pandas(x: Any) -> bool:
+    t = type(x)
+    return t.__module__.split(".")[0] == "pandas" and t.__name__ in ("Series", "DataFrame")
+
+
+def _has_bool(seq: Any, depth: int = 0) -> bool:
+    for v in seq:
+        if isinstance(v, (bool, np.bool_)):
+            return True
+        if depth < 32 and isinstance(v, (list, tuple)) and _has_bool(v, depth + 1):
+            return True
+    return False
+
+
+def release_values(name: str, values: Any) -> tuple[np.ndarray, Any]:
+    """The values a release adds noise to, as a float64 (or float32) array, and a function that
+    gives the result the input's form back: a pandas Series keeps its index and name, a
+    DataFrame its index and columns; anything else comes back as the array.
+
+    Refused, since the noise would be added to something else than what was given: bool values
+    (True/False are no count: cast explicitly, e.g. ``values.astype(float)``), integers that
+    float64 cannot hold exactly (|v| > 2^53, not a double: the noise would land on a rounded
+    value), complex, datetime and string values. float32/float64 arrays pass through uncopied.
+
+    >>> import numpy as np
+    >>> release_values("values", np.array([2**53 + 1]))
+    Traceback (most recent call last):
+    ...
+    puffer.errors.ParameterError: parameter 'values' = 9007199254740993 at index 0: expected integers that float64 holds exactly ...
+    """
+    def keep(res: Any) -> Any:
+        return res
+
+    wrap = keep
+    if _is_pandas(values):
+        pd_obj = values
+        if type(values).__name__ == "Series":
+            def wrap(res: Any) -> Any:   # noqa: F811
+                return type(pd_obj)(res, index=pd_obj.index, name=pd_obj.name, copy=False)
+        else:
+            def wrap(res: Any) -> Any:   # noqa: F811
+                return type(pd_obj)(res, index=pd_obj.index, columns=pd_obj.columns, copy=False)
+        dts = [values.dtype] if type(values).__name__ == "Series" else list(values.dtypes)
+        if any(getattr(d, "kind", None) == "b" or str(d) == "boolean" for d in dts):
+            raise ParameterTypeError(name, f"a pandas {type(values).__name__} of bool values",
+                                     "real numbers (noise on True/False is no count: cast explicitly, "
+                                     "e.g. values.astype(float))")
+        try:
+            values = values.to_numpy()
+        except (TypeError, ValueError) as exc:
+            raise ParameterTypeError(name, f"a pandas {type(pd_obj).__name__}", "real numbers") from exc
+    if isinstance(values, np.ndarray) and values.dtype in (np.float32, np.float64):
+        return values, wrap
+    if isinstance(values, (bool, np.bool_)) or (isinstance(values, (list, tuple)) and _has_bool(values)):
+        kind = "b"       # a list mixing bools with numbers would convert them to 0.0 / 1.0 silently
+    else:
+        check_real_dtype(name, values)   # no imaginary part or datetime silently dropped
+        try:
+            raw = values if isinstance(values, np.ndarray) else np.asarray(values)
+        except (TypeError, ValueError) as exc:
+            raise ParameterTypeError(name, values, "an array of real numbers") from exc
+        kind = raw.dtype.kind
+    if kind == "b":
+        raise ParameterTypeError(name, values, "real numbers, not bool values (noise on True/False is no count: "
+                                 "cast explicitly, e.g. values.astype(float))")
+    if kind in "iuO":
+        flat = raw.reshape(-1)
+        if kind == "O":
+            big = [i for i, v in enumerate(flat.tolist())
+                   if isinstance(v, (bool, np.bool_)) or (isinstance(v, numbers.Integral) and abs(int(v)) > 2**53)]
+        else:
+            big = np.flatnonzero((flat > 2**53) | (flat < -2**53)).tolist() if flat.size else []
+        for i in big:
+            v = flat[i]
+            if isinstance(v, (bool, np.bool_)):
+                raise ParameterTypeError(name, f"bool value {v} at index {i}",
+                                         "real numbers, not bool values (cast explicitly)")
+            try:
+                exact = int(float(v)) == int(v)
+            except OverflowError:
+                exact = False
+            if not exact:
+                raise ParameterError(name, f"{int(v)} at index {i}",
+                                     "integers that float64 holds exactly (|v| <= 2^53, or a double): the noise "
+                                     "would be added to a rounded value; scale or split the values first")
+    try:
+        src = np.asarray(raw, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ParameterTypeError(name, values, "an array of real numbers") from exc
+    return src, wrap

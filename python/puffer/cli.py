@@ -72,19 +72,6 @@ def _guarantee_text(m: Any) -> str:
     return repr(g)
 
 
-def _markov_quilt_rows(fw: Any, target: dict) -> list:
-    """The Markov Quilt Mechanism rows (Song et al. 2017) for Markov-chain frameworks: MQMExact
-    and MQMApprox, Laplace noise for the sum (and every other Lipschitz) query."""
-    from .mechanisms import MarkovQuilt
-    from .models import MarkovChainFramework
-
-    if not isinstance(fw, MarkovChainFramework):
-        return []
-    eps = target["eps"]
-    return [("Markov quilt, MQMExact (Laplace)", lambda: MarkovQuilt(fw, eps=eps, method="exact")),
-            ("Markov quilt, MQMApprox (Laplace)", lambda: MarkovQuilt(fw, eps=eps, method="approx"))]
-
-
 def run(config: dict, out: Any = None, *, as_json: bool = False) -> int:
     """Calibrate every applicable mechanism for a validated description and print the table."""
     from ._progress import progress_default
@@ -95,7 +82,7 @@ def run(config: dict, out: Any = None, *, as_json: bool = False) -> int:
 
 
 def _run(config: dict, out: Any = None, *, as_json: bool = False) -> int:
-    from .config import build_framework, build_mechanisms, validate_config
+    from .config import build_framework, build_mechanisms, markov_quilt_mechanisms, validate_config
 
     out = sys.stdout if out is None else out
     config = validate_config(config)
@@ -103,7 +90,7 @@ def _run(config: dict, out: Any = None, *, as_json: bool = False) -> int:
     _progress(f"{config.get('name', 'framework from file')}: building the framework and its conditional laws")
     fw = build_framework(config["model"])
     rows, mechs = [], []
-    todo = build_mechanisms(fw, config["target"]) + _markov_quilt_rows(fw, config["target"])
+    todo = build_mechanisms(fw, config["target"]) + markov_quilt_mechanisms(fw, config["target"])
     for k, (label, make) in enumerate(todo, 1):
         _progress(f"[{k}/{len(todo)}] calibrating {label}")
         t1 = time.perf_counter()
@@ -167,7 +154,30 @@ def _run(config: dict, out: Any = None, *, as_json: bool = False) -> int:
     return EXIT_OK
 
 
-def _parser() -> argparse.ArgumentParser:
+# Subcommands implemented in their own packages: name -> (module with add_parser(subparsers) and
+# run(args), the one-line help). Only the subcommand named on the command line is imported, so
+# ``puffer --version`` and ``puffer --help`` load no numerical module (numpy, scipy); the help
+# lines here are checked against the modules' own by tests/test_ux.py.
+_SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "account": ("puffer.accounting.cli", "compose the releases listed in a TOML/JSON file (Guerra-Balboa et al. "
+                "2024) and explain the total"),
+    "partial-demo": ("puffer.partial.cli", "partially private data: synthetic case study, Figures 1-3"),
+    "audit": ("puffer.audit.cli", "audit every mechanism for a framework file empirically (exit code 5 if a "
+              "violation is proved)"),
+    "capacity-table": ("puffer.capacity.cli", "print Table 1 of capacity bounded DP (exact, sound and printed "
+                       "values)"),
+    "noise": ("puffer.io.cli", "publish columns of a Parquet/CSV file with calibrated noise (writes Parquet "
+              "and a ledger entry)"),
+    "keygen": ("puffer.io.cli", "write a new 256-bit release key file (mode 0600, never overwritten)"),
+    "ledger": ("puffer.io.cli", "verify a release ledger or show its per-unit totals"),
+}
+
+
+def _parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The argument parser. With ``argv``, only the subcommand it names is built in full (its
+    module imported); the others are listed by name and help line. Without, all are built."""
+    import importlib
+
     from ._version import __version__
 
     parser = argparse.ArgumentParser(prog="puffer", description="Calibrated noise for Pufferfish privacy.",
@@ -182,44 +192,41 @@ def _parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="calibrate the mechanisms for a framework described in a TOML/JSON file")
     r.add_argument("file")
     r.add_argument("--json", action="store_true", help="print the results as JSON")
-    from .accounting import cli as accounting_cli
-    accounting_cli.add_parser(sub)
-    from .partial import cli as partial_cli
-    partial_cli.add_parser(sub)
-    from .audit import cli as audit_cli
-    audit_cli.add_parser(sub)
-    from .capacity import cli as capacity_cli  # capacity bounded DP: Table 1
-    capacity_cli.add_parser(sub)
-    from .io import cli as io_cli  # `puffer noise` (issue 16): Parquet/CSV ETL with a ledger
-    io_cli.add_parser(sub)
+    # top-level options take no value, so the first word that is not an option names the subcommand
+    chosen = None if argv is None else next((a for a in argv if not a.startswith("-")), None)
+    chosen_module = _SUBCOMMANDS[chosen][0] if chosen in _SUBCOMMANDS else None
+    built: set[str] = set()  # one module may add several subcommands (puffer.io.cli: noise, keygen, ledger)
+    for name, (module, help_line) in _SUBCOMMANDS.items():
+        if argv is None or module == chosen_module:
+            if module not in built:
+                importlib.import_module(module).add_parser(sub)
+                built.add(module)
+        else:
+            sub.add_parser(name, help=help_line)
     return parser
 
 
 def _dispatch(args: argparse.Namespace) -> int:
+    import importlib
+
     if args.cmd == "demo":
+        if args.plot:
+            # checked before the minutes of computation the figures come after
+            try:
+                import matplotlib  # noqa: F401
+            except ImportError:
+                print("puffer: error: --plot needs matplotlib: pip install 'puffer[plot]'", file=sys.stderr)
+                return EXIT_INPUT
         code = run(DEMO, as_json=args.json)
         if args.plot:
             from .plot import demo_figures
             _progress(f"writing figures to {args.plot}: {', '.join(demo_figures(args.plot, progress=True))}")
         return code
-    if args.cmd == "audit":
-        from .audit import cli as audit_cli
-        return audit_cli.run(args)
     if args.cmd == "run":
         from .config import load_config
         return run(load_config(args.file), as_json=args.json)
-    if args.cmd == "account":
-        from .accounting import cli as accounting_cli
-        return accounting_cli.run(args)
-    if args.cmd == "partial-demo":
-        from .partial import cli as partial_cli
-        return partial_cli.run(args)
-    if args.cmd == "capacity-table":
-        from .capacity import cli as capacity_cli
-        return capacity_cli.run(args)
-    if args.cmd in ("noise", "keygen", "ledger"):
-        from .io import cli as io_cli
-        return io_cli.run(args)
+    if args.cmd in _SUBCOMMANDS:
+        return int(importlib.import_module(_SUBCOMMANDS[args.cmd][0]).run(args))
     raise AssertionError(f"unhandled subcommand {args.cmd!r}")
 
 
@@ -241,7 +248,8 @@ def main(argv: list[str] | None = None) -> int:
     if threading.current_thread() is threading.main_thread():
         old = signal.signal(signal.SIGTERM, _on_term)
     try:
-        args = _parser().parse_args(argv)  # exits with 2 on usage errors
+        argv = sys.argv[1:] if argv is None else list(argv)
+        args = _parser(argv).parse_args(argv)  # exits with 2 on usage errors
         return _dispatch(args)
     except LedgerError as exc:
         print(f"puffer: error: {exc}", file=sys.stderr)

@@ -1,16 +1,24 @@
-"""Noise on Dask arrays and DataFrames (optional extra ``puffer[dask]``).
+"""Publishing Dask arrays and DataFrames (optional extra ``puffer[dask]``).
 
-:func:`add_noise` works block by block (``map_blocks`` / ``map_partitions``) with the blocks'
-row offsets, so row ``r`` of column ``c`` gets value ``r`` of :func:`puffer.io.column_stream`
-``(seed, c)`` whatever the chunking and the number of workers: the result is bitwise identical
-to ``puffer.add_noise(x, noise, rng=column_stream(seed, c))`` on the computed column.
+:func:`add_noise` is :func:`puffer.io.noise_file` for a Dask collection: the same keywords
+(``key``, ``ledger``, ``unit``/``order``/``per_unit``, ...), key and nonce rules, per-unit checks
+and query, and the same ledger entry (apart from the fields naming where the data lives),
+written by the driver before the noisy collection, computed and persisted, is returned. The
+noise of a value is value ``p`` of the release stream ``release_stream(key, nonce, c)``
+(:mod:`puffer.io.streams`), so the result is bitwise identical for any chunking and worker
+count, and equal to the file and Spark releases of the same data under one key and nonce.
 
 * Arrays: a 1-D array is one column (``columns`` = its name); an ``(n, d)`` array has ``d``
-  columns named by a list of ``d`` names; rows are the first axis. Chunks along either axis.
-* DataFrames: ``columns`` are column names; rows are numbered by position (partition order,
-  one ``len`` pass to find the offsets) or by an integer ``row_id`` column (unique ids >= 0).
-  Missing values (NaN / ``pd.NA``, pandas' null) are refused or, with ``nulls="keep"``, kept
-  as they are without noise.
+  columns named by a list of ``d`` names; ``p`` is the row (first axis; chunks along either
+  axis). No unit column (``per_unit=True`` declares each row one unit's answer).
+* DataFrames: ``columns`` are column names; ``p`` is the row's position (the input is persisted
+  once and the partition sizes counted on it), an integer ``row_id`` column (unique ids >= 0),
+  or, with ``unit=``, the unit's position: records are shuffled by unit and each partition runs
+  :func:`puffer.io.units.group_answers` (one noisy answer per unit). Missing values (NaN /
+  ``pd.NA``) are refused or, with ``nulls="keep"``, kept as they are without noise.
+
+``secure=True``: exact lattice noise keyed by a secret drawn once per release and addressed by
+position (:class:`puffer._cluster.SecureNoise`): recomputing a block draws nothing new.
 """
 from __future__ import annotations
 
@@ -18,9 +26,10 @@ from typing import Any
 
 import numpy as np
 
+from ._cluster import DIGEST_NOTE, PartDigest, RowNoise, combine_digests, open_release
 from .errors import ParameterError, ParameterTypeError
 from .io.arrow import nulls_arg
-from .io.plan import add_rows, as_columns, column_stream, draw_seed, resolve, threads_arg
+from .io.plan import as_columns, threads_arg
 
 __all__ = ["add_noise"]
 
@@ -37,17 +46,28 @@ def _out_dtype(dtype: Any) -> np.dtype:
     return np.dtype(np.float32) if d == np.float32 else np.dtype(np.float64)
 
 
-def _array(arr: Any, cols: list[str], plan: Any, seed: Any, secure: bool, thr: Any, gran: Any) -> Any:
-    if arr.ndim not in (1, 2):
-        raise ParameterError("array", f"shape {arr.shape}", "a 1-D array (one column) or an (n, d) array")
-    d = 1 if arr.ndim == 1 else arr.shape[1]
-    if isinstance(d, float) and np.isnan(d):
-        raise ParameterError("array", f"shape {arr.shape}", "a known number of columns")
-    if len(cols) != d:
-        raise ParameterError("columns", cols, f"{d} column name(s), one per column of the array (shape {arr.shape})")
-    if arr.dtype.kind not in "iuf" or arr.dtype == np.float16:
-        raise ParameterTypeError("array", f"dtype {arr.dtype}", "an integer or float32/float64 array")
-    plan.check_columns(cols)
+def _digests(parts: list, columns: list[str]) -> list[list]:
+    """[rows, sha256 per column] of each delayed pandas partition (or 2-D numpy row block)."""
+    import dask
+
+    def one(x, cols=tuple(columns)):
+        d = PartDigest(list(cols))
+        if isinstance(x, np.ndarray):
+            x2 = x.reshape(x.shape[0], -1)
+            d.update(lambda c: x2[:, cols.index(c)], x2.shape[0])
+        else:
+            d.update(lambda c: x[c].to_numpy(), len(x))
+        return d.result()
+
+    return [list(v) for v in dask.compute(*[dask.delayed(one)(p) for p in parts])]
+
+
+def _row_blocks(arr: Any) -> list:
+    """One dask array per block of rows (all columns), in row order."""
+    return [arr.blocks[i] if arr.ndim == 1 else arr.blocks[i, :] for i in range(arr.numblocks[0])]
+
+
+def _array(arr: Any, cols: list[str], noise: RowNoise) -> Any:
     out_dt = np.dtype(np.float32) if arr.dtype == np.float32 else np.dtype(np.float64)
 
     def block(x, block_info=None):
@@ -58,21 +78,33 @@ def _array(arr: Any, cols: list[str], plan: Any, seed: Any, secure: bool, thr: A
         c0 = 0 if x.ndim == 1 else loc[1][0]
         for j in range(x2.shape[1]):
             c = cols[c0 + j]
-            st = None if secure else column_stream(seed, c)
-            out[:, j] = add_rows(plan, x2[:, j].astype(out_dt, copy=False), st, r0, threads=thr,
-                                 secure_granularity=gran, column=c)
+            out[:, j] = noise.add(x2[:, j].astype(out_dt, copy=False), c, r0)
         return out.reshape(x.shape)
 
     return arr.map_blocks(block, dtype=out_dt)
 
 
-def _frame(ddf: Any, cols: list[str], plan: Any, seed: Any, secure: bool, thr: Any, gran: Any,
-           row_id: Any, nulls: str) -> Any:
+def _check_array(arr: Any, cols: list[str]) -> None:
+    if arr.ndim not in (1, 2):
+        raise ParameterError("array", f"shape {arr.shape}", "a 1-D array (one column) or an (n, d) array")
+    d = 1 if arr.ndim == 1 else arr.shape[1]
+    if isinstance(d, float) and np.isnan(d):
+        raise ParameterError("array", f"shape {arr.shape}", "a known number of columns")
+    if len(cols) != d:
+        raise ParameterError("columns", cols, f"{d} column name(s), one per column of the array (shape {arr.shape})")
+    if arr.dtype.kind not in "iuf" or arr.dtype == np.float16:
+        raise ParameterTypeError("array", f"dtype {arr.dtype}", "an integer or float32/float64 array")
+
+
+def _check_frame(ddf: Any, cols: list[str], row_id: Any, spec_cols: list) -> None:
     names = list(ddf.columns)
     for c in cols + ([row_id] if row_id else []):
         if c not in names:
             raise ParameterError("columns" if c != row_id else "row_id", repr(c),
                                  f"a column of the DataFrame; it has {names}")
+    for name, c in spec_cols:
+        if c is not None and c not in names:
+            raise ParameterError(name, repr(c), f"a column of the DataFrame; it has {names}")
     for c in cols:
         if not _is_numeric(ddf.dtypes[c]):
             raise ParameterTypeError(f"column {c!r}", str(ddf.dtypes[c]), "an integer or floating-point column")
@@ -83,28 +115,39 @@ def _frame(ddf: Any, cols: list[str], plan: Any, seed: Any, secure: bool, thr: A
             raise ParameterError("row_id", row_id, "a column that is not one of the noisy columns")
         if not pd.api.types.is_integer_dtype(ddf.dtypes[row_id]):
             raise ParameterTypeError("row_id", str(ddf.dtypes[row_id]), "an integer column of row ids")
-        ids = ddf[row_id]
-        n, distinct, nonnull, lo = (int(v) for v in _compute(ids.size, ids.nunique(), ids.count(), ids.min()))
-        if nonnull != n:
-            raise ParameterError("row_id", row_id, f"a column without nulls ({n - nonnull} null ids)")
-        if distinct != n:
-            raise ParameterError("row_id", row_id, f"unique row ids ({n - distinct} duplicates: rows sharing "
-                                 "an id would share their noise)")
-        if n and lo < 0:
-            raise ParameterError("row_id", row_id, f"row ids >= 0 (minimum {lo})")
-        offsets = None
-    else:
-        sizes = ddf.map_partitions(len).compute()
-        offsets = [int(v) for v in np.concatenate(([0], np.cumsum(np.asarray(sizes))[:-1]))]
-    plan.check_columns(cols)
+
+
+def _unique_ids(ddf: Any, ident: str, what: str, nonneg: bool) -> None:
+    ids = ddf[ident]
+    n, distinct, nonnull, lo = (_compute(ids.size, ids.nunique(), ids.count(), ids.min() if nonneg else ids.size))
+    n, distinct, nonnull = int(n), int(distinct), int(nonnull)
+    if nonnull != n:
+        raise ParameterError(what, ident, f"a column without nulls ({n - nonnull} null ids)")
+    if distinct != n:
+        raise ParameterError(what, ident, f"unique ids ({n - distinct} duplicates: rows sharing an id would "
+                             "share their noise)")
+    if nonneg and n and int(lo) < 0:
+        raise ParameterError("row_id", ident, f"row ids >= 0 (minimum {lo})")
+
+
+def _frame(ddf: Any, cols: list[str], noise: RowNoise, spec: Any, row_id: Any, nulls: str, sizes: list[int]) -> Any:
+    offsets = [int(v) for v in np.concatenate(([0], np.cumsum(np.asarray(sizes, dtype=np.int64))[:-1]))]
     meta = ddf._meta.copy()
     for c in cols:
         meta[c] = meta[c].astype(_out_dtype(ddf.dtypes[c]))
+    by_unit = spec.column is not None
 
     def part(pdf, partition_info=None):
+        from .io.streams import unit_positions
+        from .io.units import check_answers
+
         pdf = pdf.copy()
-        if row_id is None:
-            rows: Any = offsets[partition_info["number"]]
+        ids = None
+        if by_unit:
+            ids = pdf[spec.column].to_numpy()
+            rows: Any = unit_positions(ids)
+        elif row_id is None:
+            rows = offsets[partition_info["number"]]
         else:
             rows = pdf[row_id].to_numpy(dtype=np.int64)
         for c in cols:
@@ -120,14 +163,40 @@ def _frame(ddf: Any, cols: list[str], plan: Any, seed: Any, secure: bool, thr: A
                 valid = ~isna
             dt = _out_dtype(s.dtype)
             vals = s.to_numpy(dtype=dt, na_value=0.0) if valid is not None else s.to_numpy(dtype=dt)
-            out = add_rows(plan, vals, None if secure else column_stream(seed, c), rows, valid=valid,
-                           threads=thr, secure_granularity=gran, column=c)
+            if spec.range is not None and vals.size:
+                check_answers(spec, c, vals.astype(np.float64), ids, rows if isinstance(rows, int) else 0)
+            out = noise.add(vals, c, rows, valid)
             if valid is not None:
                 out[~valid] = np.nan
-            pdf[c] = out
+            pdf[c] = out.astype(dt, copy=False)
         return pdf
 
     return ddf.map_partitions(part, meta=meta)
+
+
+def _records(ddf: Any, cols: list[str], noise: RowNoise, spec: Any) -> Any:
+    """One noisy answer per unit: a Dask shuffle puts each unit in one partition, where
+    :func:`puffer.io.units.group_answers` checks it and computes the query as the file path does."""
+    import pandas as pd
+
+    need = [c for c in (spec.column, spec.order, *cols) if c is not None]
+    meta = pd.DataFrame({spec.column: ddf._meta[spec.column], **{c: pd.Series([], dtype=np.float64) for c in cols}})
+
+    def part(pdf):
+        import pyarrow as pa
+
+        from .io.units import group_answers
+
+        if len(pdf) == 0:
+            return meta.copy()
+        answers, pos = group_answers(pa.Table.from_pandas(pdf[need], preserve_index=False), spec, cols)
+        out = pd.DataFrame({spec.column: answers.column(spec.column).to_pandas()})
+        out[spec.column] = out[spec.column].astype(meta[spec.column].dtype)
+        for c in cols:
+            out[c] = noise.add(answers.column(c).to_numpy(), c, pos)
+        return out
+
+    return ddf.shuffle(on=spec.column).map_partitions(part, meta=meta)
 
 
 def _compute(*xs: Any) -> tuple:
@@ -136,14 +205,20 @@ def _compute(*xs: Any) -> tuple:
     return dask.compute(*xs)
 
 
-def add_noise(data: Any, columns: Any, mechanism: Any, *, seed: int | None = None, row_id: str | None = None,
+def add_noise(data: Any, columns: Any, mechanism: Any, *, key: Any = None, ledger: Any = None,
+              unit: str | None = None, order: str | None = None, per_unit: bool = False, row_id: str | None = None,
               secure: bool = False, select: str | None = None, nulls: str = "error",
-              granularity: float | None = None, threads: int | None = 1) -> Any:
-    """``data`` (dask Array or DataFrame) with noise added to ``columns`` (lazy, like Dask).
+              granularity: float | None = None, threads: int | None = 1, allow_unnoised: bool = False,
+              allow_uncomposed: bool = False, budget: float | None = None, insecure_seed: int | None = None,
+              seed: Any = None) -> Any:
+    """Publish ``columns`` of ``data`` (dask Array or DataFrame) with noise: the noisy collection,
+    computed and persisted, with its ledger entry written by the driver before it is returned.
 
-    ``mechanism``: Mechanism, framework file/dict or plain noise (:func:`puffer.io.resolve`).
-    ``seed``: int, or None for 128 bits of OS entropy. ``row_id``: DataFrames only (see module
-    doc). ``threads``: threads per block (default 1: Dask already runs a task per core).
+    The keywords are those of :func:`puffer.io.noise_file` (``key``, ``ledger`` -- default
+    ``puffer-ledger.jsonl`` in the working folder --, ``unit``/``order``/``per_unit``,
+    ``allow_unnoised``, ``allow_uncomposed``, ``budget``, ``secure``, ``granularity``,
+    ``select``, ``nulls``; an integer ``seed`` is refused, ``insecure_seed`` is for tests).
+    ``row_id``: DataFrames without a unit only (see module doc). ``threads``: threads per block.
     """
     try:
         import dask.array as da
@@ -153,31 +228,52 @@ def add_noise(data: Any, columns: Any, mechanism: Any, *, seed: int | None = Non
 
     nulls = nulls_arg(nulls)
     thr = threads_arg(threads)
-    plan = resolve(mechanism, select=select)
-    if secure:
-        if seed is not None:
-            raise ParameterError("seed", seed, "None in secure mode (keys come from OS entropy only)")
-        wplan = plan.for_workers(secure=True, granularity=granularity)
-    else:
-        if granularity is not None:
-            raise ParameterError("granularity", granularity, "None unless secure=True")
-        seed = draw_seed() if seed is None else seed
-        wplan = plan.for_workers()
-    if isinstance(data, da.Array):
+    cols = as_columns(columns)
+    is_array = isinstance(data, da.Array)
+    if not is_array and not isinstance(data, dd.DataFrame):
+        raise ParameterTypeError("data", type(data).__name__, "a dask.array.Array or a dask.dataframe.DataFrame")
+    if row_id is not None and not isinstance(row_id, str):
+        raise ParameterTypeError("row_id", row_id, "a column name or None")
+    if is_array:
         if row_id is not None:
             raise ParameterError("row_id", row_id, "None for a dask array (rows are the first axis)")
+        if unit is not None:
+            raise ParameterError("unit", unit, "None for a dask array (no unit column; per_unit=True declares "
+                                 "each row one unit's answer)")
         if nulls != "error":
             raise ParameterError("nulls", nulls, "'error' for a dask array (arrays have no nulls; NaN is an error)")
-        cols = as_columns(columns)
-        plan.check_columns(cols)
-        if seed is not None:
-            column_stream(seed, cols[0])
-        return _array(data, cols, wplan, seed, secure, thr, granularity)
-    if isinstance(data, dd.DataFrame):
-        cols = as_columns(columns)
-        if seed is not None:
-            column_stream(seed, cols[0])
-        if row_id is not None and not isinstance(row_id, str):
-            raise ParameterTypeError("row_id", row_id, "a column name or None")
-        return _frame(data, cols, wplan, seed, secure, thr, granularity, row_id, nulls)
-    raise ParameterTypeError("data", type(data).__name__, "a dask.array.Array or a dask.dataframe.DataFrame")
+        _check_array(data, cols)
+    else:
+        _check_frame(data, cols, row_id, [("unit", unit), ("order", order)])
+    op = open_release(mechanism, cols, key=key, insecure_seed=insecure_seed, seed=seed, ledger=ledger, unit=unit,
+                      order=order, per_unit=per_unit, secure=secure, select=select, nulls=nulls,
+                      granularity=granularity, allow_unnoised=allow_unnoised, allow_uncomposed=allow_uncomposed,
+                      budget=budget)
+    spec = op.spec
+    if row_id is not None and spec.column is not None:
+        raise ParameterError("row_id", row_id, "None with unit= (the unit ids are the stream positions)")
+    if is_array:
+        src = data.persist()
+        parts = _digests(_row_blocks(src), cols)
+    else:
+        src = data.persist()  # one computation of the input for the digest, the checks and the noise
+        used = [c for c in dict.fromkeys([*cols, spec.column, spec.order, row_id]) if c is not None]
+        parts = _digests(src[used].to_delayed(), used)
+        if row_id is not None:
+            _unique_ids(src, row_id, "row_id", True)
+        elif spec.mode == "answers" and spec.column is not None:
+            _unique_ids(src, spec.column, "unit", False)
+    rel = op.begin(combine_digests(parts), "dask")
+    noise = op.noise(rel, cols, secure=secure, granularity=granularity, threads=thr)
+    if is_array:
+        out = _array(src, cols, noise).persist()
+        out_parts = _digests(_row_blocks(out), cols)
+    elif spec.mode == "records":
+        out = _records(src, cols, noise, spec).persist()
+        out_parts = _digests(out[[spec.column, *cols]].to_delayed(), [spec.column, *cols])
+    else:
+        out = _frame(src, cols, noise, spec, row_id, nulls, [p[0] for p in parts]).persist()
+        out_parts = _digests(out[cols].to_delayed(), cols)
+    rel.commit(combine_digests(out_parts), int(sum(p[0] for p in out_parts)),
+               extra={"digests": DIGEST_NOTE, "partitions": len(out_parts)})
+    return out

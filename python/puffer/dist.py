@@ -95,6 +95,9 @@ class DiscreteDist:
     def __init__(self, atoms: Any, probs: Any, *, normalize: bool = False,
                  tol: float = SUM_TOL, exact: bool | None = None):
         tol = V.real("tol", tol, lo=0.0, hi=1.0, expected="a tolerance in [0, 1]")
+        normalize = V.boolean("normalize", normalize)
+        if exact is not None:
+            exact = V.boolean("exact", exact)
         a = V.float_array("atoms", atoms, ndim=(1, 2))
         if a.ndim == 2 and a.shape[1] == 0:
             raise ParameterError("atoms", f"array of shape {a.shape}", "at least one coordinate")
@@ -334,4 +337,19 @@ class DiscreteDist:
 
     @classmethod
     def from_dict(cls, d: dict) -> DiscreteDist:
+        """The law :meth:`to_dict` wrote: a mapping with exactly the keys ``atoms`` and ``probs``.
+
+        >>> DiscreteDist.from_dict({"atoms": [0.0, 1.0], "probs": ["1/3", "2/3"]}).exact_probs
+        (Fraction(1, 3), Fraction(2, 3))
+        """
+        from collections.abc import Mapping
+
+        if not isinstance(d, Mapping):
+            raise ParameterTypeError("d", d, "a mapping {'atoms': [...], 'probs': [...]} (as to_dict writes)")
+        keys = set(d)
+        if keys != {"atoms", "probs"}:
+            extra, missing = sorted(map(str, keys - {"atoms", "probs"})), sorted({"atoms", "probs"} - keys)
+            raise ParameterError("d", sorted(map(str, keys)), "exactly the keys 'atoms' and 'probs'"
+                                 + (f" (unknown: {', '.join(extra)})" if extra else "")
+                                 + (f" (missing: {', '.join(missing)})" if missing else ""))
         return cls(d["atoms"], d["probs"])

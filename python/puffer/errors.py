@@ -12,6 +12,7 @@ message names the parameter, the value received and what was expected::
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 __all__ = [
@@ -25,9 +26,62 @@ __all__ = [
 ]
 
 
+# numpy >= 2 reprs of scalars (np.float64(0.3), np.True_): shown as the plain value
+_NP_REPR = re.compile(r"\bnp\.(?:float|int|uint|complex|longdouble|clongdouble|bool|str|bytes)\d*_?\(([^()]*)\)")
+_NP_BOOL = re.compile(r"\bnp\.(True|False)_")
+# a string value with none of these reads as a value the user gave (shown quoted, with its type
+# when it looks like a number); with one, it is a description written by puffer (shown as is)
+_DESCRIPTIVE = re.compile(r"[\s<>()\[\]{}=:,'\"]")
+
+
+def _plain(value: Any, depth: int = 0) -> Any:
+    """numpy scalars as Python scalars, also inside small lists, tuples and dicts."""
+    if type(value).__module__ == "numpy" and getattr(value, "ndim", None) == 0 and hasattr(value, "item"):
+        return value.item()
+    if depth < 3 and type(value) in (list, tuple) and len(value) <= 64:
+        return type(value)(_plain(v, depth + 1) for v in value)
+    if depth < 3 and type(value) is dict and len(value) <= 64:
+        return {_plain(k, depth + 1): _plain(v, depth + 1) for k, v in value.items()}
+    return value
+
+
+def _looks_numeric(text: str) -> bool:
+    if text.strip().lower() in ("true", "false", "none", "null", "nan", "inf", "-inf", "+inf"):
+        return True
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _clean(text: str) -> str:
+    """A message without numpy-2 scalar reprs."""
+    return _NP_BOOL.sub(r"\1", _NP_REPR.sub(r"\1", text))
+
+
 def _short(value: Any, limit: int = 80) -> str:
-    text = value if isinstance(value, str) else repr(value)
+    if isinstance(value, str) and _DESCRIPTIVE.search(value):
+        text = value                       # a description ("array of shape (3,)", "<missing>")
+    else:
+        text = repr(_plain(value))         # a value: '24' is not 24, 'stat' is a string
+    text = _clean(text)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _value(value: Any, *, typed: bool) -> str:
+    """The value as a message shows it: repr-like, with its type where it matters (always for a
+    type error; for a string that reads like a number, '24' (type str), in a value error)."""
+    text = _short(value)
+    described = isinstance(value, str) and bool(_DESCRIPTIVE.search(value))   # a description has no type
+    if (typed and not described) or (isinstance(value, str) and not described and _looks_numeric(value)):
+        text += f" (type {type(value).__name__})"
+    return text
+
+
+def _param(param: str) -> str:
+    # a name that holds quotes itself (column 'x') is not quoted again
+    return param if "'" in param else f"'{param}'"
 
 
 class PufferError(Exception):
@@ -41,7 +95,7 @@ class ParameterError(PufferError, ValueError):
         self.param = param
         self.value = value
         self.expected = expected
-        super().__init__(f"parameter '{param}' = {_short(value)}: expected {expected}")
+        super().__init__(_clean(f"parameter {_param(param)} = {_value(value, typed=False)}: expected {expected}"))
 
     def __reduce__(self):  # picklable across processes (Spark/Dask workers)
         return (type(self), (self.param, self.value, self.expected))
@@ -54,9 +108,7 @@ class ParameterTypeError(PufferError, TypeError):
         self.param = param
         self.value = value
         self.expected = expected
-        super().__init__(
-            f"parameter '{param}' = {_short(value)} (type {type(value).__name__}): expected {expected}"
-        )
+        super().__init__(_clean(f"parameter {_param(param)} = {_value(value, typed=True)}: expected {expected}"))
 
     def __reduce__(self):
         return (type(self), (self.param, self.value, self.expected))
@@ -76,7 +128,7 @@ class UnboundedSensitivityError(PufferError, ValueError):
     def __init__(self, reason: str, witness: Any = None):
         self.reason = reason
         self.witness = witness
-        super().__init__(f"sensitivity is unbounded: {reason}")
+        super().__init__(_clean(f"sensitivity is unbounded: {reason}"))
 
     def __reduce__(self):
         return (type(self), (self.reason, self.witness))

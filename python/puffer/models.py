@@ -165,6 +165,9 @@ def stationary_distribution(trans: Any) -> np.ndarray:
 
 
 _MAX_STATES = 64   # the core's limit (cpp/models/markov.cpp)
+# the largest row-sum tolerance normalize= accepts: for rounding of estimated matrices, not for
+# turning a wrong matrix into another one
+_MAX_NORMALIZE = 0.01
 # Throughputs of the Markov kernel per thread (bench/RESULTS.md, "Markov Delta_G at scale"):
 # multiply-adds of the convolutions and passes, and atoms walked by the W_inf level comparison.
 _MARKOV_OPS_PER_SECOND = 5e9
@@ -179,13 +182,19 @@ def _available_bytes() -> int:
         return 1 << 62
 
 
-def _check_memory(what: str, nbytes: float) -> None:
-    """Refuse, before allocating, a request that cannot fit in the available memory."""
+def _check_memory(what: str, nbytes: float, ways: Any = None) -> None:
+    """Refuse, before allocating, a request that cannot fit in the available memory; ``ways``
+    (a string, or a function of the available bytes returning one) says what would work."""
     avail = _available_bytes()
     if nbytes > avail:
+        hint = ways(avail) if callable(ways) else ways
         raise ParameterError(what, f"an estimated {nbytes / 2**30:.3g} GiB",
-                             f"a request that fits the available memory ({avail / 2**30:.3g} GiB): "
-                             "use fewer priors per call, a shorter chain or w_inf(), which stores no law")
+                             f"a request that fits the available memory ({avail / 2**30:.3g} GiB)"
+                             + (f": {hint}" if hint else ""))
+
+
+def _gib(b: float) -> str:
+    return f"{b / 2**30:.3g} GiB"
 
 
 class _MarkovSecrets(Sequence):
@@ -265,7 +274,8 @@ def _prior_name(labels: Sequence[Hashable] | None, j: int, n: int) -> str:
     return f"prior {j}"
 
 
-def _check_stochastic(M: np.ndarray, tol: float, labels: Sequence[Hashable] | None) -> None:
+def _check_stochastic(M: np.ndarray, tol: float, labels: Sequence[Hashable] | None,
+                      normalized: bool = False) -> None:
     """Name the prior, row and entry that are not a probability law."""
     n, k, _ = M.shape
     bad = np.argwhere(M < 0)
@@ -282,9 +292,13 @@ def _check_stochastic(M: np.ndarray, tol: float, labels: Sequence[Hashable] | No
     off = np.abs(sums - 1) > tol
     if off.any():
         j, r = (int(v) for v in np.argwhere(off)[0])
+        what = f"the stated normalize={tol:.3g}" if normalized else "this dtype"
         raise ParameterError("trans", f"{_prior_name(labels, j, n)}: row {r} = {M[j, r].tolist()} sums to "
                              f"{float(sums[j, r]):.10g}",
-                             f"rows summing to 1 (tolerance {tol:.3g} for this dtype)")
+                             f"rows summing to 1 (tolerance {tol:.3g} for {what})" + (
+                                 "" if normalized else "; for matrices estimated from data and rounded, "
+                                 "normalize=TOL divides every row within TOL of 1 by its sum (recorded in "
+                                 "the framework's normalization)"))
 
 
 def _state_grid(values: Any, k: int, T: int) -> tuple[np.ndarray, np.ndarray, float, float, float]:
@@ -352,8 +366,12 @@ class MarkovChainFramework(Framework):
 
     def __init__(self, trans: Any, T: int, *, init: Any = "stationary", values: Any = None,
                  labels: Sequence[Hashable] | None = None, threads: int = 0,
-                 states: Sequence[Hashable] | None = None):
+                 states: Sequence[Hashable] | None = None, normalize: float | None = None):
         raw = trans
+        ntol = None if normalize is None else V.real(
+            "normalize", normalize, lo=0.0, hi=_MAX_NORMALIZE, lo_open=True,
+            expected=f"None or a row-sum tolerance in (0, {_MAX_NORMALIZE}] (rows within it of 1 are divided by "
+                     "their sum)")
         M = V.float_array("trans", trans, ndim=(2, 3))
         M = M[None] if M.ndim == 2 else M
         if M.shape[1] != M.shape[2]:
@@ -367,10 +385,12 @@ class MarkovChainFramework(Framework):
             raise ParameterTypeError("labels", labels, f"a sequence of {n} prior labels")
         lab = None if labels is None else list(labels)
         tol = _dtype_tolerance(raw)
-        _check_stochastic(M, tol, lab)
-        if tol > 1e-9:
+        row_err = float(np.max(np.abs(M.sum(axis=2) - 1.0)))
+        # (+ 1e-12: the float row sum's own rounding, so that 0.999 passes normalize=1e-3)
+        _check_stochastic(M, tol if ntol is None else max(tol, ntol + 1e-12), lab, normalized=ntol is not None)
+        if tol > 1e-9 or ntol is not None:
             # a narrower float type: rows off by its rounding are renormalised in float64 (the
-            # law the user meant); float64 input is used as given
+            # law the user meant); float64 input is used as given unless normalize= says otherwise
             M = M / M.sum(axis=2, keepdims=True)
         T = V.integer("T", T, lo=1, hi=100_000)
         if isinstance(init, str):
@@ -384,7 +404,7 @@ class MarkovChainFramework(Framework):
                 raise ParameterError("init", f"shape {pi.shape}", f"initial laws over the {k} states: "
                                      f"shape ({k},) (one law for every prior) or ({n}, {k}) (one per prior)")
             pi = np.broadcast_to(pi, (n, k)).copy() if pi.ndim == 1 else pi
-            itol = _dtype_tolerance(init)
+            itol = _dtype_tolerance(init) if ntol is None else max(_dtype_tolerance(init), ntol + 1e-12)
             neg = np.argwhere(pi < 0)
             if neg.size:
                 j, x = (int(v) for v in neg[0])
@@ -396,7 +416,10 @@ class MarkovChainFramework(Framework):
                 j = int(np.argmax(off))
                 raise ParameterError("init", f"{_prior_name(lab, j, n)}: the initial law {pi[j].tolist()} sums to "
                                      f"{float(sums[j]):.10g}",
-                                     f"an initial law summing to 1 (tolerance {itol:.3g})")
+                                     f"an initial law summing to 1 (tolerance {itol:.3g})" + (
+                                         "; normalize=TOL divides laws within TOL of 1 by their sum"
+                                         if ntol is None else ""))
+            row_err = max(row_err, float(np.max(np.abs(sums - 1.0))))
             if itol > 1e-9:
                 pi = pi / pi.sum(axis=1, keepdims=True)
         real, grid, step, offset, gerr = _state_grid(values, k, T)
@@ -413,6 +436,7 @@ class MarkovChainFramework(Framework):
                 raise ParameterError("states", dup, "distinct state names (this one repeats)")
             if any(a == "" for a in names):
                 raise ParameterError("states", list(states), "non-empty state names")
+        self._normalization = None if ntol is None else {"tolerance": ntol, "max_row_error": row_err}
         self._M = np.ascontiguousarray(M)
         self._pi = np.ascontiguousarray(pi)
         self._vals = grid.astype(np.int64)
@@ -431,7 +455,9 @@ class MarkovChainFramework(Framework):
         span = _float_up(Fraction(float(real.max())) - Fraction(float(real.min()))) \
             if step != 1.0 or offset != 0.0 else float(self._vals.max() - self._vals.min())
         self._setup(_MarkovSecrets(T, k, names), _MarkovPairs(T, k, names), thetas, {}, {}, 1,
-                    f"Markov chain (k={k}, T={T}, |Theta|={n})", _float_up(T * Fraction(span)),
+                    f"Markov chain (k={k}, T={T}, |Theta|={n}" + (
+                        "" if ntol is None else f", rows renormalised within {ntol:g}") + ")",
+                    _float_up(T * Fraction(span)),
                     "the whole chain is one correlated group: the sum changes by up to T * (max - min value)",
                     lazy=True)
         self._computed = False
@@ -446,6 +472,13 @@ class MarkovChainFramework(Framework):
     def initial_laws(self) -> np.ndarray:
         """The initial laws P(X_0 = .), shape (|Theta|, k)."""
         return self._pi.copy()
+
+    @property
+    def normalization(self) -> dict | None:
+        """None, or what ``normalize=`` did: ``{"tolerance": the stated row-sum tolerance,
+        "max_row_error": the largest |row sum - 1| of the matrices (and initial laws) given}``; the
+        framework's laws are those of the rows divided by their sums."""
+        return None if self._normalization is None else dict(self._normalization)
 
     @property
     def state_values(self) -> np.ndarray:
@@ -531,7 +564,10 @@ class MarkovChainFramework(Framework):
         # + one backward store per worker (cpp/models/markov.hpp)
         stores = min(self._threads_used(self._threads), len(self._thetas)) * \
             _core.models.markov_workspace_bytes(k, T, span)
-        _check_memory("framework", 16.0 * len(self._thetas) * T * k * support + stores)
+        _check_memory("framework", 16.0 * len(self._thetas) * T * k * support + stores,
+                      lambda avail: self._alternatives(avail, "the conditional laws of every prior and position "
+                                                       "are stored for conditional(), pair_laws() and the "
+                                                       "law-based mechanisms (Kantorovich Thm 1, GAWM, w_p)"))
         A, P, O, S, L = self._laws_block(0, len(self._thetas))
         for th_i, th in enumerate(self._thetas):
             for t in range(T):
@@ -560,6 +596,26 @@ class MarkovChainFramework(Framework):
     def skipped(self) -> list[tuple]:
         self._ensure_laws()
         return super().skipped
+
+    def _w_inf_bytes(self, threads: int | None = None) -> float:
+        """Peak bytes of :meth:`w_inf` (the W table and one backward store per worker)."""
+        thr = self._threads if threads is None else threads
+        n, k, T = len(self._thetas), self._k, self._T
+        span = int(self._vals.max() - self._vals.min())
+        return 8.0 * n * T * (k * (k - 1) // 2) + \
+            min(self._threads_used(thr), n) * _core.models.markov_workspace_bytes(k, T, span)
+
+    def _alternatives(self, avail: float, why: str) -> str:
+        """What works when a law-storing computation does not fit: w_inf only when it fits."""
+        w = self._w_inf_bytes()
+        if w <= avail:
+            first = (f"{why}; the W_inf-based mechanisms (Wasserstein, GeneralWasserstein) store no law and "
+                     f"fit (w_inf: an estimated {_gib(w)})")
+        else:
+            first = (f"{why}; w_inf() would not fit either (an estimated {_gib(w)}): fewer priors per call "
+                     "or a shorter chain")
+        return (first + "; or puffer.mechanisms.MarkovQuilt(fw, eps=...), which stores no law; fw.cost() "
+                "estimates w_inf before computing")
 
     @staticmethod
     def _threads_used(threads: int) -> int:
@@ -609,6 +665,10 @@ class MarkovChainFramework(Framework):
         """
         from ._progress import resolve
 
+        if norm is not None:
+            # the sum of a chain is 1-D: every norm is |x - y|, and accepting one would hide a
+            # mistake (the same refusal as Framework.w_inf)
+            raise ParameterError("norm", norm, "None for a 1-D query (norms apply to R^d, d > 1)")
         thr = self._threads if threads is None else V.threads(threads)
         k, T = self._k, self._T
         n = len(self._thetas)
@@ -616,7 +676,16 @@ class MarkovChainFramework(Framework):
         span = int(self._vals.max() - self._vals.min())
         per_worker = _core.models.markov_workspace_bytes(k, T, span, _reference)
         # one backward store per worker (cpp/models/markov.hpp) + the W table
-        _check_memory("framework", 8.0 * n * T * len(pairs) + min(self._threads_used(thr), n, block) * per_worker)
+        table = 8.0 * n * T * len(pairs)
+
+        def ways(avail: float) -> str:
+            fit = int((avail - table) // per_worker) if avail > table else 0
+            first = (f"fewer priors at once: threads={fit} or block={fit} (each worker holds "
+                     f"{_gib(per_worker)})" if fit >= 1 else
+                     f"a shorter chain (one worker's backward store alone needs {_gib(per_worker)})")
+            return (first + "; or puffer.mechanisms.MarkovQuilt(fw, eps=...), which computes no W_inf and stores "
+                    "no law; fw.cost() gives these estimates before computing")
+        _check_memory("framework", table + min(self._threads_used(thr), n, block) * per_worker, ways)
         cb = resolve(progress, seconds=self.cost(threads=thr).seconds, label=f"Markov Delta_G (T={T})")
         done_before = [0]
 
@@ -655,7 +724,7 @@ class MarkovChainFramework(Framework):
 
 def markov_chain(trans: Any, T: int, *, init: Any = "stationary", values: Any = None,
                  labels: Sequence[Hashable] | None = None, threads: int = 0,
-                 states: Sequence[Hashable] | None = None) -> MarkovChainFramework:
+                 states: Sequence[Hashable] | None = None, normalize: float | None = None) -> MarkovChainFramework:
     """A :class:`MarkovChainFramework`: ``trans`` of shape (k, k) (one prior) or (n, k, k) (a set
     Theta; ``labels`` names the priors), ``init`` ``"stationary"`` or initial laws (shape (k,) for
     every prior or (n, k)), ``values`` the real state values (default 0..k-1; e.g. kWh levels),
@@ -663,7 +732,10 @@ def markov_chain(trans: Any, T: int, *, init: Any = "stationary", values: Any = 
     S = sum_t values[X_t] over T steps.
 
     float32 (or narrower) matrices are accepted with a row-sum tolerance of 16 k u of their
-    dtype and renormalised in float64. Non-integer values are mapped to an integer grid
+    dtype and renormalised in float64. Matrices estimated from data and rounded (rows summing to
+    0.999) are refused unless ``normalize=TOL`` (at most 0.01) states a tolerance: every row (and
+    initial law) within TOL of 1 is divided by its sum, the rest are refused, and the framework
+    records it (:attr:`MarkovChainFramework.normalization`, and its name). Non-integer values are mapped to an integer grid
     v_x = v_min + g n_x for the core (two states: any reals; more: a common step g found by
     exact rational arithmetic); sensitivities are returned in the units of the values, scaled by
     g and widened by the grid's rounding (2 T max|v - v_grid|), so they stay upper bounds. The
@@ -679,5 +751,9 @@ def markov_chain(trans: Any, T: int, *, init: Any = "stationary", values: Any = 
     >>> fw = markov_chain([[0.9, 0.1], [0.2, 0.8]], T=5)   # the peers' published tests §1.2: Delta_G = 5
     >>> fw.w_inf().value
     5.0
+    >>> est = markov_chain([[0.899, 0.1], [0.2, 0.8]], T=5, normalize=1e-3)   # a rounded estimate
+    >>> est.normalization["tolerance"], round(est.normalization["max_row_error"], 12), float(est.transitions[0, 0, 0])
+    (0.001, 0.001, 0.8998998998998999)
     """
-    return MarkovChainFramework(trans, T, init=init, values=values, labels=labels, threads=threads, states=states)
+    return MarkovChainFramework(trans, T, init=init, values=values, labels=labels, threads=threads, states=states,
+                                normalize=normalize)

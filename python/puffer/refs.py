@@ -12,7 +12,7 @@ Ref('pierquin2024', 'Thm 3.3')
 >>> Ref("nobody2099", "Thm 1")
 Traceback (most recent call last):
 ...
-puffer.errors.ParameterError: parameter 'paper' = nobody2099: expected one of the registered papers (bun2016, canonne2020, chaudhuri2019, ding2022, dong2022, feldman2018, guerrabalboa2024, kifer2014, mironov2017, pierquin2024, seeman2024, song2017)
+puffer.errors.ParameterError: parameter 'paper' = 'nobody2099': expected one of the registered papers (bun2016, canonne2020, chaudhuri2019, ding2022, dong2022, feldman2018, guerrabalboa2024, kifer2014, mironov2017, pierquin2024, seeman2024, song2017)
 """
 from __future__ import annotations
 

@@ -450,7 +450,9 @@ def add_noise(values: Any, noise: Any, *, rng: Any = None, out: np.ndarray | Non
     and the true values follow. Publish with ``secure=True`` or :func:`puffer.io.noise_file`
     with a key made by ``puffer keygen``.
 
-    * ``out=None``: a new array (float32 input stays float32, everything else becomes float64);
+    * ``out=None``: a new array (float32 input stays float32, everything else becomes float64;
+      a pandas Series or DataFrame comes back as one, with its index and name / columns);
+      bool values and integers float64 cannot hold exactly (|v| > 2^53) are refused;
       ``out=values`` adds in place; any other ``out`` must be a C-contiguous writable array of
       the same shape and dtype. Values must be finite.
     * The noise added to element ``i`` (C order) is value ``i`` of the stream, so the result is
@@ -478,18 +480,12 @@ def add_noise(values: Any, noise: Any, *, rng: Any = None, out: np.ndarray | Non
     thr = _threads(threads)
     ch = _DEFAULT_CHUNK if chunk is None else V.integer("chunk", chunk, lo=1)
     stream = as_stream(rng, keyed=True)
-    if isinstance(values, np.ndarray) and values.dtype in (np.float32, np.float64):
-        src = values
-    else:
-        V.check_real_dtype("values", values)  # no imaginary part or datetime silently dropped
-        try:
-            src = np.asarray(values, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise ParameterTypeError("values", values, "an array of real numbers") from exc
+    # bool and inexact integers refused; a pandas Series / DataFrame comes back as one
+    src, wrap = V.release_values("values", values)
     if out is None:
         res = np.array(src, dtype=src.dtype, order="C", copy=True)
         _fill(code, p0, p1, stream, res, res, thr, ch)
-        return res[()] if res.ndim == 0 else res  # a scalar in, a numpy scalar out (as numpy)
+        return res[()] if res.ndim == 0 else wrap(res)  # a scalar in, a numpy scalar out (as numpy)
     out = _check_out(out, src.dtype, src.shape)
     if out is src or not src.flags.c_contiguous or np.may_share_memory(out, src):
         if out is not src:

@@ -62,7 +62,7 @@ import numpy as np
 
 from . import _core
 from . import _validate as V
-from .errors import ParameterError, ParameterTypeError
+from .errors import ParameterError
 from .sampling import _check_out, _threads, noise_spec
 
 __all__ = ["SecurePlan", "secure_plan", "secure_add_noise", "discrete_laplace", "discrete_gaussian"]
@@ -103,6 +103,14 @@ class SecurePlan:
 _MAX_DEN_EXP = 61
 
 
+def _float(x: Fraction) -> float:
+    """x as a float for a message: inf beyond the double range (float() raises OverflowError)."""
+    try:
+        return float(x)
+    except OverflowError:
+        return math.inf
+
+
 def _round_up_dyadic(x: Fraction, bits: int, what: str) -> tuple[int, int]:
     """The smallest num/2^m >= x with num < 2^bits and 0 <= m <= 61, maximising precision; an
     error naming ``what`` when x cannot be held to better than 2^-20 relative that way."""
@@ -111,10 +119,10 @@ def _round_up_dyadic(x: Fraction, bits: int, what: str) -> tuple[int, int]:
         m += 1
     num = math.ceil(x * 2**m)
     if num >= 2**bits:
-        raise ParameterError(what, float(x), f"a noise scale below 2^{bits} lattice units; "
+        raise ParameterError(what, _float(x), f"a noise scale below 2^{bits} lattice units; "
                                                "use a coarser granularity")
     if num < 2**20:
-        raise ParameterError(what, float(x), f"a noise scale of at least 2^-{_MAX_DEN_EXP - 20} lattice "
+        raise ParameterError(what, _float(x), f"a noise scale of at least 2^-{_MAX_DEN_EXP - 20} lattice "
                                                "units (noise / granularity); use a finer granularity")
     return num, 2**m
 
@@ -147,7 +155,9 @@ def secure_plan(noise: Any, n: int, *, sensitivity: float | None, granularity: f
     c = max(n, 1) if norm == "l1" else (math.isqrt(max(n, 1) - 1) + 1 if norm == "l2" else 1)
     if granularity is None:
         # largest power of two with c g <= delta / 1024, and |x/g| < 2^62 for the inputs
-        g_exp = math.floor(math.log2(delta / 1024 / c))
+        # (from the exact value: delta / 1024 underflows to 0 for subnormal delta)
+        target = Fraction(delta) / (1024 * c)
+        g_exp = target.numerator.bit_length() - target.denominator.bit_length()
         while Fraction(2) ** g_exp * c > Fraction(delta) / 1024:
             g_exp -= 1
         if bound is not None:  # keep |x/g| <= 2^52 for every declared input: exact float output
@@ -163,6 +173,9 @@ def secure_plan(noise: Any, n: int, *, sensitivity: float | None, granularity: f
     gq = Fraction(2) ** g_exp  # the lattice step, exact
     padded = Fraction(delta) + c * gq
     ratio = padded / Fraction(delta)
+    if not math.isfinite(_float(ratio)):
+        raise ParameterError("granularity", float(gq), f"a lattice step small against the sensitivity {delta!r} "
+                             "(the padding c g would inflate the noise beyond the double range)")
     lat = Fraction(scale) * ratio / gq  # noise scale in lattice units, exact
     if kind == "laplace":
         num, den = _round_up_dyadic(lat, 62, "b / granularity")
@@ -170,11 +183,11 @@ def secure_plan(noise: Any, n: int, *, sensitivity: float | None, granularity: f
     else:
         s2 = lat * lat
         if s2 > 2**48:
-            raise ParameterError("granularity", float(gq), f"sigma/granularity <= 2^24 (got {float(lat):.3g}); "
+            raise ParameterError("granularity", float(gq), f"sigma/granularity <= 2^24 (got {_float(lat):.3g}); "
                                  "use a coarser granularity")
         num, den = _round_up_dyadic(s2, 41, "sigma^2 / granularity^2")
         if den > 2**57:
-            raise ParameterError("granularity", float(gq), f"sigma/granularity >= 2^-8 (got {float(lat):.3g}); "
+            raise ParameterError("granularity", float(gq), f"sigma/granularity >= 2^-8 (got {_float(lat):.3g}); "
                                  "use a finer granularity")
         t = math.isqrt(num // den) + 1
     return SecurePlan(kind, float(gq), g_exp, delta, norm, n, padded, float(ratio), 0 if kind == "laplace" else 1,
@@ -202,11 +215,9 @@ def secure_add_noise(values: Any, noise: Any, *, sensitivity: float | None, gran
     >>> bool(np.all(y * 2**10 == np.round(y * 2**10)))
     True
     """
-    V.check_real_dtype("values", values)  # no imaginary part or datetime silently dropped
-    try:
-        src = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError, OverflowError) as exc:
-        raise ParameterTypeError("values", values, "an array of real numbers") from exc
+    # bool and inexact integers refused; a pandas Series / DataFrame comes back as one
+    src, wrap = V.release_values("values", values)
+    src = np.asarray(src, dtype=np.float64)
     if not np.isfinite(src).all():
         raise ParameterError("values", "an array with non-finite entries", "finite values")
     max_abs = float(np.abs(src).max()) if src.size else 0.0
@@ -220,6 +231,9 @@ def secure_add_noise(values: Any, noise: Any, *, sensitivity: float | None, gran
     thr = _threads(threads)
     if out is None:
         res = np.array(src, dtype=np.float64, order="C", copy=True)
+        _core.sampling.secure_add(plan.kind, plan.num, plan.den, plan.t, plan.g_exp, res.reshape(-1),
+                                  res.reshape(-1), thr)
+        return (wrap(res), plan) if return_plan else wrap(res)
     else:
         res = _check_out(out, np.dtype(np.float64), src.shape)
         if res is not src:

@@ -121,7 +121,7 @@ def test_compose_parallel_prop_E1():
     assert out == puffer.RPP(2.0, 0.7)
     assert any(r.item == "Prop E.1" for r in out.provenance.refs)
     pure = puffer.compose_parallel([(puffer.PP(0.3), fa), (puffer.PP(0.9), fb)], independent=True)
-    assert pure.eps == 0.9 and math.isinf(pure.alpha)
+    assert pure == puffer.PP(0.9) and isinstance(pure, puffer.PP)   # stays PP (issue 22)
     c1 = puffer.RPPCurve((2.0, 4.0), (0.1, 0.4))
     c2 = puffer.RPPCurve((2.0, 8.0), (0.3, 0.9))
     cc = puffer.compose_parallel([(c1, fa), (c2, fb)], independent=True)

@@ -1,6 +1,9 @@
 """puffer.dask on a real distributed.LocalCluster with 2 worker processes: bitwise equality with
-puffer.add_noise on the same rows for any chunking, row ids, bad inputs. One cluster per module."""
+puffer.add_noise on the release's keyed streams for any chunking, row ids, the ledger entry,
+secure noise drawn once per release, bad inputs. One cluster per module."""
 from __future__ import annotations
+
+import json
 
 import dask.array as da
 import dask.dataframe as dd
@@ -14,9 +17,10 @@ import puffer.dask as pdask
 import puffer.io as pio
 from puffer.errors import ParameterError, ParameterTypeError
 
-SEED = 99
+KEY = bytes(range(100, 132))
 GAU = ("gaussian", {"sigma": 1.5})
 N = 50_000
+_n = iter(range(10**6))
 
 
 @pytest.fixture(scope="module")
@@ -29,72 +33,169 @@ def client():
     cluster.close()
 
 
-def ref(x, name, dtype=np.float64):
-    return puffer.add_noise(np.asarray(x, dtype=dtype), GAU, rng=pio.column_stream(SEED, name))
+def release(data, cols, mech, tmp_path, **kw):
+    """(noisy collection computed, pending ledger entry, column -> the release's stream)."""
+    led = tmp_path / f"ledger{next(_n)}.jsonl"
+    kw.setdefault("key", KEY)
+    out = pdask.add_noise(data, cols, mech, ledger=led, **kw)
+    entries = pio.read_ledger(led)
+    assert [e["event"] for e in entries] == ["pending", "completed"]
+    e = entries[0]
+    assert e["path"] == "dask"
+    cols = [cols] if isinstance(cols, str) else cols
+    st = {} if e["nonce"] is None else {c: (lambda c=c: pio.release_stream(pio.as_key(KEY), e["nonce"], c))
+                                        for c in cols}
+    return out.compute(), e, st
 
 
-def test_array_any_chunking(client):
+def test_array_any_chunking(client, tmp_path):
     x = np.random.default_rng(1).normal(size=N)
-    expect = ref(x, "x")
     for chunks in (N, 4096, 7777):
-        got = pdask.add_noise(da.from_array(x, chunks=chunks), "x", GAU, seed=SEED).compute()
-        assert np.array_equal(got, expect), chunks
+        got, e, st = release(da.from_array(x, chunks=chunks), "x", GAU, tmp_path)
+        assert np.array_equal(got, puffer.add_noise(x, GAU, rng=st["x"]())), chunks
+        assert e["rows"] == N
     m = np.random.default_rng(2).normal(size=(N, 3)).astype(np.float32)
-    want = np.stack([ref(m[:, j], c, np.float32) for j, c in enumerate("abc")], axis=1)
     for chunks in ((N, 3), (5000, 1), (3333, 2)):
-        got = pdask.add_noise(da.from_array(m, chunks=chunks), ["a", "b", "c"], GAU, seed=SEED).compute()
+        got, e, st = release(da.from_array(m, chunks=chunks), ["a", "b", "c"], GAU, tmp_path)
+        want = np.stack([puffer.add_noise(m[:, j], GAU, rng=st[c]()) for j, c in enumerate("abc")], axis=1)
         assert got.dtype == np.float32 and np.array_equal(got, want), chunks
 
 
-def test_dataframe_positional_and_row_id(client):
+def test_dataframe_positional_and_row_id(client, tmp_path):
     rng = np.random.default_rng(3)
     pdf = pd.DataFrame({"id": np.arange(N, dtype=np.int64), "x": rng.normal(size=N) * 10,
                         "k": rng.integers(0, 50, size=N), "s": ["a"] * N})
-    wx, wk = ref(pdf["x"], "x"), ref(pdf["k"], "k")
+    digests = set()
     for parts in (1, 6):
-        got = pdask.add_noise(dd.from_pandas(pdf, npartitions=parts), ["x", "k"], GAU, seed=SEED).compute()
-        assert np.array_equal(got["x"].to_numpy(), wx) and np.array_equal(got["k"].to_numpy(), wk), parts
+        got, e, st = release(dd.from_pandas(pdf, npartitions=parts), ["x", "k"], GAU, tmp_path)
+        assert np.array_equal(got["x"].to_numpy(), puffer.add_noise(pdf["x"].to_numpy(), GAU, rng=st["x"]()))
+        assert np.array_equal(got["k"].to_numpy(), puffer.add_noise(pdf["k"].to_numpy(float), GAU, rng=st["k"]()))
         assert got["s"].tolist() == pdf["s"].tolist()
+        digests.add(e["input_sha256"])
+    assert len(digests) == 2  # the content digest is per partition layout (see puffer._cluster)
     shuffled = pdf.sample(frac=1.0, random_state=0)
-    got = pdask.add_noise(dd.from_pandas(shuffled, npartitions=5, sort=False), ["x"], GAU, seed=SEED,
-                          row_id="id").compute().sort_values("id")
-    assert np.array_equal(got["x"].to_numpy(), wx)
+    got, _, st = release(dd.from_pandas(shuffled, npartitions=5, sort=False), ["x"], GAU, tmp_path, row_id="id")
+    got = got.sort_values("id")
+    assert np.array_equal(got["x"].to_numpy(), puffer.add_noise(pdf["x"].to_numpy(), GAU, rng=st["x"]()))
 
 
-def test_nulls_and_bad_inputs(client):
+def test_nulls_and_bad_inputs(client, tmp_path):
     pdf = pd.DataFrame({"id": np.arange(100), "x": np.linspace(0, 1, 100), "s": ["a"] * 100})
     pdf.loc[7, "x"] = np.nan
     ddf = dd.from_pandas(pdf, npartitions=3)
+    led = tmp_path / "l.jsonl"
     with pytest.raises(ParameterError, match="missing value at row 7"):
-        pdask.add_noise(ddf, ["x"], GAU, seed=SEED).compute()
-    kept = pdask.add_noise(ddf, ["x"], GAU, seed=SEED, nulls="keep").compute()
-    full = ref(pdf["x"].fillna(0.0), "x")
+        pdask.add_noise(ddf, ["x"], GAU, key=KEY, ledger=led)
+    kept, _, st = release(ddf, ["x"], GAU, tmp_path, nulls="keep")
+    full = puffer.add_noise(pdf["x"].fillna(0.0).to_numpy(), GAU, rng=st["x"]())
     ok = ~pdf["x"].isna().to_numpy()
     assert np.isnan(kept["x"][7]) and np.array_equal(kept["x"].to_numpy()[ok], full[ok])
+    with pytest.raises(ParameterError, match="puffer keygen"):
+        pdask.add_noise(ddf, ["x"], GAU, seed=99, ledger=led)
+    with pytest.raises(ParameterTypeError, match="puffer keygen"):
+        pdask.add_noise(ddf, ["x"], GAU, key=99, ledger=led)
     with pytest.raises(ParameterError, match="'nope'"):
-        pdask.add_noise(ddf, ["nope"], GAU, seed=SEED)
+        pdask.add_noise(ddf, ["nope"], GAU, key=KEY, ledger=led)
     with pytest.raises(ParameterTypeError, match="column 's'"):
-        pdask.add_noise(ddf, ["s"], GAU, seed=SEED)
+        pdask.add_noise(ddf, ["s"], GAU, key=KEY, ledger=led)
     dup = dd.from_pandas(pdf.assign(rid=pdf["id"] % 7), npartitions=2)
     with pytest.raises(ParameterError, match="duplicates"):
-        pdask.add_noise(dup, ["x"], GAU, seed=SEED, row_id="rid", nulls="keep")
+        pdask.add_noise(dup, ["x"], GAU, key=KEY, row_id="rid", nulls="keep", ledger=led)
     with pytest.raises(ParameterError, match="2 column name"):
-        pdask.add_noise(da.zeros((10, 2), chunks=5), ["a"], GAU, seed=SEED)
+        pdask.add_noise(da.zeros((10, 2), chunks=5), ["a"], GAU, key=KEY, ledger=led)
     with pytest.raises(ParameterTypeError, match="data"):
-        pdask.add_noise(pdf, ["x"], GAU, seed=SEED)
+        pdask.add_noise(pdf, ["x"], GAU, key=KEY, ledger=led)
     with pytest.raises(ParameterError):
-        pdask.add_noise(da.from_array(np.array([1.0, np.inf])), "x", GAU, seed=SEED).compute()
+        pdask.add_noise(da.from_array(np.array([1.0, np.inf])), "x", GAU, key=KEY, ledger=led)
+    assert not led.exists() or pio.read_ledger(led) == []  # nothing released
 
 
-def test_secure_mode_and_mechanism_dict(client):
+def test_secure_mode_once_per_release_and_mechanism_dict(client, tmp_path):
     cfg = {"model": {"kind": "correlated_pair"}, "target": {"eps": 1.0}}
-    x = np.linspace(0, 1, 3000)
+    x = np.arange(3000) % 3 * 1.0  # answers of the pair query, in [0, 2]
     m = pio.resolve(cfg).mechanism
-    got = pdask.add_noise(da.from_array(x, chunks=700), "x", cfg, seed=SEED).compute()
-    assert np.array_equal(got, m.release(x, rng=pio.column_stream(SEED, "x")))
-    y = pdask.add_noise(da.from_array(x, chunks=700), "x", cfg, secure=True, granularity=2**-10).compute()
+    got, e, st = release(da.from_array(x, chunks=700), "x", cfg, tmp_path, per_unit=True)
+    assert np.array_equal(got, m.release(x, rng=st["x"]()))
+    led = tmp_path / "sec.jsonl"
+    out = pdask.add_noise(da.from_array(x, chunks=700), "x", cfg, secure=True, granularity=2**-10, per_unit=True,
+                          ledger=led)
+    y = out.compute()
+    assert np.array_equal(y, out.compute())  # a second computation draws nothing new
     assert np.all(y * 2**10 == np.round(y * 2**10))
     # Laplace noise of the mechanism's scale: E|Z| = b; 3000 draws put the mean within 10 % (> 5 sd)
     assert abs(np.mean(np.abs(y - x)) / m.noise.scale - 1) < 0.1
-    with pytest.raises(ParameterError, match="seed"):
-        pdask.add_noise(da.from_array(x), "x", cfg, secure=True, seed=1)
+    again = pdask.add_noise(da.from_array(x, chunks=300), "x", cfg, secure=True, granularity=2**-10,
+                            per_unit=True, ledger=led, allow_uncomposed=True).compute()
+    assert np.mean(again == y) < 0.05  # another release (a second PP release needs the allowance): fresh noise
+    assert [e["event"] for e in pio.read_ledger(led)] == ["pending", "completed"] * 2
+    with pytest.raises(ParameterError, match="key"):
+        pdask.add_noise(da.from_array(x), "x", cfg, secure=True, key=KEY, per_unit=True, ledger=led)
+    with pytest.raises(ParameterError, match="privacy unit"):
+        pdask.add_noise(da.from_array(x), "x", cfg, key=KEY, ledger=led)
+
+
+def test_units_records(client, tmp_path):
+    """unit= / order=: one noisy answer per unit (the Markov sum), the unit's position as stream
+    position; a unit with a wrong number of records or a value off the states is refused."""
+    cfg = {"model": {"kind": "markov_chain", "T": 4, "trans": [[0.8, 0.2], [0.3, 0.7]]}, "target": {"eps": 1.0}}
+    rng = np.random.default_rng(5)
+    hh = np.repeat(np.arange(300), 4)
+    pdf = pd.DataFrame({"hh": hh, "t": np.tile(np.arange(4), 300), "kwh": rng.integers(0, 2, hh.size) * 1.0})
+    pdf = pdf.sample(frac=1.0, random_state=1)
+    got, e, st = release(dd.from_pandas(pdf, npartitions=4, sort=False), "kwh", cfg, tmp_path, unit="hh", order="t")
+    got = got.sort_values("hh")
+    sums = pdf.groupby("hh")["kwh"].sum().sort_index()
+    assert got["hh"].tolist() == list(range(300))
+    want = pio.resolve(cfg).mechanism.release(sums.to_numpy(), rng=st["kwh"]())  # unit id = stream position
+    assert np.array_equal(got["kwh"].to_numpy(), want)
+    assert e["rows"] == 300 and e["unit"]["column"] == "hh" and e["unit"]["records_per_unit"] == 4
+    with pytest.raises(ParameterError, match="exactly T = 4"):
+        pdask.add_noise(dd.from_pandas(pdf.iloc[1:], npartitions=3), "kwh", cfg, key=KEY, unit="hh", order="t",
+                        ledger=tmp_path / "bad.jsonl")
+    with pytest.raises(ParameterError, match="state values"):
+        pdask.add_noise(dd.from_pandas(pdf.assign(kwh=pdf["kwh"] * 2), npartitions=3), "kwh", cfg, key=KEY,
+                        unit="hh", order="t", ledger=tmp_path / "bad.jsonl")
+    assert [x["event"] for x in pio.read_ledger(tmp_path / "bad.jsonl")] == []
+    assert json.dumps(e)  # the entry is JSON
+
+
+def test_ledger_on_by_default_and_zero_sensitivity_refused(client, tmp_path, monkeypatch):
+    """No ledger= : the entry goes to puffer-ledger.jsonl in the working folder (never no record).
+    A periodic chain has sensitivity 0: its release would be the raw data, refused unless allowed."""
+    monkeypatch.chdir(tmp_path)
+    x = np.arange(400) % 3 * 1.0
+    pdask.add_noise(da.from_array(x, chunks=150), "x", GAU, key=KEY)
+    assert [e["event"] for e in pio.read_ledger(tmp_path / "puffer-ledger.jsonl")] == ["pending", "completed"]
+    periodic = {"model": {"kind": "markov_chain", "T": 4, "trans": [[0, 1], [1, 0]]}, "target": {"eps": 1.0}}
+    pdf = pd.DataFrame({"hh": np.repeat(np.arange(50), 4), "t": np.tile(np.arange(4), 50),
+                        "kwh": np.tile([0.0, 1.0], 100)})
+    with pytest.raises(ParameterError, match="allow_unnoised"):
+        pdask.add_noise(dd.from_pandas(pdf, npartitions=2), "kwh", periodic, key=KEY, unit="hh", order="t",
+                        ledger=tmp_path / "z.jsonl")
+    out = pdask.add_noise(dd.from_pandas(pdf, npartitions=2), "kwh", periodic, key=KEY, unit="hh", order="t",
+                          ledger=tmp_path / "z.jsonl", allow_unnoised=True).compute()
+    assert sorted(out["kwh"].tolist()) == [2.0] * 50  # the raw sums, as allowed and recorded
+    assert pio.read_ledger(tmp_path / "z.jsonl")[0]["config"]["allow_unnoised"] is True
+
+
+def test_answers_keyed_by_string_units(client, tmp_path):
+    """per_unit=True with unit=: each row is one unit's answer; its noise is the stream value at
+    the unit's position (a hash of the id), whatever the row order; duplicate units are refused."""
+    cfg = {"model": {"kind": "correlated_pair"}, "target": {"eps": 1.0}}
+    ids = np.array([f"household-{i}" for i in range(60)], dtype=object)
+    pdf = pd.DataFrame({"hh": ids, "x": np.arange(60) % 3 * 1.0}).sample(frac=1.0, random_state=2)
+    got, e, st = release(dd.from_pandas(pdf, npartitions=3, sort=False), "x", cfg, tmp_path, unit="hh",
+                         per_unit=True)
+    m = pio.resolve(cfg).mechanism
+    pos = pio.unit_positions(got["hh"].to_numpy())
+    want = []
+    for p, v in zip(pos, got["hh"].map(dict(zip(pdf["hh"], pdf["x"])))):
+        s = st["x"]()
+        s.position = int(p)
+        want.append(m.release(np.array([v]), rng=s)[0])
+    assert np.array_equal(got["x"].to_numpy(), np.array(want))
+    assert e["unit"]["column"] == "hh" and e["unit"]["mode"] == "answers"
+    dup = pd.concat([pdf, pdf.iloc[:1]])
+    with pytest.raises(ParameterError, match="duplicates"):
+        pdask.add_noise(dd.from_pandas(dup, npartitions=2), "x", cfg, key=KEY, unit="hh", per_unit=True,
+                        ledger=tmp_path / "dup.jsonl")

@@ -21,7 +21,6 @@ True
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,24 +78,58 @@ def as_dp_guarantee(obj: Any) -> Any:
                              "Pufferfish guarantee, or an object with .dp_guarantee")
 
 
-def _part(i: int, p: Any) -> tuple[Any, Any]:
+def _part(i: Any, p: Any) -> tuple[Any, Any]:
     from ..framework import Framework
     if isinstance(p, tuple) and len(p) == 2:
         g, fw = p
     elif hasattr(p, "guarantee") and hasattr(p, "framework"):
         g, fw = p.guarantee, p.framework
     else:
-        raise ParameterTypeError(f"parts[{i}]", p, "a (guarantee, framework) pair or a calibrated mechanism")
+        raise ParameterTypeError(f"parts[{i!r}]", p, "a (guarantee, framework) pair or a calibrated mechanism")
     if not isinstance(fw, Framework):
-        raise ParameterTypeError(f"parts[{i}].framework", fw, "a puffer.Framework (the part's (S, Q, Theta_k))")
+        raise ParameterTypeError(f"parts[{i!r}].framework", fw, "a puffer.Framework (the part's (S, Q, Theta_k))")
     if isinstance(g, PP):
         if g.delta != 0.0:
-            raise ParameterError(f"parts[{i}].guarantee", g, "an RPP or a pure PP (delta = 0): Prop E.1 is stated "
+            raise ParameterError(f"parts[{i!r}].guarantee", g, "an RPP or a pure PP (delta = 0): Prop E.1 is stated "
                                  "for Renyi Pufferfish privacy")
-        g = RPP(math.inf, g.eps, g.provenance)
-    if not isinstance(g, (RPP, RPPCurve)):
-        raise ParameterTypeError(f"parts[{i}].guarantee", g, "an RPP, RPPCurve or pure PP guarantee")
+    elif not isinstance(g, (RPP, RPPCurve)):
+        raise ParameterTypeError(f"parts[{i!r}].guarantee", g, "an RPP, RPPCurve or pure PP guarantee")
     return g, fw
+
+
+def _model_key(fw: Any) -> str:
+    """A digest of what a framework says about its data, blind to every name: the secrets', the
+    priors' and the states' labels can be renamed at will, the model (conditional laws, or a
+    Markov chain's matrices, initial laws, values and length) cannot. Two parts with the same key
+    are the same model of (most likely) the same data."""
+    import hashlib
+
+    import numpy as np
+
+    from ..models import MarkovChainFramework
+
+    def digest(*chunks: bytes) -> bytes:
+        h = hashlib.sha256()
+        for c in chunks:
+            h.update(len(c).to_bytes(8, "little") + c)
+        return h.digest()
+
+    if isinstance(fw, MarkovChainFramework):
+        priors = sorted(digest(np.ascontiguousarray(M).tobytes(), np.ascontiguousarray(pi).tobytes())
+                        for M, pi in zip(fw.transitions, fw.initial_laws))
+        body = [b"markov", repr((fw.length, fw.state_values.tolist())).encode(), *priors]
+    else:
+        per_theta = []
+        for th in fw.thetas:
+            laws = []
+            for s in fw.secrets:
+                law = fw.conditional(th, s)
+                laws.append(digest(repr(fw.secret_probability(th, s)).encode(),
+                                   b"" if law is None else np.ascontiguousarray(law.atoms).tobytes(),
+                                   b"" if law is None else np.ascontiguousarray(law.probs).tobytes()))
+            per_theta.append(digest(*sorted(laws)))
+        body = [b"framework", repr(fw.dim).encode(), *sorted(per_theta)]
+    return digest(*body).hex()
 
 
 def compose_parallel(parts: Any, *, independent: bool = False) -> Any:
@@ -104,13 +137,22 @@ def compose_parallel(parts: Any, *, independent: bool = False) -> Any:
     (Pierquin et al. 2024, Prop E.1): (alpha, max_k eps_k)-RPP.
 
     parts: (guarantee, framework) pairs or calibrated mechanisms, one per part X_k; guarantees
-        are RPP at a common order, RPPCurves (composed at their common orders) or pure PP.
+        are RPP at a common order, RPPCurves (composed at their common orders) or pure PP. Pure
+        PP parts give pure PP (eps = max_k eps_k, Prop E.1 at alpha = inf); mixed with RPP parts,
+        an eps-PP part counts as (alpha, eps)-RPP at every order (D_alpha <= D_inf). A mapping
+        ``{what the part covers: part}`` names the parts (see below).
     independent: the caller's statement that the parts are independent under every prior
         (Theta = {prod_k theta_k}, each secret independent of the other parts' parameters). It
         cannot be read off separate frameworks, so it must be given explicitly.
 
-    Checked: at least one part; the frameworks are distinct and their secrets pairwise disjoint
-    (so every discriminative pair is about one part); a common order.
+    Checked: at least one part; the frameworks are distinct objects, their secrets pairwise
+    disjoint (so every discriminative pair is about one part), and they are different models:
+    names can be renamed away, so two parts whose frameworks are the same model up to the
+    names of secrets, priors and states (e.g. one chain with ``states=`` renamed) are refused as
+    a likely double use of the same data. Distinct data that share one model (two households
+    with the same chain) are given as a mapping naming what each part covers, e.g.
+    ``{"household 12": m12, "household 31": m31}``: the statement that they are different data.
+    A common order.
 
     >>> import puffer
     >>> from puffer import models
@@ -120,44 +162,68 @@ def compose_parallel(parts: Any, *, independent: bool = False) -> Any:
     ...     [(("b", a), ("b", c)) for a, c in fb.pairs])
     >>> puffer.compose_parallel([(puffer.RPP(2.0, 0.3), fa), (puffer.RPP(2.0, 0.7), fb)], independent=True)
     RPP(alpha=2.0, eps=0.7)
+    >>> puffer.compose_parallel([(puffer.PP(0.3), fa), (puffer.PP(0.7), fb)], independent=True)
+    PP(eps=0.7, delta=0.0)
     """
     if independent is not True:
         raise ParameterError("independent", independent, "True: Prop E.1 needs the parts to be independent under "
                              "every prior (Theta a product); puffer cannot check this from separate frameworks")
+    named = isinstance(parts, dict)
     try:
-        items = list(parts)
+        names = list(parts) if named else None
+        items = list(parts.values()) if named else list(parts)
     except TypeError:
         raise ParameterTypeError("parts", parts, "a list of (guarantee, framework) pairs") from None
     if not items:
         raise ParameterError("parts", parts, "at least one part")
-    gs, fws = zip(*[_part(i, p) for i, p in enumerate(items)])
-    owner: dict[Any, int] = {}
+    ids = names if names is not None else list(range(len(items)))
+    gs, fws = zip(*[_part(i, p) for i, p in zip(ids, items)])
+    owner: dict[Any, Any] = {}
+    models: dict[str, Any] = {}
     for k, fw in enumerate(fws):
         for j in range(k):
             if fws[j] is fw:
-                raise ParameterError(f"parts[{k}].framework", fw,
-                                     f"a framework for another part (same object as part {j})")
+                raise ParameterError(f"parts[{ids[k]!r}].framework", fw,
+                                     f"a framework for another part (same object as part {ids[j]!r})")
         for s in fw.secrets:
             if s in owner:
-                raise ParameterError(f"parts[{k}].framework.secrets", s, f"secrets about part {k} only (also a secret "
-                                     f"of part {owner[s]}: a pair could relate two parts, Prop E.1 needs pairs within "
-                                     "one part)")
-            owner[s] = k
+                raise ParameterError(f"parts[{ids[k]!r}].framework.secrets", s,
+                                     f"secrets about part {ids[k]!r} only (also a secret of part {owner[s]!r}: a "
+                                     "pair could relate two parts, Prop E.1 needs pairs within one part)")
+            owner[s] = ids[k]
+        key = _model_key(fw)
+        if key in models and not named:
+            raise ParameterError(
+                f"parts[{k}].framework", fw,
+                f"a model of another part of the data: it is the model of part {models[key]} up to the names of "
+                "secrets, priors and states, which is most likely the same data twice (Prop E.1 needs disjoint "
+                "parts). If these are different data with one model, name what each part covers: "
+                "compose_parallel({'part A': ..., 'part B': ...}, independent=True)")
+        models.setdefault(key, ids[k])
     refs = (Ref("pierquin2024", "Prop E.1"),)
-    if all(isinstance(g, RPP) for g in gs):
-        alphas = {g.alpha for g in gs}
+    covers = f"; parts {[str(n) for n in names]}" if names is not None else ""
+    worst = max(range(len(gs)), key=lambda i: gs[i].eps if not isinstance(gs[i], RPPCurve) else max(gs[i].eps))
+    if all(isinstance(g, PP) for g in gs):
+        prov = Provenance(mechanism="compose_parallel", theorem="parallel composition over independent parts "
+                          "(alpha = inf: pure PP)", witness={"part": ids[worst]}, refs=refs,
+                          notes=f"{len(gs)} parts; frameworks {[fw.digest()[:12] for fw in fws]}{covers}")
+        return PP(gs[worst].eps, 0.0, prov)
+    rpp = [g for g in gs if not isinstance(g, PP)]
+    pp_eps = max((g.eps for g in gs if isinstance(g, PP)), default=0.0)   # eps-PP: (alpha, eps)-RPP for all alpha
+    if all(isinstance(g, RPP) for g in rpp):
+        alphas = {g.alpha for g in rpp}
         if len(alphas) != 1:
             raise ParameterError("parts", sorted(alphas), "RPP guarantees at one common order alpha")
         k = max(range(len(gs)), key=lambda i: gs[i].eps)
         prov = Provenance(mechanism="compose_parallel", theorem="parallel composition over independent parts",
-                          witness={"part": k}, refs=refs,
-                          notes=f"{len(gs)} parts; frameworks {[fw.digest()[:12] for fw in fws]}")
-        return RPP(gs[0].alpha, gs[k].eps, prov)
-    curves = [g if isinstance(g, RPPCurve) else RPPCurve((g.alpha,), (g.eps,)) for g in gs]
+                          witness={"part": ids[k]}, refs=refs,
+                          notes=f"{len(gs)} parts; frameworks {[fw.digest()[:12] for fw in fws]}{covers}")
+        return RPP(rpp[0].alpha, max(max(g.eps for g in rpp), pp_eps), prov)
+    curves = [g if isinstance(g, RPPCurve) else RPPCurve((g.alpha,), (g.eps,)) for g in rpp]
     common = sorted(set(curves[0].alphas).intersection(*[set(c.alphas) for c in curves[1:]]))
     if not common:
         raise ParameterError("parts", [c.alphas for c in curves], "RPP curves sharing at least one order")
-    eps = [max(c.eps[c.alphas.index(a)] for c in curves) for a in common]
+    eps = [max(max(c.eps[c.alphas.index(a)] for c in curves), pp_eps) for a in common]
     prov = Provenance(mechanism="compose_parallel", theorem="parallel composition over independent parts (per order)",
-                      refs=refs, notes=f"{len(gs)} parts")
+                      refs=refs, notes=f"{len(gs)} parts{covers}")
     return RPPCurve(tuple(common), tuple(eps), prov)

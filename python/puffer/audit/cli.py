@@ -29,14 +29,16 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def audit_config(config: dict, *, n: int, confidence: float, pairs: str, seed: Any,
                  progress: bool | None = True) -> tuple[Any, list]:
-    """(framework, [(label, AuditReport)]) for a validated framework description."""
-    from ..config import build_framework, build_mechanisms, validate_config
+    """(framework, [(label, AuditReport)]) for a validated framework description: every row
+    ``puffer run`` lists (:func:`~puffer.config.build_mechanisms`, then the Markov-quilt rows of
+    :func:`~puffer.config.markov_quilt_mechanisms` for a Markov chain), in the same order."""
+    from ..config import build_framework, build_mechanisms, markov_quilt_mechanisms, validate_config
     from ..sampling import Stream
     from .empirical import empirical
 
     config = validate_config(config)
     fw = build_framework(config["model"])
-    todo = build_mechanisms(fw, config["target"])
+    todo = build_mechanisms(fw, config["target"]) + markov_quilt_mechanisms(fw, config["target"])
     streams = Stream(seed).spawn(len(todo))
     out = []
     for k, (label, make) in enumerate(todo):

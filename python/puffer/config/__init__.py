@@ -5,7 +5,7 @@ Unknown or misspelled keys are errors (with a "did you mean"); there are no defa
 parameters: ``[target]`` with ``eps`` is required. See :mod:`puffer.config.schema` for the
 schema, which the README reproduces.
 """
-from .build import build_framework, build_mechanisms
+from .build import build_framework, build_mechanisms, markov_quilt_mechanisms
 from .schema import SCHEMA_DOC, load_config, validate_config
 
-__all__ = ["load_config", "validate_config", "build_framework", "build_mechanisms", "SCHEMA_DOC"]
+__all__ = ["load_config", "validate_config", "build_framework", "build_mechanisms", "markov_quilt_mechanisms", "SCHEMA_DOC"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["build_framework", "build_mechanisms"]
+__all__ = ["build_framework", "build_mechanisms", "markov_quilt_mechanisms"]
 
 
 def build_framework(model: dict) -> Any:
@@ -23,7 +23,7 @@ def build_framework(model: dict) -> Any:
         else:
             trans, labels = model["trans"], model.get("labels")
         return models.markov_chain(trans, model["T"], init=model.get("init", "stationary"),
-                                   values=model.get("values"), labels=labels)
+                                   values=model.get("values"), labels=labels, normalize=model.get("normalize"))
     if kind == "independent_users":
         return models.independent_users(model["p"], users=model.get("users"))
     if kind == "correlated_pair":
@@ -63,3 +63,18 @@ def build_mechanisms(fw: Any, target: dict) -> list[tuple[str, Callable[[], Any]
             out.append((f"GAWM Laplace, delta={delta:g}",
                         lambda: M.ApproximateWasserstein(fw, Laplace, delta, eps=eps)))
     return out
+
+
+def markov_quilt_mechanisms(fw: Any, target: dict) -> list[tuple[str, Callable[[], Any]]]:
+    """(label, constructor) of the Markov Quilt Mechanism rows (Song et al. 2017) that ``puffer
+    run`` and ``puffer audit`` list after :func:`build_mechanisms` for a Markov-chain framework:
+    MQMExact and MQMApprox, Laplace noise for the sum (and every other Lipschitz) query; none
+    for other frameworks (the quilt needs a chain)."""
+    from ..mechanisms import MarkovQuilt
+    from ..models import MarkovChainFramework
+
+    if not isinstance(fw, MarkovChainFramework):
+        return []
+    eps = target["eps"]
+    return [("Markov quilt, MQMExact (Laplace)", lambda: MarkovQuilt(fw, eps=eps, method="exact")),
+            ("Markov quilt, MQMApprox (Laplace)", lambda: MarkovQuilt(fw, eps=eps, method="approx"))]

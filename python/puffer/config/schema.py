@@ -20,7 +20,9 @@ Model keys by kind:
 * markov_chain: ``T`` (int >= 1) and either ``trans`` (a k x k matrix or a list of them, one per
   prior) or ``grid`` (``stay_away``, ``stay_home``: lists of probabilities, a 2-state prior per
   pair); optional ``init`` ("stationary" or a probability vector), ``values`` (the state values),
-  ``labels`` (one per prior).
+  ``labels`` (one per prior), ``normalize`` (a row-sum tolerance, at most 0.01: rows of matrices
+  estimated from data and rounded, within it of 1, are divided by their sum; recorded in the
+  framework).
 * independent_users: ``p`` (list of probabilities), optional ``users``.
 * correlated_pair: optional ``p`` (default 0.5), ``rho`` (default 0.3).
 * joint_counts: ``counts``, ``secrets``, ``x_values``, optional ``pairs``.
@@ -46,7 +48,7 @@ _TARGET = {"eps": True, "delta": False, "alpha": False}
 _RELEASE = {"values": True, "seed": False}
 _MODEL = {
     "markov_chain": {"kind": True, "T": True, "trans": False, "grid": False, "init": False,
-                     "values": False, "labels": False},
+                     "values": False, "labels": False, "normalize": False},
     "independent_users": {"kind": True, "p": True, "users": False},
     "correlated_pair": {"kind": True, "p": False, "rho": False},
     "joint_counts": {"kind": True, "counts": True, "secrets": True, "x_values": True, "pairs": False},
@@ -113,6 +115,8 @@ def validate_config(cfg: Any) -> dict:
                 for i, v in enumerate(vals):
                     if not 0.0 <= _number(f"model.grid.{k}[{i}]", v) <= 1.0:
                         raise ParameterError(f"model.grid.{k}[{i}]", v, "a probability in [0, 1]")
+        if "normalize" in model and not 0.0 < _number("model.normalize", model["normalize"]) <= 0.01:
+            raise ParameterError("model.normalize", model["normalize"], "a row-sum tolerance in (0, 0.01]")
         if isinstance(model["T"], bool) or not isinstance(model["T"], int) or model["T"] < 1:
             raise ParameterError("model.T", model["T"], "an integer >= 1")
     target = _keys("target", cfg["target"], _TARGET)

@@ -203,6 +203,6 @@ def guarantee_from_json(s: Any) -> Any:
     >>> puffer.PP.from_json(puffer.RPP(2.0, 1.0).to_json())
     Traceback (most recent call last):
     ...
-    puffer.errors.ParameterError: parameter 'type' = RPP: expected a PP guarantee (this dict holds a RPP; load any kind with puffer.guarantee_from_dict)
+    puffer.errors.ParameterError: parameter 'type' = 'RPP': expected a PP guarantee (this dict holds a RPP; load any kind with puffer.guarantee_from_dict)
     """
     return Guarantee.from_json(s)

@@ -238,20 +238,59 @@ class RPPCurve(Guarantee):
             return e
         return round_up(e + log_inv_delta / (alpha - 1.0))
 
+    def _refine(self, L: float, best_a: float) -> tuple[float, float]:
+        """Golden-section search in t = log(alpha - 1) around the best grid order; where that order
+        is the first or last finite one, the bracket is first extended beyond the grid (steps
+        doubling in t) while the objective still decreases, down to alpha - 1 = 1e-300 and up to
+        alpha = 1e300 (the Gaussian's optimum 1 + sqrt(log(1/delta) / c) can lie far outside the
+        grid, e.g. alpha* ~ 4800 or just above 1). Every order tried is evaluated by the
+        certified function, so any order returned gives a certified eps; a failure to evaluate
+        (a quadrature refusing an extreme order) ends the extension there."""
+        from ..errors import PufferError
+
+        def f(t: float) -> float:
+            try:
+                return self._objective(1.0 + math.exp(t), L)
+            except (PufferError, OverflowError):
+                return math.inf
+
+        finite = [a for a in self.alphas if math.isfinite(a)]
+        if not finite:
+            return 0.0, math.inf
+        ts = [math.log(a - 1.0) for a in finite]
+        kk = finite.index(best_a) if best_a in finite else len(finite) - 1
+        lo, hi = ts[max(kk - 1, 0)], ts[min(kk + 1, len(ts) - 1)]
+        t_lim = (math.log(1e-300), math.log(1e300))
+        for side in (-1, 1):
+            if (side == 1 and kk < len(ts) - 1) or (side == -1 and kk > 0):
+                continue
+            t0, v0, step = ts[kk], f(ts[kk]), 1.0
+            prev = t0
+            while True:
+                t1 = min(max(t0 + side * step, t_lim[0]), t_lim[1])
+                v1 = f(t1)
+                if not v1 < v0 or t1 in t_lim:
+                    break
+                prev, t0, v0, step = t0, t1, v1, step * 2.0
+            if side == 1:
+                lo, hi = min(lo, prev), t1
+            else:
+                lo, hi = t1, max(hi, prev)
+        if not hi > lo:
+            return ts[kk], f(ts[kk])
+        return golden_min(f, lo, hi, iters=200, tol=1e-12 * max(1.0, abs(lo), abs(hi)))
+
     def to_pp(self, delta: float) -> PP:
-        """The smallest eps' over orders with eps' = eps(alpha) + log(1/delta)/(alpha - 1)."""
+        """The smallest eps' over orders with eps' = eps(alpha) + log(1/delta)/(alpha - 1) (Prop 2.2
+        of Pierquin et al. 2024), the order optimised continuously when the curve has its function,
+        also beyond the grid's ends."""
         delta = V.delta_open("delta", delta)
         L = -math.log(delta)
         vals = [self._objective(a, L, e) for a, e in zip(self.alphas, self.eps)]
         k = int(np.argmin(vals))
         best_a, best = self.alphas[k], vals[k]
-        if self.fn is not None and len(self.alphas) > 1 and math.isfinite(best):
-            # Golden-section search in t = log(alpha - 1) between the neighbouring grid points.
-            finite = [a for a in self.alphas if math.isfinite(a)]
-            kk = finite.index(best_a) if best_a in finite else len(finite) - 1
-            lo = math.log(finite[max(kk - 1, 0)] - 1.0)
-            hi = math.log(finite[min(kk + 1, len(finite) - 1)] - 1.0)
-            t, v = golden_min(lambda t: self._objective(1.0 + math.exp(t), L), lo, hi, iters=60, tol=1e-10)
+        if self.fn is not None and math.isfinite(best):
+            t, v = self._refine(L, best_a)
             if v < best:
                 best, best_a = v, 1.0 + math.exp(t)
         return PP(best, delta, _cited(self.provenance, Ref("pierquin2024", "Prop 2.2"), notes=f"RPP->PP at alpha={best_a!r}"))

@@ -148,9 +148,10 @@ class Mechanism:
                                      "no noise and the release is the raw data (pass allow_unnoised=True if intended)")
             # no noise needed (zero sensitivity): the values are released as they are, so they
             # must be finite real numbers like everywhere else
-            vals = V.float_array("values", values, allow_empty=True)
+            src, wrap = V.release_values("values", values)   # bool / inexact ints refused, pandas kept
+            vals = V.float_array("values", src, allow_empty=True)
             if out is None:
-                return vals.copy()
+                return wrap(vals.copy())
             out[...] = vals
             return out
         if not secure:

@@ -234,7 +234,9 @@ def _thm2_markov(framework: Any, eps: float, inv: Callable[[float], float] | Non
 
     k, T = framework._k, framework._T
     ab = [(a, b) for a in range(k) for b in range(a + 1, k)]
-    _check_memory("framework", 25.0 * len(framework._thetas) * T * len(ab))
+    _check_memory("framework", 25.0 * len(framework._thetas) * T * len(ab),
+                  lambda avail: framework._alternatives(avail, "Kantorovich Thm 2 stores a plan summary per prior, "
+                                                        "position and pair"))
     from .._progress import resolve
 
     cb = resolve(None, seconds=framework.cost().seconds, label=f"Kantorovich Thm 2 (T={T})")

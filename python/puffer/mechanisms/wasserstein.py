@@ -72,18 +72,24 @@ class Wasserstein(Mechanism):
 class GeneralWasserstein(Mechanism):
     """The General Wasserstein Mechanism (Pierquin et al. 2024, Thm 3.3, Cor 3.1).
 
-    Give either a noise with its scale (``GeneralWasserstein(fw, Gaussian(2.0))``), or a noise
-    family to calibrate with a target: ``alpha=`` and ``eps=`` (smallest scale whose certified
-    R_alpha(zeta, Delta_G) <= eps) or ``eps=`` and ``delta=`` (an (eps, delta)-PP target through the
-    RPP->PP conversion optimised over alpha). The guarantee is an :class:`~puffer.RPPCurve` valid at
-    every order, built from the family's certified epsilon(alpha).
+    Give either a noise with its scale (``GeneralWasserstein(fw, Gaussian(5.0))``: the guarantee
+    this scale gives, ``.to_pp(delta)`` for (eps, delta)-PP), or a noise family to calibrate with a
+    target: ``alpha=`` and ``eps=`` (smallest scale whose certified R_alpha(zeta, Delta_G) <= eps)
+    or ``eps=`` and ``delta=`` (an (eps, delta)-PP target through the RPP->PP conversion optimised
+    over alpha). A family is a class (``Gaussian``), a name (``"gaussian"``) or a unit instance
+    carrying shape parameters (``GenGaussian(1.5, 1.0)``); an instance with another scale is
+    refused with a target (the target would silently replace its scale). The guarantee is an
+    :class:`~puffer.RPPCurve` valid at every order, built from the family's certified epsilon(alpha).
 
     >>> import puffer
     >>> from puffer.noise import Gaussian
-    >>> m = puffer.mechanisms.GeneralWasserstein(puffer.models.correlated_pair(), Gaussian(1.0),
+    >>> m = puffer.mechanisms.GeneralWasserstein(puffer.models.correlated_pair(), Gaussian,
     ...                                          alpha=2.0, eps=1.0)
     >>> round(m.noise.scale, 9)    # sigma^2 = alpha Delta^2 / (2 eps) = 4
     2.0
+    >>> given = puffer.mechanisms.GeneralWasserstein(puffer.models.correlated_pair(), Gaussian(5.0))
+    >>> given.noise.scale, round(given.guarantee.at(2.0).eps, 6)   # given sigma: alpha Delta^2 / (2 sigma^2)
+    (5.0, 0.16)
     """
 
     theorem = "Pierquin et al. 2024, Thm 3.3 / Cor 3.1 (General Wasserstein Mechanism)"
@@ -94,7 +100,7 @@ class GeneralWasserstein(Mechanism):
         from ..noise import NoiseFamily, as_noise
 
         self.framework = self._check_framework(framework)
-        noise = as_noise(noise) if eps is not None else noise
+        noise = as_noise(noise, calibrating=True) if eps is not None else noise
         if not isinstance(noise, NoiseFamily):
             raise ParameterTypeError("noise", noise, "a puffer.noise instance with its scale "
                                      "(or a family class / name together with a target eps=)")
@@ -170,7 +176,7 @@ class ApproximateWasserstein(Mechanism):
 
         self.delta = V.delta_open("delta", delta)
         self.alpha = math.inf if alpha is None else V.alpha("alpha", alpha)
-        noise = as_noise(noise) if eps is not None else noise
+        noise = as_noise(noise, calibrating=True) if eps is not None else noise
         if not isinstance(noise, NoiseFamily):
             raise ParameterTypeError("noise", noise, "a puffer.noise instance with its scale "
                                      "(or a family class / name together with a target eps=)")
@@ -285,7 +291,9 @@ def _dagwm_plan_data_markov(framework: Any) -> _PlanData:
     ab = [(a, b) for a in range(k) for b in range(a + 1, k)]
     span = int(framework._vals.max() - framework._vals.min())
     # a plan has at most 2 (T span + 1) entries of 16 B, held twice while they are gathered
-    _check_memory("framework", 64.0 * len(framework._thetas) * T * len(ab) * (T * span + 1))
+    _check_memory("framework", 64.0 * len(framework._thetas) * T * len(ab) * (T * span + 1),
+                  lambda avail: framework._alternatives(avail, "DAGWM stores the transport plan of every prior, "
+                                                        "position and pair"))
     from .._progress import resolve
 
     cb = resolve(None, seconds=framework.cost().seconds, label=f"DAGWM plans (T={T})")

@@ -28,19 +28,31 @@ _BY_NAME = {"gaussian": Gaussian, "laplace": Laplace, "cauchy": Cauchy, "logisti
             "gengaussian": GenGaussian}
 
 
-def as_noise(noise: object, *, name: str = "noise") -> NoiseFamily:
+def as_noise(noise: object, *, name: str = "noise", calibrating: bool = False) -> NoiseFamily:
     """A noise family from an instance, a family class or a family name.
 
-    Where a mechanism calibrates the scale, the scale given here is only a starting point, so
-    ``Gaussian``, ``"gaussian"`` and ``Gaussian(1.0)`` are equivalent. Families with a shape
-    parameter (GenCauchy's k, StudentT's nu, GenGaussian's beta) need an instance.
+    ``calibrating=True`` is for a mechanism that calibrates the scale (a target ``eps=``): the
+    family is what counts, so ``Gaussian``, ``"gaussian"`` and ``Gaussian(1.0)`` (the unit
+    instance, which carries the shape parameters of GenCauchy's k, StudentT's nu, GenGaussian's
+    beta) are equivalent, and an instance with another scale is refused: the calibration would
+    replace that scale, silently.
 
     >>> as_noise("Gaussian"), as_noise(Laplace)
     (Gaussian(sigma=1.0), Laplace(b=1.0))
+    >>> as_noise(Gaussian(5.0), calibrating=True)
+    Traceback (most recent call last):
+    ...
+    puffer.errors.ParameterError: parameter 'noise' = Gaussian(sigma=5.0): expected a noise family to calibrate ...
     """
     from ..errors import ParameterError, ParameterTypeError
 
     if isinstance(noise, NoiseFamily):
+        if calibrating and noise.scale != 1.0:
+            raise ParameterError(
+                name, noise, f"a noise family to calibrate ({type(noise).__name__}, its name, or an instance at "
+                f"scale 1.0 carrying the shape parameters): the target eps= sets the scale, so {noise.scale!r} "
+                "would be ignored. For the guarantee this scale gives, leave out eps/alpha/delta (the mechanism's "
+                "guarantee is then the RPP curve of this noise; .to_pp(delta) gives (eps, delta)-PP)")
         return noise
     cls = None
     if isinstance(noise, str):

@@ -92,6 +92,8 @@ class NoiseFamily(abc.ABC):
     _monotone_proved: bool = True
     #: symmetric noise: s_alpha(zeta, v) = s_alpha(zeta, -v)
     _symmetric: bool = True
+    #: R_inf (pure PP) can be certified (Custom: only with a declared log_lipschitz)
+    _pure_pp: bool = True
 
     # -- immutability, equality, repr ---------------------------------------------------
     def __setattr__(self, name: str, value: Any) -> None:
@@ -197,15 +199,17 @@ class NoiseFamily(abc.ABC):
         return _ret(res, scalar, out)
 
     def _standardize(self, v: np.ndarray) -> np.ndarray:
-        # u = |v| / scale; the division is correctly rounded and the kernels absorb 1 ulp of u.
-        return np.abs(v) / self.scale if self._symmetric else v / self.scale
+        # u = |v| / scale; the division is correctly rounded and the kernels absorb 1 ulp of u;
+        # beyond the float range it is inf, for which the kernels answer D = inf (an upper bound)
+        with np.errstate(over="ignore"):
+            return np.abs(v) / self.scale if self._symmetric else v / self.scale
 
     def R(self, alpha: Any, z: Any, *, out: np.ndarray | None = None):
         """R_alpha(zeta, z) = sup over |v| <= z of s_alpha(zeta, v) (Pierquin et al. 2024), certified.
 
         For families whose shift divergence is proved non-decreasing in |v| this is
-        s_alpha(zeta, z); otherwise monotonicity is checked on a grid of 8 shifts first
-        (a failed check raises :class:`~puffer.NumericalError` instead of guessing).
+        s_alpha(zeta, z); :class:`~puffer.noise.Custom` certifies it from a declared property
+        (log-concavity or a log-Lipschitz constant) or refuses.
         """
         scalar = _is_scalar(alpha, z)
         a = _alpha_array("alpha", alpha)
@@ -214,12 +218,80 @@ class NoiseFamily(abc.ABC):
         res = self._R_flat(a.ravel().astype(np.float64), zz.ravel().astype(np.float64)).reshape(a.shape)
         return _ret(res, scalar, out)
 
+    #: built-in families only: s_alpha non-decreasing in |v| is a stated property of the family
+    #: (symmetric unimodal, Pierquin et al. 2024), checked on a grid where not proved
+    _monotone_checked: bool = True
+    #: a bound L on |d/dx log zeta| of the standardized density (None: not known); used to
+    #: certify R_alpha between grid points when s_alpha is not proved monotone
+    _log_lipschitz: float | None = None
+
     def _R_flat(self, a: np.ndarray, z: np.ndarray) -> np.ndarray:
-        u = z / self.scale
-        val = self._shift_div(a, u)
-        if not self._monotone_proved and a.size:
-            self._check_monotone(a, u, val)
-        return val
+        with np.errstate(over="ignore"):   # beyond the float range: u = inf, D = inf
+            u = z / self.scale
+        return self._R_std(a, u)
+
+    def _refuse_R(self) -> None:
+        raise NumericalError(f"{self!r}: s_alpha(zeta, v) is not proved non-decreasing in |v| and no log-Lipschitz "
+                             "bound is known; R_alpha (a sup over the shift ball) cannot be certified")
+
+    def _R_std(self, a: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """sup of s_alpha over the standardized ball [-u, u], certified: the boundary value where
+        s_alpha is non-decreasing in |v| (proved, or for the shipped Student-type families with
+        k != 2 asserted by the spec and checked on a grid), else the log-Lipschitz bound
+        (:meth:`_sup_lipschitz`), else refused."""
+        if self._monotone_proved or (self._log_lipschitz is None and self._monotone_checked):
+            val = self._shift_div(a, u)
+            if not self._symmetric:
+                val = np.maximum(val, self._shift_div(a, -u))
+            if not self._monotone_proved and a.size:
+                self._check_monotone(a, u, val)
+            return val
+        if self._log_lipschitz is None:
+            self._refuse_R()
+        out = np.empty(a.shape, dtype=np.float64)
+        for i, (aa, uu) in enumerate(zip(a.ravel().tolist(), u.ravel().tolist())):
+            out.flat[i] = self._sup_lipschitz(aa, uu)
+        return out
+
+    def _sup_lipschitz(self, alpha: float, u: float, rtol: float = 1e-6) -> float:
+        """Certified sup of s_alpha over [-u, u] when |d/dx log zeta| <= L (standardized):
+        zeta(x - v) <= zeta(x - w) e^{L |v - w|} gives s_alpha(t) <= s_alpha(w) + c |t - w|,
+        c = alpha L / (alpha - 1), so on [v, w] s_alpha <= (s(v) + s(w) + c (w - v)) / 2 (or the
+        larger end when |s(w) - s(v)| >= c (w - v)). Starting from 8 intervals per side, the interval
+        of largest bound is halved until every bound is within rtol of the largest value seen (64
+        evaluations at most per side); the result is the largest bound, capped by D_inf (>= every
+        D_alpha) and by the two-point bound (:func:`_two_point_bound`, tight for small shifts)."""
+        L = float(self._log_lipschitz)  # type: ignore[arg-type]
+        cap = float(self._shift_div(np.array([math.inf]), np.array([u]))[0]) if self._pure_pp else math.inf
+        if u == 0.0 or math.isinf(alpha) or math.isinf(u):
+            return 0.0 if u == 0.0 else (math.inf if math.isinf(u) else cap)
+        cap = min(cap, _two_point_bound(alpha, L * u))
+        c = alpha * L / (alpha - 1.0) * (1.0 + 1e-12)
+
+        def s(v: float) -> float:
+            return float(self._shift_div(np.array([alpha]), np.array([v]))[0])
+
+        def bound(v: float, sv: float, w: float, sw: float) -> float:
+            h = w - v
+            return max(sv, sw) if abs(sv - sw) >= c * h else 0.5 * (sv + sw + c * h) * (1.0 + 4 * _EPS)
+
+        best = 0.0
+        for sign in ((1.0,) if self._symmetric else (1.0, -1.0)):
+            pts = [(sign * u * j / 8.0, 0.0 if j == 0 else s(sign * u * j / 8.0)) for j in range(9)]
+            if sign < 0:
+                pts.reverse()
+            for _ in range(64):
+                top = max(p[1] for p in pts)
+                bs = [bound(pts[j][0], pts[j][1], pts[j + 1][0], pts[j + 1][1]) for j in range(len(pts) - 1)]
+                jw = int(np.argmax(bs))
+                if bs[jw] <= top * (1.0 + rtol):
+                    break
+                m = 0.5 * (pts[jw][0] + pts[jw + 1][0])
+                pts.insert(jw + 1, (m, s(m)))
+            top = max(p[1] for p in pts)
+            bs = [bound(pts[j][0], pts[j][1], pts[j + 1][0], pts[j + 1][1]) for j in range(len(pts) - 1)]
+            best = max(best, max(bs))
+        return round_up(min(best, cap), 2)
 
     def _check_monotone(self, a: np.ndarray, u: np.ndarray, val: np.ndarray, n: int = 8) -> None:
         frac = np.arange(1, n) / n
@@ -228,7 +300,8 @@ class NoiseFamily(abc.ABC):
         g = self._shift_div(ag, ug).reshape(a.size, n - 1)
         g = np.concatenate([g, val[:, None]], axis=1)
         tol = 1e-12 * np.abs(g) + 1e-300
-        bad = (np.diff(g, axis=1) < -tol[:, 1:]).any(axis=1)
+        with np.errstate(invalid="ignore"):   # u = inf (beyond the float range): R = inf anyway
+            bad = (np.diff(g, axis=1) < -tol[:, 1:]).any(axis=1)
         if bad.any():
             i = int(np.argmax(bad))
             raise NumericalError(
@@ -261,7 +334,7 @@ class NoiseFamily(abc.ABC):
         delta_g = V.nonneg("sensitivity", sensitivity)
         grid = default_orders() if alphas is None else _alpha_array("alphas", alphas)
         grid = np.asarray(grid, dtype=np.float64).ravel()
-        if alphas is None and math.isfinite(float(self.R(math.inf, delta_g))):
+        if alphas is None and self._pure_pp and math.isfinite(float(self.R(math.inf, delta_g))):
             # pure PP is available (Laplace, Cauchy, ...): keep alpha = inf on the curve so
             # that to_pp can pick it (the grid alone misses it, e.g. Laplace's eps = Delta/b)
             # orders up to 2^16 let to_pp refine toward it (calibrate_pp searches the same range)
@@ -367,6 +440,28 @@ class NoiseFamily(abc.ABC):
         """d-dimensional noise with iid coordinates (Pierquin et al. 2024 additivity, Lemma B.1)."""
         from .product import IID
         return IID(self, d)
+
+
+def _two_point_bound(alpha: float, x: float) -> float:
+    """sup of D_alpha(zeta(. - v) || zeta) over |v| <= x / L for an L-log-Lipschitz density, rounded up.
+
+    The ratio r = zeta(X - v) / zeta(X), X ~ zeta, has mean 1 and lies in [a, b] = [e^-x, e^x];
+    r^alpha is convex, so E r^alpha <= ((b - 1) a^alpha + (1 - a) b^alpha) / (b - a) (the chord),
+    i.e. exp((alpha - 1) D) - 1 <= [expm1(x) expm1(-alpha x) - expm1(-x) expm1(alpha x)] / (2 sinh x)
+    ~ alpha (alpha - 1) x^2 / 2. Evaluated in 80-digit decimal arithmetic (the two products cancel
+    to first order), then rounded up."""
+    if x <= 0.0:
+        return 0.0
+    import decimal
+    with decimal.localcontext() as ctx:
+        ctx.prec = 80
+        X, A = decimal.Decimal(x), decimal.Decimal(alpha)
+        one = decimal.Decimal(1)
+        e1, em1 = X.exp() - one, (-X).exp() - one
+        ea, ema = (A * X).exp() - one, (-A * X).exp() - one
+        j1 = (e1 * ema - em1 * ea) / (X.exp() - (-X).exp())
+        d = (one + j1).ln() / (A - one)
+    return round_up(float(d) * (1.0 + 1e-14), 2)
 
 
 def _generic_max_shift(D, eps: float) -> float:

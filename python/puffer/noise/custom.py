@@ -14,8 +14,27 @@ tail was under-reported 18x). Divergences therefore need the structure declared:
 ``breakpoints`` (modes, kinks, support edges, where the quadrature must split), ``spikes``
 ((location, width) of narrow components: split at location + width * {0, +-1, ..., +-64}),
 or ``log_concave=True`` (one smooth mode); ``breakpoints=()`` states explicitly that the
-density is smooth and has no narrow component. Without any declaration divergences are refused. Checks at construction: the callable returns finite (or -inf)
-values of the right shape, the mass is 1 (within 1e-6), and a claimed symmetry holds.
+density is smooth and has no narrow component. Without any declaration divergences are refused.
+Checks at construction: the callable returns finite (or -inf) values of the right shape, the
+mass is 1 (within 1e-6), and a claimed symmetry holds.
+
+R_alpha(zeta, z), the sup of s_alpha over the shift ball |v| <= z (Pierquin et al. 2024), is
+certified only from a declared property, never from samples of s_alpha (a periodic density
+fooled a monotonicity check on the grid z/8, 2z/8, ... by 34x):
+
+* ``log_concave=True``: s_alpha(v) is non-decreasing in v on each side of 0, so R is the
+  larger of s_alpha(+-z). Proof: a log-concave location family has a monotone likelihood
+  ratio, so by Neyman-Pearson its optimal tests are thresholds and the trade-off curve of
+  (zeta, zeta(. - v)) decreases pointwise in v >= 0; by Blackwell's theorem the pair at the
+  larger shift is then more informative, and every Renyi divergence grows (data processing;
+  Dong, Roth, Su 2022, f-DP, Sec. 2).
+* ``log_lipschitz=L`` (|log p(x) - log p(y)| <= L |x - y|): p(x - v) <= p(x - w) e^{L |v - w|},
+  so s_alpha(v) <= s_alpha(w) + alpha L |v - w| / (alpha - 1) and s_alpha(v) <= D_inf <= L |v|.
+  R is bounded between the points of an adaptively refined grid of the ball; D_inf (alpha =
+  inf, pure PP) is L z, and for small z the two-point bound (the chord of r^alpha over
+  r in [e^-Lz, e^Lz]) ~ alpha L^2 z^2 / 2 keeps R tight.
+
+Otherwise R (and calibration, and the GWM curve) is refused with an error naming both.
 """
 from __future__ import annotations
 
@@ -27,8 +46,9 @@ import numpy as np
 
 from .. import _validate as V
 from .._core import renyi as _K
-from ..errors import NumericalError, ParameterError, ParameterTypeError
-from ._base import NoiseFamily, _is_scalar
+from ..errors import ParameterError, ParameterTypeError
+from ..guarantees import round_up
+from ._base import NoiseFamily, _generic_max_shift, _is_scalar
 
 __all__ = ["Custom"]
 
@@ -56,10 +76,11 @@ class Custom(NoiseFamily):
 
     Parameters: ``logpdf`` (vectorised callable), ``scale`` (> 0), ``symmetric`` (you assert
     logpdf(-x) = logpdf(x); checked on a grid), ``log_concave`` (you assert it; together with
-    ``symmetric`` this makes s_alpha non-decreasing in |v|, Pierquin et al. 2024, otherwise R
-    checks monotonicity on a grid), ``natural_norm`` (norm used by ``iid``; default 2),
+    ``log_concave`` (you assert it: s_alpha is then non-decreasing in |v| on each side),
+    ``log_lipschitz`` (you assert |log p(x) - log p(y)| <= L |x - y| for Z: a certified R
+    between grid points and a finite D_inf), ``natural_norm`` (norm used by ``iid``; default 2),
     ``name`` (for repr), ``breakpoints`` / ``spikes`` (declared structure, in units of Z; see
-    the module docstring).
+    the module docstring). R needs ``log_concave`` or ``log_lipschitz``.
 
     >>> import numpy as np
     >>> c = Custom(lambda x: -0.5 * x * x - 0.5 * np.log(2 * np.pi), symmetric=True, log_concave=True)
@@ -67,18 +88,21 @@ class Custom(NoiseFamily):
     1.0
     """
 
-    __slots__ = ("_logpdf", "_scale", "symmetric", "log_concave", "_norm", "name", "_breaks", "_declared")
+    __slots__ = ("_logpdf", "_scale", "symmetric", "log_concave", "log_lipschitz", "_norm", "name", "_breaks",
+                 "_declared")
     _param_names = ("name", "scale", "symmetric")
 
     def __init__(self, logpdf: Callable[[np.ndarray], np.ndarray], *, scale: float = 1.0,
-                 symmetric: bool = False, log_concave: bool = False, natural_norm: float = 2.0,
-                 name: str | None = None, breakpoints: Any = None, spikes: Any = None):
+                 symmetric: bool = False, log_concave: bool = False, log_lipschitz: float | None = None,
+                 natural_norm: float = 2.0, name: str | None = None, breakpoints: Any = None,
+                 spikes: Any = None):
         if not callable(logpdf):
             raise ParameterTypeError("logpdf", logpdf, "a vectorised callable x -> log density")
         self._logpdf = logpdf
         self._scale = V.positive("scale", scale)
         self.symmetric = bool(symmetric)
         self.log_concave = bool(log_concave)
+        self.log_lipschitz = None if log_lipschitz is None else V.positive("log_lipschitz", log_lipschitz)
         self._norm = V.real("natural_norm", natural_norm, lo=1.0, allow_inf=True,
                             expected="a norm order p >= 1 (inf allowed)")
         self.name = name if name is not None else getattr(logpdf, "__name__", "logpdf")
@@ -119,7 +143,8 @@ class Custom(NoiseFamily):
 
     # -- identity -------------------------------------------------------------------------
     def _key(self):
-        return (self._logpdf, self._scale, self.symmetric, self.log_concave, self._norm, self._breaks)
+        return (self._logpdf, self._scale, self.symmetric, self.log_concave, self.log_lipschitz, self._norm,
+                self._breaks)
 
     def __repr__(self) -> str:
         return f"Custom({self.name}, scale={self._scale!r}, symmetric={self.symmetric})"
@@ -138,11 +163,16 @@ class Custom(NoiseFamily):
 
     @property
     def _monotone_proved(self) -> bool:  # type: ignore[override]
-        return self.symmetric and self.log_concave
+        return self.log_concave
+
+    @property
+    def _pure_pp(self) -> bool:  # type: ignore[override]
+        return self.log_lipschitz is not None
 
     def _with_scale(self, scale: float) -> Custom:
         c = Custom(self._logpdf, scale=scale, symmetric=self.symmetric, log_concave=self.log_concave,
-                   natural_norm=self._norm, name=self.name, breakpoints=self._breaks)
+                   log_lipschitz=self.log_lipschitz, natural_norm=self._norm, name=self.name,
+                   breakpoints=self._breaks)
         if not self._declared:
             object.__setattr__(c, "_declared", False)
         return c
@@ -216,26 +246,33 @@ class Custom(NoiseFamily):
         out = np.empty(alpha.shape, dtype=np.float64)
         for i, (a, uu) in enumerate(zip(alpha.ravel(), u.ravel())):
             if math.isinf(a):
-                raise ParameterError("alpha", a, "a finite order for Custom noise (D_inf of a user density "
-                                                 "cannot be certified)")
+                if self.log_lipschitz is None:
+                    raise ParameterError("alpha", a, "a finite order for Custom noise (D_inf of a user density is "
+                                                     "certified only from a declared log_lipschitz=L)")
+                out.flat[i] = _d_inf_lipschitz(self.log_lipschitz, float(uu))
+                continue
             out.flat[i] = _K.custom_shift_divergence(self._safe, self.symmetric, float(a), float(uu), 1.0,
                                                      list(self._breaks))
         return out
 
-    def _R_flat(self, a: np.ndarray, z: np.ndarray) -> np.ndarray:
-        u = z / self._scale
-        val = self._shift_div(a, u)
-        if not self.symmetric:
-            val = np.maximum(val, self._shift_div(a, -u))
-        if not self._monotone_proved and a.size:
-            n = 8
-            for sign in ((1.0,) if self.symmetric else (1.0, -1.0)):
-                frac = np.arange(1, n) / n
-                g = self._shift_div(np.repeat(a, n - 1), (sign * u[:, None] * frac[None, :]).ravel())
-                g = g.reshape(a.size, n - 1)
-                endv = self._shift_div(a, sign * u)
-                g = np.concatenate([g, endv[:, None]], axis=1)
-                if (np.diff(g, axis=1) < -1e-12 * np.abs(g[:, 1:])).any():
-                    raise NumericalError(f"{self!r}: shift divergence not monotone on a grid; "
-                                         "R_alpha over the ball cannot be certified")
-        return val
+    def _max_shift(self, alpha: float, eps: float) -> float:
+        # the certified R (monotone in the radius by definition), not s_alpha at the boundary
+        return _generic_max_shift(lambda u: float(self._R_std(np.array([alpha]), np.array([u]))[0]), eps)
+
+    @property
+    def _log_lipschitz(self) -> float | None:  # type: ignore[override]
+        return self.log_lipschitz
+
+    _monotone_checked = False  # a user density: a grid of s_alpha proves nothing (issue 22)
+
+    def _refuse_R(self) -> None:
+        raise ParameterError("Custom", self.name, "log_concave=True or log_lipschitz=L declared before R_alpha "
+                             "(the sup of s_alpha over the shift ball) can be certified: samples of s_alpha "
+                             "cannot bound it between them")
+
+
+def _d_inf_lipschitz(L: float, u: float) -> float:
+    """D_inf(p(. - u) || p) <= L |u| for an L-log-Lipschitz density, rounded up."""
+    if math.isinf(u):
+        return math.inf
+    return round_up(L * abs(u), 2) if u != 0.0 else 0.0

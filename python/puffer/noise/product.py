@@ -12,7 +12,11 @@ natural norm:
   0 < t_1 < ... < t_n = z^p, q(t) <= q(t_{j+1}) on (t_j, t_{j+1}] (monotonicity), so the upper
   concave envelope h of the points (t_j, q(t_{j+1})), (t_n, q(t_n)) majorizes q; h is concave
   and non-decreasing, hence sum q(t_i) <= sum h(t_i) <= d h(z^p / d). When q is convex
-  (Lemma B.1's hypothesis) this returns s_alpha(zeta, z) up to the grid's first step.
+  (Lemma B.1's hypothesis) this returns s_alpha(zeta, z) up to the grid's first step. The cells
+  whose steps carry a chord above the best of two feasible vectors (one coordinate at z; all d
+  equal) at z^p / d are halved until the bound meets it within 1e-9 (96 rounds at most; the
+  fixed grid alone was up to 1.8x above the best feasible vector at d = 64). What is left is
+  the gap between the concave envelope of q and q itself (Jensen; <= 5 % in the tests' scan).
 """
 from __future__ import annotations
 
@@ -40,17 +44,20 @@ __all__ = ["IID"]
 _EXACT = {"Gaussian", "Laplace"}
 
 
-def _upper_concave_at(t: np.ndarray, q: np.ndarray, x0: float) -> float:
-    """Value at x0 of the upper concave envelope of the points (t, q) (t sorted, x0 in range)."""
-    left = t <= x0
-    right = t >= x0
-    ti, qi = t[left][:, None], q[left][:, None]
-    tj, qj = t[right][None, :], q[right][None, :]
+def _upper_concave_at(t: np.ndarray, q: np.ndarray, x0: float) -> tuple[float, list]:
+    """Value at x0 of the upper concave envelope of the points (t, q) (t sorted, x0 in range), with
+    the indices of the two points whose chord attains it."""
+    li = np.flatnonzero(t <= x0)
+    ri = np.flatnonzero(t >= x0)
+    ti, qi = t[li][:, None], q[li][:, None]
+    tj, qj = t[ri][None, :], q[ri][None, :]
     span = tj - ti
     with np.errstate(invalid="ignore", divide="ignore"):
         lam = np.where(span > 0, (x0 - ti) / span, 0.0)
     vals = np.where(span > 0, qi + lam * (qj - qi), np.maximum(qi, qj))
-    return float(vals.max())
+    k = int(np.argmax(vals))
+    a, b = divmod(k, vals.shape[1])
+    return float(vals.flat[k]), [int(li[a]), int(ri[b])]
 
 
 class IID:
@@ -149,20 +156,52 @@ class IID:
         if self.d == 1 or type(self.base).__name__ in _EXACT or z == 0.0:
             return float(self.base.R(alpha, z))
         p = float(self.natural_norm)
+        if math.isinf(p):   # ||v||_inf <= z: every coordinate up to z (s_alpha non-decreasing)
+            return round_up(self.d * float(self.base.R(alpha, z)), 8)
         T = z ** p
+        if not (T > 0 and math.isfinite(T)):
+            return math.inf if T == math.inf else round_up(self.d * float(self.base.R(alpha, z)), 8)
+        x0 = T / self.d
         g = np.unique(np.concatenate([np.geomspace(1e-12, 1.0, 48), np.linspace(0.0, 1.0, 33)[1:],
                                       np.array([1.0 / self.d])]))
         t = T * g
-        v = np.minimum(t ** (1.0 / p), z)
-        v[-1] = z
-        q = np.asarray(self.base.R(np.full(v.shape, alpha), v), dtype=np.float64)
+        t[-1] = T
+
+        def q_at(tt: np.ndarray) -> np.ndarray:
+            v = np.minimum(tt ** (1.0 / p), z)
+            v[tt >= T] = z
+            return np.asarray(self.base.R(np.full(v.shape, alpha), v), dtype=np.float64)
+
+        q = q_at(t)
         if not np.all(np.isfinite(q)):
             return math.inf
-        # step majorant: on (t_j, t_{j+1}] use q(t_{j+1}); at 0 (empty shift) the first value
-        pts_t = np.concatenate([[0.0], t])
-        pts_q = np.concatenate([q, [q[-1]]])  # (0, q(t_1)), (t_j, q(t_{j+1})), (t_n, q(t_n))
-        h = _upper_concave_at(pts_t, pts_q, T / self.d)
-        return round_up(max(self.d * h, float(q[-1])), 8)
+        # feasible shift vectors: one coordinate at z, or all d at (T / d)^(1/p)
+        lower = max(float(q[-1]), self.d * float(q_at(np.array([x0]))[0]))
+        bound = math.inf
+        for _ in range(96):
+            # step majorant: on (t_j, t_{j+1}] use q(t_{j+1}); at 0 (empty shift) the first value
+            pts_t = np.concatenate([[0.0], t])
+            pts_q = np.concatenate([q, [q[-1]]])  # (0, q(t_1)), (t_j, q(t_{j+1})), (t_n, q(t_n))
+            target = lower * (1.0 + 1e-9)
+            h, ks = _upper_concave_at(pts_t, pts_q, x0)
+            bound = min(bound, max(self.d * h, float(q[-1])))
+            if bound <= target:
+                break
+            # halve the two cells whose steps (q at their right end, placed at their left end) prop
+            # up the highest chord: pts index k covers (t_{k-1}, t_k] (t_{-1} = 0); the last point
+            # is exact
+            new = {0.5 * ((t[k - 1] if k > 0 else 0.0) + t[k]) for k in ks if k < t.size}
+            new = {x for x in new if 0.0 < x < T and x not in set(t.tolist())}
+            if not new:
+                break
+            tn = np.array(sorted(new))
+            qn = q_at(tn)
+            if not np.all(np.isfinite(qn)):
+                return math.inf
+            order = np.argsort(np.concatenate([t, tn]), kind="stable")
+            t = np.concatenate([t, tn])[order]
+            q = np.concatenate([q, qn])[order]
+        return round_up(bound, 8)
 
     def epsilon(self, alpha: Any, sensitivity: Any, *, out: np.ndarray | None = None):
         """GWM epsilon R_alpha(zeta^d, Delta) with Delta in the natural norm (Pierquin et al. 2024, Thm 3.3)."""
