@@ -10,6 +10,7 @@
 #include "common/errors.hpp"
 #include "common/parallel.hpp"
 #include "sampling/chacha20.hpp"
+#include "sampling/keyed_stream.hpp"
 #include "sampling/philox.hpp"
 #include "sampling/samplers.hpp"
 #include "sampling/secure.hpp"
@@ -48,6 +49,40 @@ void fill(int kind, double p0, double p1, std::uint32_t k0, std::uint32_t k1, st
     ps::fill_f64(kp, {k0, k1, word}, start, n, i, o, threads);
   } else {
     ps::fill_f32(kp, {k0, k1, word}, start, n, i, o, threads);
+  }
+}
+
+// A 32-byte secret as eight little-endian 32-bit words.
+ps::KeyedKey keyed_key(const py::bytes& key, std::uint32_t word) {
+  const std::string k = key;
+  if (k.size() != 32) throw puffer::InvalidArgument("key", std::to_string(k.size()) + " bytes", "32 bytes");
+  ps::KeyedKey out;
+  for (std::size_t i = 0; i < 8; ++i) {
+    std::uint32_t v = 0;
+    for (std::size_t b = 0; b < 4; ++b) v |= std::uint32_t(static_cast<unsigned char>(k[4 * i + b])) << (8 * b);
+    out.key[i] = v;
+  }
+  out.word = word;
+  return out;
+}
+
+template <class T>
+void fill_keyed(int kind, double p0, double p1, const py::bytes& key, std::uint32_t word, std::uint64_t start,
+                py::array out, py::object in, unsigned threads) {
+  const ps::KernelParams kp = ps::make_kernel_params(kind, p0, p1);
+  const ps::KeyedKey kk = keyed_key(key, word);
+  std::size_t n = 0, n_in = 0;
+  T* o = flat_ptr<T>(out, "out", true, n);
+  const T* i = nullptr;
+  if (!in.is_none()) {
+    i = flat_ptr<T>(in.cast<py::array>(), "values", false, n_in);
+    if (n_in != n) throw puffer::InvalidArgument("out", "size " + std::to_string(n), "size " + std::to_string(n_in));
+  }
+  py::gil_scoped_release release;
+  if constexpr (std::is_same_v<T, double>) {
+    ps::fill_keyed_f64(kp, kk, start, n, i, o, threads);
+  } else {
+    ps::fill_keyed_f32(kp, kk, start, n, i, o, threads);
   }
 }
 
@@ -92,6 +127,25 @@ PUFFER_BIND_SUBMODULE(sampling, m) {
         py::arg("word"), py::arg("start"), py::arg("out"), py::arg("values") = py::none(), py::arg("threads") = 0);
   m.def("fill_f32", &fill<float>, py::arg("kind"), py::arg("p0"), py::arg("p1"), py::arg("k0"), py::arg("k1"),
         py::arg("word"), py::arg("start"), py::arg("out"), py::arg("values") = py::none(), py::arg("threads") = 0);
+  m.def("fill_keyed_f64", &fill_keyed<double>, py::arg("kind"), py::arg("p0"), py::arg("p1"), py::arg("key"),
+        py::arg("word"), py::arg("start"), py::arg("out"), py::arg("values") = py::none(), py::arg("threads") = 0,
+        "Keyed ChaCha20 stream (sampling/keyed_stream.hpp): out = values + X[start:start+n]; key: 32 secret bytes.");
+  m.def("fill_keyed_f32", &fill_keyed<float>, py::arg("kind"), py::arg("p0"), py::arg("p1"), py::arg("key"),
+        py::arg("word"), py::arg("start"), py::arg("out"), py::arg("values") = py::none(), py::arg("threads") = 0);
+  m.def("keyed_pair_words",
+        [](const py::bytes& key, std::uint32_t word, std::uint64_t block) {
+          return ps::keyed_pair_words(keyed_key(key, word), block);
+        },
+        py::arg("key"), py::arg("word"), py::arg("block"),
+        "The eight 64-bit words of pair-layout block `block` (scalar reference, for tests).");
+  m.def("keyed_reject_words",
+        [](const py::bytes& key, std::uint32_t word, std::uint32_t tag, std::uint64_t index, std::uint32_t attempt) {
+          puffer::require(tag == 1 || tag == 2, "tag", tag, "1 (Student-t) or 2 (generalized Gaussian)");
+          puffer::require(attempt <= ps::kKeyedMaxAttempt, "attempt", attempt, "an attempt < 2^30");
+          return ps::keyed_reject_words(keyed_key(key, word), tag, index, attempt);
+        },
+        py::arg("key"), py::arg("word"), py::arg("tag"), py::arg("index"), py::arg("attempt"),
+        "The eight 64-bit words of attempt `attempt` of value `index` (rejection layouts; for tests).");
   m.def("fill_constant",
         [](py::array out, double value, unsigned threads) {
           // The memory-write ceiling the benchmark compares against: the same pool, the same

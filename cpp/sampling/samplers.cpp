@@ -26,6 +26,7 @@
 #include <cstring>
 
 #include "common/errors.hpp"
+#include "sampling/keyed_stream.hpp"
 #include "sampling/philox.hpp"
 #include "sampling/samplers.hpp"
 
@@ -294,11 +295,31 @@ HWY_INLINE VF Candidate(const KernelParams& p, StreamKey key, VU idx, VU att, hn
 // slowest lane: a first pass tries attempt 0 for a batch of B = 4N consecutive values; rejected
 // values go to a pending list that is retried B at a time (compaction), so each pass does full
 // work. The bookkeeping is branch-free so independent vectors overlap in the pipeline.
-template <int K, class T>
-void RunReject(const KernelParams& p, StreamKey key, std::uint64_t start, std::size_t n, const T* in, T* out) {
+// Sources of one batch of B = kReject * Lanes candidates for the rejection loop below: lane l is
+// attempt ba[l] of value bi[l]; writes the candidate to vals[l] and 1.0/0.0 (accepted) to okv[l].
+constexpr std::size_t kReject = 4;
+struct PhiloxSource {
+  StreamKey key;
+  template <int K>
+  HWY_INLINE void Batch(const KernelParams& p, const std::uint64_t* bi, const std::uint64_t* ba, double* vals,
+                        double* okv) const {
+    const DF df;
+    const DU du;
+    const std::size_t N = hn::Lanes(df);
+    for (std::size_t u = 0; u < kReject; ++u) {
+      hn::Mask<DF> ok;
+      const VF c = Candidate<K>(p, key, hn::Load(du, bi + u * N), hn::Load(du, ba + u * N), ok);
+      hn::Store(c, df, vals + u * N);
+      hn::Store(hn::IfThenElseZero(ok, hn::Set(df, 1.0)), df, okv + u * N);
+    }
+  }
+};
+
+template <int K, class T, class Src>
+void RunReject(const KernelParams& p, const Src& src, std::uint64_t start, std::size_t n, const T* in, T* out) {
   const DF df;
   const DU du;
-  constexpr std::size_t kU = 4;
+  constexpr std::size_t kU = kReject;
   constexpr std::size_t kMax = kU * HWY_MAX_BYTES / sizeof(double);
   const std::size_t N = hn::Lanes(df), B = kU * N;
   HWY_ALIGN double vals[kMax];
@@ -309,12 +330,7 @@ void RunReject(const KernelParams& p, StreamKey key, std::uint64_t start, std::s
   const std::uint64_t end = start + n;
   // Candidates for the B lanes in bi/ba; the first m are real, the rest padding.
   auto run = [&](std::size_t m) {
-    for (std::size_t u = 0; u < kU; ++u) {
-      hn::Mask<DF> ok;
-      const VF c = Candidate<K>(p, key, hn::Load(du, bi + u * N), hn::Load(du, ba + u * N), ok);
-      hn::Store(c, df, vals + u * N);
-      hn::Store(hn::IfThenElseZero(ok, hn::Set(df, 1.0)), df, okv + u * N);
-    }
+    src.template Batch<K>(p, bi, ba, vals, okv);
     for (std::size_t l = 0; l < m; ++l) {
       const std::size_t j = std::size_t(bi[l] - start);
       const bool ok = okv[l] != 0.0;
@@ -413,8 +429,8 @@ void Run(const KernelParams& p, StreamKey key, std::uint64_t start, std::size_t 
     case Kind::Cauchy: return RunKind<int(Kind::Cauchy), T>(p, key, start, n, in, out);
     case Kind::Logistic: return RunKind<int(Kind::Logistic), T>(p, key, start, n, in, out);
     case Kind::StudentT:
-    case Kind::GenCauchy: return RunReject<int(Kind::StudentT), T>(p, key, start, n, in, out);
-    case Kind::GenGaussian: return RunReject<int(Kind::GenGaussian), T>(p, key, start, n, in, out);
+    case Kind::GenCauchy: return RunReject<int(Kind::StudentT), T>(p, PhiloxSource{key}, start, n, in, out);
+    case Kind::GenGaussian: return RunReject<int(Kind::GenGaussian), T>(p, PhiloxSource{key}, start, n, in, out);
   }
 }
 
@@ -425,6 +441,164 @@ void RunF64(const KernelParams& p, StreamKey key, std::uint64_t start, std::size
 void RunF32(const KernelParams& p, StreamKey key, std::uint64_t start, std::size_t n, const float* in,
             float* out) {
   Run<float>(p, key, start, n, in, out);
+}
+
+// ---- keyed ChaCha20 streams (layout in keyed_stream.hpp). One vector lane = one block.
+#if HWY_TARGET == HWY_SCALAR
+using D32 = hn::Rebind<std::uint32_t, DU>;  // one-lane vectors only
+#else
+using D32 = hn::Repartition<std::uint32_t, DU>;  // 2 x Lanes(DU) blocks per call
+#endif
+using V32 = hn::Vec<D32>;
+constexpr std::size_t kMaxL32 = HWY_MAX_BYTES / sizeof(std::uint32_t);
+
+HWY_INLINE void QuarterRound(V32& a, V32& b, V32& c, V32& d) {
+  a = hn::Add(a, b); d = hn::RotateRight<16>(hn::Xor(d, a));  // rotl 16
+  c = hn::Add(c, d); b = hn::RotateRight<20>(hn::Xor(b, c));  // rotl 12
+  a = hn::Add(a, b); d = hn::RotateRight<24>(hn::Xor(d, a));  // rotl 8
+  c = hn::Add(c, d); b = hn::RotateRight<25>(hn::Xor(b, c));  // rotl 7
+}
+
+// Lanes(D32) RFC 8439 blocks at once, lane l with input words (w12, w13, w14) = lane l of
+// (c12, c13, c14); x[r * L + l] = output word r of lane l's block.
+HWY_INLINE void ChaChaLanes(const KeyedKey& k, V32 c12, V32 c13, V32 c14, std::uint32_t* HWY_RESTRICT x) {
+  const D32 d;
+  const std::size_t L = hn::Lanes(d);
+  V32 s[16];
+  s[0] = hn::Set(d, 0x61707865u);
+  s[1] = hn::Set(d, 0x3320646eu);
+  s[2] = hn::Set(d, 0x79622d32u);
+  s[3] = hn::Set(d, 0x6b206574u);
+  for (int i = 0; i < 8; ++i) s[4 + i] = hn::Set(d, k.key[std::size_t(i)]);
+  s[12] = c12;
+  s[13] = c13;
+  s[14] = c14;
+  s[15] = hn::Set(d, k.word);
+  V32 v[16];
+  for (int i = 0; i < 16; ++i) v[i] = s[i];
+  for (int r = 0; r < 10; ++r) {
+    QuarterRound(v[0], v[4], v[8], v[12]);
+    QuarterRound(v[1], v[5], v[9], v[13]);
+    QuarterRound(v[2], v[6], v[10], v[14]);
+    QuarterRound(v[3], v[7], v[11], v[15]);
+    QuarterRound(v[0], v[5], v[10], v[15]);
+    QuarterRound(v[1], v[6], v[11], v[12]);
+    QuarterRound(v[2], v[7], v[8], v[13]);
+    QuarterRound(v[3], v[4], v[9], v[14]);
+  }
+  for (int i = 0; i < 16; ++i) hn::Store(hn::Add(v[i], s[i]), d, x + std::size_t(i) * L);
+}
+
+// 64-bit word k of lane l's block: x[2k] | x[2k+1] << 32 (little-endian keystream).
+HWY_INLINE std::uint64_t Word64(const std::uint32_t* x, std::size_t L, std::size_t l, std::size_t k) {
+  return std::uint64_t(x[2 * k * L + l]) | (std::uint64_t(x[(2 * k + 1) * L + l]) << 32);
+}
+
+// Values 8 j0 .. 8 (j0 + L) - 1 of the pair layout (blocks j0 .. j0 + L - 1) into dst.
+template <int K>
+HWY_INLINE void KeyedPairGroup(const KernelParams& p, const KeyedKey& key, std::uint64_t j0,
+                               double* HWY_RESTRICT dst) {
+  const D32 d32;
+  const DU du;
+  const DF df;
+  const std::size_t L = hn::Lanes(d32), N = hn::Lanes(df);
+  HWY_ALIGN std::uint32_t x[16 * kMaxL32];
+  HWY_ALIGN std::uint64_t w[8 * kMaxL32];
+  const V32 lo = hn::Iota(d32, std::uint32_t(j0));  // wraps mod 2^32: carry into w13 below
+  const V32 carry = hn::IfThenElseZero(hn::Lt(lo, hn::Set(d32, std::uint32_t(j0))), hn::Set(d32, 1u));
+  ChaChaLanes(key, lo, hn::Add(hn::Set(d32, std::uint32_t(j0 >> 32)), carry), hn::Zero(d32), x);
+  for (std::size_t l = 0; l < L; ++l)
+    for (std::size_t k = 0; k < 8; ++k) w[8 * l + k] = Word64(x, L, l, k);
+  for (std::size_t o = 0; o < 8 * L; o += 2 * N) {
+    VU w0, w1;
+    hn::LoadInterleaved2(du, w + o, w0, w1);  // value o + 2m takes w[o + 2m], value o + 2m + 1 w[o + 2m + 1]
+    VF a, b;
+    PairValues<K>(p, w0, w1, a, b);
+    hn::StoreInterleaved2(a, b, df, dst + o);
+  }
+}
+
+template <int K, class T>
+void RunKeyedPair(const KernelParams& p, const KeyedKey& key, std::uint64_t start, std::size_t n, const T* in,
+                  T* out) {
+  const std::size_t G = 8 * hn::Lanes(D32());
+  HWY_ALIGN double tmp[8 * kMaxL32] = {};  // (zeroed: silences a false -Wmaybe-uninitialized on SCALAR)
+  std::uint64_t i = start;
+  const std::uint64_t end = start + n;
+  while (i < end) {
+    const std::uint64_t g0 = i - i % G;  // groups aligned to absolute positions
+    const std::uint64_t stop = std::min<std::uint64_t>(end, g0 + G);
+    KeyedPairGroup<K>(p, key, g0 / 8, tmp);
+    for (; i < stop; ++i) {
+      const std::size_t j = std::size_t(i - start);
+      out[j] = T((in ? double(in[j]) : 0.0) + tmp[i - g0]);
+    }
+  }
+}
+
+// Rejection candidates from the keyed blocks (value bi[l], attempt ba[l]) of layout tag.
+struct KeyedSource {
+  const KeyedKey& key;
+  template <int K>
+  HWY_INLINE void Batch(const KernelParams& p, const std::uint64_t* bi, const std::uint64_t* ba, double* vals,
+                        double* okv) const {
+    const D32 d32;
+    const DU du;
+    const DF df;
+    const std::size_t L = hn::Lanes(d32), N = hn::Lanes(df), B = kReject * N;
+    constexpr std::size_t kB = kReject * HWY_MAX_BYTES / sizeof(double);
+    constexpr std::uint32_t tag = K == int(Kind::GenGaussian) ? 2u : 1u;
+    constexpr std::size_t nw = K == int(Kind::GenGaussian) ? 4 : 2;
+    HWY_ALIGN std::uint32_t c12[kB], c13[kB], c14[kB];
+    HWY_ALIGN std::uint32_t x[16 * kMaxL32];
+    HWY_ALIGN std::uint64_t w[4][kB];
+    for (std::size_t l = 0; l < B; ++l) {
+      c12[l] = std::uint32_t(bi[l]);
+      c13[l] = std::uint32_t(bi[l] >> 32);
+      c14[l] = (tag << kKeyedTagShift) | std::uint32_t(ba[l]);  // ba < 4001 (RunReject's cap)
+    }
+    for (std::size_t b0 = 0; b0 < B; b0 += L) {
+      ChaChaLanes(key, hn::Load(d32, c12 + b0), hn::Load(d32, c13 + b0), hn::Load(d32, c14 + b0), x);
+      for (std::size_t l = 0; l < L && b0 + l < B; ++l)
+        for (std::size_t k = 0; k < nw; ++k) w[k][b0 + l] = Word64(x, L, l, k);
+    }
+    for (std::size_t u = 0; u < kReject; ++u) {
+      hn::Mask<DF> ok;
+      VF c;
+      if constexpr (K == int(Kind::GenGaussian)) {
+        c = GenGaussCandidate(p, hn::Load(du, w[0] + u * N), hn::Load(du, w[1] + u * N), hn::Load(du, w[2] + u * N),
+                              hn::Load(du, w[3] + u * N), ok);
+      } else {
+        c = StudentCandidate(p, hn::Load(du, w[0] + u * N), hn::Load(du, w[1] + u * N), ok);
+      }
+      hn::Store(c, df, vals + u * N);
+      hn::Store(hn::IfThenElseZero(ok, hn::Set(df, 1.0)), df, okv + u * N);
+    }
+  }
+};
+
+template <class T>
+void RunKeyed(const KernelParams& p, const KeyedKey& key, std::uint64_t start, std::size_t n, const T* in, T* out) {
+  switch (Kind(p.kind)) {
+    case Kind::Uniform: return RunKeyedPair<int(Kind::Uniform), T>(p, key, start, n, in, out);
+    case Kind::Exponential: return RunKeyedPair<int(Kind::Exponential), T>(p, key, start, n, in, out);
+    case Kind::Laplace: return RunKeyedPair<int(Kind::Laplace), T>(p, key, start, n, in, out);
+    case Kind::Gaussian: return RunKeyedPair<int(Kind::Gaussian), T>(p, key, start, n, in, out);
+    case Kind::Cauchy: return RunKeyedPair<int(Kind::Cauchy), T>(p, key, start, n, in, out);
+    case Kind::Logistic: return RunKeyedPair<int(Kind::Logistic), T>(p, key, start, n, in, out);
+    case Kind::StudentT:
+    case Kind::GenCauchy: return RunReject<int(Kind::StudentT), T>(p, KeyedSource{key}, start, n, in, out);
+    case Kind::GenGaussian: return RunReject<int(Kind::GenGaussian), T>(p, KeyedSource{key}, start, n, in, out);
+  }
+}
+
+void RunKeyedF64(const KernelParams& p, const KeyedKey& key, std::uint64_t start, std::size_t n, const double* in,
+                 double* out) {
+  RunKeyed<double>(p, key, start, n, in, out);
+}
+void RunKeyedF32(const KernelParams& p, const KeyedKey& key, std::uint64_t start, std::size_t n, const float* in,
+                 float* out) {
+  RunKeyed<float>(p, key, start, n, in, out);
 }
 
 }  // namespace HWY_NAMESPACE
@@ -445,17 +619,21 @@ namespace {
 
 using F64Fn = void (*)(const KernelParams&, StreamKey, std::uint64_t, std::size_t, const double*, double*);
 using F32Fn = void (*)(const KernelParams&, StreamKey, std::uint64_t, std::size_t, const float*, float*);
+using KF64Fn = void (*)(const KernelParams&, const KeyedKey&, std::uint64_t, std::size_t, const double*, double*);
+using KF32Fn = void (*)(const KernelParams&, const KeyedKey&, std::uint64_t, std::size_t, const float*, float*);
 struct Target {
   std::int64_t bit;
   F64Fn f64;
   F32Fn f32;
+  KF64Fn kf64;
+  KF32Fn kf32;
 };
 
 // Every target compiled into this file, best first.
 const std::vector<Target>& compiled() {
   static const std::vector<Target> t = [] {
     std::vector<Target> v;
-#define PUFFER_ADD_TARGET(TGT, NS) v.push_back({TGT, &NS::RunF64, &NS::RunF32});
+#define PUFFER_ADD_TARGET(TGT, NS) v.push_back({TGT, &NS::RunF64, &NS::RunF32, &NS::RunKeyedF64, &NS::RunKeyedF32});
 #if HWY_TARGETS & HWY_AVX3_DL
     PUFFER_ADD_TARGET(HWY_AVX3_DL, N_AVX3_DL)
 #endif
@@ -525,8 +703,8 @@ const Target& current() {
 
 constexpr std::size_t kTask = std::size_t(1) << 15;  // values per task (even: pair layout)
 
-template <class T, class Fn>
-void fill_any(Fn fn, const KernelParams& p, StreamKey key, std::uint64_t start, std::size_t n, const T* in,
+template <class T, class Fn, class Key>
+void fill_any(Fn fn, const KernelParams& p, const Key& key, std::uint64_t start, std::size_t n, const T* in,
               T* out, unsigned threads) {
   require(threads <= 1024, "threads", threads, "0 (all cores) to 1024");
   require(out != nullptr || n == 0, "out", "null", "a buffer");
@@ -597,6 +775,15 @@ void fill_f64(const KernelParams& p, StreamKey key, std::uint64_t start, std::si
 void fill_f32(const KernelParams& p, StreamKey key, std::uint64_t start, std::size_t n, const float* in,
               float* out, unsigned threads) {
   fill_any<float>(current().f32, p, key, start, n, in, out, threads);
+}
+
+void fill_keyed_f64(const KernelParams& p, const KeyedKey& key, std::uint64_t start, std::size_t n,
+                    const double* in, double* out, unsigned threads) {
+  fill_any<double>(current().kf64, p, key, start, n, in, out, threads);
+}
+void fill_keyed_f32(const KernelParams& p, const KeyedKey& key, std::uint64_t start, std::size_t n,
+                    const float* in, float* out, unsigned threads) {
+  fill_any<float>(current().kf32, p, key, start, n, in, out, threads);
 }
 
 std::vector<std::string> simd_targets() {

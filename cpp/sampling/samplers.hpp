@@ -1,4 +1,6 @@
-// Vectorised, multi-threaded, counter-based noise samplers (issue 5).
+// Vectorised, multi-threaded, counter-based noise samplers (issue 5). The same transforms also
+// run on keyed ChaCha20 words for published noise (keyed_stream.hpp); this header's layouts
+// are those of the Philox streams used by rng= experiments.
 //
 // Stream model: a stream is (key k0,k1, word w) = 96 bits. Philox4x32-10 block for counter
 // (c0,c1,c2,c3) = (index lo, index hi, sub, w). Two layouts, fixed per distribution:

@@ -19,7 +19,10 @@ Streams and ``rng=``
     * a ``numpy.random.Generator``: 128 bits are drawn from it (``integers(0, 2**32, 4)``) and
       used as the entropy of a ``SeedSequence`` -- the Generator advances, so successive calls
       give different noise, reproducibly for a seeded Generator;
-    * a :class:`Stream`: used and advanced.
+    * a :class:`Stream`: used and advanced;
+    * a :class:`KeyedStream` (:func:`draw`, :func:`sample`, :func:`add_noise` only): the keyed
+      ChaCha20 generator behind published noise (:func:`puffer.io.release_stream`), used and
+      advanced. Philox streams are for experiments; published noise comes from keyed streams.
 
     ``Stream.spawn(n)`` returns ``n`` independent child streams (``SeedSequence.spawn``) for
     parallel or distributed use (Spark partitions, Dask tasks): give each partition its own
@@ -82,7 +85,7 @@ from . import _core
 from . import _validate as V
 from .errors import ParameterError, ParameterTypeError
 
-__all__ = ["Stream", "draw", "sample", "add_noise", "simd_targets", "simd_target",
+__all__ = ["Stream", "KeyedStream", "draw", "sample", "add_noise", "simd_targets", "simd_target",
            "set_simd_target", "KINDS", "MAX_THREADS"]
 
 #: The largest ``threads=`` a kernel accepts (an error above it). If the system refuses to start
@@ -174,14 +177,116 @@ class Stream:
             self._position = start + n
         return self._k0, self._k1, self._word | (_LAYOUT[kind_code] << _LAYOUT_SHIFT), start
 
+    def _reserve(self, n: int) -> int:
+        """The first of the next ``n`` positions (the position advances by ``n``)."""
+        return self._take(0, n)[3]
+
+    def _fill_at(self, code: int, p0: float, p1: float, start: int, out: np.ndarray, values: np.ndarray | None,
+                 threads: int) -> None:
+        """``out = values + X[start : start + out.size]`` (the core kernel; position unchanged)."""
+        word = self._word | (_LAYOUT[code] << _LAYOUT_SHIFT)
+        fn = _C.fill_f64 if out.dtype == np.float64 else _C.fill_f32
+        fn(code, p0, p1, self._k0, self._k1, word, start, out, values, threads)
+
     def __repr__(self) -> str:
         return f"Stream(entropy={self._ss.entropy!r}, spawn_key={self._ss.spawn_key}, position={self.position})"
 
 
-def as_stream(rng: Any) -> Stream:
-    """The :class:`Stream` a ``rng=`` argument stands for (see the module docstring)."""
+class KeyedStream:
+    """A keyed ChaCha20 noise stream with a position: the generator behind published noise.
+
+    ``KeyedStream(key, word=0)`` with ``key`` 32 **secret** bytes (a 256-bit ChaCha20 key, RFC
+    8439) and ``word`` a public 32-bit domain separator. Value ``i`` of the stream is computed
+    from the ChaCha20 blocks of index ``i`` (layout in ``cpp/sampling/keyed_stream.hpp``) with the
+    same variate transforms as :class:`Stream`, so it depends only on (key, word, i): bitwise
+    identical for any ``threads`` and ``chunk``. Unlike Philox, ChaCha20 is a cryptographic
+    generator: whoever knows some values of the stream (the noise of their own rows) learns
+    nothing about the other values without the key.
+
+    :func:`puffer.io.release_stream` derives these per (release key, nonce, column). The key
+    travels with the object: a pickled ``KeyedStream`` contains it, so ship one only to trusted
+    workers (as the release :class:`puffer.io.Key` itself); its repr never shows it. Accepted as
+    ``rng=`` by :func:`add_noise`, :func:`draw` and :func:`sample` only (the Philox-only samplers
+    refuse it).
+
+    >>> import numpy as np, puffer
+    >>> s = puffer.sampling.KeyedStream(bytes(range(32)))
+    >>> a = puffer.add_noise(np.zeros(3), ("laplace", {"b": 1.0}), rng=s)
+    >>> s.position
+    3
+    >>> s.position = 0
+    >>> bool(np.array_equal(a, puffer.add_noise(np.zeros(3), ("laplace", {"b": 1.0}), rng=s, threads=1)))
+    True
+    """
+
+    __slots__ = ("_key", "_word", "_position", "_lock")
+
+    def __init__(self, key: bytes, *, word: int = 0):
+        if not isinstance(key, (bytes, bytearray)):
+            raise ParameterTypeError("key", type(key).__name__, "32 secret bytes (a 256-bit ChaCha20 key)")
+        if len(key) != 32:
+            raise ParameterError("key", f"{len(key)} bytes", "32 secret bytes (a 256-bit ChaCha20 key)")
+        self._key = bytes(key)
+        self._word = V.integer("word", word, lo=0, hi=2 ** 32 - 1)
+        self._position = 0
+        self._lock = threading.Lock()
+
+    def __getstate__(self):
+        return (self._key, self._word, self._position)
+
+    def __setstate__(self, state):
+        self.__init__(state[0], word=state[1])
+        self.position = state[2]
+
+    @property
+    def position(self) -> int:
+        """Index of the next value drawn; settable to replay or skip (0 <= position < 2^64)."""
+        return self._position
+
+    @position.setter
+    def position(self, value: int) -> None:
+        self._position = V.integer("position", value, lo=0, hi=2 ** 64 - 1)
+
+    @property
+    def word(self) -> int:
+        return self._word
+
+    def _reserve(self, n: int) -> int:
+        with self._lock:
+            start = self._position
+            if start + n >= 1 << 64:
+                raise ParameterError("size", n, "a draw that keeps the stream position below 2^64")
+            self._position = start + n
+        return start
+
+    def _fill_at(self, code: int, p0: float, p1: float, start: int, out: np.ndarray, values: np.ndarray | None,
+                 threads: int) -> None:
+        fn = _C.fill_keyed_f64 if out.dtype == np.float64 else _C.fill_keyed_f32
+        fn(code, p0, p1, self._key, self._word, start, out, values, threads)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, KeyedStream):
+            return NotImplemented
+        return (self._key, self._word, self._position) == (other._key, other._word, other._position)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable position
+
+    def __repr__(self) -> str:
+        return f"KeyedStream(key=<secret>, word={self._word}, position={self._position})"
+
+
+def as_stream(rng: Any, *, keyed: bool = False) -> Any:
+    """The :class:`Stream` a ``rng=`` argument stands for (see the module docstring).
+
+    ``keyed=True``: a :class:`KeyedStream` is accepted too (the samplers of this module);
+    elsewhere it is refused, since those callers need a Philox stream (spawn, seed sequence)."""
     if isinstance(rng, Stream):
         return rng
+    if isinstance(rng, KeyedStream):
+        if keyed:
+            return rng
+        raise ParameterTypeError("rng", rng, "None, an int, a numpy SeedSequence or Generator, or a "
+                                 "puffer.sampling.Stream (a KeyedStream is for add_noise/draw/sample only)")
     if isinstance(rng, np.random.Generator):
         return Stream(np.random.SeedSequence([int(v) for v in rng.integers(0, 2**32, size=4, dtype=np.uint32)]))
     return Stream(rng)
@@ -269,7 +374,7 @@ def _check_out(out: Any, dtype: np.dtype | None, shape: tuple[int, ...] | None, 
     return out
 
 
-def _fill(code: int, p0: float, p1: float, stream: Stream, out: np.ndarray, values: np.ndarray | None,
+def _fill(code: int, p0: float, p1: float, stream: Stream | KeyedStream, out: np.ndarray, values: np.ndarray | None,
           threads: int, chunk: int) -> None:
     """Fill/add in chunks of `chunk` values; the stream positions make chunking invisible."""
     flat_out = out.reshape(-1)
@@ -279,12 +384,11 @@ def _fill(code: int, p0: float, p1: float, stream: Stream, out: np.ndarray, valu
         bad = _C.first_nonfinite(flat_in, threads)
         if bad >= 0:
             raise ParameterError("values", f"non-finite value {flat_in[bad]} at flat index {bad}", "finite values")
-    k0, k1, word, start = stream._take(code, n)
-    fn = _C.fill_f64 if out.dtype == np.float64 else _C.fill_f32
+    start = stream._reserve(n)
     for lo in range(0, n, chunk):
         hi = min(n, lo + chunk)
         vin = None if flat_in is None else flat_in[lo:hi]
-        fn(code, p0, p1, k0, k1, word, start + lo, flat_out[lo:hi], vin, threads)
+        stream._fill_at(code, p0, p1, start + lo, flat_out[lo:hi], vin, threads)
 
 
 def draw(kind: str, params: Mapping[str, Any] | None = None, size: int | tuple[int, ...] | None = None, *,
@@ -303,7 +407,7 @@ def draw(kind: str, params: Mapping[str, Any] | None = None, size: int | tuple[i
     code, p0, p1 = _params(kind, params)
     thr = _threads(threads)
     ch = _DEFAULT_CHUNK if chunk is None else V.integer("chunk", chunk, lo=1)
-    stream = as_stream(rng)
+    stream = as_stream(rng, keyed=True)
     if out is not None:
         if not isinstance(out, np.ndarray):
             raise ParameterTypeError("out", out, "a numpy.ndarray")
@@ -375,7 +479,7 @@ def add_noise(values: Any, noise: Any, *, rng: Any = None, out: np.ndarray | Non
     code, p0, p1 = _params(kind, params)
     thr = _threads(threads)
     ch = _DEFAULT_CHUNK if chunk is None else V.integer("chunk", chunk, lo=1)
-    stream = as_stream(rng)
+    stream = as_stream(rng, keyed=True)
     # bool and inexact integers refused; a pandas Series / DataFrame comes back as one
     src, wrap = V.release_values("values", values)
     if out is None:

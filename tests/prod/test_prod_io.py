@@ -114,7 +114,7 @@ def test_ledger_matches_mechanism_guarantee(tmp_path, fw_file):
         assert e["framework"] == m.framework.digest()
         assert e["scale"] == m.noise.scale and e["noise"]["family"] == type(m.noise).__name__
         assert e["rows"] == 1000 and e["columns"] == ["x"] and e["puffer_version"] == puffer.__version__
-        assert e["rng"]["mode"] == "keyed-philox" and e["unit"]["mode"] == "answers"
+        assert e["rng"]["mode"] == "keyed-chacha20" and e["unit"]["mode"] == "answers"
         assert e["framework_description"]["config"]["model"] == FRAMEWORK["model"]
         assert e["output_sha256"] == "sha256:" + sha(tmp_path / ("a.parquet" if label.startswith("W") else "b.parquet"))
     # the noise is the mechanism's: same as Mechanism.release with the column's stream

@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['Kind', 'LAYOUT_SHIFT', 'Layout', 'STATIC_TARGET_ONLY', 'chacha20_block', 'fill_constant', 'fill_f32', 'fill_f64', 'first_nonfinite', 'layout_of', 'philox4x32_10', 'secure_add', 'secure_sample', 'set_simd_target', 'simd_target', 'simd_targets']
+__all__: list[str] = ['Kind', 'LAYOUT_SHIFT', 'Layout', 'STATIC_TARGET_ONLY', 'chacha20_block', 'fill_constant', 'fill_f32', 'fill_f64', 'fill_keyed_f32', 'fill_keyed_f64', 'first_nonfinite', 'keyed_pair_words', 'keyed_reject_words', 'layout_of', 'philox4x32_10', 'secure_add', 'secure_sample', 'set_simd_target', 'simd_target', 'simd_targets']
 class Kind:
     """
     sampler kinds (sampling/samplers.hpp)
@@ -186,8 +186,22 @@ def fill_f32(kind: typing.SupportsInt | typing.SupportsIndex, p0: typing.Support
     ...
 def fill_f64(kind: typing.SupportsInt | typing.SupportsIndex, p0: typing.SupportsFloat | typing.SupportsIndex, p1: typing.SupportsFloat | typing.SupportsIndex, k0: typing.SupportsInt | typing.SupportsIndex, k1: typing.SupportsInt | typing.SupportsIndex, word: typing.SupportsInt | typing.SupportsIndex, start: typing.SupportsInt | typing.SupportsIndex, out: numpy.ndarray, values: typing.Any = None, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
     ...
+def fill_keyed_f32(kind: typing.SupportsInt | typing.SupportsIndex, p0: typing.SupportsFloat | typing.SupportsIndex, p1: typing.SupportsFloat | typing.SupportsIndex, key: bytes, word: typing.SupportsInt | typing.SupportsIndex, start: typing.SupportsInt | typing.SupportsIndex, out: numpy.ndarray, values: typing.Any = None, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
+    ...
+def fill_keyed_f64(kind: typing.SupportsInt | typing.SupportsIndex, p0: typing.SupportsFloat | typing.SupportsIndex, p1: typing.SupportsFloat | typing.SupportsIndex, key: bytes, word: typing.SupportsInt | typing.SupportsIndex, start: typing.SupportsInt | typing.SupportsIndex, out: numpy.ndarray, values: typing.Any = None, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
+    """
+    Keyed ChaCha20 stream (sampling/keyed_stream.hpp): out = values + X[start:start+n]; key: 32 secret bytes.
+    """
 def first_nonfinite(values: numpy.ndarray, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> int:
     ...
+def keyed_pair_words(key: bytes, word: typing.SupportsInt | typing.SupportsIndex, block: typing.SupportsInt | typing.SupportsIndex) -> typing.Annotated[list[int], "FixedSize(8)"]:
+    """
+    The eight 64-bit words of pair-layout block `block` (scalar reference, for tests).
+    """
+def keyed_reject_words(key: bytes, word: typing.SupportsInt | typing.SupportsIndex, tag: typing.SupportsInt | typing.SupportsIndex, index: typing.SupportsInt | typing.SupportsIndex, attempt: typing.SupportsInt | typing.SupportsIndex) -> typing.Annotated[list[int], "FixedSize(8)"]:
+    """
+    The eight 64-bit words of attempt `attempt` of value `index` (rejection layouts; for tests).
+    """
 def layout_of(kind: Kind) -> Layout:
     """
     the counter-word layout a sampler kind draws with
@@ -215,4 +229,4 @@ def simd_targets() -> list[str]:
     SIMD targets compiled in and supported by this CPU, best first.
     """
 LAYOUT_SHIFT: int = 30
-STATIC_TARGET_ONLY: bool = False
+STATIC_TARGET_ONLY: bool = True

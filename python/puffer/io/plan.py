@@ -246,7 +246,7 @@ def add_rows(plan: NoisePlan, values: np.ndarray, stream: Any, rows: Any, *, val
     its stream position, so other rows are unaffected). ``stream`` None means secure mode.
     """
     from .. import _core
-    from ..sampling import _LAYOUT, _LAYOUT_SHIFT, KINDS, _params, _threads
+    from ..sampling import KINDS, _params, _threads
 
     src = np.asarray(values)
     # a fresh array with numpy's canonical dtype object: arrays unpickled in a worker carry an
@@ -279,8 +279,6 @@ def add_rows(plan: NoisePlan, values: np.ndarray, stream: Any, rows: Any, *, val
         return x
     code, p0, p1 = _params(plan.kind, plan.params)
     assert KINDS[plan.kind][0] == code
-    k0, k1, word = stream._k0, stream._k1, stream._word | (_LAYOUT[code] << _LAYOUT_SHIFT)
-    fn = _core.sampling.fill_f64 if vals.dtype == np.float64 else _core.sampling.fill_f32
     if isinstance(rows, (int, np.integer)):
         starts, lo = np.array([int(rows)], dtype=np.int64), np.array([0, n], dtype=np.int64)
     else:
@@ -298,7 +296,7 @@ def add_rows(plan: NoisePlan, values: np.ndarray, stream: Any, rows: Any, *, val
     for j in range(starts.size):
         a, b = int(lo[j]), int(lo[j + 1])
         seg = vals[a:b]
-        fn(code, p0, p1, k0, k1, word, int(starts[j]), seg, seg, thr)
+        stream._fill_at(code, p0, p1, int(starts[j]), seg, seg, thr)  # Stream or KeyedStream
     if valid is not None:
         vals[~valid] = 0.0
     return vals

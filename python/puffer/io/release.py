@@ -37,7 +37,8 @@ from .streams import check_nonce, new_nonce, release_stream
 
 __all__ = ["Release", "begin_release", "STREAM_NAME"]
 
-STREAM_NAME = "philox4x32-10; key = HMAC-SHA256(release key, 'puffer/v1/stream' || nonce || column)"
+STREAM_NAME = ("chacha20 (RFC 8439, counter mode, layout cpp/sampling/keyed_stream.hpp); key = "
+               "HMAC-SHA256(release key, 'puffer/v2/stream' || 0x00 || nonce || 0x00 || column)")
 
 
 def _now() -> str:
@@ -232,7 +233,7 @@ def begin_release(*, ledger: str | os.PathLike | Ledger, columns: list[str], pla
         "columns": list(columns), "unit": unit, **desc,
         "framework_description": framework,
         "key": k.describe(), "nonce": None if secure else nonce,
-        "rng": {"mode": "secure" if secure else "keyed-philox", "stream": None if secure else STREAM_NAME},
+        "rng": {"mode": "secure" if secure else "keyed-chacha20", "stream": None if secure else STREAM_NAME},
         "rerun_of": None if rerun_of is None else rerun_of["release_id"],
         "allow_uncomposed": allow_uncomposed, "budget": budget, "config": cfg,
     }

@@ -1,10 +1,11 @@
 """Release streams: the noise of a published value is a function of (key, nonce, column, position).
 
 For a release with key ``K`` (:mod:`puffer.io.keys`) and nonce ``N`` (128 random bits, drawn per
-release and recorded in the ledger), column ``c`` gets the Philox stream whose
-``SeedSequence`` entropy is ``HMAC-SHA256(K, "puffer/v1/stream" || N || c)`` (RFC 2104 with
-SHA-256 as a pseudorandom function: streams of different nonces or columns are independent
-for anyone without ``K``, and nothing about ``K`` follows from a stream). Value ``p`` of that
+release and recorded in the ledger), column ``c`` gets the keyed ChaCha20 stream
+(:class:`puffer.sampling.KeyedStream`, RFC 8439 block function in counter mode) whose 256-bit
+key is the subkey ``HMAC-SHA256(K, "puffer/v2/stream" || 0x00 || N || 0x00 || c)`` (RFC 2104 with
+SHA-256 as a pseudorandom function: subkeys of different nonces or columns are independent for
+anyone without ``K``, and nothing about ``K`` follows from a subkey). Value ``p`` of that
 stream is the noise at position ``p``:
 
 * without a privacy unit, ``p`` is the row index;
@@ -13,9 +14,22 @@ stream is the noise at position ``p``:
   on the id, so any partitioning, ordering, retry or second action recomputes the same noise,
   and two units never share a position (checked per release).
 
+Known values reveal nothing about other units' noise. An adversary who knows the true values
+of some units (their own household) learns the raw noise at those positions, i.e. some output
+blocks of ChaCha20 under the secret subkey. ChaCha20 is a pseudorandom function of (key,
+block index) (Bernstein, "ChaCha, a variant of Salsa20", 2008; RFC 8439): outputs at other
+positions stay indistinguishable from uniform given any number of known blocks, and the
+256-bit subkey cannot be searched for. So per-unit subkeys are not needed: one keyed stream
+per (release, column), indexed by the unit position, already separates units. (The earlier
+Philox streams -- 64-bit key, a generator designed for statistics, not secrecy -- remain for
+``rng=`` experiments only.)
+
 So output is bitwise identical for any batch size, thread count or cluster layout, and two
 releases under one key (January, February) get independent noise because their nonces differ;
 a re-run of a recorded release reuses its nonce and reproduces its bytes.
+
+The subkey is secret like ``K``: a :class:`~puffer.sampling.KeyedStream` pickled to a worker
+carries it, so ship streams only to trusted workers.
 """
 from __future__ import annotations
 
@@ -33,7 +47,7 @@ from .keys import Key
 __all__ = ["new_nonce", "release_stream", "unit_positions", "NONCE_BYTES"]
 
 NONCE_BYTES = 16
-_DOMAIN = b"puffer/v1/stream\x00"
+_DOMAIN = b"puffer/v2/stream\x00"
 _HEX = re.compile(r"^[0-9a-f]{32}$")
 
 
@@ -49,7 +63,9 @@ def check_nonce(nonce: Any) -> str:
 
 
 def release_stream(key: Key, nonce: str, column: Any) -> Any:
-    """The :class:`puffer.sampling.Stream` of ``column`` in the release (key, nonce), position 0.
+    """The :class:`puffer.sampling.KeyedStream` of ``column`` in the release (key, nonce), position 0
+    (subkey ``HMAC-SHA256(key, "puffer/v2/stream" || 0x00 || nonce || 0x00 || column)``, see the
+    module docstring).
 
     >>> import numpy as np, puffer
     >>> from puffer.io.keys import as_key
@@ -59,13 +75,13 @@ def release_stream(key: Key, nonce: str, column: Any) -> Any:
     ...                                         rng=release_stream(k, n, "x"))))
     True
     """
-    from ..sampling import Stream
+    from ..sampling import KeyedStream
 
     if not isinstance(key, Key):
         raise ParameterTypeError("key", key, "a puffer.io.Key (see puffer.io.as_key)")
     nb = bytes.fromhex(check_nonce(nonce))
     mac = hmac.new(key.secret, _DOMAIN + nb + b"\x00" + str(column).encode("utf-8"), hashlib.sha256).digest()
-    return Stream(np.random.SeedSequence(entropy=int.from_bytes(mac, "little")))
+    return KeyedStream(mac)
 
 
 def unit_positions(ids: Any) -> np.ndarray:
