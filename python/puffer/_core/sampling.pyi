@@ -229,4 +229,4 @@ def simd_targets() -> list[str]:
     SIMD targets compiled in and supported by this CPU, best first.
     """
 LAYOUT_SHIFT: int = 30
-STATIC_TARGET_ONLY: bool = True
+STATIC_TARGET_ONLY: bool = False
