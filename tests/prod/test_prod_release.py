@@ -323,6 +323,10 @@ def test_kill_at_random_points_leaves_no_release_without_record(tmp_path):
     assert sha256_file(str(tmp_path / "cal.parquet")) == want
     rng = np.random.default_rng(5)
     sigs = [signal.SIGKILL] * 20 + [signal.SIGINT, signal.SIGTERM] * 2
+    # random times in (0.05, 1.2) x the calibrated run, plus two SIGKILLs placed on either side of
+    # the publish whatever the machine's load: at once, and as soon as the output has appeared
+    when: list = [float(rng.uniform(0.05, 1.2)) for _ in sigs] + [0.0, "published"]
+    sigs += [signal.SIGKILL] * 2
     seen = {"published": 0, "not": 0}
     codes = {}
     for k, sig in enumerate(sigs):
@@ -330,7 +334,12 @@ def test_kill_at_random_points_leaves_no_release_without_record(tmp_path):
         if out.exists():
             out.unlink()
         pid = _child(args(out))
-        time.sleep(float(rng.uniform(0.05, 1.2)) * full)
+        if when[k] == "published":
+            deadline = time.perf_counter() + 60 * full + 30
+            while not out.exists() and time.perf_counter() < deadline:
+                time.sleep(0.001)
+        else:
+            time.sleep(when[k] * full)
         os.kill(pid, sig)
         _, status = os.waitpid(pid, 0)
         codes.setdefault(sig, []).append(os.waitstatus_to_exitcode(status))
