@@ -97,7 +97,7 @@ class ParameterError(PufferError, ValueError):
         self.expected = expected
         super().__init__(_clean(f"parameter {_param(param)} = {_value(value, typed=False)}: expected {expected}"))
 
-    def __reduce__(self):  # picklable across processes (Spark/Dask workers)
+    def __reduce__(self) -> tuple[type, tuple[object, ...]]:  # picklable across processes (Spark/Dask workers)
         return (type(self), (self.param, self.value, self.expected))
 
 
@@ -110,7 +110,7 @@ class ParameterTypeError(PufferError, TypeError):
         self.expected = expected
         super().__init__(_clean(f"parameter {_param(param)} = {_value(value, typed=True)}: expected {expected}"))
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type, tuple[object, ...]]:
         return (type(self), (self.param, self.value, self.expected))
 
 
@@ -130,7 +130,7 @@ class UnboundedSensitivityError(PufferError, ValueError):
         self.witness = witness
         super().__init__(_clean(f"sensitivity is unbounded: {reason}"))
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type, tuple[object, ...]]:
         return (type(self), (self.reason, self.witness))
 
 
@@ -145,7 +145,7 @@ class PufferIOError(PufferError, OSError):
         self.reason = reason
         super().__init__(f"{what} failed for {path!s}: {reason}")
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type, tuple[object, ...]]:
         return (type(self), (self.path, self.what, self.reason))
 
 
@@ -157,5 +157,5 @@ class LedgerError(PufferError, ValueError):
         self.path, self.entry, self.reason = path, entry, reason
         super().__init__(f"ledger {path!s}: entry {entry} (line {entry + 1}): {reason}")
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type, tuple[object, ...]]:
         return (type(self), (self.path, self.entry, self.reason))

@@ -90,7 +90,7 @@ class Guarantee:
 
     # -- serialisation -------------------------------------------------------------------------
     @classmethod
-    def _json_fields(cls) -> list[dataclasses.Field]:
+    def _json_fields(cls) -> list[dataclasses.Field[Any]]:
         return [f for f in dataclasses.fields(cls)  # type: ignore[arg-type]
                 if f.metadata.get("json", True)]
 
@@ -130,7 +130,7 @@ class Guarantee:
         return cls.from_dict(d)
 
     @classmethod
-    def _from_fields(cls, d: dict) -> Any:
+    def _from_fields(cls, d: dict[str, Any]) -> Any:
         fields = {f.name: f for f in cls._json_fields()}
         extra = [k for k in d if k != "type" and k not in fields]
         if extra:

@@ -36,6 +36,9 @@ from ..refs import Ref
 from ._base import Guarantee, register_guarantee, round_up
 from .provenance import Provenance, as_provenance
 
+if TYPE_CHECKING:
+    from ..accounting.metric import MetricForm
+
 __all__ = ["DPGuarantee", "PureDP", "ApproxDP", "ZCDP", "GDP", "RDP", "NoGuarantee", "NO_GUARANTEE",
            "group_factor"]
 
@@ -97,7 +100,7 @@ class DPGuarantee(Guarantee):
     """Shared behaviour of the four DP-type guarantees."""
 
     notion: ClassVar[str] = ""
-    _params: ClassVar[tuple] = ()
+    _params: ClassVar[tuple[str, ...]] = ()
     if TYPE_CHECKING:  # fields of the concrete dataclasses, declared for type checkers
         granularity: Any
         domain: Any
@@ -120,7 +123,7 @@ class DPGuarantee(Guarantee):
             return _domain(v)
         return super()._decode_field(name, v)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         d = super().to_dict()
         d["granularity"] = None if self.granularity is None else self.granularity.to_dict()
         d["domain"] = None if self.domain is None else self.domain.to_dict()
@@ -162,11 +165,12 @@ class DPGuarantee(Guarantee):
             raise NumericalError(f"non-integer granularity distance {k}")
         if isinstance(g, NoGuarantee):
             return g
-        return type(g)(*[getattr(g, p) for p in self._params], granularity=target,
+        out: DPGuarantee = type(g)(*[getattr(g, p) for p in self._params], granularity=target,
                        domain=dom if dom is not None else target.default_domain(),
                        provenance=g._cite(Ref("guerrabalboa2024", "Prop A.3"), f"converted with dist = {k:g}"))
+        return out
 
-    def to_metric(self):
+    def to_metric(self) -> MetricForm:
         """The equivalent metric form (Thms III.3 / VI.3 / VI.12 / VI.20)."""
         from ..accounting.metric import MetricForm
         return MetricForm(self)
@@ -186,13 +190,13 @@ class PureDP(DPGuarantee):
     """G eps-DP (Def. III.2): P[M(D) in S] <= e^eps P[M(D') in S] for all G-neighbours."""
 
     notion: ClassVar[str] = "pure"
-    _params: ClassVar[tuple] = ("eps",)
+    _params: ClassVar[tuple[str, ...]] = ("eps",)
     eps: float
     granularity: Any = None
     domain: Any = None
     provenance: Provenance | None = field(default=None, compare=False, repr=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "eps", V.nonneg("eps", self.eps))
         self._common()
 
@@ -221,14 +225,14 @@ class ApproxDP(DPGuarantee):
     """G (eps, delta)-DP (Def. VI.1), delta in [0, 1)."""
 
     notion: ClassVar[str] = "approx"
-    _params: ClassVar[tuple] = ("eps", "delta")
+    _params: ClassVar[tuple[str, ...]] = ("eps", "delta")
     eps: float
     delta: float
     granularity: Any = None
     domain: Any = None
     provenance: Provenance | None = field(default=None, compare=False, repr=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "eps", V.nonneg("eps", self.eps))
         object.__setattr__(self, "delta", V.delta("delta", self.delta))
         self._common()
@@ -258,13 +262,13 @@ class ZCDP(DPGuarantee):
     """G rho-zCDP (Def. VI.10): D_alpha(M(D) || M(D')) <= rho alpha for G-neighbours, all alpha > 1."""
 
     notion: ClassVar[str] = "zcdp"
-    _params: ClassVar[tuple] = ("rho",)
+    _params: ClassVar[tuple[str, ...]] = ("rho",)
     rho: float
     granularity: Any = None
     domain: Any = None
     provenance: Provenance | None = field(default=None, compare=False, repr=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "rho", V.nonneg("rho", self.rho))
         self._common()
 
@@ -303,13 +307,13 @@ class GDP(DPGuarantee):
     """G mu-GDP (Def. VI.18): T(M(D), M(D')) >= G_mu for G-neighbours."""
 
     notion: ClassVar[str] = "gdp"
-    _params: ClassVar[tuple] = ("mu",)
+    _params: ClassVar[tuple[str, ...]] = ("mu",)
     mu: float
     granularity: Any = None
     domain: Any = None
     provenance: Provenance | None = field(default=None, compare=False, repr=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "mu", V.nonneg("mu", self.mu))
         self._common()
 
@@ -363,14 +367,14 @@ class RDP(DPGuarantee):
     """
 
     notion: ClassVar[str] = "rdp"
-    _params: ClassVar[tuple] = ("alphas", "eps")
-    alphas: tuple
-    eps: tuple
+    _params: ClassVar[tuple[str, ...]] = ("alphas", "eps")
+    alphas: tuple[float, ...]
+    eps: tuple[float, ...]
     granularity: Any = None
     domain: Any = None
     provenance: Provenance | None = field(default=None, compare=False, repr=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         try:
             a, e = tuple(self.alphas), tuple(self.eps)
         except TypeError:

@@ -71,7 +71,7 @@ class PP(Guarantee):
     delta: float = 0.0
     provenance: Provenance | None = field(default=None, compare=False, repr=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "eps", V.nonneg("eps", self.eps, allow_inf=True))
         object.__setattr__(self, "delta", V.delta("delta", self.delta))
         object.__setattr__(self, "provenance", as_provenance(self.provenance))
@@ -96,7 +96,7 @@ class RPP(Guarantee):
     eps: float
     provenance: Provenance | None = field(default=None, compare=False, repr=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "alpha", V.alpha("alpha", self.alpha))
         object.__setattr__(self, "eps", V.nonneg("eps", self.eps, allow_inf=True))
         object.__setattr__(self, "provenance", as_provenance(self.provenance))
@@ -124,7 +124,7 @@ class ApproxRPP(Guarantee):
     delta: float
     provenance: Provenance | None = field(default=None, compare=False, repr=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "alpha", V.alpha("alpha", self.alpha))
         object.__setattr__(self, "eps", V.nonneg("eps", self.eps, allow_inf=True))
         object.__setattr__(self, "delta", V.delta("delta", self.delta))
@@ -168,12 +168,12 @@ class RPPCurve(Guarantee):
     5.298525...
     """
 
-    alphas: tuple
-    eps: tuple
+    alphas: tuple[float, ...]
+    eps: tuple[float, ...]
     provenance: Provenance | None = field(default=None, repr=False)
     fn: Callable[[float], float] | None = field(default=None, repr=False, metadata={"json": False})
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         a = V.float_array("alphas", self.alphas, ndim=1, finite=False)
         e = V.float_array("eps", self.eps, ndim=1, finite=False)
         if a.shape != e.shape:

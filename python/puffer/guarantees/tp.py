@@ -40,7 +40,7 @@ __all__ = ["TP", "compose_sequential", "compose_parallel", "post_process", "rest
 _PAPER = "seeman2024"
 
 
-def _strs(name: str, v: Any) -> tuple:
+def _strs(name: str, v: Any) -> tuple[str, ...]:
     if isinstance(v, str):
         return (v,)
     if not isinstance(v, (tuple, list)) or not all(isinstance(s, str) for s in v):
@@ -66,8 +66,8 @@ class TP(Guarantee):
     delta_z: float | None = None
     sigma: float | None = None
     mechanism: str = ""
-    assumptions: tuple = ()
-    children: tuple = ()
+    assumptions: tuple[str, ...] = ()
+    children: tuple[TP, ...] = ()
     definition: str = "TP"
     provenance: Provenance | None = field(default=None, compare=False, repr=False)
 
@@ -123,7 +123,8 @@ def _check_same(gs: Sequence[TP], override: bool) -> None:
 
 
 def _merged(gs: Sequence[TP], name: str) -> str:
-    return getattr(gs[0], name)
+    v: str = getattr(gs[0], name)
+    return v
 
 
 def compose_sequential(*guarantees: TP, independent: bool = True, override: bool = False) -> TP:
@@ -155,7 +156,7 @@ def compose_parallel(guarantees: Sequence[TP], partition: Sequence[Any], *, over
     parts = list(partition)
     if len(parts) != len(gs):
         raise ParameterError("partition", f"{len(parts)} blocks", f"one block per guarantee ({len(gs)})")
-    seen: dict = {}
+    seen: dict[Any, Any] = {}
     for b, blk in enumerate(parts):
         try:
             items = set(blk)
