@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import mpmath
+import numpy as np
 import pytest
 
 import puffer
@@ -280,3 +281,29 @@ def test_serialisation_round_trip():
     with pytest.raises(puffer.ParameterError):
         puffer.guarantee_from_dict({"type": "PureDP", "eps": 1.0, "epsilon": 2})
     assert puffer.guarantee_from_dict(A.NO_GUARANTEE.to_dict()) == A.NO_GUARANTEE
+
+
+# -- Thm VI.24 (Eq. VI.2): GDP with the record metric commuting with a partition -----------------
+def test_VI24_commuting_metric_gdp():
+    mu = [1.0, 0.5, 0.25]
+    acc = cells_acc(A.Unbounded(), "gdp", mu, scope="local")
+    full = ["x0", "x1", "x2"]
+    # two cells change (one record each): sqrt(1^2 + 0.5^2) < max mu * d* = 1 * 2
+    close_above(acc.loss_between(["x2"], full), math.sqrt(1.25))
+    assert acc.loss_between(["x2"], full) < max(mu) * A.Unbounded().distance(["x2"], full)
+    # one cell changes: equality with mu_i d*
+    close_above(acc.loss_between(["x1", "x2"], full), 1.0)
+    close_above(acc.loss_between(["x0", "x2"], full), 0.5)
+
+
+# -- Thms V.2 / V.5: adaptively chosen releases compose to the independent bound -----------------
+def test_V2_adaptive_budgets_compose_like_independent_ones():
+    # the second cell's budget is chosen from the first release's noisy output; the total is the
+    # closed form of Thm IV.11 / V.5 for the budgets actually used (pure, unbounded: max eps_i)
+    rng = np.random.default_rng(11)
+    for _ in range(5):
+        out = 3.0 + rng.laplace(scale=1 / 0.5)
+        eps2 = 0.25 if out > 3.0 else 0.75
+        acc = cells_acc(A.Unbounded(), "pure", [0.5, eps2])
+        close_above(acc.total().eps, max(0.5, eps2))
+        assert "Thm" in acc.result().theorem

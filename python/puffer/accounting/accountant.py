@@ -92,6 +92,12 @@ class Accountant:
     ``notion``: "pure", "approx", "zcdp" or "gdp"; every release must be of that notion
     (a PureDP is accepted by an "approx" accountant as (eps, 0)); convert others explicitly
     (``PureDP.to_zcdp()``, ...). Pufferfish guarantees are refused (see :func:`add`).
+
+    Adaptive composition (Guerra-Balboa et al. 2024, Thms V.2 and V.5): a release chosen from
+    the outputs of earlier ones (its selector, mechanism or budget) composes to the same total as
+    the independent case (Thms IV.1 / IV.11; Sec. V: the adaptive bounds are identical), provided
+    the guarantee it is added with holds for every prefix of earlier outputs. So the accountant
+    needs no flag for adaptivity: add each release with its prefix-uniform guarantee.
     """
 
     #: the results a total may rest on (the one used is named in the provenance of each total)
@@ -108,7 +114,8 @@ class Accountant:
             Ref("guerrabalboa2024", "Cor IV.13"), Ref("guerrabalboa2024", "Cor A.18"),
             Ref("guerrabalboa2024", "Thm III.3"), Ref("guerrabalboa2024", "Thm VI.3"),
             Ref("guerrabalboa2024", "Thm VI.12"), Ref("guerrabalboa2024", "Thm VI.20"),
-            Ref("guerrabalboa2024", "Thm VII.2"))
+            Ref("guerrabalboa2024", "Thm VII.2"), Ref("guerrabalboa2024", "Thm V.2"),
+            Ref("guerrabalboa2024", "Thm V.5"), Ref("guerrabalboa2024", "Thm VI.24"))
 
     def __init__(self, granularity: Any, domain: Any = None, notion: str = "pure"):
         if not isinstance(granularity, GR.Granularity):
@@ -401,7 +408,10 @@ class Accountant:
         sum rho_i n_i^2 (coefficient of alpha); GDP sqrt(sum (mu_i n_i)^2). On a finite class n_i
         is exact (BFS); otherwise closed forms for record-level selectors (common: the fibre
         distance |f(D) xor f(D2)| under U, max(|f D|, |f D2|) - |f D n f D2| under B with padding;
-        local: the intrinsic distance in f(DD)), else the declared sensitivity times d^G."""
+        local: the intrinsic distance in f(DD)), else the declared sensitivity times d^G.
+        For GDP releases on the cells of a partition p with the record metric d* (which commutes
+        with p) this is Thm VI.24's d~(D, D') = sqrt(sum_i (mu_i d*(p_i D, p_i D'))^2) (Eq. VI.2):
+        at most max_i mu_i d*(D, D'), with equality iff at most one cell changes."""
         from .enumeration import release_distance
         from .releases import terms as _terms
         a, b = self.domain.canon(D, "D"), self.domain.canon(D2, "D2")
