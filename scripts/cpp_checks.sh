@@ -6,7 +6,8 @@
 #      it (the interpreter is not instrumented: libasan/libubsan are preloaded; leak checking is
 #      off because CPython itself keeps its allocations at exit). tests/prod is left out: its Spark
 #      and Dask workers are separate processes (a JVM, worker interpreters) that would not load
-#      the preloaded runtime; they call the same kernels the rest of the suite covers.
+#      the preloaded runtime; they call the same kernels the rest of the suite covers. Tests
+#      marked slow run in the plain suite only; the suite runs in pytest-xdist workers.
 #   3. ThreadSanitizer: unit tests and the pytest tests marked `threaded` in build-tsan/ (tests/prod
 #      left out as well: pyarrow's own allocator threads are not instrumented).
 # Any sanitizer report fails the run (halt_on_error, -fno-sanitize-recover).
@@ -83,11 +84,13 @@ for s in "${STAGES[@]}"; do
     asan)
       echo "== ASan + UBSan: unit tests and the pytest suite"
       # the suite runs in $JOBS pytest-xdist workers (nothing else runs in this stage); a report
-      # aborts its worker, which xdist reports as a crashed test: the run fails
+      # aborts its worker, which xdist reports as a crashed test: the run fails. Tests marked slow
+      # (statistical sample sizes, the year-long chain) run in the plain suite only: they call the
+      # kernels that the other tests run here under the sanitizers.
       export ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
       sanitized build-asan "$ASAN_FLAGS" \
         "$(g++ -print-file-name=libasan.so) $(g++ -print-file-name=libubsan.so)" "$JOBS" tests --ignore=tests/prod -x \
-        -n "$JOBS" --dist loadfile
+        -n "$JOBS" --dist loadfile -m "not slow"
       unset ASAN_OPTIONS UBSAN_OPTIONS ;;
     tsan)
       echo "== TSan: unit tests and the threaded pytest tests"

@@ -22,7 +22,9 @@ $PY scripts/stubs.py --check   # python/puffer/_core/*.pyi match the compiled bi
 setsid bash scripts/cpp_checks.sh build > build-sanitizers.log 2>&1 &   # own process group
 build_pid=$!
 trap 'kill -- -$build_pid 2>/dev/null || true' EXIT   # a failed suite stops the compilers too
-$PY -m pytest -q -p no:cacheprovider tests --doctest-modules --pyargs puffer
+# two pytest-xdist workers, a test file per worker at a time (module fixtures such as a Spark
+# session stay in one process); the compilers take their share until the builds are done
+$PY -m pytest -q -p no:cacheprovider -n 2 --dist loadfile tests --doctest-modules --pyargs puffer
 wait $build_pid || { cat build-sanitizers.log; exit 1; }
 trap - EXIT
 bash scripts/cpp_checks.sh asan tsan

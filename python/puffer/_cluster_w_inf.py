@@ -210,6 +210,9 @@ def spark_w_inf(fw: Any, spark: Any, *, tasks: int | None = None, threads: int =
     sc = getattr(spark, "sparkContext", spark)
     if not hasattr(sc, "parallelize") or not hasattr(sc, "cancelJobGroup"):
         raise ParameterTypeError("spark", type(spark).__name__, "a pyspark SparkSession or SparkContext")
+    from .spark import _python_workers
+
+    _python_workers(sc)  # the workers must run an interpreter that has puffer
     plan = _plan(fw, _resolve_tasks(tasks, 4 * int(sc.defaultParallelism)))
     total = sum(p[4] for p in plan) or 1
     cb = resolve(progress, label=f"Markov Delta_G on Spark (T={fw.length})")

@@ -65,7 +65,7 @@ _ROW = "__puffer_row__"  # the hidden column carrying (partition, position) into
 _LOCAL_BITS = 33         # monotonically_increasing_id(): partition index << 33 | position in the partition
 
 
-def _python_workers(spark: Any) -> None:
+def _python_workers(sc: Any) -> None:
     """Make the Python workers run an interpreter that has puffer and pyarrow.
 
     Spark starts its workers with ``$PYSPARK_PYTHON``, by default ``python3`` on the PATH, which is
@@ -75,12 +75,16 @@ def _python_workers(spark: Any) -> None:
     task and a failure is an error saying what to set."""
     import sys
 
-    sc = spark.sparkContext
-    if os.environ.get("PYSPARK_PYTHON") or spark.conf.get("spark.pyspark.python", None):
-        return
+    conf_python = sc.getConf().get("spark.pyspark.python", None)
     if str(sc.master).startswith("local"):
-        if sc.pythonExec != sys.executable:
-            sc.pythonExec = sys.executable  # read when mapInArrow wraps its function
+        # The workers run sc.pythonExec, which the context read from PYSPARK_PYTHON when it was
+        # created (default "python3"; the variable may have changed since, and a session's
+        # spark.pyspark.python does not reach it): only that default is replaced, by the
+        # configured interpreter or this one; a path someone chose stays.
+        if sc.pythonExec in (None, "", "python3", "python"):
+            sc.pythonExec = conf_python or sys.executable  # read when mapInArrow wraps its function
+        return
+    if os.environ.get("PYSPARK_PYTHON") or conf_python:
         return
 
     def probe(_):
@@ -223,7 +227,7 @@ def add_noise(df: Any, columns: Any, mechanism: Any, *, key: Any = None, ledger:
                                  f"a column of the DataFrame; it has {list(schema.names)}")
     if row_id is not None and spec.column is not None:
         raise ParameterError("row_id", row_id, "None with unit= (the unit ids are the stream positions)")
-    _python_workers(df.sparkSession)
+    _python_workers(df.sparkSession.sparkContext)
 
     cp = _materialise(df)
     used = [c for c in dict.fromkeys([*cols, spec.column, spec.order, row_id]) if c is not None]

@@ -50,7 +50,8 @@ def client():
 def spark():
     from pyspark.sql import SparkSession
 
-    os.environ["PYSPARK_PYTHON"] = os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    # the interpreter is given through the session's configuration only: an environment variable
+    # set here would leak into the other Spark test modules of the run
     s = (SparkSession.builder.master("local[2]").appName("puffer-w-inf")
          .config("spark.pyspark.python", sys.executable).config("spark.pyspark.driver.python", sys.executable)
          .config("spark.ui.enabled", "false").config("spark.driver.memory", "1g").getOrCreate())
