@@ -62,7 +62,7 @@ class StderrBar:
         self._tqdm_mod = None
         if self._tty:
             try:
-                import tqdm  # type: ignore[import-untyped]
+                import tqdm
 
                 self._tqdm_mod = tqdm
             except ImportError:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from scipy import special, stats
@@ -96,7 +96,7 @@ class LogDiscreteDist:
     @property
     def probs(self) -> np.ndarray:
         """exp(log_probs); tail masses below ~5e-324 underflow to 0 here (use log_probs)."""
-        return np.exp(self._logp)
+        return cast(np.ndarray, np.exp(self._logp))
 
     @property
     def dim(self) -> int:

@@ -76,14 +76,17 @@ from __future__ import annotations
 
 import numbers
 import threading
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
 from . import _core
 from . import _validate as V
 from .errors import ParameterError, ParameterTypeError
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 __all__ = ["Stream", "KeyedStream", "draw", "sample", "add_noise", "simd_targets", "simd_target",
            "set_simd_target", "KINDS", "MAX_THREADS"]
@@ -144,11 +147,11 @@ class Stream:
         self._position = 0
         self._lock = threading.Lock()  # draws from several Python threads get disjoint ranges
 
-    def __getstate__(self):
+    def __getstate__(self) -> tuple[np.random.SeedSequence, int]:
         return (self._ss, self.position)
 
-    def __setstate__(self, state):
-        self.__init__(state[0])
+    def __setstate__(self, state: tuple[np.random.SeedSequence, int]) -> None:
+        type(self).__init__(self, state[0])   # __slots__: no instance attribute shadows it
         self.position = state[1]
 
     @property
@@ -231,11 +234,11 @@ class KeyedStream:
         self._position = 0
         self._lock = threading.Lock()
 
-    def __getstate__(self):
+    def __getstate__(self) -> tuple[bytes, int, int]:
         return (self._key, self._word, self._position)
 
-    def __setstate__(self, state):
-        self.__init__(state[0], word=state[1])
+    def __setstate__(self, state: tuple[bytes, int, int]) -> None:
+        type(self).__init__(self, state[0], word=state[1])   # __slots__: no instance attribute shadows it
         self.position = state[2]
 
     @property
@@ -300,7 +303,7 @@ def _threads(threads: Any) -> int:
 
 def _dtype(dtype: Any) -> np.dtype:
     try:
-        dt = np.dtype(dtype)
+        dt: np.dtype = np.dtype(dtype)
     except TypeError as exc:
         raise ParameterTypeError("dtype", dtype, "numpy.float64 or numpy.float32") from exc
     if dt not in (np.dtype(np.float64), np.dtype(np.float32)):
@@ -344,7 +347,7 @@ def _params(kind: Any, params: Mapping[str, Any] | None) -> tuple[int, float, fl
     return code, vals[0], vals[1]
 
 
-def noise_spec(noise: Any) -> tuple[str, dict]:
+def noise_spec(noise: Any) -> tuple[str, dict[str, Any]]:
     """(kind, params) of a noise family object (``_sampler_spec()``) or of a (kind, params) tuple."""
     if isinstance(noise, type):  # a family class, not an instance: its scale is unknown
         raise ParameterTypeError("noise", noise, f"an instance with its scale, e.g. {noise.__name__}(1.0)")
@@ -439,10 +442,34 @@ def sample(noise: Any, size: int | tuple[int, ...] | None = None, *, rng: Any = 
     return draw(kind, params, size, rng=rng, dtype=dtype, out=out, threads=threads)
 
 
+# the result's type follows the values: float64 arrays and sequences of numbers give float64
+# arrays, other arrays float arrays (float32 stays float32 unless secure=True), a Python / numpy
+# scalar a numpy float64 (a 0-d array with secure=True), a pandas Series or DataFrame (untyped:
+# Any) the same pandas type
+@overload
+def add_noise(values: NDArray[np.float64] | Sequence[float], noise: Any, *, rng: Any = None,
+              out: np.ndarray | None = None, threads: int | None = None, secure: bool = False,
+              granularity: float | None = None, sensitivity: float | None = None, norm: str | None = None,
+              bound: float | None = None, chunk: int | None = None) -> NDArray[np.float64]: ...
+@overload
+def add_noise(values: NDArray[Any], noise: Any, *, rng: Any = None, out: np.ndarray | None = None,
+              threads: int | None = None, secure: bool = False, granularity: float | None = None,
+              sensitivity: float | None = None, norm: str | None = None, bound: float | None = None,
+              chunk: int | None = None) -> NDArray[np.floating[Any]]: ...
+@overload
+def add_noise(values: float, noise: Any, *, rng: Any = None, out: np.ndarray | None = None,
+              threads: int | None = None, secure: bool = False, granularity: float | None = None,
+              sensitivity: float | None = None, norm: str | None = None, bound: float | None = None,
+              chunk: int | None = None) -> np.float64 | NDArray[np.float64]: ...
+@overload
 def add_noise(values: Any, noise: Any, *, rng: Any = None, out: np.ndarray | None = None,
               threads: int | None = None, secure: bool = False, granularity: float | None = None,
               sensitivity: float | None = None, norm: str | None = None, bound: float | None = None,
-              chunk: int | None = None) -> np.ndarray:
+              chunk: int | None = None) -> Any: ...
+def add_noise(values: Any, noise: Any, *, rng: Any = None, out: np.ndarray | None = None,
+              threads: int | None = None, secure: bool = False, granularity: float | None = None,
+              sensitivity: float | None = None, norm: str | None = None, bound: float | None = None,
+              chunk: int | None = None) -> Any:
     """``values + noise`` with i.i.d. noise from ``noise``; the noise never needs its own buffer.
 
     ``rng`` follows numpy's convention (the same seed gives the same draw): for experiments and

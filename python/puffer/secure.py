@@ -54,9 +54,10 @@ versus ~500 M/s per core for the floating-point samplers. Plus the noise inflati
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
@@ -64,6 +65,9 @@ from . import _core
 from . import _validate as V
 from .errors import ParameterError
 from .sampling import _check_out, _threads, noise_spec
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 __all__ = ["SecurePlan", "secure_plan", "secure_add_noise", "discrete_laplace", "discrete_gaussian"]
 
@@ -194,9 +198,23 @@ def secure_plan(noise: Any, n: int, *, sensitivity: float | None, granularity: f
                       num, den, t)
 
 
+# float64 lattice points: an array for array / sequence / scalar values (0-d for a scalar), the same
+# pandas type (untyped: Any) for a Series or DataFrame
+@overload
+def secure_add_noise(values: NDArray[Any] | Sequence[float] | float, noise: Any, *, sensitivity: float | None, granularity: float | None = None,
+                     bound: float | None = None, norm: str | None = None, out: np.ndarray | None = None,
+                     threads: int | None = None, return_plan: Literal[False] = False) -> NDArray[np.float64]: ...
+@overload
+def secure_add_noise(values: NDArray[Any] | Sequence[float] | float, noise: Any, *, sensitivity: float | None, granularity: float | None = None,
+                     bound: float | None = None, norm: str | None = None, out: np.ndarray | None = None,
+                     threads: int | None = None, return_plan: Literal[True]) -> tuple[NDArray[np.float64], SecurePlan]: ...
+@overload
 def secure_add_noise(values: Any, noise: Any, *, sensitivity: float | None, granularity: float | None = None,
                      bound: float | None = None, norm: str | None = None, out: np.ndarray | None = None,
-                     threads: int | None = None, return_plan: bool = False):
+                     threads: int | None = None, return_plan: bool = False) -> Any: ...
+def secure_add_noise(values: Any, noise: Any, *, sensitivity: float | None, granularity: float | None = None,
+                     bound: float | None = None, norm: str | None = None, out: np.ndarray | None = None,
+                     threads: int | None = None, return_plan: bool = False) -> Any:
     """``values`` snapped to g·Z plus exact discrete noise, as float64 lattice points.
 
     ``noise``: Laplace(b) or Gaussian(sigma) (object or ('laplace', {'b': ...}) tuple) calibrated

@@ -51,7 +51,7 @@ import numbers
 from collections.abc import Iterable
 from fractions import Fraction
 from functools import reduce
-from typing import Any
+from typing import Any, Literal, cast, overload
 
 import numpy as np
 
@@ -136,7 +136,7 @@ def _use_exact(P: Any, Q: Any, exact: Any) -> bool:
 def _same_dim(P: Any, Q: Any) -> int:
     if P.dim != Q.dim:
         raise ParameterError("Q", f"a law on R^{Q.dim}", f"a law on the same space as P (R^{P.dim})")
-    return P.dim
+    return cast(int, P.dim)
 
 
 def _as_log(d: Any) -> LogDiscreteDist:
@@ -179,12 +179,12 @@ class TransportPlan:
     @property
     def source(self) -> np.ndarray:
         """Atoms of P of the entries (shape (k,) or (k, d))."""
-        return self.P.atoms[self.rows]
+        return cast(np.ndarray, self.P.atoms[self.rows])
 
     @property
     def target(self) -> np.ndarray:
         """Atoms of Q of the entries."""
-        return self.Q.atoms[self.cols]
+        return cast(np.ndarray, self.Q.atoms[self.cols])
 
     @property
     def is_exact(self) -> bool:
@@ -210,7 +210,7 @@ class TransportPlan:
             return np.abs(diff)
         code = _norm_code(metric if metric is not None else self.norm, diff.shape[1])
         ordv = {1: 1, 2: 2, 0: np.inf}[code]
-        return np.linalg.norm(diff, ord=ordv, axis=1)
+        return cast(np.ndarray, np.linalg.norm(diff, ord=ordv, axis=1))
 
     def sensitivity(self, metric: Any = None) -> float:
         """max d(x - y) over entries of positive mass (Ding 2022, the plan sensitivity).
@@ -252,7 +252,7 @@ class TransportPlan:
         g = V.float_array("grid", grid, ndim=1)
         return g, g
 
-    def _cdf(self, law: Any, grid: np.ndarray, exact: bool) -> list:
+    def _cdf(self, law: Any, grid: np.ndarray, exact: bool) -> list[Any]:
         idx = np.searchsorted(law.atoms, grid, side="right")
         if exact:
             acc, cum = Fraction(0), [Fraction(0)]
@@ -355,6 +355,8 @@ def _exact_walk_py(a: list[int], dp: int, b: list[int], dq: int) -> tuple[list[i
 def _coupling_exact(P: DiscreteDist, Q: DiscreteDist) -> TransportPlan:
     a, dp = _exact_masses(P)
     b, dq = _exact_masses(Q)
+    rows: np.ndarray | list[int]
+    cols: np.ndarray | list[int]
     if dp <= _INT62 and dq <= _INT62:
         rows, cols, mass, hi, lo, _ = _tr.coupling_1d_exact(P.atoms, np.array(a, dtype=np.int64), dp,
                                                            Q.atoms, np.array(b, dtype=np.int64), dq)
@@ -442,8 +444,17 @@ def quantile_coupling(P: Any, Q: Any, *, exact: bool | None = None, rtol: float 
 
 
 # ---------------------------------------------------------------------------------- W_inf
+@overload
+def w_inf(P: Any, Q: Any, *, norm: Any = None, exact: bool | None = None, return_plan: Literal[False] = False,
+          rtol: float = DEFAULT_RTOL) -> float: ...
+@overload
+def w_inf(P: Any, Q: Any, *, norm: Any = None, exact: bool | None = None, return_plan: Literal[True],
+          rtol: float = DEFAULT_RTOL) -> tuple[float, TransportPlan]: ...
+@overload
 def w_inf(P: Any, Q: Any, *, norm: Any = None, exact: bool | None = None, return_plan: bool = False,
-          rtol: float = DEFAULT_RTOL) -> Any:
+          rtol: float = DEFAULT_RTOL) -> float | tuple[float, TransportPlan]: ...
+def w_inf(P: Any, Q: Any, *, norm: Any = None, exact: bool | None = None, return_plan: bool = False,
+          rtol: float = DEFAULT_RTOL) -> float | tuple[float, TransportPlan]:
     """W_inf(P, Q) = min over couplings of the largest distance moved (Pierquin et al. 2024).
 
     * 1-D :class:`DiscreteDist` / :class:`LogDiscreteDist`: from the quantile coupling, O(n + m).
@@ -492,6 +503,8 @@ def w_inf(P: Any, Q: Any, *, norm: Any = None, exact: bool | None = None, return
     if _use_exact(P, Q, exact):
         a, dp = _exact_masses(P)
         b, dq = _exact_masses(Q)
+        rows: np.ndarray | list[int]
+        cols: np.ndarray | list[int]
         if dp <= _INT62 and dq <= _INT62:  # only the support of the exact plan is needed
             rows, cols = _tr.coupling_1d_exact(P.atoms, np.array(a, dtype=np.int64), dp,
                                                Q.atoms, np.array(b, dtype=np.int64), dq)[:2]
@@ -501,7 +514,8 @@ def w_inf(P: Any, Q: Any, *, norm: Any = None, exact: bool | None = None, return
     return float(_tr.w_inf_1d(P.atoms, P.probs, Q.atoms, Q.probs, _rtol(rtol), SUM_TOL))
 
 
-def _bottleneck_py(X: np.ndarray, a: list[int], Y: np.ndarray, b: list[int], code: int) -> tuple[float, list]:
+def _bottleneck_py(X: np.ndarray, a: list[int], Y: np.ndarray, b: list[int], code: int
+                   ) -> tuple[float, list[tuple[int, int, int]]]:
     """Exact bottleneck with Python-integer capacities (denominators beyond 2^62)."""
     ordv = {1: 1, 2: 2, 0: np.inf}[code]
     D = np.linalg.norm(X[:, None, :] - Y[None, :, :], ord=ordv, axis=2)
@@ -510,15 +524,16 @@ def _bottleneck_py(X: np.ndarray, a: list[int], Y: np.ndarray, b: list[int], cod
     cand = np.unique(D[D >= lower])
     total = sum(a)
 
-    def flow(z: float) -> tuple[int, dict]:
-        cap: dict = {}
-        adj: dict = {v: [] for v in range(n + m + 2)}
+    def flow(z: float) -> tuple[int, dict[tuple[int, int], int]]:
+        cap: dict[tuple[int, int], int] = {}
+        adj: dict[int, list[int]] = {v: [] for v in range(n + m + 2)}
         s, t = n + m, n + m + 1
 
         def add(u: int, v: int, c: int) -> None:
             cap[(u, v)] = cap.get((u, v), 0) + c
             cap.setdefault((v, u), 0)
-            adj[u].append(v), adj[v].append(u)
+            adj[u].append(v)
+            adj[v].append(u)
         for i in range(n):
             add(s, i, a[i])
         for j in range(m):
@@ -565,7 +580,7 @@ def _bottleneck_py(X: np.ndarray, a: list[int], Y: np.ndarray, b: list[int], cod
 
 
 def _w_inf_nd(P: DiscreteDist, Q: DiscreteDist, code: int, norm: Any, exact: bool, want_plan: bool,
-              rtol: float) -> Any:
+              rtol: float) -> float | tuple[float, TransportPlan]:
     if exact:
         a, dp = _exact_masses(P)
         b, dq = _exact_masses(Q)

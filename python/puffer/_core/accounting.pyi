@@ -11,11 +11,11 @@ def ext_mul(a: typing.SupportsFloat | typing.SupportsIndex, n: typing.SupportsFl
     """
     a * n with 0 * inf = inf.
     """
-def footprint_max_pair(indptr: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], indices: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], self_ok: typing.Annotated[numpy.typing.ArrayLike, numpy.uint8], t1: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], t2: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> tuple:
+def footprint_max_pair(indptr: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], indices: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], self_ok: typing.Annotated[numpy.typing.ArrayLike, numpy.uint8], t1: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], t2: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> tuple[float, int, int, int, int]:
     """
     max over footprint pairs (S, T) of sum_{S xor T} t1 + sum_{S and T} t2: (value, s, t, terms, evaluated).
     """
-def footprint_max_single(indptr: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], indices: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], t1: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> tuple:
+def footprint_max_single(indptr: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], indices: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], t1: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> tuple[float, int, int, int, int]:
     """
     max over footprints S of sum_{i in S} t1_i: (value, s, -1, terms, evaluated).
     """

@@ -269,7 +269,7 @@ def restricted_renyi_batch(noise: typing.SupportsInt | typing.SupportsIndex, s: 
     """
     Certified upper values d_hi over arrays of shifts/orders (warm-started along the arrays).
     """
-def restricted_renyi_poly(noise: typing.SupportsInt | typing.SupportsIndex, s: typing.SupportsFloat | typing.SupportsIndex, alpha: typing.SupportsFloat | typing.SupportsIndex, k: typing.SupportsInt | typing.SupportsIndex, coef_init: typing.Any = None, gap_tol: typing.SupportsFloat | typing.SupportsIndex = 1e-10) -> dict:
+def restricted_renyi_poly(noise: typing.SupportsInt | typing.SupportsIndex, s: typing.SupportsFloat | typing.SupportsIndex, alpha: typing.SupportsFloat | typing.SupportsIndex, k: typing.SupportsInt | typing.SupportsIndex, coef_init: typing.Any = None, gap_tol: typing.SupportsFloat | typing.SupportsIndex = 1e-10) -> dict[str, typing.Any]:
     """
     Certified bracket [d_lo, d_hi] of D^{poly_k}_{R,alpha}(Y + s || Y), standardized noise.
     """

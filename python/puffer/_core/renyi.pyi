@@ -87,11 +87,11 @@ class Family:
     @property
     def value(self) -> int:
         ...
-def custom_mass(logpdf: collections.abc.Callable, scale_hint: typing.SupportsFloat | typing.SupportsIndex = 1.0, breaks: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex] = []) -> tuple[float, float]:
+def custom_mass(logpdf: collections.abc.Callable[[numpy.typing.NDArray[numpy.float64]], numpy.typing.ArrayLike], scale_hint: typing.SupportsFloat | typing.SupportsIndex = 1.0, breaks: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex] = []) -> tuple[float, float]:
     """
     (mass, error bound) of exp(logpdf) over the real line.
     """
-def custom_shift_divergence(logpdf: collections.abc.Callable, symmetric: bool, alpha: typing.SupportsFloat | typing.SupportsIndex, u: typing.SupportsFloat | typing.SupportsIndex, scale_hint: typing.SupportsFloat | typing.SupportsIndex = 1.0, breaks: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex] = []) -> float:
+def custom_shift_divergence(logpdf: collections.abc.Callable[[numpy.typing.NDArray[numpy.float64]], numpy.typing.ArrayLike], symmetric: bool, alpha: typing.SupportsFloat | typing.SupportsIndex, u: typing.SupportsFloat | typing.SupportsIndex, scale_hint: typing.SupportsFloat | typing.SupportsIndex = 1.0, breaks: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex] = []) -> float:
     """
     Certified upper bound on D_alpha(p(. - u) || p) for a vectorised Python log-density (GIL held).
     """

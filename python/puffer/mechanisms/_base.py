@@ -14,8 +14,9 @@ noise to calibrate may be given as an instance, a family class or a name (``Gaus
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
@@ -23,6 +24,9 @@ from ..errors import ParameterError, ParameterTypeError
 from ..framework import Framework, Sensitivity
 from ..guarantees import PP, RPP, ApproxRPP, Provenance, RPPCurve, round_up
 from ..refs import Ref
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 #: the guarantee of a calibrated Pufferfish mechanism (each subclass narrows it)
 PufferfishGuarantee = PP | RPP | RPPCurve | ApproxRPP
@@ -114,9 +118,29 @@ class Mechanism:
         gs = float(scale_for(g))
         return GroupComparison(g, gs, (gs / scale) if scale > 0 else math.inf, self.framework.group_note)
 
+    # the result's type follows the values (see puffer.sampling.add_noise): float64 arrays and
+    # sequences of numbers give float64 arrays, other arrays float arrays (float32 stays float32
+    # unless secure=True), a Python / numpy scalar a numpy float64 or a 0-d array, a pandas Series
+    # or DataFrame (untyped: Any) the same pandas type
+    @overload
+    def release(self, values: NDArray[np.float64] | Sequence[float], *, rng: Any = None, out: Any = None,
+                secure: bool = False, granularity: float | None = None, bound: float | None = None,
+                threads: int | None = None, allow_unnoised: bool = False) -> NDArray[np.float64]: ...
+    @overload
+    def release(self, values: NDArray[Any], *, rng: Any = None, out: Any = None, secure: bool = False,
+                granularity: float | None = None, bound: float | None = None, threads: int | None = None,
+                allow_unnoised: bool = False) -> NDArray[np.floating[Any]]: ...
+    @overload
+    def release(self, values: float, *, rng: Any = None, out: Any = None, secure: bool = False,
+                granularity: float | None = None, bound: float | None = None, threads: int | None = None,
+                allow_unnoised: bool = False) -> np.float64 | NDArray[np.float64]: ...
+    @overload
     def release(self, values: Any, *, rng: Any = None, out: Any = None, secure: bool = False,
                 granularity: float | None = None, bound: float | None = None, threads: int | None = None,
-                allow_unnoised: bool = False) -> np.ndarray:
+                allow_unnoised: bool = False) -> Any: ...
+    def release(self, values: Any, *, rng: Any = None, out: Any = None, secure: bool = False,
+                granularity: float | None = None, bound: float | None = None, threads: int | None = None,
+                allow_unnoised: bool = False) -> Any:
         """values + the calibrated noise.
 
         ``rng`` (None, int, SeedSequence, Generator) follows numpy's convention: the same seed

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from .. import _validate as V
 from ..errors import ParameterError
@@ -28,11 +29,15 @@ from ..framework import Framework, Sensitivity
 from ..guarantees import RPP, round_up
 from ._base import Mechanism
 
+if TYPE_CHECKING:
+    from ..guarantees import PP, Provenance
+    from ..noise import IID, Cauchy, GenCauchy
+
 __all__ = ["CauchyMechanism", "cauchy_epsilon", "legendre_nonneg", "cauchy_orders"]
 
 
 @lru_cache(maxsize=256)
-def legendre_nonneg(n: int) -> tuple:
+def legendre_nonneg(n: int) -> tuple[Fraction, ...]:
     """Exact power-basis coefficients (Fractions, constant term first) of Qbar_n: the Legendre
     polynomial P_n(x) = 2^-n sum_k (-1)^k C(n,k) C(2n-2k, n) x^(n-2k) with the negative terms dropped.
 
@@ -116,6 +121,7 @@ class CauchyMechanism(Mechanism):
     0.667829
     """
     guarantee: RPP   # narrows Mechanism.guarantee
+    noise: Cauchy | GenCauchy | IID   # IID for a d-dimensional query
 
     theorem = "Pierquin, Bellet, Tommasi, Boussard 2024, Cor 4.1 (Cauchy mechanism), corrected d-dimensional form"
 
@@ -166,7 +172,7 @@ class CauchyMechanism(Mechanism):
         self.guarantee = RPP(self.alpha, self.epsilon(), self._prov())
         self.group = None
 
-    def _prov(self):
+    def _prov(self) -> Provenance:
         from ..guarantees import Provenance
         from ._base import noise_description
 
@@ -181,7 +187,9 @@ class CauchyMechanism(Mechanism):
         return cauchy_epsilon(self.alpha, self._w, gamma=self.gamma, d=self.d, k=self.k, q=self.q)
 
     def _calibrate(self, eps: float) -> float:
-        f = lambda g: cauchy_epsilon(self.alpha, self._w, gamma=g, d=self.d, k=self.k, q=self.q)  # noqa: E731
+        def f(g: float) -> float:
+            return cauchy_epsilon(self.alpha, self._w, gamma=g, d=self.d, k=self.k, q=self.q)
+
         floor = self.d * math.log(_c_k(self.k)) / (self.q * (self.alpha - 1.0))
         if eps <= floor:
             raise ParameterError("eps", eps, f"eps > d log(c_k)/(q (alpha - 1)) = {floor!r} (Lemma D.1's floor for k > 2)")
@@ -202,7 +210,7 @@ class CauchyMechanism(Mechanism):
                 break
         return hi
 
-    def to_pp(self, delta: float):
+    def to_pp(self, delta: float) -> PP:
         return self.guarantee.to_pp(delta)
 
 # The paper results implemented here (read by scripts/theorems.py for docs/theorems.md).

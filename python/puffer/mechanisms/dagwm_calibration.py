@@ -10,14 +10,19 @@ target (for other families the search may be loose but the result is still verif
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .. import _validate as V
 from ..errors import NumericalError, ParameterError
 
+if TYPE_CHECKING:
+    from ..framework import Framework
+    from ..noise import NoiseFamily
+    from .wasserstein import DistributionAwareWasserstein
 
-def calibrate_dagwm(cls: Any, framework: Any, noise: Any, *, alpha: float, eps: float, q: float = 1.0,
-                    rtol: float = 1e-9) -> Any:
+
+def calibrate_dagwm(cls: type[DistributionAwareWasserstein], framework: Framework, noise: NoiseFamily, *,
+                    alpha: float, eps: float, q: float = 1.0, rtol: float = 1e-9) -> DistributionAwareWasserstein:
     """A ``cls`` (DistributionAwareWasserstein) instance with the smallest verified scale of
     ``noise``'s family such that its eps(alpha) <= eps."""
     alpha = V.alpha("alpha", alpha, allow_inf=False)
@@ -25,7 +30,7 @@ def calibrate_dagwm(cls: Any, framework: Any, noise: Any, *, alpha: float, eps: 
     if not hasattr(noise, "_with_scale"):
         raise ParameterError("noise", noise, "a 1-D puffer noise family (its scale is calibrated)")
 
-    def mech(scale: float):
+    def mech(scale: float) -> DistributionAwareWasserstein:
         return cls(framework, noise._with_scale(scale), q=q)
 
     def ok(scale: float) -> bool:

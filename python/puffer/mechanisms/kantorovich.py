@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -39,6 +39,19 @@ from ..framework import Framework, Sensitivity
 from ..guarantees import PP, round_up
 from ..refs import Ref
 from ._base import Mechanism, scale_up
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from ..noise import Gaussian, Laplace
+
+    #: the row / column of a plan that binds Theorem 2: ("row" | "col", x), None when none does
+    _Where = tuple[str, float] | None
+    #: (prior, pair, sup of d over the plan)
+    _Rec = tuple[Any, Any, float]
+    #: (sensitivity, theta, binding (prior, pair, where))
+    _Result = tuple[Sensitivity, float, tuple[Any, Any, _Where]]
+    _Metric = Callable[[np.ndarray], Any]
 
 __all__ = ["Kantorovich", "KantorovichGaussian", "thm2_eta", "gaussian_constant", "GAUSSIAN_K"]
 
@@ -52,7 +65,7 @@ GAUSSIAN_K = (2.0 / math.e) ** (1.0 / 3.0) * (2.0 / math.pi) ** (1.0 / 6.0)
 
 @np.errstate(divide="ignore", invalid="ignore")     # zero plan masses (log-space laws): log 0 = -inf
 def thm2_eta(dist: np.ndarray, mass: np.ndarray, rows: np.ndarray, cols: np.ndarray,
-             eps: float) -> tuple[float, tuple | None]:
+             eps: float) -> tuple[float, _Where]:
     """Theorem 2 for one plan: min over constrained rows and columns of the root eta_k of
     sum_k m_k exp(eta d_k) = e^eps M_k (Ding 2022), as a feasible (lower) value, and which
     row/column binds (("row" | "col", x): the first, rows by x then columns by x, whose root is
@@ -125,7 +138,8 @@ def thm2_eta(dist: np.ndarray, mass: np.ndarray, rows: np.ndarray, cols: np.ndar
 _KIND = {1: "row", 2: "col"}
 
 
-def _pair_plans(framework: Framework, metric: Callable | None):
+def _pair_plans(framework: Framework, metric: _Metric | None
+                ) -> Iterator[tuple[Any, Any, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
     """(theta, pair, source, target, mass, d) for every prior and pair, with pi* the quantile
     coupling (Ding 2022) and d the metric of x - x' (|x - x'| by default)."""
     from .. import transport
@@ -140,8 +154,8 @@ def _pair_plans(framework: Framework, metric: Callable | None):
         yield th, pair, src, tgt, mass, dd
 
 
-def _result(framework: Framework, recs: list, thetas: Any, where: Callable[[int], tuple | None],
-            metric: Callable | None):
+def _result(framework: Framework, recs: list[_Rec], thetas: Any, where: Callable[[int], _Where],
+            metric: _Metric | None) -> _Result:
     """The Sensitivity (largest sup d over the plans), theta (the largest over pairs) and the
     binding (prior, pair, row/column: ``where(j)`` for the witness pair j) from per-pair results."""
     from ..framework import PairRecord
@@ -159,16 +173,18 @@ def _result(framework: Framework, recs: list, thetas: Any, where: Callable[[int]
     return sens, best_theta, (recs[best][0], recs[best][1], where(best))
 
 
-def _plans_reference(framework: Framework, method: str, eps: float, metric: Callable | None,
-                     inv: Callable[[float], float]):
+def _plans_reference(framework: Framework, method: str, eps: float, metric: _Metric | None,
+                     inv: Callable[[float], float]) -> _Result:
     """The per-pair Python path (Theorem 1 with a metric, Theorem 2 by :func:`thm2_eta`): the
     reference the compiled Theorem 2 is tested against. Returns (sensitivity, theta, binding)."""
-    recs, thetas, wheres = [], [], []
+    recs: list[_Rec] = []
+    thetas: list[float] = []
+    wheres: list[_Where] = []
     for th, pair, src, tgt, mass, dd in _pair_plans(framework, metric):
         dmax = float(np.max(dd))
         if method == "thm1":
             t = 0.0 if dmax == 0 else inv(eps / dmax)
-            where = None
+            where: _Where = None
         else:
             eta, where = thm2_eta(dd, mass, src, tgt, eps)
             t = 0.0 if math.isinf(eta) else inv(eta)
@@ -178,7 +194,7 @@ def _plans_reference(framework: Framework, method: str, eps: float, metric: Call
     return _result(framework, recs, thetas, wheres.__getitem__, metric)
 
 
-def _thm2(framework: Framework, eps: float, metric: Callable | None, inv: Callable[[float], float] | None):
+def _thm2(framework: Framework, eps: float, metric: _Metric | None, inv: Callable[[float], float] | None) -> _Result:
     """Theorem 2 in the core (``inv``: eta^{-1}, None for Laplace's 1 / eta): Markov frameworks (default metric) entirely in C++ (laws, plans and
     roots, no law stored); other frameworks with the plans built here and all roots in one call.
     Each eta is a feasible root: at most the reference's, by at most a documented band."""
@@ -191,7 +207,7 @@ def _thm2(framework: Framework, eps: float, metric: Callable | None, inv: Callab
         if laws and all(isinstance(L, DiscreteDist) and L.atoms.ndim == 1 for _, _, P, Q in laws for L in (P, Q)) \
                 and not any(P.is_exact and Q.is_exact for _, _, P, Q in laws):
             return _thm2_laws(framework, laws, eps, inv)
-    recs: list = []
+    recs: list[_Rec] = []
     arrays: list[tuple[np.ndarray, ...]] = []
     for th, pair, src, tgt, mass, dd in _pair_plans(framework, metric):
         recs.append((th, pair, float(np.max(dd))))
@@ -204,7 +220,8 @@ def _thm2(framework: Framework, eps: float, metric: Callable | None, inv: Callab
     return _finish(framework, recs, eta, kind, key, metric, inv)
 
 
-def _thm2_laws(framework: Framework, laws: list, eps: float, inv: Callable[[float], float] | None):
+def _thm2_laws(framework: Framework, laws: list[tuple[Any, Any, DiscreteDist, DiscreteDist]], eps: float,
+               inv: Callable[[float], float] | None) -> _Result:
     """Float laws (the coupling is then the float level rule's): laws to the core, plans and roots
     computed there for all pairs at once."""
     def csr(side: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -217,19 +234,19 @@ def _thm2_laws(framework: Framework, laws: list, eps: float, inv: Callable[[floa
     return _finish(framework, recs, eta, kind, key, None, inv)
 
 
-def _finish(framework: Framework, recs: list, eta: np.ndarray, kind: np.ndarray, key: np.ndarray,
-            metric: Callable | None, inv: Callable[[float], float] | None):
+def _finish(framework: Framework, recs: list[_Rec], eta: np.ndarray, kind: np.ndarray, key: np.ndarray,
+            metric: _Metric | None, inv: Callable[[float], float] | None) -> _Result:
     if inv is None:                                   # Laplace: theta = 1 / eta (1 / inf = 0)
         thetas: Any = 1.0 / eta
     else:
         thetas = [0.0 if math.isinf(e) else inv(e) for e in eta.tolist()]
 
-    def where(j: int) -> tuple | None:
+    def where(j: int) -> _Where:
         return None if kind[j] == 0 else (_KIND[int(kind[j])], float(key[j]))
     return _result(framework, recs, thetas, where, metric)
 
 
-def _thm2_markov(framework: Any, eps: float, inv: Callable[[float], float] | None):
+def _thm2_markov(framework: Any, eps: float, inv: Callable[[float], float] | None) -> _Result:
     from ..models import _check_memory
 
     k, T = framework._k, framework._T
@@ -266,7 +283,9 @@ def gaussian_constant(eps: float, delta: float, variant: str = "b", paper_consta
         return round_up((a + math.sqrt(a * a + eps / 2.0)) * (1.0 + 1e-12))
     if variant == "tail":
         rhs = math.log(math.sqrt(2.0 / math.pi) / delta)
-        g = lambda t: math.log(t) + 0.5 * t * t - rhs  # noqa: E731  increasing on t > 0
+        def g(t: float) -> float:   # increasing on t > 0
+            return math.log(t) + 0.5 * t * t - rhs
+
         lo, hi = 1e-300, 1.0
         while g(hi) <= 0:
             hi *= 2.0
@@ -286,7 +305,7 @@ def gaussian_constant(eps: float, delta: float, variant: str = "b", paper_consta
 class _ExponentialNoise:
     """Noise ∝ exp(-eta(theta) d(z)) for a user metric d: described, not sampled."""
 
-    def __init__(self, theta: float, metric: Callable):
+    def __init__(self, theta: float, metric: _Metric):
         self.scale = theta
         self.metric = metric
 
@@ -311,6 +330,11 @@ class Kantorovich(Mechanism):
     True
     """
     guarantee: PP   # narrows Mechanism.guarantee
+    #: Laplace(theta) for the default metric, the exponential mechanism's noise for a user metric;
+    #: None: identical conditionals, no noise needed
+    noise: Laplace | _ExponentialNoise | None
+    #: (prior, pair, binding row/column) of the pair that sets theta (plan methods), else None
+    binding: tuple[Any, Any, _Where] | None
 
     def __init__(self, framework: Framework, eps: float, *, method: str = "thm1",
                  metric: Callable[[np.ndarray], np.ndarray] | None = None,
@@ -374,6 +398,7 @@ class KantorovichGaussian(Mechanism):
     9.68961
     """
     guarantee: PP   # narrows Mechanism.guarantee
+    noise: Gaussian | None   # None: zero sensitivity, no noise needed
 
     theorem = "Ding 2022, Theorem 3 (Gaussian, delta-approximation)"
     refs = (Ref("ding2022", "Thm 3", "constant k/2 = 0.41866, not the printed 0.41"),)

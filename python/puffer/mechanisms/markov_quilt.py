@@ -84,7 +84,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -94,6 +94,13 @@ from ..framework import Sensitivity
 from ..guarantees import PP
 from ..refs import Ref
 from ._base import Mechanism, scale_up
+
+if TYPE_CHECKING:
+    from ..noise import Laplace
+
+#: a node's best quilt: (sigma, a, b, card, max-influence, index of the binding pair among the
+#: possible ones); a / b None: no quilt node on that side
+_Best = tuple[float, int | None, int | None, int, float, int | None]
 
 __all__ = ["MarkovQuilt", "QuiltChoice", "mqm_sigma", "quilt_influence"]
 
@@ -116,7 +123,7 @@ class QuiltChoice:
     sigma: float
     pair: tuple[int, int] | None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"node": self.node, "a": self.a, "b": self.b, "card": self.card,
                 "influence": self.influence, "sigma": self.sigma,
                 "pair": None if self.pair is None else list(self.pair)}
@@ -162,7 +169,7 @@ def _ratio_max(num: np.ndarray, den: np.ndarray, pos_n: np.ndarray, pos_d: np.nd
         q = np.where(lo > 0, _up(hi / np.where(lo > 0, lo, 1.0)), np.inf)
     q = np.where(pos_n, q, 0.0)
     q = np.where(~pos_n & ~pos_d, -np.inf, q)
-    return q.max(axis=axis)
+    return cast(np.ndarray, q.max(axis=axis))
 
 
 def _pairs(k: int) -> list[tuple[int, int]]:
@@ -185,10 +192,10 @@ class _Tables:
     ok: np.ndarray
     pid: np.ndarray
     n: int
-    prs: list
+    prs: list[tuple[int, int]]
 
     def up(self, t: int, a: np.ndarray) -> np.ndarray:
-        return self.U[self.pid[t - a], a - 1]
+        return cast(np.ndarray, self.U[self.pid[t - a], a - 1])
 
 
 def _exact_tables(M: np.ndarray, init: np.ndarray, T: int, worst_upstream: bool, n: int | None = None) -> _Tables:
@@ -248,11 +255,11 @@ def _exact_tables(M: np.ndarray, init: np.ndarray, T: int, worst_upstream: bool,
 def _log_up(x: np.ndarray) -> np.ndarray:
     """An upper bound of log(x) (x >= 1 here): numpy's log is within 1 ulp, step up 2 ulps."""
     with np.errstate(divide="ignore"):
-        return np.maximum(_up(np.log(x), 2), 0.0)
+        return cast(np.ndarray, np.maximum(_up(np.log(x), 2), 0.0))
 
 
 def _node_sigma(t: int, T: int, eps: float, tab: _Tables, Rt: np.ndarray | None, ok: np.ndarray,
-                cap: int | None = None, two_sided_only: bool = False):
+                cap: int | None = None, two_sided_only: bool = False) -> _Best | None:
     """sigma_t = min over the quilts of node t (0-based) of card / (eps - influence).
 
     ``tab``: the factors (upstream ones multiplied by ``Rt``, the node's upstream ratio; Rt may
@@ -273,9 +280,9 @@ def _node_sigma(t: int, T: int, eps: float, tab: _Tables, Rt: np.ndarray | None,
         return rows if Rt is None else _up(rows * Rt[okc][None, :])
 
     # the trivial quilt (X_Q empty, X_N = all T nodes, influence 0)
-    best: tuple = (float(_up(np.float64(T) / eps)), None, None, T, 0.0, None)
+    best: _Best = (float(_up(np.float64(T) / eps)), None, None, T, 0.0, None)
 
-    def consider(a_rng: np.ndarray, b_rng: np.ndarray, best: tuple) -> tuple:
+    def consider(a_rng: np.ndarray, b_rng: np.ndarray, best: _Best) -> _Best:
         # rows: a in a_rng plus "no left"; cols: b in b_rng plus "no right"
         extra = 0 if two_sided_only else 1
         A = np.concatenate([up_rows(a_rng), np.ones((extra, okc.size))])
@@ -319,7 +326,7 @@ def _node_sigma(t: int, T: int, eps: float, tab: _Tables, Rt: np.ndarray | None,
     return best
 
 
-def _search(nodes: list[int], T: int, eps: float, tab: _Tables) -> tuple | None:
+def _search(nodes: list[int], T: int, eps: float, tab: _Tables) -> tuple[_Best, int] | None:
     """max over ``nodes`` of the node's sigma, and where it is attained.
 
     Nodes far from both ends (>= r nodes on each side, r a bound on any useful quilt distance,
@@ -359,7 +366,7 @@ def _search(nodes: list[int], T: int, eps: float, tab: _Tables) -> tuple | None:
         close = (ok[interior] == okr).all(axis=1) & (np.abs(Rz[interior] - Rr) <= 1e-9 * Rr).all(axis=1)
         group = [int(t) for t in interior[close]]
     gset = set(group)
-    best: tuple | None = None
+    best: tuple[_Best, int] | None = None
     for t in [t for t in nodes if t not in gset]:
         res = _node_sigma(t, T, eps, tab, R[t] if t > 0 else None, ok[t])
         if res is not None and (best is None or res[0] > best[0][0]):
@@ -522,7 +529,7 @@ def _approx_ratio(M: np.ndarray, T: int, compat: str | None) -> np.ndarray:
 
 def stationary_distribution_compat(M: np.ndarray) -> np.ndarray:
     """The stationary law as the MATLAB code's time reversal uses it (first row of M^4096)."""
-    return np.linalg.matrix_power(M, 4096)[0]
+    return cast(np.ndarray, np.linalg.matrix_power(M, 4096)[0])
 
 
 class MarkovQuilt(Mechanism):
@@ -543,6 +550,7 @@ class MarkovQuilt(Mechanism):
     (1.80599, PP(eps=1.0, delta=0.0))
     """
     guarantee: PP   # narrows Mechanism.guarantee
+    noise: Laplace | None   # None: a constant query (L = 0), no noise needed
 
     theorem = ("Song et al. 2017, Markov Quilt Mechanism for Markov chains "
                "(MQMExact / MQMApprox): F(X) + L Lap(sigma_max) is eps-Pufferfish private")
@@ -595,7 +603,9 @@ class MarkovQuilt(Mechanism):
                                        params={"method": method, "lipschitz": L, "sigma": sigma,
                                                "quilt": {k: v for k, v in q.to_dict().items() if k != "pair"},
                                                **({"compat": _compat} if _compat else {})})
-        side = (lambda d: "none" if d is None else str(d))
+        def side(d: int | None) -> str:
+            return "none" if d is None else str(d)
+
         notes = (f"MQM{'Exact' if method == 'exact' else 'Approx'}: binding prior {th!r}, node X{q.node}, "
                  f"quilt a={side(q.a)}, b={side(q.b)} (card X_N = {q.card}), max-influence {q.influence!r}, "
                  f"sigma = {sigma!r}, L = {L!r}")

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -31,10 +31,14 @@ from ..guarantees import PP, ApproxRPP, RPPCurve, default_orders, round_up
 from ..refs import Ref
 from ._base import Mechanism, scale_up
 
+if TYPE_CHECKING:
+    from ..framework import Sensitivity
+    from ..noise import IID, Laplace, NoiseFamily
+
 __all__ = ["Wasserstein", "GeneralWasserstein", "ApproximateWasserstein", "DistributionAwareWasserstein"]
 
 
-def _finite(sens, what: str = "Delta_G"):
+def _finite(sens: Sensitivity, what: str = "Delta_G") -> Sensitivity:
     if not math.isfinite(sens.value):
         raise UnboundedSensitivityError(f"{what} is infinite (attained at {sens.witness})", sens.witness)
     return sens
@@ -52,6 +56,7 @@ class Wasserstein(Mechanism):
     2.0000000000000018
     """
     guarantee: PP   # narrows Mechanism.guarantee
+    noise: Laplace | None   # None: zero sensitivity, no noise needed
 
     theorem = "Song et al. 2017, Wasserstein mechanism; Pierquin et al. 2024, Cor 3.1 (Laplace, PP)"
     refs = (Ref("song2017", "Wasserstein mechanism (Thm 3.2)"), Ref("pierquin2024", "Cor 3.1"))
@@ -93,6 +98,7 @@ class GeneralWasserstein(Mechanism):
     (5.0, 0.16)
     """
     guarantee: RPPCurve   # narrows Mechanism.guarantee
+    noise: NoiseFamily | IID | None   # IID for a d-dimensional query; None: zero sensitivity
 
     theorem = "Pierquin et al. 2024, Thm 3.3 / Cor 3.1 (General Wasserstein Mechanism)"
     refs = (Ref("pierquin2024", "Thm 3.3"), Ref("pierquin2024", "Cor 3.1"))
@@ -112,16 +118,17 @@ class GeneralWasserstein(Mechanism):
         # distances come correctly rounded, not upward: step up before they enter a divergence
         delta_g = round_up(self.sensitivity.value, 2)
         self._delta = delta_g
-        fam = noise if d == 1 else noise.iid(d)
+        given: NoiseFamily | IID = noise if d == 1 else noise.iid(d)
+        fam: NoiseFamily | IID | None = given
         if eps is not None:
             if alpha is not None and delta is not None:
                 raise ParameterError("delta", delta, "either alpha (RPP target) or delta (PP target), not both")
             if delta_g == 0:
                 fam = None
             elif alpha is not None:
-                fam = fam.calibrate(alpha=alpha, eps=eps, sensitivity=delta_g)
+                fam = given.calibrate(alpha=alpha, eps=eps, sensitivity=delta_g)
             elif delta is not None:
-                fam = fam.calibrate(eps=eps, delta=delta, sensitivity=delta_g)
+                fam = given.calibrate(eps=eps, delta=delta, sensitivity=delta_g)
             else:
                 raise ParameterError("alpha", None, "alpha (with eps) or delta (with eps) for a calibration target")
         elif alpha is not None or delta is not None:
@@ -166,6 +173,7 @@ class ApproximateWasserstein(Mechanism):
     log(1/(1-delta))) are rejected.
     """
     guarantee: ApproxRPP   # narrows Mechanism.guarantee
+    noise: NoiseFamily | None   # None: zero near radius, no noise needed
 
     theorem = "Pierquin et al. 2024, Thm 4.3 / Prop C.2 (General Approximate Wasserstein Mechanism)"
     refs = (Ref("pierquin2024", "Thm 4.3"), Ref("pierquin2024", "Prop C.2"))
@@ -233,7 +241,7 @@ class _PlanData:
 
     __slots__ = ("meta", "v", "logm", "starts", "uniq", "merged", "__weakref__")
 
-    def __init__(self, meta: list, v: np.ndarray, logm: np.ndarray, starts: np.ndarray):
+    def __init__(self, meta: list[tuple[Any, Any]], v: np.ndarray, logm: np.ndarray, starts: np.ndarray):
         self.meta, self.v, self.logm, self.starts = meta, v, logm, starts
         self.uniq, inv = np.unique(v, return_inverse=True)
         # entries of a plan with the same displacement merged once (an upper bound of their
@@ -247,7 +255,7 @@ class _PlanData:
 
 # Plan data per framework (frameworks are immutable once built): calibration constructs the
 # mechanism at many scales of the same framework.
-_PLAN_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_PLAN_CACHE: weakref.WeakKeyDictionary[Framework, _PlanData] = weakref.WeakKeyDictionary()
 
 
 def _dagwm_plan_data(framework: Framework) -> _PlanData:
@@ -263,7 +271,7 @@ def _dagwm_plan_data(framework: Framework) -> _PlanData:
     return data
 
 
-def _dagwm_plans_reference(framework: Framework) -> tuple[list, np.ndarray, np.ndarray, np.ndarray]:
+def _dagwm_plans_reference(framework: Framework) -> tuple[list[tuple[Any, Any]], np.ndarray, np.ndarray, np.ndarray]:
     """(meta, v, logm, starts) by the per-pair Python path (the reference of the Markov kernel)."""
     from .. import transport
 
@@ -345,6 +353,7 @@ class DistributionAwareWasserstein(Mechanism):
     reference path, within 1e-9 relative of it (tested).
     """
     guarantee: RPPCurve   # narrows Mechanism.guarantee
+    noise: NoiseFamily
 
     theorem = "Pierquin et al. 2024, Thm 4.5 (Distribution-Aware General Wasserstein Mechanism)"
     refs = (Ref("pierquin2024", "Thm 4.5"),)
@@ -370,7 +379,7 @@ class DistributionAwareWasserstein(Mechanism):
             "eps(alpha) from the exponential-moment cost on the quantile coupling"))
         self.group = None
 
-    def log_moment(self, alpha: float) -> tuple[float, tuple]:
+    def log_moment(self, alpha: float) -> tuple[float, tuple[Any, Any]]:
         """(log Delta_G^{zeta,q,alpha}, witness (theta, pair)), an upper bound rounded upward.
 
         The per-plan log-sum-exp runs in the core (parallel over plans, each bound moved up by

@@ -15,6 +15,8 @@ with its error bound added), computed by the C++ kernel in ``cpp/renyi``.
 >>> 1.0 <= b <= 1.0 + 1e-14
 True
 """
+from typing import cast
+
 from ._base import NoiseFamily
 from .custom import Custom
 from .families import Cauchy, Gaussian, GenCauchy, GenGaussian, Laplace, Logistic, StudentT
@@ -71,7 +73,8 @@ def as_noise(noise: object, *, name: str = "noise", calibrating: bool = False) -
                              f"e.g. {cls.__name__}(" + ("1.0, 3.0" if cls is GenCauchy else "3.0, 1.0") + ")")
     if cls is Custom or cls is IID:
         raise ParameterError(name, noise, f"an instance of {cls.__name__} (it needs constructor arguments)")
-    return cls(1.0)
+    # every family without a shape parameter takes its scale as its one argument
+    return cast(NoiseFamily, cls(1.0))
 
 
 __all__ += ["as_noise"]

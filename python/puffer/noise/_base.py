@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import abc
 import math
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
@@ -18,6 +19,14 @@ from .. import _validate as V
 from .._golden import golden_min
 from ..errors import NumericalError, ParameterError, ParameterTypeError
 from ..guarantees import Provenance, RPPCurve, default_orders, round_up
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from .product import IID
+
+    #: a float64 array (what the vectorised methods return for array input)
+    F64 = NDArray[np.float64]
 
 _EPS = np.finfo(np.float64).eps
 _ALPHA_MAX = 2.0 ** 16
@@ -44,7 +53,7 @@ def _nonneg_array(name: str, x: Any) -> np.ndarray:
     return a
 
 
-def _ret(out: np.ndarray, scalar: bool, dest: np.ndarray | None):
+def _ret(out: F64, scalar: bool, dest: F64 | None) -> float | F64:
     if dest is not None:
         if not isinstance(dest, np.ndarray) or dest.shape != out.shape or dest.dtype != np.float64:
             raise ParameterError("out", f"{type(dest).__name__} {getattr(dest, 'shape', '')}",
@@ -104,7 +113,7 @@ class NoiseFamily(abc.ABC):
     def _freeze(self) -> None:
         object.__setattr__(self, "_frozen", True)
 
-    def _key(self) -> tuple:
+    def _key(self) -> tuple[Any, ...]:
         return tuple(getattr(self, n) for n in self._param_names)
 
     def __eq__(self, other: object) -> bool:
@@ -119,7 +128,7 @@ class NoiseFamily(abc.ABC):
         args = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._param_names)
         return f"{type(self).__name__}({args})"
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         """A JSON-able description: ``{"family": name, <constructor parameters>}``."""
         return {"family": type(self).__name__, **{n: _jsonable(getattr(self, n)) for n in self._param_names}}
 
@@ -130,20 +139,39 @@ class NoiseFamily(abc.ABC):
         @property
         def natural_norm(self) -> float: ...
 
+        def _sampler_spec(self) -> tuple[str, dict[str, float]]:
+            """(kind, params) for :mod:`puffer.sampling` (every family defines it)."""
+
+    @overload
+    def logpdf(self, x: float) -> float: ...
+    @overload
+    def logpdf(self, x: Any) -> float | F64: ...
     @abc.abstractmethod
-    def logpdf(self, x: Any) -> Any:
+    def logpdf(self, x: Any) -> float | F64:
         """Log density at x (vectorised)."""
 
+    @overload
+    def pdf(self, x: float) -> float: ...
+    @overload
+    def pdf(self, x: Any) -> float | F64: ...
     @abc.abstractmethod
-    def pdf(self, x: Any) -> Any:
+    def pdf(self, x: Any) -> float | F64:
         """Density at x (vectorised)."""
 
+    @overload
+    def cdf(self, x: float) -> float: ...
+    @overload
+    def cdf(self, x: Any) -> float | F64: ...
     @abc.abstractmethod
-    def cdf(self, x: Any) -> Any:
+    def cdf(self, x: Any) -> float | F64:
         """Distribution function at x (vectorised)."""
 
+    @overload
+    def ppf(self, q: float) -> float: ...
+    @overload
+    def ppf(self, q: Any) -> float | F64: ...
     @abc.abstractmethod
-    def ppf(self, q: Any) -> Any:
+    def ppf(self, q: Any) -> float | F64:
         """Quantile function at q (vectorised)."""
 
     @property
@@ -156,7 +184,7 @@ class NoiseFamily(abc.ABC):
         """The same family with another scale (shape parameters kept)."""
 
     @abc.abstractmethod
-    def _shift_div(self, alpha: np.ndarray, u: np.ndarray) -> np.ndarray:
+    def _shift_div(self, alpha: F64, u: F64) -> F64:
         """Certified s_alpha at standardised shifts u (broadcast with alpha)."""
 
     def _max_shift(self, alpha: float, eps: float) -> float:
@@ -164,7 +192,13 @@ class NoiseFamily(abc.ABC):
         return _generic_max_shift(lambda u: float(self._shift_div(np.array([alpha]), np.array([u]))[0]), eps)
 
     # -- divergences ----------------------------------------------------------------------
-    def renyi_shift(self, alpha: Any, v: Any, *, out: np.ndarray | None = None):
+    @overload
+    def renyi_shift(self, alpha: float, v: float, *, out: None = None) -> float: ...
+    @overload
+    def renyi_shift(self, alpha: Any, v: Any, *, out: F64) -> F64: ...
+    @overload
+    def renyi_shift(self, alpha: Any, v: Any, *, out: None = None) -> float | F64: ...
+    def renyi_shift(self, alpha: Any, v: Any, *, out: F64 | None = None) -> float | F64:
         """s_alpha(zeta, v) = D_alpha(zeta(. - v) || zeta): the Renyi divergence between the
         noise shifted by v and the noise (Pierquin et al. 2024), a certified upper bound.
 
@@ -190,7 +224,13 @@ class NoiseFamily(abc.ABC):
         u = abs(v) / self.scale if self._symmetric else v / self.scale
         return float(self._shift_div(np.array([alpha]), np.array([u]))[0])
 
-    def kl_shift(self, v: Any, *, out: np.ndarray | None = None):
+    @overload
+    def kl_shift(self, v: float, *, out: None = None) -> float: ...
+    @overload
+    def kl_shift(self, v: Any, *, out: F64) -> F64: ...
+    @overload
+    def kl_shift(self, v: Any, *, out: None = None) -> float | F64: ...
+    def kl_shift(self, v: Any, *, out: F64 | None = None) -> float | F64:
         """KL(zeta(. - v) || zeta), the alpha -> 1 limit of :meth:`renyi_shift` (certified upper bound)."""
         scalar = _is_scalar(v)
         x = _finite_array("v", v)
@@ -204,7 +244,13 @@ class NoiseFamily(abc.ABC):
         with np.errstate(over="ignore"):
             return np.abs(v) / self.scale if self._symmetric else v / self.scale
 
-    def R(self, alpha: Any, z: Any, *, out: np.ndarray | None = None):
+    @overload
+    def R(self, alpha: float, z: float, *, out: None = None) -> float: ...
+    @overload
+    def R(self, alpha: Any, z: Any, *, out: F64) -> F64: ...
+    @overload
+    def R(self, alpha: Any, z: Any, *, out: None = None) -> float | F64: ...
+    def R(self, alpha: Any, z: Any, *, out: F64 | None = None) -> float | F64:
         """R_alpha(zeta, z) = sup over |v| <= z of s_alpha(zeta, v) (Pierquin et al. 2024), certified.
 
         For families whose shift divergence is proved non-decreasing in |v| this is
@@ -308,7 +354,13 @@ class NoiseFamily(abc.ABC):
                 f"{self!r}: s_alpha(zeta, v) is not non-decreasing on a grid of [0, {u[i] * self.scale}] "
                 f"at alpha={a[i]}; R_alpha cannot be reduced to the boundary shift")
 
-    def epsilon(self, alpha: Any, sensitivity: Any, *, out: np.ndarray | None = None):
+    @overload
+    def epsilon(self, alpha: float, sensitivity: float, *, out: None = None) -> float: ...
+    @overload
+    def epsilon(self, alpha: Any, sensitivity: Any, *, out: F64) -> F64: ...
+    @overload
+    def epsilon(self, alpha: Any, sensitivity: Any, *, out: None = None) -> float | F64: ...
+    def epsilon(self, alpha: Any, sensitivity: Any, *, out: F64 | None = None) -> float | F64:
         """The General Wasserstein mechanism's epsilon at order ``alpha`` for sensitivity
         Delta: R_alpha(zeta, Delta) (Pierquin et al. 2024, Thm 3.3). ``alpha = inf`` gives the pure-PP epsilon."""
         return self.R(alpha, sensitivity, out=out)
@@ -426,7 +478,7 @@ class NoiseFamily(abc.ABC):
 
         return self._finish_scale(dg / best_u, ok, f"(eps={e}, delta={d})-PP at alpha={a_star}")
 
-    def _finish_scale(self, s: float, ok, what: str) -> NoiseFamily:
+    def _finish_scale(self, s: float, ok: Callable[[NoiseFamily], bool], what: str) -> NoiseFamily:
         s = round_up(float(s), 4)
         for _ in range(64):
             fam = self._with_scale(s)
@@ -436,7 +488,7 @@ class NoiseFamily(abc.ABC):
         raise NumericalError(f"calibration of {self!r} to {what} did not verify after rounding")
 
     # -- products -------------------------------------------------------------------------
-    def iid(self, d: int) -> Any:
+    def iid(self, d: int) -> IID:
         """d-dimensional noise with iid coordinates (Pierquin et al. 2024 additivity, Lemma B.1)."""
         from .product import IID
         return IID(self, d)
@@ -464,7 +516,7 @@ def _two_point_bound(alpha: float, x: float) -> float:
     return round_up(float(d) * (1.0 + 1e-14), 2)
 
 
-def _generic_max_shift(D, eps: float) -> float:
+def _generic_max_shift(D: Callable[[float], float], eps: float) -> float:
     """Largest u with D(u) <= eps for a non-decreasing certified D, bracketed on the safe side
     (Illinois on log D against log u, relative width 1e-10)."""
     if eps <= 0:

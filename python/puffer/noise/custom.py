@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast, overload
 
 import numpy as np
 
@@ -49,6 +49,9 @@ from .._core import renyi as _K
 from ..errors import ParameterError, ParameterTypeError
 from ..guarantees import round_up
 from ._base import NoiseFamily, _generic_max_shift, _is_scalar
+
+if TYPE_CHECKING:
+    from ._base import F64
 
 __all__ = ["Custom"]
 
@@ -142,7 +145,7 @@ class Custom(NoiseFamily):
                                  f"a normalised log-density (mass 1 within {_MASS_TOL})")
 
     # -- identity -------------------------------------------------------------------------
-    def _key(self):
+    def _key(self) -> tuple[Any, ...]:
         return (self._logpdf, self._scale, self.symmetric, self.log_concave, self.log_lipschitz, self._norm,
                 self._breaks)
 
@@ -177,19 +180,27 @@ class Custom(NoiseFamily):
             object.__setattr__(c, "_declared", False)
         return c
 
-    def _sampler_spec(self):
+    def _sampler_spec(self) -> tuple[str, dict[str, float]]:
         raise ParameterError("noise", repr(self),
                              "a built-in family: Custom noise cannot be sampled by the fast samplers "
                              "(draw scale * Z with your own sampler)")
 
     # -- densities ------------------------------------------------------------------------
-    def logpdf(self, x: Any):
+    @overload
+    def logpdf(self, x: float) -> float: ...
+    @overload
+    def logpdf(self, x: Any) -> float | F64: ...
+    def logpdf(self, x: Any) -> float | F64:
         xx = V.float_array("x", x, finite=False, allow_empty=True)
         flat = xx.ravel() / self._scale
         out = self._safe(flat).reshape(xx.shape) - math.log(self._scale)
         return float(out) if _is_scalar(x) else out
 
-    def pdf(self, x: Any):
+    @overload
+    def pdf(self, x: float) -> float: ...
+    @overload
+    def pdf(self, x: Any) -> float | F64: ...
+    def pdf(self, x: Any) -> float | F64:
         r = np.exp(self.logpdf(x))
         return float(r) if _is_scalar(x) else r
 
@@ -206,15 +217,23 @@ class Custom(NoiseFamily):
         else:
             v0, _ = integrate.quad(f, z, np.inf, limit=200, epsabs=1e-13)
             v = 1.0 - v0
-        return min(max(v, 0.0), 1.0)
+        return cast(float, min(max(v, 0.0), 1.0))   # quad returns a float
 
-    def cdf(self, x: Any):
+    @overload
+    def cdf(self, x: float) -> float: ...
+    @overload
+    def cdf(self, x: Any) -> float | F64: ...
+    def cdf(self, x: Any) -> float | F64:
         """Distribution function by numerical integration (slow path)."""
         xx = V.float_array("x", x, finite=False, allow_empty=True)
         out = np.array([self._cdf1(float(t)) for t in xx.ravel()]).reshape(xx.shape)
         return float(out) if _is_scalar(x) else out
 
-    def ppf(self, q: Any):
+    @overload
+    def ppf(self, q: float) -> float: ...
+    @overload
+    def ppf(self, q: Any) -> float | F64: ...
+    def ppf(self, q: Any) -> float | F64:
         """Quantile by root finding on :meth:`cdf` (slow path)."""
         qq = V.float_array("q", q, allow_empty=True)
         if ((qq < 0) | (qq > 1)).any():
@@ -238,7 +257,7 @@ class Custom(NoiseFamily):
         return float(out) if _is_scalar(q) else out
 
     # -- divergences ----------------------------------------------------------------------
-    def _shift_div(self, alpha: np.ndarray, u: np.ndarray) -> np.ndarray:
+    def _shift_div(self, alpha: F64, u: F64) -> F64:
         if not self._declared:
             raise ParameterError("Custom", self.name, "a declared structure before divergences can be certified: "
                                  "breakpoints=[modes, kinks, support edges], spikes=[(location, width)] of narrow "

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import abc
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
@@ -32,6 +32,9 @@ from .. import _validate as V
 from .._core import renyi as _K
 from ..errors import ParameterError
 from ._base import NoiseFamily, _is_scalar
+
+if TYPE_CHECKING:
+    from ._base import F64
 
 
 def _st() -> Any:
@@ -52,7 +55,7 @@ class _Kernel(NoiseFamily):
     def _shape(self) -> tuple[float, float, float]:
         return (0.0, 0.0, 0.0)
 
-    def _shift_div(self, alpha: np.ndarray, u: np.ndarray) -> np.ndarray:
+    def _shift_div(self, alpha: F64, u: F64) -> F64:
         k, nu, beta = self._shape()
         a = np.ascontiguousarray(alpha, dtype=np.float64)
         uu = np.ascontiguousarray(u, dtype=np.float64)
@@ -71,25 +74,41 @@ class _Kernel(NoiseFamily):
     # densities via scipy.stats (vectorised, well tested), imported on first use: `import puffer`
     # and the samplers must not pay for scipy.stats
     @abc.abstractmethod
-    def _dist(self):
+    def _dist(self) -> Any:
         """The equivalent frozen scipy.stats distribution."""
 
-    def logpdf(self, x: Any):
+    @overload
+    def logpdf(self, x: float) -> float: ...
+    @overload
+    def logpdf(self, x: Any) -> float | F64: ...
+    def logpdf(self, x: Any) -> float | F64:
         """Log-density at x (vectorised)."""
         return self._dist().logpdf(V.float_array("x", x, finite=False, allow_empty=True)) if not _is_scalar(x) \
             else float(self._dist().logpdf(V.real("x", x, allow_inf=True)))
 
-    def pdf(self, x: Any):
+    @overload
+    def pdf(self, x: float) -> float: ...
+    @overload
+    def pdf(self, x: Any) -> float | F64: ...
+    def pdf(self, x: Any) -> float | F64:
         """Density at x (vectorised)."""
         return self._dist().pdf(V.float_array("x", x, finite=False, allow_empty=True)) if not _is_scalar(x) \
             else float(self._dist().pdf(V.real("x", x, allow_inf=True)))
 
-    def cdf(self, x: Any):
+    @overload
+    def cdf(self, x: float) -> float: ...
+    @overload
+    def cdf(self, x: Any) -> float | F64: ...
+    def cdf(self, x: Any) -> float | F64:
         """Distribution function at x (vectorised)."""
         return self._dist().cdf(V.float_array("x", x, finite=False, allow_empty=True)) if not _is_scalar(x) \
             else float(self._dist().cdf(V.real("x", x, allow_inf=True)))
 
-    def ppf(self, q: Any):
+    @overload
+    def ppf(self, q: float) -> float: ...
+    @overload
+    def ppf(self, q: Any) -> float | F64: ...
+    def ppf(self, q: Any) -> float | F64:
         """Quantile function (vectorised); q in [0, 1]."""
         qq = V.float_array("q", q, allow_empty=True)
         if ((qq < 0) | (qq > 1)).any():
@@ -121,10 +140,10 @@ class Gaussian(_Kernel):
     def _with_scale(self, scale: float) -> Gaussian:
         return Gaussian(scale)
 
-    def _dist(self):
+    def _dist(self) -> Any:
         return _st().norm(scale=self.sigma)
 
-    def _sampler_spec(self):
+    def _sampler_spec(self) -> tuple[str, dict[str, float]]:
         return "gaussian", {"sigma": self.sigma}
 
 
@@ -152,10 +171,10 @@ class Laplace(_Kernel):
     def _with_scale(self, scale: float) -> Laplace:
         return Laplace(scale)
 
-    def _dist(self):
+    def _dist(self) -> Any:
         return _st().laplace(scale=self.b)
 
-    def _sampler_spec(self):
+    def _sampler_spec(self) -> tuple[str, dict[str, float]]:
         return "laplace", {"b": self.b}
 
 
@@ -188,17 +207,17 @@ class GenCauchy(_Kernel):
     def scale(self) -> float:
         return self.gamma
 
-    def _shape(self):
+    def _shape(self) -> tuple[float, float, float]:
         return (self.k, 1.0, 0.0)
 
     def _with_scale(self, scale: float) -> GenCauchy:
         return GenCauchy(scale, self.k)
 
-    def _dist(self):
+    def _dist(self) -> Any:
         nu = self.k - 1.0
         return _st().t(nu, scale=self.gamma / math.sqrt(nu))
 
-    def _sampler_spec(self):
+    def _sampler_spec(self) -> tuple[str, dict[str, float]]:
         return "gen_cauchy", {"gamma": self.gamma, "k": self.k}
 
 
@@ -223,10 +242,10 @@ class Cauchy(GenCauchy):
     def _with_scale(self, scale: float) -> Cauchy:
         return Cauchy(scale)
 
-    def _dist(self):
+    def _dist(self) -> Any:
         return _st().cauchy(scale=self.gamma)
 
-    def _sampler_spec(self):
+    def _sampler_spec(self) -> tuple[str, dict[str, float]]:
         return "cauchy", {"gamma": self.gamma}
 
 
@@ -260,16 +279,16 @@ class StudentT(_Kernel):
     def scale(self) -> float:
         return self._scale
 
-    def _shape(self):
+    def _shape(self) -> tuple[float, float, float]:
         return (self.nu + 1.0, self.nu, 0.0)
 
     def _with_scale(self, scale: float) -> StudentT:
         return StudentT(self.nu, scale)
 
-    def _dist(self):
+    def _dist(self) -> Any:
         return _st().t(self.nu, scale=self._scale)
 
-    def _sampler_spec(self):
+    def _sampler_spec(self) -> tuple[str, dict[str, float]]:
         return "student_t", {"nu": self.nu, "scale": self._scale}
 
 
@@ -292,23 +311,23 @@ class GenGaussian(_Kernel):
         self._freeze()
 
     @property
-    def natural_norm(self) -> float:  # type: ignore[override]
+    def natural_norm(self) -> float:
         return self.beta
 
     @property
     def scale(self) -> float:
         return self._scale
 
-    def _shape(self):
+    def _shape(self) -> tuple[float, float, float]:
         return (0.0, 0.0, self.beta)
 
     def _with_scale(self, scale: float) -> GenGaussian:
         return GenGaussian(self.beta, scale)
 
-    def _dist(self):
+    def _dist(self) -> Any:
         return _st().gennorm(self.beta, scale=self._scale)
 
-    def _sampler_spec(self):
+    def _sampler_spec(self) -> tuple[str, dict[str, float]]:
         return "gen_gaussian", {"beta": self.beta, "scale": self._scale}
 
 
@@ -335,10 +354,10 @@ class Logistic(_Kernel):
     def _with_scale(self, scale: float) -> Logistic:
         return Logistic(scale)
 
-    def _dist(self):
+    def _dist(self) -> Any:
         return _st().logistic(scale=self._scale)
 
-    def _sampler_spec(self):
+    def _sampler_spec(self) -> tuple[str, dict[str, float]]:
         return "logistic", {"scale": self._scale}
 
 # The paper results implemented here (read by scripts/theorems.py for docs/theorems.md).

@@ -21,7 +21,7 @@ natural norm:
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast, overload
 
 import numpy as np
 
@@ -39,12 +39,15 @@ from ._base import (
     _ret,
 )
 
+if TYPE_CHECKING:
+    from ._base import F64
+
 __all__ = ["IID"]
 
 _EXACT = {"Gaussian", "Laplace"}
 
 
-def _upper_concave_at(t: np.ndarray, q: np.ndarray, x0: float) -> tuple[float, list]:
+def _upper_concave_at(t: np.ndarray, q: np.ndarray, x0: float) -> tuple[float, list[int]]:
     """Value at x0 of the upper concave envelope of the points (t, q) (t sorted, x0 in range), with
     the indices of the two points whose chord attains it."""
     li = np.flatnonzero(t <= x0)
@@ -79,21 +82,21 @@ class IID:
         object.__setattr__(self, "d", V.integer("d", d, lo=1))
         object.__setattr__(self, "_frozen", True)
 
-    def __setattr__(self, name, value):
+    def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("IID is immutable")
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         if not isinstance(other, IID):
             return NotImplemented
         return self.base == other.base and self.d == other.d
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash(("IID", self.base, self.d))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"{self.base!r}.iid({self.d})"
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         return {"family": "IID", "base": self.base.describe(), "d": self.d}
 
     @property
@@ -108,22 +111,27 @@ class IID:
     def natural_norm(self) -> float:
         return self.base.natural_norm
 
-    def norm(self, v: Any) -> np.ndarray:
+    def norm(self, v: Any) -> F64:
         """||v|| in the natural norm over the last axis."""
         x = np.abs(_finite_array("v", v))
         p = self.natural_norm
-        return np.max(x, axis=-1) if math.isinf(p) else np.sum(x ** p, axis=-1) ** (1.0 / p)
+        return cast("F64", np.max(x, axis=-1) if math.isinf(p) else np.sum(x ** p, axis=-1) ** (1.0 / p))
 
-    def logpdf(self, x: Any):
+    def logpdf(self, x: Any) -> float | F64:
         x = V.float_array("x", x, finite=False)
         if x.shape[-1] != self.d:
             raise ParameterError("x", f"array of shape {x.shape}", f"last axis of length d={self.d}")
-        return self.base.logpdf(x.reshape(-1)).reshape(x.shape).sum(axis=-1)
+        # one value per d-vector: a numpy float64 (a float) for a single vector
+        return cast("float | F64", cast("F64", self.base.logpdf(x.reshape(-1))).reshape(x.shape).sum(axis=-1))
 
-    def pdf(self, x: Any):
-        return np.exp(self.logpdf(x))
+    def pdf(self, x: Any) -> float | F64:
+        return cast("float | F64", np.exp(self.logpdf(x)))
 
-    def renyi_shift(self, alpha: Any, v: Any, *, out: np.ndarray | None = None):
+    @overload
+    def renyi_shift(self, alpha: Any, v: Any, *, out: F64) -> F64: ...
+    @overload
+    def renyi_shift(self, alpha: Any, v: Any, *, out: None = None) -> float | F64: ...
+    def renyi_shift(self, alpha: Any, v: Any, *, out: F64 | None = None) -> float | F64:
         """sum_i s_alpha(zeta, v_i) for shift vectors v of shape (..., d) (certified: each term
         is an upper bound; the float sum is rounded up by d ulps)."""
         x = _finite_array("v", v)
@@ -136,14 +144,20 @@ class IID:
         s = np.sum(per, axis=-1) * (1.0 + 2.0 * self.d * np.finfo(float).eps)
         return _ret(np.asarray(s), s.ndim == 0, out)
 
-    def kl_shift(self, v: Any):
+    def kl_shift(self, v: Any) -> float | F64:
         x = _finite_array("v", v)
         if x.ndim == 0 or x.shape[-1] != self.d:
             raise ParameterError("v", f"array of shape {x.shape}", f"shift vectors with last axis d={self.d}")
         s = np.sum(self.base.kl_shift(x), axis=-1) * (1.0 + 2.0 * self.d * np.finfo(float).eps)
-        return float(s) if np.ndim(s) == 0 else s
+        return float(s) if np.ndim(s) == 0 else cast("F64", s)
 
-    def R(self, alpha: Any, z: Any, *, out: np.ndarray | None = None):
+    @overload
+    def R(self, alpha: float, z: float, *, out: None = None) -> float: ...
+    @overload
+    def R(self, alpha: Any, z: Any, *, out: F64) -> F64: ...
+    @overload
+    def R(self, alpha: Any, z: Any, *, out: None = None) -> float | F64: ...
+    def R(self, alpha: Any, z: Any, *, out: F64 | None = None) -> float | F64:
         """sup over ||v|| <= z (natural norm) of the product shift divergence (see module doc)."""
         scalar = _is_scalar(alpha, z)
         a = _alpha_array("alpha", alpha)
@@ -203,7 +217,13 @@ class IID:
             q = np.concatenate([q, qn])[order]
         return round_up(bound, 8)
 
-    def epsilon(self, alpha: Any, sensitivity: Any, *, out: np.ndarray | None = None):
+    @overload
+    def epsilon(self, alpha: float, sensitivity: float, *, out: None = None) -> float: ...
+    @overload
+    def epsilon(self, alpha: Any, sensitivity: Any, *, out: F64) -> F64: ...
+    @overload
+    def epsilon(self, alpha: Any, sensitivity: Any, *, out: None = None) -> float | F64: ...
+    def epsilon(self, alpha: Any, sensitivity: Any, *, out: F64 | None = None) -> float | F64:
         """GWM epsilon R_alpha(zeta^d, Delta) with Delta in the natural norm (Pierquin et al. 2024, Thm 3.3)."""
         return self.R(alpha, sensitivity, out=out)
 
@@ -249,7 +269,7 @@ class IID:
             s = round_up(s * (1 + 1e-13), 2)
         raise ParameterError("eps", e, "a target the calibration could verify")
 
-    def _sampler_spec(self):
+    def _sampler_spec(self) -> tuple[str, dict[str, float]]:
         # i.i.d. coordinates: one draw of the base law per element of the (..., d) values (the
         # samplers reject unknown keys, so a "d" here made every release in R^d fail; found by
         # the empirical auditor)
