@@ -42,7 +42,7 @@ class PairRecord:
     """One (prior, pair) evaluation of a sensitivity."""
 
     theta: Hashable
-    pair: tuple
+    pair: tuple[Hashable, Hashable]
     value: float
 
 
@@ -81,12 +81,12 @@ class Sensitivity:
 
     value: float
     kind: str
-    witness: tuple | None
+    witness: tuple[Any, ...] | None   # (theta, pair) for the sensitivities computed from a framework
     norm: float | None = None
-    records: tuple = field(default=(), repr=False)
-    params: dict = field(default_factory=dict, repr=False)
+    records: tuple[PairRecord, ...] = field(default=(), repr=False)
+    params: dict[str, Any] = field(default_factory=dict, repr=False)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         w = None if self.witness is None else {"theta": _jsonable(self.witness[0]),
                                                "pair": [_jsonable(s) for s in self.witness[1]]}
         return {"value": self.value if math.isfinite(self.value) else "inf", "kind": self.kind,
@@ -101,7 +101,7 @@ def _jsonable(x: Any) -> Any:
     return repr(x)
 
 
-def _canon_pairs(secrets: Sequence[Hashable], pairs: Any) -> list[tuple]:
+def _canon_pairs(secrets: Sequence[Hashable], pairs: Any) -> list[tuple[Hashable, Hashable]]:
     known = set(secrets)
     if isinstance(pairs, str):
         if pairs != "all":
@@ -173,8 +173,8 @@ class Framework:
         if not callable(query):
             raise ParameterTypeError("query", query, "a callable dataset -> value")
         prior_map = self._prior_map(priors)
-        laws: dict = {}
-        sprob: dict = {}
+        laws: dict[tuple[Hashable, Hashable], DiscreteDist] = {}
+        sprob: dict[tuple[Hashable, Hashable], float] = {}
         dim = None
         for th, (datasets, probs) in prior_map.items():
             exact = any(isinstance(p, (Fraction, str)) for p in probs)
@@ -215,7 +215,7 @@ class Framework:
 
     # ------------------------------------------------------------------ construction helpers
     @staticmethod
-    def _prior_map(priors: Any) -> dict:
+    def _prior_map(priors: Any) -> dict[Hashable, tuple[list[Any], list[Any]]]:
         if isinstance(priors, Mapping):
             items = list(priors.items())
         elif isinstance(priors, (list, tuple)):
@@ -232,11 +232,12 @@ class Framework:
             out[lab] = (list(datasets), list(probs))
         return out
 
-    def _setup(self, secrets: Sequence, pairs: Any, thetas: list, laws: dict, sprob: dict,
+    def _setup(self, secrets: Sequence[Hashable], pairs: Any, thetas: list[Hashable],
+               laws: dict[tuple[Hashable, Hashable], Any], sprob: dict[tuple[Hashable, Hashable], float],
                dim: int, name: str, group_sensitivity: float | None = None, group_note: str = "",
                lazy: bool = False) -> None:
-        self._secrets: Sequence
-        self._pairs: Sequence
+        self._secrets: Sequence[Hashable]
+        self._pairs: Sequence[tuple[Hashable, Hashable]]
         if lazy:  # secrets and pairs generated on demand by a model (distinct and canonical by construction)
             self._secrets, self._pairs = secrets, pairs
         else:
@@ -282,14 +283,14 @@ class Framework:
     @classmethod
     def from_conditionals(cls, conditionals: Mapping[Hashable, Mapping[Hashable, DiscreteDist | None]],
                           pairs: Any, *, name: str = "framework",
-                          secret_probs: Mapping[tuple, float] | None = None,
+                          secret_probs: Mapping[tuple[Hashable, Hashable], float] | None = None,
                           group_sensitivity: float | None = None, group_note: str = "") -> Framework:
         """Framework from the laws directly: ``conditionals[theta][secret]`` is a DiscreteDist, or
         ``None`` when P(secret | theta) = 0 (pairs with it are then skipped for that theta).
         ``secret_probs[(theta, secret)]`` optionally gives P(secret | theta) (NaN otherwise)."""
         if not isinstance(conditionals, Mapping) or not conditionals:
             raise ParameterTypeError("conditionals", conditionals, "a non-empty mapping theta -> {secret: DiscreteDist}")
-        secrets: list = []
+        secrets: list[Hashable] = []
         laws, sprob, dim = {}, {}, None
         for th, per in conditionals.items():
             if not isinstance(per, Mapping):
@@ -348,17 +349,17 @@ class Framework:
 
     # ------------------------------------------------------------------ access
     @property
-    def secrets(self) -> Sequence:
+    def secrets(self) -> Sequence[Hashable]:
         """The secret labels (a tuple; models with many secrets generate them on demand)."""
         return self._secrets
 
     @property
-    def pairs(self) -> Sequence:
+    def pairs(self) -> Sequence[tuple[Hashable, Hashable]]:
         """The discriminative pairs (a tuple; models with many pairs generate them on demand)."""
         return self._pairs
 
     @property
-    def thetas(self) -> tuple:
+    def thetas(self) -> tuple[Hashable, ...]:
         return self._thetas
 
     @property
@@ -379,7 +380,7 @@ class Framework:
         self.conditional(theta, secret)  # validates both labels (and computes lazy laws)
         return self._sprob.get((theta, secret), 0.0)
 
-    def pair_laws(self) -> Iterator[tuple]:
+    def pair_laws(self) -> Iterator[tuple[Hashable, tuple[Hashable, Hashable], Any, Any]]:
         """Yields (theta, (s_i, s_j), mu_i, mu_j) for every prior and every pair whose two
         secrets have positive probability under it."""
         for th in self._thetas:
@@ -389,7 +390,7 @@ class Framework:
                     yield th, (a, b), P, Q
 
     @property
-    def skipped(self) -> list[tuple]:
+    def skipped(self) -> list[tuple[Hashable, tuple[Hashable, Hashable], str]]:
         """(theta, pair, reason) for every (prior, pair) left out because a secret has zero
         probability under that prior."""
         out = []
@@ -476,8 +477,8 @@ class Framework:
         return self._collect("support_diameter", recs, vals, None)
 
     @staticmethod
-    def _collect(kind: str, recs: list, vals: Iterable[float], norm: float | None,
-                 params: dict | None = None) -> Sensitivity:
+    def _collect(kind: str, recs: list[tuple[Hashable, tuple[Hashable, Hashable], Any, Any]], vals: Iterable[float],
+                 norm: float | None, params: dict[str, Any] | None = None) -> Sensitivity:
         vals = [float(v) for v in vals]
         k = int(np.argmax(vals))
         records = tuple(PairRecord(th, pr, v) for (th, pr, _, _), v in zip(recs, vals))

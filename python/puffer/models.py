@@ -15,9 +15,9 @@ by the C++ core.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from fractions import Fraction
-from typing import Any
+from typing import Any, cast, overload
 
 import numpy as np
 
@@ -62,9 +62,9 @@ def independent_users(p: Any, users: Sequence[int] | None = None, *, absent: boo
     if any(v.shape[0] != V_ for v in vecs):
         raise ParameterError("priors", [v.shape[0] for v in vecs], "the same number of users in every prior")
     us = list(range(V_)) if users is None else [V.integer("users", u, lo=0, hi=V_ - 1) for u in users]
-    conds: dict = {}
+    conds: dict[Any, dict[Hashable, DiscreteDist | None]] = {}   # prior index, or "p"
     for t, pv in enumerate(vecs):
-        per = {}
+        per: dict[Hashable, DiscreteDist | None] = {}
         for i in us:
             rest = _core.models.poisson_binomial(pv, i)       # PB(p_-i) on {0..V-1}
             full = _core.models.poisson_binomial(pv, -1)      # PB(p) on {0..V}
@@ -79,7 +79,7 @@ def independent_users(p: Any, users: Sequence[int] | None = None, *, absent: boo
         pairs.append((f"S{i}=0", f"S{i}=1"))
         if absent:
             pairs += [(f"S{i}=0", f"S{i}={ABSENT}"), (f"S{i}=1", f"S{i}={ABSENT}")]
-    sp: dict = {}
+    sp: dict[tuple[Hashable, Hashable], float] = {}
     for th in conds:
         pv = vecs[th] if priors is not None else vecs[0]
         for i in us:
@@ -161,7 +161,7 @@ def stationary_distribution(trans: Any) -> np.ndarray:
         raise ParameterError("trans", "a chain without a unique stationary law", "irreducible matrices")
     pi = np.clip(pi, 0.0, None)
     pi /= pi.sum(axis=1, keepdims=True)
-    return pi[0] if single else pi
+    return cast(np.ndarray, pi[0] if single else pi)
 
 
 _MAX_STATES = 64   # the core's limit (cpp/models/markov.cpp)
@@ -209,7 +209,7 @@ def _gib(b: float) -> str:
     return f"{b / 2**30:.3g} GiB"
 
 
-class _MarkovSecrets(Sequence):
+class _MarkovSecrets(Sequence[str]):
     """The secrets X_t = a, t < T, a < k, generated on demand (never T k Python strings);
     ``names`` are the state names used in the labels (default "0" .. "k-1")."""
 
@@ -221,7 +221,11 @@ class _MarkovSecrets(Sequence):
     def __len__(self) -> int:
         return self._T * self._k
 
-    def __getitem__(self, i):  # type: ignore[override]
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[str]: ...
+    def __getitem__(self, i: int | slice) -> str | list[str]:
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
         if i < 0:
@@ -237,7 +241,7 @@ class _MarkovSecrets(Sequence):
         return t.isdigit() and int(t) < self._T and a in self._index and s == f"X{int(t)}={a}"
 
 
-class _MarkovPairs(Sequence):
+class _MarkovPairs(Sequence[tuple[str, str]]):
     """The pairs (X_t = a, X_t = b), a < b, generated on demand (never O(T k^2) Python tuples)."""
 
     def __init__(self, T: int, k: int, names: Sequence[str] | None = None):
@@ -248,7 +252,11 @@ class _MarkovPairs(Sequence):
     def __len__(self) -> int:
         return self._T * len(self._ab)
 
-    def __getitem__(self, i):  # type: ignore[override]
+    @overload
+    def __getitem__(self, i: int) -> tuple[str, str]: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[tuple[str, str]]: ...
+    def __getitem__(self, i: int | slice) -> tuple[str, str] | list[tuple[str, str]]:
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
         if i < 0:
@@ -448,15 +456,16 @@ class MarkovChainFramework(Framework):
                 raise ParameterError("states", dup, "distinct state names (this one repeats)")
             if any(a == "" for a in names):
                 raise ParameterError("states", list(states), "non-empty state names")
-        self._normalization = None if ntol is None else {"tolerance": ntol, "max_row_error": row_err}
-        self._M = np.ascontiguousarray(M)
-        self._pi = np.ascontiguousarray(pi)
+        self._normalization: dict[str, float] | None = (None if ntol is None else
+                                                        {"tolerance": ntol, "max_row_error": row_err})
+        self._M: np.ndarray = np.ascontiguousarray(M)
+        self._pi: np.ndarray = np.ascontiguousarray(pi)
         self._vals = grid.astype(np.int64)
-        self._real = real
+        self._real: np.ndarray = real
         self._step, self._offset, self._grid_err = step, offset, gerr
         self._names = names
         self._T = T
-        self._k = k
+        self._k: int = k
         self._threads = V.threads(threads)
         thetas: list[Hashable] = list(range(n)) if lab is None else list(lab)
         if len(thetas) != n:
@@ -478,15 +487,15 @@ class MarkovChainFramework(Framework):
     @property
     def transitions(self) -> np.ndarray:
         """The transition matrices, shape (|Theta|, k, k) (float64, rows summing to 1)."""
-        return self._M.copy()
+        return cast(np.ndarray, self._M.copy())
 
     @property
     def initial_laws(self) -> np.ndarray:
         """The initial laws P(X_0 = .), shape (|Theta|, k)."""
-        return self._pi.copy()
+        return cast(np.ndarray, self._pi.copy())
 
     @property
-    def normalization(self) -> dict | None:
+    def normalization(self) -> dict[str, float] | None:
         """None, or what ``normalize=`` did: ``{"tolerance": the stated row-sum tolerance,
         "max_row_error": the largest |row sum - 1| of the matrices (and initial laws) given}``; the
         framework's laws are those of the rows divided by their sums."""
@@ -495,7 +504,7 @@ class MarkovChainFramework(Framework):
     @property
     def state_values(self) -> np.ndarray:
         """The state values v (in the units given; the query is S = sum_t v[X_t])."""
-        return self._real.copy()
+        return cast(np.ndarray, self._real.copy())
 
     @property
     def state_names(self) -> list[str]:
@@ -557,7 +566,7 @@ class MarkovChainFramework(Framework):
             raise ParameterError("values", list(self._real), "values whose sums T v_min + g s are exact doubles "
                                  "for the conditional laws; use " + use)
 
-    def _laws_block(self, lo: int, hi: int):
+    def _laws_block(self, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         return _core.models.markov_sum_laws(self._M[lo:hi], self._pi[lo:hi], self._vals, self._T, self._threads)
 
     def _ensure_laws(self) -> None:
@@ -599,12 +608,12 @@ class MarkovChainFramework(Framework):
         self._ensure_laws()
         return super().conditional(theta, secret)
 
-    def pair_laws(self):
+    def pair_laws(self) -> Iterator[tuple[Hashable, tuple[Hashable, Hashable], Any, Any]]:
         self._ensure_laws()
         return super().pair_laws()
 
     @property
-    def skipped(self) -> list[tuple]:
+    def skipped(self) -> list[tuple[Hashable, tuple[Hashable, Hashable], str]]:
         self._ensure_laws()
         return super().skipped
 
