@@ -442,20 +442,21 @@ def sample(noise: Any, size: int | tuple[int, ...] | None = None, *, rng: Any = 
     return draw(kind, params, size, rng=rng, dtype=dtype, out=out, threads=threads)
 
 
-# the result's type follows the values: float64 arrays and sequences of numbers give float64
-# arrays, other arrays float arrays (float32 stays float32 unless secure=True), a Python / numpy
-# scalar a numpy float64 (a 0-d array with secure=True), a pandas Series or DataFrame (untyped:
-# Any) the same pandas type
-@overload
-def add_noise(values: NDArray[np.float64] | Sequence[float], noise: Any, *, rng: Any = None,
-              out: np.ndarray | None = None, threads: int | None = None, secure: bool = False,
-              granularity: float | None = None, sensitivity: float | None = None, norm: str | None = None,
-              bound: float | None = None, chunk: int | None = None) -> NDArray[np.float64]: ...
+# the result's type follows the values: an array gives a float array (float32 stays float32
+# unless secure=True, every other dtype becomes float64; numpy's stubs do not tell float32 from
+# float64 arrays apart reliably, hence floating[Any]), a sequence of numbers a float64 array, a
+# Python / numpy scalar a numpy float64 (a 0-d array with secure=True), a pandas Series or
+# DataFrame (untyped: Any) the same pandas type
 @overload
 def add_noise(values: NDArray[Any], noise: Any, *, rng: Any = None, out: np.ndarray | None = None,
               threads: int | None = None, secure: bool = False, granularity: float | None = None,
               sensitivity: float | None = None, norm: str | None = None, bound: float | None = None,
               chunk: int | None = None) -> NDArray[np.floating[Any]]: ...
+@overload
+def add_noise(values: Sequence[float], noise: Any, *, rng: Any = None,
+              out: np.ndarray | None = None, threads: int | None = None, secure: bool = False,
+              granularity: float | None = None, sensitivity: float | None = None, norm: str | None = None,
+              bound: float | None = None, chunk: int | None = None) -> NDArray[np.float64]: ...
 @overload
 def add_noise(values: float, noise: Any, *, rng: Any = None, out: np.ndarray | None = None,
               threads: int | None = None, secure: bool = False, granularity: float | None = None,

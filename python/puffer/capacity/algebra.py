@@ -108,7 +108,7 @@ def mixture(gA: CapacityBounded, gB: CapacityBounded, lam: float) -> CapacityBou
     return CapacityBounded(a.H, a.divergence, a.alpha, round_up(val, 8), kind, sound, prov)
 
 
-def _compose(gs: tuple, rule: str, ref: Ref) -> CapacityBounded:
+def _compose(gs: tuple[CapacityBounded, ...], rule: str, ref: Ref) -> CapacityBounded:
     if not gs:
         raise ParameterError("guarantees", gs, "at least one guarantee")
     gg = tuple(_g(g, f"guarantees[{i}]") for i, g in enumerate(gs))

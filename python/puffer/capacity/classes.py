@@ -72,7 +72,7 @@ class Lin(FunctionClass):
         if self.d is not None:
             object.__setattr__(self, "d", V.integer("d", self.d, lo=1))
 
-    degree = 1  # type: ignore[assignment]
+    degree = 1
 
     def __str__(self) -> str:
         return "lin" if self.d is None else f"lin(d={self.d})"
@@ -94,7 +94,7 @@ class Poly(FunctionClass):
     def degree(self) -> int:  # type: ignore[override]
         return self.k
 
-    d = 1  # type: ignore[assignment]
+    d = 1
 
     def __str__(self) -> str:
         return "lin" if self.k == 1 else f"poly_{self.k}"

@@ -12,7 +12,7 @@ __all__ = ["add_parser", "run"]
 NAME = "capacity-table"
 
 
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     p = subparsers.add_parser(NAME, help="print Table 1 of capacity bounded DP (exact, sound and printed values)",
                               description=__doc__)
     p.add_argument("--eps-noise", type=float, default=1.0, help="Laplace noise parameter (scale 1/eps_noise)")

@@ -17,7 +17,8 @@ upper-rounded values (a few ulps, or a cancellation margin where the formula can
 from __future__ import annotations
 
 import math
-from typing import Any
+from types import ModuleType
+from typing import Any, cast
 
 import numpy as np
 
@@ -29,7 +30,7 @@ __all__ = ["generator", "conjugate", "f_divergence", "alpha_div_to_renyi", "reny
            "laplace_kl", "laplace_lin_kl_value", "gaussian_kl", "laplace_renyi", "gaussian_renyi",
            "sens_vector"]
 
-def _core():
+def _core() -> ModuleType:   # puffer._core.capacity (its functions return floats / float64 arrays)
     from .._core import capacity
     return capacity
 
@@ -51,13 +52,13 @@ def _order(alpha: Any) -> float:
 
 def generator(kind: str, t: float, alpha: float = 2.0) -> float:
     """f(t) of the divergence ``kind`` ∈ {"kl", "tv", "alpha"}."""
-    return _core().generator(_kind(kind), V.real("t", t), _order(alpha) if kind == "alpha" else 2.0)
+    return cast(float, _core().generator(_kind(kind), V.real("t", t), _order(alpha) if kind == "alpha" else 2.0))
 
 
 def conjugate(kind: str, u: float, alpha: float = 2.0) -> float:
     """Fenchel conjugate f*(u): e^{u-1} (KL); u on |u| <= 1/2, else inf (TV);
     C_alpha |u|^{alpha*} + 1/(alpha^2 - alpha) (alpha-divergence, even extension)."""
-    return _core().conjugate(_kind(kind), V.real("u", u), _order(alpha) if kind == "alpha" else 2.0)
+    return cast(float, _core().conjugate(_kind(kind), V.real("u", u), _order(alpha) if kind == "alpha" else 2.0))
 
 
 def f_divergence(p: Any, q: Any, kind: str = "kl", alpha: float = 2.0) -> float:
@@ -78,18 +79,18 @@ def f_divergence(p: Any, q: Any, kind: str = "kl", alpha: float = 2.0) -> float:
 
 def alpha_div_to_renyi(d: float, alpha: float) -> float:
     """D_{R,alpha} = log(1 + alpha(alpha-1) D_alpha)/(alpha - 1) (Chaudhuri et al. 2019, eq. 3)."""
-    return _core().alpha_div_to_renyi(V.real("d", d), _order(alpha))
+    return cast(float, _core().alpha_div_to_renyi(V.real("d", d), _order(alpha)))
 
 
 def renyi_to_alpha_div(r: float, alpha: float) -> float:
     """Inverse of :func:`alpha_div_to_renyi`."""
-    return _core().renyi_to_alpha_div(V.real("r", r), _order(alpha))
+    return cast(float, _core().renyi_to_alpha_div(V.real("r", r), _order(alpha)))
 
 
 def sens_vector(sens: Any) -> np.ndarray:
     """Sensitivity as a 1-D float array (a scalar gives length 1); finite, not all zero is allowed."""
     v = np.atleast_1d(V.float_array("sens", sens, ndim=(0, 1)))
-    return np.abs(v)
+    return cast(np.ndarray, np.abs(v))
 
 
 def laplace_kl(eps_noise: float, sens: float = 1.0) -> float:

@@ -91,7 +91,7 @@ def plot(name: str, ax: Any = None, *, alphas: Any = None, path: str | None = No
     return ax
 
 
-def table1(eps_noise: float = 1.0, sigma: float = 1.0, alpha: float = 2.0) -> list[dict]:
+def table1(eps_noise: float = 1.0, sigma: float = 1.0, alpha: float = 2.0) -> list[dict[str, Any]]:
     """Rows of Table 1 (unit sensitivity, d = 1) with the exact and sound values next to the printed ones.
 
     >>> rows = table1(1.0, 1.0, 2.0)
@@ -120,7 +120,7 @@ def table1(eps_noise: float = 1.0, sigma: float = 1.0, alpha: float = 2.0) -> li
     return rows
 
 
-def format_table1(rows: list[dict]) -> str:
+def format_table1(rows: list[dict[str, Any]]) -> str:
     head = (f"{'divergence':<14} {'mechanism':<18} {'lin (paper)':>12} {'lin exact':>12} {'lin sound':>12} "
             f"{'unrestricted':>13}  notes")
     lines = [head, "-" * len(head)]

@@ -28,7 +28,7 @@ False
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -93,12 +93,12 @@ def gaussian_lin_kl(sigma: float, sens: Any = 1.0) -> CapacityBounded:
                                                 {"gaussian": {"sigma": s}}))
 
 
-def _exact_1d(family: str, s: float, alpha: float, k: int = 1) -> tuple[float, dict]:
+def _exact_1d(family: str, s: float, alpha: float, k: int = 1) -> tuple[float, dict[str, Any]]:
     r = standardized_renyi(family, s, alpha, k)
     return float(r["d_hi"]), r
 
 
-def _lin_renyi(family: str, v: np.ndarray, alpha: float, method: str, sens: Any, noise: dict,
+def _lin_renyi(family: str, v: np.ndarray, alpha: float, method: str, sens: Any, noise: dict[str, dict[str, float]],
                mech: str) -> CapacityBounded:
     H = f"lin(d={v.size})" if v.size > 1 else "lin"
     if method == "paper":
@@ -166,7 +166,7 @@ def gaussian_lin_renyi(sigma: float, sens: Any, alpha: float, method: str = "exa
     return _lin_renyi("gaussian", v, a, m, sens, {"gaussian": {"sigma": s}}, "gaussian_lin_renyi")
 
 
-def _poly(family: str, k: Any, s: float, alpha: float, sens: Any, noise: dict, mech: str,
+def _poly(family: str, k: Any, s: float, alpha: float, sens: Any, noise: dict[str, dict[str, float]], mech: str,
           max_solves: int) -> CapacityBounded:
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
         raise ParameterTypeError("k", k, "an integer degree >= 1")
@@ -192,7 +192,8 @@ def _poly(family: str, k: Any, s: float, alpha: float, sens: Any, noise: dict, m
                                  f"{eps - info['at_full']:.2e})"))
 
 
-def worst_shift_poly(family: str, k: int, s: float, alpha: float, max_solves: int = 300) -> tuple[float, dict]:
+def worst_shift_poly(family: str, k: int, s: float, alpha: float, max_solves: int = 300
+                     ) -> tuple[float, dict[str, Any]]:
     """Certified upper bound on sup_{0 <= u <= s} D^{poly_k}_{R,alpha}(Y + u || Y).
 
     D^{poly_k} is not known to be monotone in the shift for k >= 2, so the worst neighbour need not
@@ -358,7 +359,7 @@ class MatrixMechanism:
         self._pinv = np.linalg.pinv(self.strategy)
 
     @property
-    def noise(self) -> dict:
+    def noise(self) -> dict[str, dict[str, float]]:
         return {"laplace": {"b": self.norm1 / self.eps_noise}}
 
     @property
@@ -381,13 +382,13 @@ class MatrixMechanism:
         z = draw("laplace", {"b": self.norm1 / self.eps_noise}, A.shape[0], rng=rng)
         res = Wm @ (self._pinv @ (A @ xx + np.asarray(z)))
         if out is None:
-            return res
+            return cast(np.ndarray, res)
         if not isinstance(out, np.ndarray) or out.shape != res.shape or out.dtype != np.float64:
             raise ParameterError("out", out, f"a float64 numpy array of shape {res.shape}")
         out[...] = res
         return out
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """A JSON-able record: strategy shape, noise, sensitivity and guarantee (with provenance)."""
         return {"mechanism": "MatrixMechanism", "strategy_shape": list(self.strategy.shape),
                 "noise": self.noise, "sensitivity": self.norm1, "eps_noise": self.eps_noise,

@@ -95,7 +95,7 @@ class RestrictedDivergence:
     divergence: str
     alpha: float | None
     unrestricted: float
-    h_coef: tuple = ()
+    h_coef: tuple[float, ...] = ()
     quad_err: float = 0.0
     converged: bool = True
     iterations: int = 0
@@ -124,7 +124,7 @@ def _pair(P: Any, Q: Any) -> tuple[str, np.ndarray]:
 
 
 def standardized_renyi(family: str, s: float, alpha: float, k: int = 1, *, coef_init: Any = None,
-                       gap_tol: float = 1e-10) -> dict:
+                       gap_tol: float = 1e-10) -> dict[str, Any]:
     """The core solver: certified D^{poly_k}_{R,alpha}(Y + s || Y) for standardized Y (dict)."""
     if family not in ("laplace", "gaussian"):
         raise ParameterError("family", family, "'laplace' or 'gaussian'")

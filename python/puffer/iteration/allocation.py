@@ -24,7 +24,7 @@ certified bound (rounding of prefix sums absorbed on the last step).
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -76,7 +76,7 @@ def paper_allocation(shifts: Any) -> np.ndarray:
     >>> paper_allocation([1.0, 0.5]).tolist()
     [1.0, 0.5]
     """
-    return _shifts(shifts).copy()
+    return cast(np.ndarray, _shifts(shifts).copy())
 
 
 def uniform_allocation(shifts: Any) -> np.ndarray:

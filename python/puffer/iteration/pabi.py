@@ -88,7 +88,7 @@ class PABI:
         elif isinstance(noise, (list, tuple)):
             if len(noise) != T:
                 raise ParameterError("noise", f"{len(noise)} families", f"one noise family per step ({T})")
-            uniq: dict = {}
+            uniq: dict[Any, int] = {}   # noise family -> its index
             index = np.empty(T, dtype=np.intp)
             for t, f in enumerate(noise):
                 if not _is_family(f):
@@ -176,7 +176,7 @@ class PABIBound(float):
     allocation: np.ndarray
     guarantee: RPP
 
-    def __new__(cls, eps: float, alpha: float, allocation: np.ndarray, guarantee: RPP):
+    def __new__(cls, eps: float, alpha: float, allocation: np.ndarray, guarantee: RPP) -> PABIBound:
         obj = super().__new__(cls, eps)
         obj.alpha, obj.allocation, obj.guarantee = alpha, allocation, guarantee
         return obj

@@ -2,15 +2,18 @@
 matplotlib is an optional extra (``pip install 'puffer-privacy[plot]'``), imported when a plot is drawn."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..errors import ParameterError
 from .figures import FIGURE5, FIGURE6, figure_series
 
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
 __all__ = ["plot_figure"]
 
 
-def plot_figure(number: int, T_max: int = 200, *, ax: Any = None, optimal: bool = True):
+def plot_figure(number: int, T_max: int = 200, *, ax: Axes | None = None, optimal: bool = True) -> Axes:
     """Draw Figure 5 or 6: formula (1) (solid), formula (2) (dashed) and, with ``optimal``, the
     optimal allocation (dotted) against T. Returns the matplotlib Axes."""
     if number not in (5, 6):

@@ -26,7 +26,7 @@ import math
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -59,7 +59,7 @@ class LogisticLoss:
         self.clip = V.positive("clip", clip)
         self.radius = V.positive("radius", radius)
 
-    def constants(self) -> dict:
+    def constants(self) -> dict[str, float]:
         B, R = self.clip, self.radius
         return {"L": B, "beta": B * B / 4.0, "C": round_up(1.0 + B * R / 4.0)}
 
@@ -98,12 +98,12 @@ class SquaredLoss:
         self.label_bound = V.positive("label_bound", label_bound)
         self.radius = V.positive("radius", radius)
 
-    def constants(self) -> dict:
+    def constants(self) -> dict[str, float]:
         B, Y, R = self.clip, self.label_bound, self.radius
         return {"L": round_up(B * (R * B + Y)), "beta": round_up(B * B), "C": round_up(2.0 * R * B + Y)}
 
     def labels(self, y: np.ndarray) -> np.ndarray:
-        return np.clip(y, -self.label_bound, self.label_bound)
+        return cast(np.ndarray, np.clip(y, -self.label_bound, self.label_bound))
 
     @staticmethod
     def grad(w: np.ndarray, x: np.ndarray, y: float) -> np.ndarray:
@@ -111,10 +111,10 @@ class SquaredLoss:
 
     @staticmethod
     def predict(w: np.ndarray, X: np.ndarray) -> np.ndarray:
-        return X @ w
+        return cast(np.ndarray, X @ w)
 
 
-def _loss(loss: Any, clip: float, radius: float, label_bound: float | None):
+def _loss(loss: Any, clip: float, radius: float, label_bound: float | None) -> LogisticLoss | SquaredLoss:
     if isinstance(loss, (LogisticLoss, SquaredLoss)):
         return loss
     if loss == "logistic":
@@ -179,7 +179,7 @@ def gaussian_prior_shifts(cov: Any, i: int, a: Any, b: Any = None) -> np.ndarray
         d = abs(float(diff))
         out = np.abs(S[:, i] / S[i, i]) * d
         out[i] = d
-        return out
+        return cast(np.ndarray, out)
     if n % m:
         raise ParameterError("cov", f"shape {S.shape}", f"(T*m, T*m) with m = len(a) = {m}")
     T = n // m
@@ -193,7 +193,7 @@ def gaussian_prior_shifts(cov: Any, i: int, a: Any, b: Any = None) -> np.ndarray
     shift = S[:, blk] @ u                                     # Cov(X_t, X_i) Cov(X_i)^{-1} (a - b)
     out = np.linalg.norm(shift.reshape(T, m), axis=1)
     out[i] = float(np.linalg.norm(diff))
-    return out
+    return cast(np.ndarray, out)
 
 
 def lemma_f1(alpha: float, L: float, noise_multiplier: float, T: int, i: int) -> float:
@@ -235,7 +235,7 @@ class SGDAccount:
 
     sigma: float
     eta: float
-    constants: dict
+    constants: dict[str, float]
     worst_record: int
     pabi: PABI = field(repr=False)
     curve: RPPCurve = field(repr=False)

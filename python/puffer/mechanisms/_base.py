@@ -118,18 +118,18 @@ class Mechanism:
         gs = float(scale_for(g))
         return GroupComparison(g, gs, (gs / scale) if scale > 0 else math.inf, self.framework.group_note)
 
-    # the result's type follows the values (see puffer.sampling.add_noise): float64 arrays and
-    # sequences of numbers give float64 arrays, other arrays float arrays (float32 stays float32
-    # unless secure=True), a Python / numpy scalar a numpy float64 or a 0-d array, a pandas Series
-    # or DataFrame (untyped: Any) the same pandas type
-    @overload
-    def release(self, values: NDArray[np.float64] | Sequence[float], *, rng: Any = None, out: Any = None,
-                secure: bool = False, granularity: float | None = None, bound: float | None = None,
-                threads: int | None = None, allow_unnoised: bool = False) -> NDArray[np.float64]: ...
+    # the result's type follows the values (see puffer.sampling.add_noise): an array gives a float
+    # array (float32 stays float32 unless secure=True or no noise is added, other dtypes become
+    # float64), a sequence of numbers a float64 array, a Python / numpy scalar a numpy float64 or
+    # a 0-d array, a pandas Series or DataFrame (untyped: Any) the same pandas type
     @overload
     def release(self, values: NDArray[Any], *, rng: Any = None, out: Any = None, secure: bool = False,
                 granularity: float | None = None, bound: float | None = None, threads: int | None = None,
                 allow_unnoised: bool = False) -> NDArray[np.floating[Any]]: ...
+    @overload
+    def release(self, values: Sequence[float], *, rng: Any = None, out: Any = None,
+                secure: bool = False, granularity: float | None = None, bound: float | None = None,
+                threads: int | None = None, allow_unnoised: bool = False) -> NDArray[np.float64]: ...
     @overload
     def release(self, values: float, *, rng: Any = None, out: Any = None, secure: bool = False,
                 granularity: float | None = None, bound: float | None = None, threads: int | None = None,

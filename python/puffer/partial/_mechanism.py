@@ -4,25 +4,30 @@
 additive in general, hence a separate small base)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..guarantees import encode_number
 
+if TYPE_CHECKING:
+    from ..guarantees.tp import TP
+    from ..refs import Ref
+    from .frameworks import TPFramework
+
 
 class TPMechanism:
-    refs: tuple = ()
+    refs: tuple[Ref, ...] = ()
     eps: float
-    guarantee: Any
-    framework: Any
+    guarantee: TP
+    framework: TPFramework
 
     @property
-    def target(self) -> dict:
+    def target(self) -> dict[str, float]:
         return {"eps": self.eps}
 
     def _noise_description(self) -> Any:
         return None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         sig = getattr(self, "sigma", None)
         return {"mechanism": type(self).__name__, "refs": [r.to_dict() for r in self.refs],
                 "target": {k: encode_number(float(v)) for k, v in self.target.items()},

@@ -37,7 +37,7 @@ class AdditiveWasserstein(TPMechanism):
 
     refs = (Ref("song2017", "Wasserstein mechanism (Thm 3.2)"),)
 
-    def _noise_description(self):
+    def _noise_description(self) -> dict[str, Any]:
         return {"family": "discrete_laplace" if self.discrete else "laplace", "scale": self.scale}
 
     def __init__(self, eps: float, framework: TPFramework | None = None, *, delta_z: float | None = None,

@@ -28,7 +28,7 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -55,20 +55,20 @@ class CaseData:
     cases: np.ndarray
     deaths: np.ndarray
     population: np.ndarray
-    names: tuple
+    names: tuple[str, ...]
     synthetic: bool = True
 
     @property
     def J(self) -> int:
-        return self.cases.shape[1]
+        return cast(int, self.cases.shape[1])
 
     @property
     def T(self) -> int:
-        return self.cases.shape[0] - 1
+        return cast(int, self.cases.shape[0] - 1)
 
     def totals(self) -> np.ndarray:
         """s_t = sum_j cases_{j,t} for t = 1..T (public)."""
-        return self.cases[1:].sum(1)
+        return cast(np.ndarray, self.cases[1:].sum(1))
 
 
 def synthetic_data(J: int = 67, T: int = 24, *, seed: int = 0) -> CaseData:
@@ -130,7 +130,7 @@ def _progress(msg: str, quiet: bool) -> None:
 
 def run_case_study(data: CaseData, eps_grid: Sequence[float] = (0.01, 1.0), replicates: int = 3, *,
                    methods: Sequence[str] = METHODS, alpha: float = 1.0, pseudo: float = 1.0,
-                   steps_per_dim: int = 400, rng: Any = None, quiet: bool = False) -> dict:
+                   steps_per_dim: int = 400, rng: Any = None, quiet: bool = False) -> dict[str, Any]:
     """Release every month (t = 1..T) of ``data`` with each method at each eps, ``replicates`` times.
 
     Returns ``{"data": data, "results": {(method, eps): {"cases": (R, T, J), "deaths": (R, T, J),
@@ -152,7 +152,7 @@ def run_case_study(data: CaseData, eps_grid: Sequence[float] = (0.01, 1.0), repl
     T, J = X_c.shape
     fw = TPFramework.assumed(DELTA_Z, z=f"synthetic J={J} T={T}", family="unspecified (Delta_Z assumed)",
                              pairs="one person: one county's case and death counts")
-    out: dict = {}
+    out: dict[tuple[str, float], Any] = {}   # (method, eps) -> results
     # replicate-major stacks: chain r*T + t is replicate r, month t
     xc, xd = np.tile(X_c, (R, 1)), np.tile(X_d, (R, 1))
     ss = np.tile(s, R)
@@ -181,7 +181,7 @@ def run_case_study(data: CaseData, eps_grid: Sequence[float] = (0.01, 1.0), repl
     return {"data": data, "results": out, "eps": eps_list, "methods": list(methods), "replicates": R}
 
 
-def summaries(study: dict) -> dict:
+def summaries(study: dict[str, Any]) -> dict[str, Any]:
     """Figure 1-3 quantities.
 
     * ``fig1[(method, eps)][name]``: (R, T) case rates of the named counties; ``fig1_truth[name]`` (T,).

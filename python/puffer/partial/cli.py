@@ -13,7 +13,7 @@ import numpy as np
 __all__ = ["add_parser", "run"]
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     p = subparsers.add_parser("partial-demo", help="partially private data: synthetic case study, Figures 1-3")
     p.add_argument("--out", default="partial-demo", help="output folder for the figures (default ./partial-demo)")
     p.add_argument("--eps", type=float, nargs="+", default=[0.01, 1.0], help="privacy budgets (default 0.01 1)")

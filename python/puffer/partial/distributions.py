@@ -23,7 +23,8 @@ numpy's Philox bit generator keyed from the same stream (reproducible by ``rng=`
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
 
 import numpy as np
 from scipy.special import gammaln
@@ -49,12 +50,12 @@ def discrete_laplace_logpmf(k: Any, rate: float) -> np.ndarray:
             raise ParameterError("k", k, "integers")
         k = kf
     # log((1 - a)/(1 + a)) = log(-expm1(-rate)) - log1p(exp(-rate))
-    return math.log(-math.expm1(-rate)) - math.log1p(math.exp(-rate)) - rate * np.abs(k).astype(np.float64)
+    return cast(np.ndarray, math.log(-math.expm1(-rate)) - math.log1p(math.exp(-rate)) - rate * np.abs(k).astype(np.float64))
 
 
 def discrete_laplace_pmf(k: Any, rate: float) -> np.ndarray:
     """P(K = k) of the discrete Laplace with rate ``rate`` (scale 1/rate)."""
-    return np.exp(discrete_laplace_logpmf(k, rate))
+    return cast(np.ndarray, np.exp(discrete_laplace_logpmf(k, rate)))
 
 
 def discrete_laplace_cdf(k: Any, rate: float) -> np.ndarray:
@@ -64,7 +65,7 @@ def discrete_laplace_cdf(k: Any, rate: float) -> np.ndarray:
     a = math.exp(-rate)
     lower = np.exp(-rate * np.abs(k)) / (1.0 + a)               # k < 0: P(K <= k) = a^{-k}/(1+a)
     upper = 1.0 - np.exp(-rate * (np.abs(k) + 1.0)) / (1.0 + a)  # k >= 0: 1 - a^{k+1}/(1+a)
-    return np.where(k < 0, lower, upper)
+    return cast(np.ndarray, np.where(k < 0, lower, upper))
 
 
 def discrete_laplace_sample(rate: float, size: Any = None, *, values: Any = None, rng: Any = None,
@@ -137,11 +138,14 @@ def truncated_laplace_cdf(y: Any, center: float, b: float, lo: float, hi: float)
     y = np.clip(np.asarray(y, dtype=np.float64), lo, hi)
     A, E, Y = (lo - c) / b, (hi - c) / b, (y - c) / b
     if A >= 0:    # interval right of the centre: (1 - e^{-(Y-A)}) / (1 - e^{-(E-A)})
-        return np.expm1(-(Y - A)) / math.expm1(-(E - A))
+        return cast(np.ndarray, np.expm1(-(Y - A)) / math.expm1(-(E - A)))
     if E <= 0:    # left of the centre: (e^{Y-E} - e^{A-E}) / (1 - e^{A-E})
-        return (np.exp(Y - E) - math.exp(A - E)) / -math.expm1(A - E)
-    F = lambda t: np.where(t < 0, 0.5 * np.exp(t), 1.0 - 0.5 * np.exp(-t))  # noqa: E731
-    return (F(Y) - F(np.float64(A))) / (F(np.float64(E)) - F(np.float64(A)))
+        return cast(np.ndarray, (np.exp(Y - E) - math.exp(A - E)) / -math.expm1(A - E))
+
+    def F(t: Any) -> np.ndarray:
+        return cast(np.ndarray, np.where(t < 0, 0.5 * np.exp(t), 1.0 - 0.5 * np.exp(-t)))
+
+    return cast(np.ndarray, (F(Y) - F(np.float64(A))) / (F(np.float64(E)) - F(np.float64(A))))
 
 
 def truncated_laplace_sample(center: Any, b: float, lo: float, hi: float, size: Any = None, *,
@@ -185,8 +189,9 @@ def norm_code(norm: Any) -> int:
 
 
 def _norm(v: np.ndarray, code: int) -> np.ndarray:
-    return {1: lambda: np.abs(v).sum(-1), 2: lambda: np.sqrt((v * v).sum(-1)),
-            0: lambda: np.abs(v).max(-1)}[code]()
+    norms: dict[int, Callable[[], np.ndarray]] = {
+        1: lambda: np.abs(v).sum(-1), 2: lambda: np.sqrt((v * v).sum(-1)), 0: lambda: np.abs(v).max(-1)}
+    return norms[code]()
 
 
 def knorm_log_normalizer(norm: Any, dim: int, scale: float) -> float:
@@ -245,7 +250,7 @@ def _dm_args(a: Any) -> np.ndarray:
     a = V.float_array("concentration", a, ndim=1)
     if (a <= 0).any():
         raise ParameterError("concentration", a, "Dirichlet concentrations > 0 (use a pseudo-count for empty cells)")
-    return a
+    return cast(np.ndarray, a)
 
 
 def dirichlet_multinomial_logpmf(y: Any, concentration: Any, n: int | None = None) -> np.ndarray:

@@ -68,9 +68,9 @@ class SecretPairs:
     """
 
     kind: str
-    pairs: tuple
+    pairs: tuple[tuple[Hashable, Hashable], ...]
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.kind not in ("presence", "substitution", "binary", "custom"):
             raise ParameterError("kind", self.kind, "presence, substitution, binary or custom")
         ps = tuple(tuple(p) for p in self.pairs)
@@ -105,7 +105,7 @@ class SecretPairs:
                                      for x in values))
 
     @classmethod
-    def custom(cls, pairs: Sequence[tuple]) -> SecretPairs:
+    def custom(cls, pairs: Sequence[tuple[Hashable, Hashable]]) -> SecretPairs:
         return cls("custom", tuple(pairs))
 
     def digest(self) -> str:
@@ -190,7 +190,7 @@ class TPFramework:
         if not callable(predicate):
             raise ParameterTypeError("predicate", predicate, "a callable value -> bool")
         fw = self.framework
-        cond: dict = {}
+        cond: dict[Hashable, dict[Hashable, DiscreteDist | None]] = {}
         for th in fw.thetas:
             cond[th] = {}
             for s in fw.secrets:
@@ -211,7 +211,7 @@ class TPFramework:
     def pairs_digest(self) -> str:
         return self.pairs.digest() if isinstance(self.pairs, SecretPairs) else _digest(self.pairs)
 
-    def guarantee_fields(self) -> dict:
+    def guarantee_fields(self) -> dict[str, Any]:
         """The descriptors a :class:`puffer.guarantees.TP` records."""
         return {"z": self.z.digest(), "family": self.family, "secret_pairs": self.pairs_digest(),
                 "delta_z": self.delta_z}

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from scipy.special import logsumexp
@@ -56,7 +56,7 @@ class RejectionResult:
     data: np.ndarray | None
     n_proposals: int
     n_accepted: int
-    refs: tuple = ()
+    refs: tuple[Ref, ...] = ()
 
     @property
     def acceptance_rate(self) -> float:
@@ -67,8 +67,9 @@ class RejectionResult:
                 f"acceptance_rate={self.acceptance_rate:.6g})")
 
 
-def posterior_rejection_sampler(y: Any, *, prior_sampler: Callable, data_sampler: Callable,
-                                log_likelihood: Callable, log_M: float, n: int = 1000, batch: int = 10_000,
+def posterior_rejection_sampler(y: Any, *, prior_sampler: Callable[[np.random.Generator, int], Any],
+                                data_sampler: Callable[[np.random.Generator, np.ndarray], Any],
+                                log_likelihood: Callable[[Any, np.ndarray], Any], log_M: float, n: int = 1000, batch: int = 10_000,
                                 max_proposals: int = 10_000_000, keep_data: bool = False,
                                 rng: Any = None) -> RejectionResult:
     """Algorithm 1 (corrected acceptance): exact draws from theta | Y = y, Z = z.
@@ -133,15 +134,18 @@ class ImportanceResult:
     log_weights: np.ndarray
     theta: np.ndarray
     ess: float
-    refs: tuple = ()
+    refs: tuple[Ref, ...] = ()
 
     def __repr__(self) -> str:
         return f"ImportanceResult(estimate={self.estimate!r}, ess={self.ess:.6g}, m={self.log_weights.size})"
 
 
-def posterior_importance_sampler(y: Any, *, proposal_sampler: Callable, data_sampler: Callable,
-                                 log_likelihood: Callable, m: int = 10_000, proposal_logpdf: Callable | None = None,
-                                 prior_logpdf: Callable | None = None, a: Callable | None = None,
+def posterior_importance_sampler(y: Any, *, proposal_sampler: Callable[[np.random.Generator, int], Any],
+                                 data_sampler: Callable[[np.random.Generator, np.ndarray], Any],
+                                 log_likelihood: Callable[[Any, np.ndarray], Any], m: int = 10_000,
+                                 proposal_logpdf: Callable[[np.ndarray], Any] | None = None,
+                                 prior_logpdf: Callable[[np.ndarray], Any] | None = None,
+                                 a: Callable[[np.ndarray], Any] | None = None,
                                  rng: Any = None) -> ImportanceResult:
     """Algorithm 2: E[a(theta) | y, z] ~ sum_j w_j a(theta_j) / sum_j w_j with theta_j ~ g,
     X_j ~ pi(. | theta_j, z), log w_j = log pi(y | X_j, z) + log pi(theta_j | z) - log g(theta_j).
@@ -188,7 +192,7 @@ def log_marginal_likelihood(y: Any, t_support: Any, t_logpmf: Any, noise_rate: f
         raise ParameterError("t_logpmf", f"shape {lp.shape}", f"one log-mass per support point {t.shape}")
     yy = np.asarray(y)
     g = D.discrete_laplace_logpmf(yy.reshape(-1, 1) - t.reshape(1, -1), noise_rate)
-    return logsumexp(g + lp.reshape(1, -1), axis=1).reshape(yy.shape)
+    return cast(np.ndarray, logsumexp(g + lp.reshape(1, -1), axis=1).reshape(yy.shape))
 
 
 class MLRTest:
@@ -206,7 +210,8 @@ class MLRTest:
     0.05
     """
 
-    def __init__(self, theta0: float, alpha: float, *, t_support: Any, t_logpmf: Callable, noise_rate: float):
+    def __init__(self, theta0: float, alpha: float, *, t_support: Any, t_logpmf: Callable[[float], Any],
+                 noise_rate: float):
         self.theta0 = theta0
         self.alpha = V.real("alpha", alpha, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
         self.t = np.asarray(t_support)
@@ -236,7 +241,7 @@ class MLRTest:
         lp = np.asarray(self._logpmf(theta), dtype=np.float64)
         if lp.shape != self.t.shape:
             raise ParameterError("t_logpmf", f"output of shape {lp.shape}", f"shape {self.t.shape}")
-        return np.exp(lp - logsumexp(lp))
+        return cast(np.ndarray, np.exp(lp - logsumexp(lp)))
 
     def _sf(self, c: int, theta: float | None = None) -> float:
         """P_theta(Y > c)."""

@@ -18,7 +18,7 @@ the sampler is exact (Gamma radius times a uniform point of K, ``cpp/sampling/kn
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -54,7 +54,7 @@ class KNormGradient(TPMechanism):
     theorem = "Seeman et al. 2024, Thm 10"
     refs = (Ref("seeman2024", "Thm 10"),)
 
-    def _noise_description(self):
+    def _noise_description(self) -> dict[str, Any]:
         return {"family": "knorm", "norm": str(self.norm), "dim": self.dim, "scale": self.scale}
 
     def __init__(self, eps: float, sigma_y: float, *, norm: Any = 2, dim: int, n: int = 1,
@@ -110,7 +110,7 @@ class KNormGradient(TPMechanism):
             if out is not None:
                 out[...] = res.reshape(out.shape)
                 return out
-            return res[0] if (size_eff is None and c.ndim == 1) else res
+            return cast(np.ndarray, res[0] if (size_eff is None and c.ndim == 1) else res)
         res = D.knorm_sample(self.norm, self.dim, self.scale, size_eff if size_eff is not None else None,
                              center=c, rng=rng, threads=threads,
                              out=None if out is None else out.reshape(-1, self.dim))

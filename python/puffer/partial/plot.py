@@ -24,7 +24,7 @@ def _plt() -> Any:
     return plt
 
 
-def write_figures(study: dict, summ: dict, out_dir: str | Path) -> list[Path]:
+def write_figures(study: dict[str, Any], summ: dict[str, Any], out_dir: str | Path) -> list[Path]:
     """Write fig1_case_rates.png, fig2_relative_error.png, fig3_contraction.png into ``out_dir``."""
     plt = _plt()
     out = Path(out_dir)

@@ -20,7 +20,7 @@
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -46,7 +46,7 @@ def _sum_c(lam: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """sum_j c_j(lambda) for each lambda (vectorised over a vector of lambdas)."""
     u = a[None, :] - lam[:, None] / 2.0
     c, _ = cone_project(u, np.broadcast_to(b[None, :], u.shape))
-    return c.sum(axis=1)
+    return cast(np.ndarray, c.sum(axis=1))
 
 
 def _project_one(a: np.ndarray, b: np.ndarray, s: float) -> tuple[np.ndarray, np.ndarray]:

@@ -39,7 +39,7 @@ __all__ = ["delta_correlated_counts", "correlated_counts_laws", "gaussian_c1", "
            "delta_sdl_counts", "delta_z", "sigma_norm_loss", "sigma_lipschitz_loss", "sigma_y_mean"]
 
 
-def correlated_counts_laws(n: int, z0: float, z1: float) -> tuple:
+def correlated_counts_laws(n: int, z0: float, z1: float) -> tuple[T.LogDiscreteDist, T.LogDiscreteDist]:
     """(law of S_n | X_j = 1, law of S_n | X_j = 0) = (1 + Bin(n-1, z1), Bin(n-1, z0)), in log space."""
     n = V.integer("n", n, lo=1)
     z0 = V.real("z0", z0, lo=0.0, hi=1.0, expected="a probability in [0, 1]")
@@ -117,7 +117,7 @@ def delta_gaussian_conditional(delta: float, n: int, *, sigma2: float = 1.0, sig
     return round_up(best * delta)
 
 
-def _trunc(law: Any, lo: float, hi: float):
+def _trunc(law: Any, lo: float, hi: float) -> T.LogDiscreteDist | None:
     """A 1-D law restricted to [lo, hi] and renormalised (None when it has no mass there)."""
     a, lp = law.atoms, law.log_probs if hasattr(law, "log_probs") else np.log(law.probs)
     keep = (a >= lo) & (a <= hi) & np.isfinite(lp)
@@ -126,8 +126,9 @@ def _trunc(law: Any, lo: float, hi: float):
     return T.LogDiscreteDist(a[keep], lp[keep], normalize=True)
 
 
-def delta_sdl_counts(n: int, p: Any, *, k_anonymity: int | None = None, t_closeness: tuple | None = None,
-                     allowed: tuple | None = None) -> int:
+def delta_sdl_counts(n: int, p: Any, *, k_anonymity: int | None = None,
+                     t_closeness: tuple[float, float] | None = None,
+                     allowed: tuple[float, float] | None = None) -> int:
     """Delta_z for S_n = sum X_i, X_i iid Bernoulli(p) (p a float or a list: sup over them), public
     information an SDL fact truncating S_n (Example 2 / Eq. 18, 36):
 

@@ -26,7 +26,8 @@ True
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
 
 import numpy as np
 from scipy.special import logsumexp
@@ -87,8 +88,10 @@ def _loss_values(loss: Any, support: np.ndarray, t: Any) -> np.ndarray:
     if tt.shape != (support.shape[1],):
         raise ParameterError("x", f"statistic of shape {tt.shape}",
                              f"shape ({support.shape[1]},) (the support dimension)")
-    return {"abs": lambda: np.abs(diff).sum(1), "l1": lambda: np.abs(diff).sum(1),
-            "l2": lambda: np.sqrt((diff * diff).sum(1)), "linf": lambda: np.abs(diff).max(1)}[loss]()
+    losses: dict[str, Callable[[], np.ndarray]] = {
+        "abs": lambda: np.abs(diff).sum(1), "l1": lambda: np.abs(diff).sum(1),
+        "l2": lambda: np.sqrt((diff * diff).sum(1)), "linf": lambda: np.abs(diff).max(1)}
+    return losses[loss]()
 
 
 class WassersteinExponential(TPMechanism):
@@ -116,7 +119,7 @@ class WassersteinExponential(TPMechanism):
 
     def __init__(self, eps: float, framework: TPFramework | None = None, *, delta_z: float | None = None,
                  sigma: float | None = None, loss: Any = "abs", support: Any = None, log_base: Any = None,
-                 interval: tuple | None = None, space: str | None = None, dim: int = 1):
+                 interval: tuple[float, float] | None = None, space: str | None = None, dim: int = 1):
         self.eps = V.positive("eps", eps)
         if not (callable(loss) or loss in _LOSSES):
             raise ParameterError("loss", loss, f"one of {_LOSSES} or a callable (t, support) -> losses")
@@ -204,7 +207,7 @@ class WassersteinExponential(TPMechanism):
             diff = (yy - tt).reshape(-1, self.dim)
             if self.space == "Z^d":
                 lp = D.discrete_laplace_logpmf(diff, 1.0 / self.scale).sum(-1)
-                return lp.reshape(yy.shape[:-1] if self.dim > 1 else yy.shape)
+                return cast(np.ndarray, lp.reshape(yy.shape[:-1] if self.dim > 1 else yy.shape))
             norm = {"abs": 1, "l1": 1, "l2": 2, "linf": np.inf}[self.loss]
             return D.knorm_logpdf(diff, norm, self.scale).reshape(yy.shape[:-1] if self.dim > 1 else yy.shape)
         if self.interval is not None:
