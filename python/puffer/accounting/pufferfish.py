@@ -48,7 +48,7 @@ class Certified:
     dp: DPGuarantee
     reason: str
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not isinstance(self.dp, DPGuarantee):
             raise ParameterTypeError("dp", self.dp, "a DP-type guarantee (PureDP, ApproxDP, ZCDP, GDP)")
         if not isinstance(self.reason, str) or not self.reason.strip():
