@@ -34,12 +34,15 @@ import math
 import numbers
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .. import _validate as V
 from ..errors import ParameterError, ParameterTypeError
+
+if TYPE_CHECKING:
+    from ..secure import SecurePlan
 
 __all__ = ["NoisePlan", "resolve", "column_stream", "add_rows", "draw_seed"]
 
@@ -91,13 +94,13 @@ class NoisePlan:
     or None for a plain noise; ``label``: which mechanism; ``source``: the file or "object"."""
 
     kind: str | None
-    params: dict
+    params: dict[str, Any]
     dim: int
     mechanism: Any = None
     label: str = ""
     source: str = "object"
     noise: Any = None
-    _secure: dict = field(default_factory=dict, repr=False, compare=False)
+    _secure: dict[float | None, SecurePlan] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def guarantee(self) -> Any:
@@ -119,7 +122,7 @@ class NoisePlan:
         cache = {granularity: self.secure_plan(granularity)} if secure and self.kind is not None else {}
         return NoisePlan(self.kind, dict(self.params), self.dim, None, self.label, self.source, None, cache)
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         """JSON-able ledger fields: mechanism, framework digest, sensitivity (with witness),
         noise family and scale, guarantee."""
         from ..mechanisms._base import noise_description
@@ -144,7 +147,7 @@ class NoisePlan:
                 "scale": scale, "guarantee": m.guarantee.to_dict(), "target": m.to_dict()["target"],
                 "dim": self.dim}
 
-    def secure_plan(self, granularity: float | None = None) -> Any:
+    def secure_plan(self, granularity: float | None = None) -> SecurePlan:
         """The lattice plan of secure mode for one row-vector of ``dim`` coordinates."""
         from ..secure import secure_plan
 
@@ -166,14 +169,14 @@ class NoisePlan:
         return self._secure[key]
 
 
-def _scalar_spec(noise: Any, dim: int) -> tuple[str, dict]:
+def _scalar_spec(noise: Any, dim: int) -> tuple[str, dict[str, Any]]:
     from ..noise.product import IID
     from ..sampling import noise_spec
 
     if isinstance(noise, IID):
-        if noise.d != dim:  # type: ignore[attr-defined]
+        if noise.d != dim:
             raise ParameterError("mechanism", repr(noise), f"i.i.d. noise of dimension {dim}")
-        noise = noise.base  # type: ignore[attr-defined]
+        noise = noise.base
     spec = getattr(noise, "_sampler_spec", None)
     if not callable(spec) and not isinstance(noise, tuple):
         raise ParameterTypeError("mechanism", repr(noise), "a mechanism whose noise is i.i.d. per coordinate "

@@ -40,7 +40,7 @@ class UnitSpec:
         self.mode, self.column, self.order, self.query = mode, column, order, query
         self.T, self.states, self.range = T, states, rng
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         """The ledger's ``unit`` field."""
         return {"column": self.column, "order": self.order, "mode": self.mode, "query": self.query,
                 "records_per_unit": self.T,
