@@ -24,6 +24,7 @@ from .errors import ParameterError, ParameterTypeError
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+    from numpy.typing import NDArray
 
 __all__ = ["transport_plan", "epsilon_curves", "noise_vs_eps", "audit_chart", "save", "demo_figures"]
 
@@ -100,7 +101,7 @@ def transport_plan(P: Any, Q: Any, *, ax: Any = None, labels: tuple[str, str] = 
     return fig
 
 
-def _spacing(a: np.ndarray) -> float:
+def _spacing(a: NDArray[np.float64]) -> float:
     d = np.diff(np.unique(a))
     return float(d.min()) if d.size else 1.0
 

@@ -402,7 +402,7 @@ class Accountant:
         return f"{text}: Guerra-Balboa et al. 2024, " + ", ".join(items), refs
 
     # -- metric ---------------------------------------------------------------------------------
-    def loss_between(self, D: Any, D2: Any) -> Any:
+    def loss_between(self, D: Any, D2: Any) -> float | tuple[float, ...]:
         """The composed metric between any two databases of the class (Thms IV.1 / IV.11 and
         analogues): pure sum eps_i n_i; approx (sum eps_i n_i, sum delta_i [n_i]_eps_i); zCDP
         sum rho_i n_i^2 (coefficient of alpha); GDP sqrt(sum (mu_i n_i)^2). On a finite class n_i

@@ -42,6 +42,8 @@ from .. import _validate as V
 from ..errors import ParameterError, ParameterTypeError
 
 if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
     from ..secure import SecurePlan
 
 __all__ = ["NoisePlan", "resolve", "column_stream", "add_rows", "draw_seed"]
@@ -239,8 +241,9 @@ def resolve(mechanism: Any, *, select: str | None = None) -> NoisePlan:
     return NoisePlan(kind, params, 1, None, f"{kind} noise (uncalibrated)", "object", base)
 
 
-def add_rows(plan: NoisePlan, values: np.ndarray, stream: Any, rows: Any, *, valid: np.ndarray | None = None,
-             secure_granularity: float | None = None, threads: int | None = None, column: str = "") -> np.ndarray:
+def add_rows(plan: NoisePlan, values: NDArray[Any], stream: Any, rows: Any, *, valid: NDArray[np.bool_] | None = None,
+             secure_granularity: float | None = None, threads: int | None = None, column: str = ""
+             ) -> NDArray[np.floating[Any]]:
     """A new array: ``values`` (1-D float32/float64) plus the noise of rows ``rows``.
 
     ``rows`` is an int (the first row: the rows are consecutive) or an int64 array of row ids

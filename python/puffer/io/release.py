@@ -72,7 +72,8 @@ class Release:
     def streams(self, columns: list[str]) -> dict[str, Any]:
         return {c: self.stream(c) for c in columns}
 
-    def pending(self, output_sha256: str, rows: int, *, output: str | None = None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    def pending(self, output_sha256: str, rows: int, *, output: str | None = None,
+                extra: dict[str, Any] | None = None) -> dict[str, Any]:
         """Write the pending entry (durable when this returns). Call it once the output is
         complete and durable under a temporary name, before it appears at its final path."""
         from .totals import check_new_release

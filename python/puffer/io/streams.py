@@ -37,12 +37,15 @@ import hashlib
 import hmac
 import os
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import ParameterError, ParameterTypeError
 from .keys import Key
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 __all__ = ["new_nonce", "release_stream", "unit_positions", "NONCE_BYTES"]
 
@@ -84,7 +87,7 @@ def release_stream(key: Key, nonce: str, column: Any) -> Any:
     return KeyedStream(mac)
 
 
-def unit_positions(ids: Any) -> np.ndarray:
+def unit_positions(ids: Any) -> NDArray[np.int64]:
     """int64 stream positions of unit ids: non-negative integers are their own position (below
     2^62); strings/bytes get the first 62 bits of SHA-256("puffer/v1/unit" || id) + 2^62, so
     the two kinds never meet. Duplicate positions (the same unit twice, or a 2^-62 hash
