@@ -217,7 +217,7 @@ class Accountant:
         return len(self.releases)
 
     # -- composing ---------------------------------------------------------------------------
-    def total(self, strategy: str = "auto") -> Any:
+    def total(self, strategy: str = "auto") -> DPGuarantee | NoGuarantee:
         """The composed guarantee for the target granularity, or NO_GUARANTEE."""
         return self.result(strategy).guarantee
 

@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..guarantees import PP, RPP
 
 __all__ = ["AuditReport", "PairAudit"]
 
@@ -58,7 +61,7 @@ class AuditReport:
     pairs: tuple[PairAudit, ...] = field(repr=False)
     samples: int = field(default=0, repr=False)
     seconds: float = field(default=0.0, repr=False)
-    claim: Any = field(default=None, repr=False, compare=False)
+    claim: PP | RPP | None = field(default=None, repr=False, compare=False)
 
     @property
     def violated(self) -> bool:

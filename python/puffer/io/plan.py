@@ -44,6 +44,7 @@ from ..errors import ParameterError, ParameterTypeError
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
+    from ..sampling import Stream
     from ..secure import SecurePlan
 
 __all__ = ["NoisePlan", "resolve", "column_stream", "add_rows", "draw_seed"]
@@ -65,7 +66,7 @@ def draw_seed() -> int:
     return int(np.random.SeedSequence().entropy)  # type: ignore[arg-type]
 
 
-def column_stream(seed: int, column: Any) -> Any:
+def column_stream(seed: int, column: Any) -> Stream:
     """The Philox stream of column ``column`` under ``seed`` (position 0 = row 0).
 
     The key is a ``SeedSequence`` with entropy ``seed`` and a spawn key made of the first 128

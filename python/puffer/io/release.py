@@ -28,12 +28,15 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import secrets as _secrets
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ParameterError, ParameterTypeError
 from .keys import Key, as_key, refuse_seed
 from .ledger import LEDGER_VERSION, Ledger, output_state, release_states
 from .streams import check_nonce, new_nonce, release_stream
+
+if TYPE_CHECKING:
+    from ..sampling import KeyedStream
 
 __all__ = ["Release", "begin_release", "STREAM_NAME"]
 
@@ -65,11 +68,11 @@ class Release:
     def __repr__(self) -> str:
         return f"Release(id={self.release_id!r}, ledger={self.ledger.path!r}, state={self.state!r})"
 
-    def stream(self, column: Any) -> Any:
+    def stream(self, column: Any) -> KeyedStream:
         """The noise stream of ``column`` (position p = noise at row/unit position p)."""
         return release_stream(self.key, self.nonce, column)
 
-    def streams(self, columns: list[str]) -> dict[str, Any]:
+    def streams(self, columns: list[str]) -> dict[str, KeyedStream]:
         return {c: self.stream(c) for c in columns}
 
     def pending(self, output_sha256: str, rows: int, *, output: str | None = None,

@@ -47,6 +47,8 @@ from .keys import Key
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
+    from ..sampling import KeyedStream
+
 __all__ = ["new_nonce", "release_stream", "unit_positions", "NONCE_BYTES"]
 
 NONCE_BYTES = 16
@@ -65,7 +67,7 @@ def check_nonce(nonce: Any) -> str:
     return nonce
 
 
-def release_stream(key: Key, nonce: str, column: Any) -> Any:
+def release_stream(key: Key, nonce: str, column: Any) -> KeyedStream:
     """The :class:`puffer.sampling.KeyedStream` of ``column`` in the release (key, nonce), position 0
     (subkey ``HMAC-SHA256(key, "puffer/v2/stream" || 0x00 || nonce || 0x00 || column)``, see the
     module docstring).
