@@ -55,7 +55,7 @@ def load_releases(path: str | os.PathLike[str]) -> dict[str, Any]:
         else:  # Python 3.10
             import tomli as tomllib
         try:
-            return cast("dict[str, Any]", tomllib.loads(data.decode("utf-8")))  # tomli (3.10) is untyped
+            return cast("dict[str, Any]", tomllib.loads(data.decode("utf-8")))  # Any when type-checked for 3.10 (tomli branch)
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ParameterError("file", str(path), f"valid TOML ({exc})") from None
     try:
