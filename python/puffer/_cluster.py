@@ -21,13 +21,19 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .errors import ParameterError
 from .io.arrow import output_schema, pyarrow
 from .io.plan import NoisePlan, add_rows
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from .io.release import Release
+    from .io.units import UnitSpec
 
 __all__ = ["BLOCK", "SecureNoise", "RowNoise", "noise_arrow_batch"]
 
@@ -51,7 +57,7 @@ class SecureNoise:
         msg = _DOMAIN + column.encode("utf-8") + b"\x00" + int(block).to_bytes(8, "little")
         return hmac.new(self._secret, msg, hashlib.sha256).digest()
 
-    def integers(self, column: str, positions: np.ndarray) -> np.ndarray:
+    def integers(self, column: str, positions: NDArray[np.int64]) -> NDArray[np.int64]:
         """The exact integer noise of ``positions`` (int64 >= 0) in column ``column``."""
         from . import _core
 
@@ -73,7 +79,8 @@ class SecureNoise:
             out[idx] = z[within[idx]]
         return out
 
-    def add(self, values: np.ndarray, column: str, positions: np.ndarray, valid: np.ndarray | None) -> np.ndarray:
+    def add(self, values: NDArray[Any], column: str, positions: NDArray[np.int64], valid: NDArray[np.bool_] | None
+            ) -> NDArray[np.float64]:
         """float64 lattice points ``(round_half_even(x/g) + Z) g`` (0 where ``valid`` is False)."""
         sp = self.plan
         x = np.array(values, dtype=np.float64)
@@ -87,7 +94,7 @@ class SecureNoise:
                                  f"finite values with |x| <= 2^52 * granularity = {2.0 ** (52 + sp.g_exp):.3g} "
                                  "in secure mode")
         z = self.integers(column, positions)
-        out = np.ldexp((np.rint(k).astype(np.int64) + z).astype(np.float64), sp.g_exp)
+        out: NDArray[np.float64] = np.ldexp((np.rint(k).astype(np.int64) + z).astype(np.float64), sp.g_exp)
         if valid is not None:
             out[~valid] = 0.0
         return out
@@ -96,11 +103,12 @@ class SecureNoise:
 class RowNoise:
     """The noise of one release: column streams (floating point) or :class:`SecureNoise`."""
 
-    def __init__(self, plan: NoisePlan, streams: dict | None, secure: SecureNoise | None,
+    def __init__(self, plan: NoisePlan, streams: dict[str, Any] | None, secure: SecureNoise | None,
                  threads: int | None) -> None:
         self.plan, self.streams, self.secure, self.threads = plan, streams, secure, threads
 
-    def add(self, values: np.ndarray, column: str, rows: Any, valid: np.ndarray | None = None) -> np.ndarray:
+    def add(self, values: NDArray[Any], column: str, rows: Any, valid: NDArray[np.bool_] | None = None
+            ) -> NDArray[np.floating[Any]]:
         """``values`` plus the noise of rows ``rows`` (first row, or int64 positions)."""
         if self.plan.kind is None:  # zero sensitivity: nothing to add
             return add_rows(self.plan, values, None, rows, valid=valid, threads=self.threads, column=column)
@@ -185,11 +193,11 @@ class PartDigest:
             self.h[c].update(column_bytes(get(c)))
         self.rows += int(n)
 
-    def result(self) -> list:
+    def result(self) -> list[int | str]:
         return [self.rows] + [self.h[c].hexdigest() for c in self.columns]
 
 
-def combine_digests(parts: list[list]) -> str:
+def combine_digests(parts: list[list[Any]]) -> str:
     """'sha256:<hex>' of the per-partition digests in partition order (see :data:`DIGEST_NOTE`)."""
     import json
 
@@ -201,16 +209,16 @@ def combine_digests(parts: list[list]) -> str:
 class Opened:
     """What :func:`open_release` validated: the plan, the unit declaration, the ledger path."""
 
-    def __init__(self, plan: NoisePlan, spec: Any, ledger: str, kwargs: dict) -> None:
+    def __init__(self, plan: NoisePlan, spec: UnitSpec, ledger: str, kwargs: dict[str, Any]) -> None:
         self.plan, self.spec, self.ledger, self.kwargs = plan, spec, ledger, kwargs
 
-    def begin(self, input_sha256: str, path_kind: str) -> Any:
+    def begin(self, input_sha256: str, path_kind: str) -> Release:
         """Open the release (:func:`puffer.io.begin_release`): key, nonce, composition rules."""
         from .io.release import begin_release
 
         return begin_release(input_sha256=input_sha256, path_kind=path_kind, **self.kwargs)
 
-    def noise(self, rel: Any, columns: list[str], *, secure: bool, granularity: float | None,
+    def noise(self, rel: Release, columns: list[str], *, secure: bool, granularity: float | None,
               threads: int | None) -> RowNoise:
         """The worker-side noise of release ``rel``: its keyed streams, or per-release secure noise."""
         wplan = self.plan.for_workers(secure=secure, granularity=granularity)

@@ -30,11 +30,16 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .errors import ParameterError, ParameterTypeError, PufferError
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from .framework import Sensitivity
 
 __all__ = ["ClusterError", "dask_w_inf", "spark_w_inf"]
 
@@ -71,8 +76,8 @@ def _plan(fw: Any, n_tasks: int) -> list[tuple[int, int, int, int, int]]:
     return out
 
 
-def _task_table(M: np.ndarray, pi: np.ndarray, vals: np.ndarray, T: int, p0: int, p1: int, threads: int,
-                hook: Any) -> np.ndarray:
+def _task_table(M: NDArray[np.float64], pi: NDArray[np.float64], vals: NDArray[np.int64], T: int, p0: int, p1: int,
+                threads: int, hook: Any) -> NDArray[np.float64]:
     """W_inf of the priors (M, pi) at positions [p0, p1): shape (n, p1 - p0, pairs), by the core
     kernel; ``hook(done, total)`` is its progress callback (raising in it cancels the kernel)."""
     from . import _core
@@ -91,11 +96,17 @@ class _Cancelled(Exception):
     pass
 
 
-def _dask_task(j: int, M: np.ndarray, pi: np.ndarray, vals: np.ndarray, T: int, p0: int, p1: int, threads: int,
-               token: str) -> tuple[int, np.ndarray]:
-    from distributed import Event, Queue
+def _distributed() -> Any:
+    """The ``distributed`` package (its Event/Queue/Client are unannotated: Any here)."""
+    import distributed
 
-    ev, q = Event(f"{token}-cancel"), Queue(f"{token}-progress")
+    return distributed
+
+
+def _dask_task(j: int, M: NDArray[np.float64], pi: NDArray[np.float64], vals: NDArray[np.int64], T: int, p0: int,
+               p1: int, threads: int, token: str) -> tuple[int, NDArray[np.float64]]:
+    d = _distributed()
+    ev, q = d.Event(f"{token}-cancel"), d.Queue(f"{token}-progress")
     last = [0.0]
 
     def hook(done: int, total: int) -> None:
@@ -110,7 +121,8 @@ def _dask_task(j: int, M: np.ndarray, pi: np.ndarray, vals: np.ndarray, T: int, 
     return j, _task_table(M, pi, vals, T, p0, p1, threads, hook)
 
 
-def _assemble(fw: Any, plan: list, parts: dict[int, np.ndarray]) -> Any:
+def _assemble(fw: Any, plan: list[tuple[int, int, int, int, int]], parts: dict[int, NDArray[np.float64]]
+              ) -> Sensitivity:
     k = len(fw.state_names)
     W = np.full((len(fw.priors), fw.length, k * (k - 1) // 2), np.nan)
     for j, (a, b, p0, p1, _) in enumerate(plan):
@@ -120,7 +132,8 @@ def _assemble(fw: Any, plan: list, parts: dict[int, np.ndarray]) -> Any:
         W[a:b, p0:p1, :] = parts[j]
     if np.isnan(W).any():
         raise ClusterError("the W table has holes; no partial maximum is returned")
-    return fw._sensitivity_from_table(W)
+    sens: Sensitivity = fw._sensitivity_from_table(W)
+    return sens
 
 
 def _resolve_tasks(tasks: Any, default: int) -> int:
@@ -131,7 +144,8 @@ def _resolve_tasks(tasks: Any, default: int) -> int:
     return int(tasks)
 
 
-def dask_w_inf(fw: Any, client: Any, *, tasks: int | None = None, threads: int = 1, progress: Any = None) -> Any:
+def dask_w_inf(fw: Any, client: Any, *, tasks: int | None = None, threads: int = 1, progress: Any = None
+               ) -> Sensitivity:
     """Delta_G of ``fw`` (:meth:`MarkovChainFramework.w_inf`) on the workers of a Dask
     ``distributed.Client``: the same Sensitivity, bit for bit. ``tasks``: how many pieces
     (default 4 per worker thread); ``threads``: core threads per task (1 suits a worker thread
@@ -139,25 +153,24 @@ def dask_w_inf(fw: Any, client: Any, *, tasks: int | None = None, threads: int =
     positions). A worker that dies has its tasks run again elsewhere; if the cluster gives up,
     :class:`ClusterError` (never a partial maximum). Ctrl-C cancels the workers' kernels.
     """
-    from distributed import Client, Event, Queue
-
     from ._progress import resolve
 
+    d = _distributed()
     _check_fw(fw)
-    if not isinstance(client, Client):
+    if not isinstance(client, d.Client):
         raise ParameterTypeError("client", type(client).__name__, "a distributed.Client")
     n_threads = sum(client.nthreads().values()) or 1
     plan = _plan(fw, _resolve_tasks(tasks, 4 * n_threads))
     total = sum(p[4] for p in plan) or 1
     cb = resolve(progress, label=f"Markov Delta_G on Dask (T={fw.length})")
     token = f"puffer-w-inf-{uuid.uuid4().hex}"
-    ev, q = Event(f"{token}-cancel", client=client), Queue(f"{token}-progress", client=client)
+    ev, q = d.Event(f"{token}-cancel", client=client), d.Queue(f"{token}-progress", client=client)
     M, pi, vals = fw._M, fw._pi, fw._vals
     futures = [client.submit(_dask_task, j, M[a:b], pi[a:b], vals, fw.length, p0, p1, threads, token,
                              key=f"{token}-{j}", pure=False)
                for j, (a, b, p0, p1, _) in enumerate(plan)]
     frac = [0.0] * len(plan)
-    parts: dict[int, np.ndarray] = {}
+    parts: dict[int, NDArray[np.float64]] = {}
     try:
         while len(parts) < len(plan):
             for jf, f in enumerate(futures):
@@ -191,12 +204,13 @@ def dask_w_inf(fw: Any, client: Any, *, tasks: int | None = None, threads: int =
     return _assemble(fw, plan, parts)
 
 
-def _spark_task(args: tuple) -> tuple[int, np.ndarray]:
+def _spark_task(args: tuple[Any, ...]) -> tuple[int, NDArray[np.float64]]:
     j, M, pi, vals, T, p0, p1, threads = args
     return j, _task_table(M, pi, vals, T, p0, p1, threads, None)
 
 
-def spark_w_inf(fw: Any, spark: Any, *, tasks: int | None = None, threads: int = 1, progress: Any = None) -> Any:
+def spark_w_inf(fw: Any, spark: Any, *, tasks: int | None = None, threads: int = 1, progress: Any = None
+                ) -> Sensitivity:
     """Delta_G of ``fw`` (:meth:`MarkovChainFramework.w_inf`) on Spark (a ``SparkSession`` or a
     ``SparkContext``): the same Sensitivity, bit for bit. ``tasks``: how many pieces (default
     4 per default parallelism); ``threads``: core threads per task; ``progress`` as in

@@ -32,7 +32,11 @@ import json
 import math
 import sys
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from .mechanisms._base import Mechanism
 
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_INPUT, EXIT_NUMERIC, EXIT_INTERRUPT = 0, 1, 2, 3, 4, 130
 EXIT_IO, EXIT_LEDGER, EXIT_TERM = 6, 7, 143
@@ -72,7 +76,7 @@ def _guarantee_text(m: Any) -> str:
     return repr(g)
 
 
-def run(config: dict, out: Any = None, *, as_json: bool = False) -> int:
+def run(config: dict[str, Any], out: Any = None, *, as_json: bool = False) -> int:
     """Calibrate every applicable mechanism for a validated description and print the table."""
     from ._progress import progress_default
 
@@ -81,7 +85,7 @@ def run(config: dict, out: Any = None, *, as_json: bool = False) -> int:
         return _run(config, out, as_json=as_json)
 
 
-def _run(config: dict, out: Any = None, *, as_json: bool = False) -> int:
+def _run(config: dict[str, Any], out: Any = None, *, as_json: bool = False) -> int:
     from .config import build_framework, build_mechanisms, markov_quilt_mechanisms, validate_config
 
     out = sys.stdout if out is None else out
@@ -89,7 +93,8 @@ def _run(config: dict, out: Any = None, *, as_json: bool = False) -> int:
     t0 = time.perf_counter()
     _progress(f"{config.get('name', 'framework from file')}: building the framework and its conditional laws")
     fw = build_framework(config["model"])
-    rows, mechs = [], []
+    rows: list[dict[str, Any]] = []
+    mechs: list[tuple[str, Mechanism]] = []
     todo = build_mechanisms(fw, config["target"]) + markov_quilt_mechanisms(fw, config["target"])
     for k, (label, make) in enumerate(todo, 1):
         _progress(f"[{k}/{len(todo)}] calibrating {label}")
@@ -134,12 +139,12 @@ def _run(config: dict, out: Any = None, *, as_json: bool = False) -> int:
     for t in table:
         print("  ".join(str(c).ljust(w) for c, w in zip(t, widths)), file=out)
     print(f"({GAIN_NOTE})", file=out)
-    w = mechs[0][1].sensitivity.witness
+    w = cast("tuple[Any, ...]", mechs[0][1].sensitivity.witness)  # the Wasserstein row names its worst case
     print(f"\nworst case (Wasserstein): prior {w[0]!r}, secret pair {w[1]}", file=out)
     for label, m in mechs:
         q = getattr(m, "quilt", None)
         if q is not None:
-            side = (lambda d: "none" if d is None else d)
+            side: Callable[[Any], Any] = (lambda d: "none" if d is None else d)
             print(f"binding quilt ({label}): prior {q['prior']!r}, node X{q['node']}, a={side(q['a'])}, "
                   f"b={side(q['b'])}, max-influence {q['influence']:.4g}", file=out)
     if fw.group_sensitivity is not None:

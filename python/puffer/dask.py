@@ -22,7 +22,8 @@ position (:class:`puffer._cluster.SecureNoise`): recomputing a block draws nothi
 """
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -30,6 +31,11 @@ from ._cluster import DIGEST_NOTE, PartDigest, RowNoise, combine_digests, open_r
 from .errors import ParameterError, ParameterTypeError
 from .io.arrow import nulls_arg
 from .io.plan import as_columns, threads_arg
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from .io.units import UnitSpec
 
 __all__ = ["add_noise", "w_inf"]
 
@@ -41,16 +47,17 @@ def _is_numeric(dtype: Any) -> bool:
         and not pd.api.types.is_bool_dtype(dtype) and np.dtype(getattr(dtype, "numpy_dtype", dtype)) != np.float16
 
 
-def _out_dtype(dtype: Any) -> np.dtype:
+def _out_dtype(dtype: Any) -> np.dtype[Any]:
     d = np.dtype(getattr(dtype, "numpy_dtype", dtype))
     return np.dtype(np.float32) if d == np.float32 else np.dtype(np.float64)
 
 
-def _digests(parts: list, columns: list[str]) -> list[list]:
+def _digests(parts: list[Any], columns: list[str]) -> list[list[Any]]:
     """[rows, sha256 per column] of each delayed pandas partition (or 2-D numpy row block)."""
-    import dask
+    from dask.base import compute as dask_compute
+    from dask.delayed import delayed as dask_delayed
 
-    def one(x, cols=tuple(columns)):
+    def one(x: Any, cols: tuple[str, ...] = tuple(columns)) -> list[int | str]:
         d = PartDigest(list(cols))
         if isinstance(x, np.ndarray):
             x2 = x.reshape(x.shape[0], -1)
@@ -59,10 +66,12 @@ def _digests(parts: list, columns: list[str]) -> list[list]:
             d.update(lambda c: x[c].to_numpy(), len(x))
         return d.result()
 
-    return [list(v) for v in dask.compute(*[dask.delayed(one)(p) for p in parts])]
+    compute: Callable[..., tuple[Any, ...]] = dask_compute  # unannotated in dask
+    delayed: Callable[..., Any] = dask_delayed
+    return [list(v) for v in compute(*[delayed(one)(p) for p in parts])]
 
 
-def _row_blocks(arr: Any) -> list:
+def _row_blocks(arr: Any) -> list[Any]:
     """One dask array per block of rows (all columns), in row order."""
     return [arr.blocks[i] if arr.ndim == 1 else arr.blocks[i, :] for i in range(arr.numblocks[0])]
 
@@ -70,7 +79,7 @@ def _row_blocks(arr: Any) -> list:
 def _array(arr: Any, cols: list[str], noise: RowNoise) -> Any:
     out_dt = np.dtype(np.float32) if arr.dtype == np.float32 else np.dtype(np.float64)
 
-    def block(x, block_info=None):
+    def block(x: NDArray[Any], block_info: Any = None) -> NDArray[Any]:
         loc = block_info[0]["array-location"]
         r0 = loc[0][0]
         x2 = x.reshape(x.shape[0], -1)
@@ -96,7 +105,7 @@ def _check_array(arr: Any, cols: list[str]) -> None:
         raise ParameterTypeError("array", f"dtype {arr.dtype}", "an integer or float32/float64 array")
 
 
-def _check_frame(ddf: Any, cols: list[str], row_id: Any, spec_cols: list) -> None:
+def _check_frame(ddf: Any, cols: list[str], row_id: Any, spec_cols: list[tuple[str, str | None]]) -> None:
     names = list(ddf.columns)
     for c in cols + ([row_id] if row_id else []):
         if c not in names:
@@ -130,14 +139,15 @@ def _unique_ids(ddf: Any, ident: str, what: str, nonneg: bool) -> None:
         raise ParameterError("row_id", ident, f"row ids >= 0 (minimum {lo})")
 
 
-def _frame(ddf: Any, cols: list[str], noise: RowNoise, spec: Any, row_id: Any, nulls: str, sizes: list[int]) -> Any:
+def _frame(ddf: Any, cols: list[str], noise: RowNoise, spec: UnitSpec, row_id: Any, nulls: str, sizes: list[int]
+           ) -> Any:
     offsets = [int(v) for v in np.concatenate(([0], np.cumsum(np.asarray(sizes, dtype=np.int64))[:-1]))]
     meta = ddf._meta.copy()
     for c in cols:
         meta[c] = meta[c].astype(_out_dtype(ddf.dtypes[c]))
     by_unit = spec.column is not None
 
-    def part(pdf, partition_info=None):
+    def part(pdf: Any, partition_info: Any = None) -> Any:
         from .io.streams import unit_positions
         from .io.units import check_answers
 
@@ -182,7 +192,7 @@ def _records(ddf: Any, cols: list[str], noise: RowNoise, spec: Any) -> Any:
     need = [c for c in (spec.column, spec.order, *cols) if c is not None]
     meta = pd.DataFrame({spec.column: ddf._meta[spec.column], **{c: pd.Series([], dtype=np.float64) for c in cols}})
 
-    def part(pdf):
+    def part(pdf: Any) -> Any:
         import pyarrow as pa
 
         from .io.units import group_answers
@@ -199,10 +209,11 @@ def _records(ddf: Any, cols: list[str], noise: RowNoise, spec: Any) -> Any:
     return ddf.shuffle(on=spec.column).map_partitions(part, meta=meta)
 
 
-def _compute(*xs: Any) -> tuple:
-    import dask
+def _compute(*xs: Any) -> tuple[Any, ...]:
+    from dask.base import compute as dask_compute
 
-    return dask.compute(*xs)
+    compute: Callable[..., tuple[Any, ...]] = dask_compute  # unannotated in dask
+    return compute(*xs)
 
 
 def add_noise(data: Any, columns: Any, mechanism: Any, *, key: Any = None, ledger: Any = None,
@@ -270,7 +281,8 @@ def add_noise(data: Any, columns: Any, mechanism: Any, *, key: Any = None, ledge
         out_parts = _digests(_row_blocks(out), cols)
     elif spec.mode == "records":
         out = _records(src, cols, noise, spec).persist()
-        out_parts = _digests(out[[spec.column, *cols]].to_delayed(), [spec.column, *cols])
+        ucol = cast(str, spec.column)  # records mode: a unit column is declared
+        out_parts = _digests(out[[ucol, *cols]].to_delayed(), [ucol, *cols])
     else:
         out = _frame(src, cols, noise, spec, row_id, nulls, [p[0] for p in parts]).persist()
         out_parts = _digests(out[cols].to_delayed(), cols)

@@ -16,16 +16,20 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from .errors import ParameterError, ParameterTypeError
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+    from numpy.typing import NDArray
+
 __all__ = ["transport_plan", "epsilon_curves", "noise_vs_eps", "audit_chart", "save", "demo_figures"]
 
 
-def _mpl():
+def _mpl() -> type[Figure]:
     try:
         import matplotlib
     except ModuleNotFoundError as exc:  # an optional extra: say how to get it
@@ -37,7 +41,7 @@ def _mpl():
     return Figure
 
 
-def _fig_ax(ax: Any, size: tuple[float, float]):
+def _fig_ax(ax: Any, size: tuple[float, float]) -> tuple[Figure, Any]:
     if ax is not None:
         return ax.figure, ax
     Figure = _mpl()
@@ -45,7 +49,7 @@ def _fig_ax(ax: Any, size: tuple[float, float]):
     return fig, fig.add_subplot()
 
 
-def save(fig: Any, path: str | os.PathLike, *, dpi: int = 110) -> str:
+def save(fig: Any, path: str | os.PathLike[str], *, dpi: int = 110) -> str:
     """Write ``fig`` to ``path`` (format from the extension); returns the path."""
     p = os.fspath(path)
     d = os.path.dirname(p)
@@ -56,7 +60,7 @@ def save(fig: Any, path: str | os.PathLike, *, dpi: int = 110) -> str:
 
 
 def transport_plan(P: Any, Q: Any, *, ax: Any = None, labels: tuple[str, str] = ("s_i", "s_j"),
-                   title: str | None = None):
+                   title: str | None = None) -> Figure:
     """The quantile (north-west corner) coupling pi* of two 1-D laws: a disc per (x, x') with
     area proportional to its mass, the marginals along the axes, the diagonal x = x', and the
     atom pair at the largest |x - x'| (W_inf, the Wasserstein mechanism's sensitivity)."""
@@ -97,13 +101,13 @@ def transport_plan(P: Any, Q: Any, *, ax: Any = None, labels: tuple[str, str] = 
     return fig
 
 
-def _spacing(a: np.ndarray) -> float:
+def _spacing(a: NDArray[np.float64]) -> float:
     d = np.diff(np.unique(a))
     return float(d.min()) if d.size else 1.0
 
 
 def epsilon_curves(guarantees: Mapping[str, Any], *, alphas: Any = None, ax: Any = None,
-                   title: str | None = None):
+                   title: str | None = None) -> Figure:
     """eps(alpha) on a log alpha axis for each labelled guarantee: an RPPCurve (line), an RPP
     (a point), a PP with delta = 0 (a horizontal line: it holds at every order)."""
     from .guarantees import PP, RPP, RPPCurve
@@ -140,7 +144,7 @@ def epsilon_curves(guarantees: Mapping[str, Any], *, alphas: Any = None, ax: Any
 def noise_vs_eps(framework: Any, *, eps: Sequence[float] | None = None,
                  mechanisms: Mapping[str, Callable[[float], Any]] | None = None,
                  delta: float | None = 1e-5, alpha: float | None = 2.0, ax: Any = None,
-                 title: str | None = None):
+                 title: str | None = None) -> Figure:
     """Noise scale (std. dev. for the Gaussian families, b for Laplace) of each mechanism against
     the target eps. ``mechanisms`` maps a label to ``eps -> mechanism``; default: the rows of
     ``puffer run`` for the framework (see :func:`puffer.config.build_mechanisms`)."""
@@ -177,7 +181,7 @@ def noise_vs_eps(framework: Any, *, eps: Sequence[float] | None = None,
 
 
 def audit_chart(reports: Sequence[tuple[str, Any]] | Mapping[str, Any], *, ax: Any = None,
-                title: str | None = None):
+                title: str | None = None) -> Figure:
     """Horizontal bars: claimed eps and the empirical lower bound (at the report's confidence)
     for each labelled :class:`~puffer.audit.AuditReport`; violations in red."""
     from .audit import AuditReport
@@ -207,7 +211,7 @@ def audit_chart(reports: Sequence[tuple[str, Any]] | Mapping[str, Any], *, ax: A
     return fig
 
 
-def demo_figures(directory: str | os.PathLike, *, config: Mapping | None = None, n: int = 40_000,
+def demo_figures(directory: str | os.PathLike[str], *, config: Mapping[str, Any] | None = None, n: int = 40_000,
                  rng: Any = 2026, eps: Sequence[float] = (0.25, 0.5, 1.0, 2.0, 4.0),
                  progress: bool | None = None) -> list[str]:
     """Write the four figures for a framework description (default: the ``puffer demo``
@@ -234,7 +238,7 @@ def demo_figures(directory: str | os.PathLike, *, config: Mapping | None = None,
     fw = build_framework(config["model"])
     say("calibrating the mechanisms")
     mechs = [(lab, make()) for lab, make in build_mechanisms(fw, target)]
-    th, (si, sj) = mechs[0][1].sensitivity.witness
+    th, (si, sj) = cast("tuple[Any, Any]", mechs[0][1].sensitivity.witness)  # the Wasserstein row has one
     out = [save(transport_plan(fw.conditional(th, si), fw.conditional(th, sj), labels=(si, sj),
                                title=f"worst pair {si} vs {sj}\nprior {th}"), os.path.join(d, "transport_plan.png"))]
     from .guarantees import PP, RPPCurve

@@ -37,7 +37,8 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from typing import Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -45,6 +46,9 @@ from ._cluster import DIGEST_NOTE, PartDigest, combine_digests, noise_arrow_batc
 from .errors import ParameterError, ParameterTypeError, PufferError
 from .io.arrow import check_schema, nulls_arg, output_schema, pyarrow
 from .io.plan import as_columns, threads_arg
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 __all__ = ["add_noise", "w_inf"]
 
@@ -87,7 +91,7 @@ def _python_workers(sc: Any) -> None:
     if os.environ.get("PYSPARK_PYTHON") or conf_python:
         return
 
-    def probe(_):
+    def probe(_: Any) -> Iterator[int]:
         import pyarrow  # noqa: F401
 
         import puffer  # noqa: F401
@@ -111,7 +115,7 @@ def _materialise(df: Any) -> Any:
     return df.localCheckpoint(eager=True)
 
 
-def _partition_sizes(cp: Any) -> np.ndarray:
+def _partition_sizes(cp: Any) -> NDArray[np.int64]:
     """Rows per partition of a checkpointed frame (its partitions cannot change any more)."""
     from pyspark.sql import functions as F
 
@@ -127,7 +131,7 @@ _WORKER_ERROR = re.compile(r"puffer\.errors\.(ParameterError|ParameterTypeError)
 
 
 @contextlib.contextmanager
-def _worker_errors():
+def _worker_errors() -> Iterator[None]:
     """A puffer error raised in a Python worker (a bad value found while noising) comes back as
     that error, not as a JVM stack trace."""
     try:
@@ -145,18 +149,18 @@ def _worker_errors():
         raise cls(param, value, expected.strip()) from None
 
 
-def _digest_parts(frame: Any, columns: list[str]) -> list[list]:
+def _digest_parts(frame: Any, columns: list[str]) -> list[list[Any]]:
     """Per partition of a checkpointed frame: [rows, sha256 of each column] (one Python pass)."""
     from pyspark.sql import functions as F
 
     cols = list(columns)
 
-    def fn(it):
+    def fn(it: Iterator[Any]) -> Iterator[Any]:
         import json
 
         import pyarrow as pa
 
-        acc: dict = {}
+        acc: dict[int, PartDigest] = {}
         for b in it:
             if b.num_rows == 0:
                 continue
@@ -255,7 +259,7 @@ def add_noise(df: Any, columns: Any, mechanism: Any, *, key: Any = None, ledger:
         out_schema = pa.schema([schema.field(spec.column)] + [pa.field(c, pa.float64()) for c in cols])
         need = [c for c in (spec.column, spec.order, *cols) if c is not None]
 
-        def per_unit_fn(it):
+        def per_unit_fn(it: Iterator[Any]) -> Iterator[Any]:
             import pyarrow as pa
 
             from .io.units import group_answers
@@ -280,7 +284,7 @@ def add_noise(df: Any, columns: Any, mechanism: Any, *, key: Any = None, ledger:
         positional = row_id is None and not by_unit
         src = cp.withColumn(_ROW, F.monotonically_increasing_id()) if positional else cp
 
-        def fn(it):
+        def fn(it: Iterator[Any]) -> Iterator[Any]:
             import pyarrow as pa
 
             from .io.streams import unit_positions
@@ -312,7 +316,7 @@ def add_noise(df: Any, columns: Any, mechanism: Any, *, key: Any = None, ledger:
         noisy = src.mapInArrow(fn, from_arrow_schema(out_schema))
     with _worker_errors():
         out = _materialise(noisy)
-    out_cols = cols if spec.mode != "records" else [spec.column, *cols]
+    out_cols = cols if spec.mode != "records" else [cast(str, spec.column), *cols]  # records: a unit column
     out_parts = _digest_parts(out, out_cols)
     rel.commit(combine_digests(out_parts), int(sum(p[0] for p in out_parts)),
                extra={"digests": DIGEST_NOTE, "partitions": len(out_parts)})

@@ -33,7 +33,7 @@ import math
 import warnings
 from array import array
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -66,16 +66,16 @@ class DisconnectedClassWarning(UserWarning):
 class Composition:
     """The accountant's answer with its justification."""
 
-    guarantee: Any                    # a DP-type guarantee or NO_GUARANTEE
+    guarantee: DPGuarantee | NoGuarantee  # a DP-type guarantee or NO_GUARANTEE
     strategy: str
     theorem: str
-    refs: tuple
+    refs: tuple[Ref, ...]
     edge: str                         # the worst edge (witness)
-    touched: tuple                    # release indices changed on the worst edge
-    n_on_edge: dict = field(default_factory=dict)   # release index -> n_i on the worst edge
+    touched: tuple[int, ...]          # release indices changed on the worst edge
+    n_on_edge: dict[int, float] = field(default_factory=dict)   # release index -> n_i on the worst edge
     reason: str = ""
-    sequential: Any = None            # the plain sequential bound, for comparison
-    details: dict = field(default_factory=dict)
+    sequential: float | tuple[float, float] | None = None  # the plain sequential bound, for comparison
+    details: dict[str, Any] = field(default_factory=dict)
 
 
 def _inflate(v: float, n_terms: int) -> float:
@@ -137,9 +137,9 @@ class Accountant:
                           "are at distance inf, so no guarantee relates them (Guerra-Balboa et al. 2024, "
                           "Ex. III.4)", DisconnectedClassWarning, stacklevel=2)
         self._cache: Composition | None = None
-        self._grans: set = set()
-        self._partitions: set = set()
-        self._kinds: dict = {}
+        self._grans: set[GR.Granularity] = set()
+        self._partitions: set[int] = set()
+        self._kinds: dict[tuple[type[S.Selector], GR.Granularity, str], Release] = {}
         self._p0 = array("d")
         self._p1 = array("d")
         from .footprint import FootprintIndex
@@ -217,7 +217,7 @@ class Accountant:
         return len(self.releases)
 
     # -- composing ---------------------------------------------------------------------------
-    def total(self, strategy: str = "auto") -> Any:
+    def total(self, strategy: str = "auto") -> DPGuarantee | NoGuarantee:
         """The composed guarantee for the target granularity, or NO_GUARANTEE."""
         return self.result(strategy).guarantee
 
@@ -274,7 +274,7 @@ class Accountant:
             self._cache = comp
         return comp
 
-    def _orders(self) -> tuple:
+    def _orders(self) -> tuple[float, ...]:
         gs: list[Any] = [r.guarantee for r in self.releases]
         common = set(gs[0].alphas)
         for g in gs[1:]:
@@ -327,8 +327,8 @@ class Accountant:
         return Composition(g, "per-order edge maximum", theorem, refs, edge, touched, {}, "", None,
                            {"edges_per_order": dict(zip(orders, edges))})
 
-    def _finish(self, values: tuple, n_terms: int, strat: str, edge: str, touched: tuple, n_on: dict,
-                details: dict, res: Any) -> Composition:
+    def _finish(self, values: tuple[float, ...], n_terms: int, strat: str, edge: str, touched: tuple[int, ...],
+                n_on: dict[int, float], details: dict[str, Any], res: Any) -> Composition:
         theorem, refs = self._theorem(strat)
         seq = self._sequential()
         cls = NOTIONS[self.notion]
@@ -358,7 +358,7 @@ class Accountant:
             g = cls(vals[0], self.granularity, self.domain, prov)
         return Composition(g, strat, theorem, refs, edge, touched, n_on, "", seq, details)
 
-    def _sequential(self) -> Any:
+    def _sequential(self) -> float | tuple[float, float] | None:
         """The plain sequential bound (Thms IV.3, VI.5, VI.15, VI.23), valid when every release is
         certified for the target granularity on the class (common scope); None otherwise."""
         if self._no or self.notion == "rdp" or len(self._grans | {self.granularity}) > 1 \
@@ -371,7 +371,7 @@ class Accountant:
             return math.sqrt(math.fsum(p0 * p0))
         return math.fsum(p0)
 
-    def _theorem(self, strat: str) -> tuple[str, tuple]:
+    def _theorem(self, strat: str) -> tuple[str, tuple[Ref, ...]]:
         kinds = list(self._kinds)
         local = any(k[2] == "local" for k in kinds)
         types = {k[0] for k in kinds}
@@ -402,7 +402,7 @@ class Accountant:
         return f"{text}: Guerra-Balboa et al. 2024, " + ", ".join(items), refs
 
     # -- metric ---------------------------------------------------------------------------------
-    def loss_between(self, D: Any, D2: Any) -> Any:
+    def loss_between(self, D: Any, D2: Any) -> float | tuple[float, ...]:
         """The composed metric between any two databases of the class (Thms IV.1 / IV.11 and
         analogues): pure sum eps_i n_i; approx (sum eps_i n_i, sum delta_i [n_i]_eps_i); zCDP
         sum rho_i n_i^2 (coefficient of alpha); GDP sqrt(sum (mu_i n_i)^2). On a finite class n_i
@@ -442,7 +442,7 @@ class Accountant:
 
 
 def _at(r: Release, alpha: float) -> float:
-    g: Any = r.guarantee
+    g = cast(RDP, r.guarantee)  # _at is called on RDP releases only
     return g.at(alpha)
 
 

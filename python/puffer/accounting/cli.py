@@ -21,9 +21,12 @@ import argparse
 import json
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import ParameterError, ParameterTypeError
+
+if TYPE_CHECKING:
+    from .accountant import Accountant
 
 __all__ = ["add_parser", "run", "load_releases", "accountant_from_config"]
 
@@ -39,7 +42,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
-def load_releases(path: str | os.PathLike) -> dict:
+def load_releases(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read the file (TOML if it ends in .toml, else JSON)."""
     try:
         with open(path, "rb") as fh:
@@ -47,12 +50,12 @@ def load_releases(path: str | os.PathLike) -> dict:
     except OSError as exc:
         raise ParameterError("file", str(path), f"a readable file ({exc.strerror})") from None
     if str(path).endswith(".toml"):
-        try:
+        if sys.version_info >= (3, 11):
             import tomllib
-        except ModuleNotFoundError:  # Python 3.10
-            import tomli as tomllib  # type: ignore[no-redef]
+        else:  # Python 3.10
+            import tomli as tomllib
         try:
-            return tomllib.loads(data.decode("utf-8"))
+            return cast("dict[str, Any]", tomllib.loads(data.decode("utf-8")))  # Any when type-checked for 3.10 (tomli branch)
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ParameterError("file", str(path), f"valid TOML ({exc})") from None
     try:
@@ -64,7 +67,7 @@ def load_releases(path: str | os.PathLike) -> dict:
     return cfg
 
 
-def accountant_from_config(cfg: dict) -> Any:
+def accountant_from_config(cfg: dict[str, Any]) -> Accountant:
     from .. import guarantees
     from . import Accountant
     from .databases import domain_from_dict

@@ -32,7 +32,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias, cast
 
 from ..errors import ParameterError, ParameterTypeError
 
@@ -44,9 +44,11 @@ __all__ = ["multiset", "size", "symdiff_size", "restrict", "add_record", "remove
 ENUMERATION_LIMIT = 200_000
 
 Multiset = frozenset
+#: the canonical multiset type: (record, multiplicity >= 1) pairs
+MultisetT: TypeAlias = "frozenset[tuple[Hashable, int]]"
 
 
-def multiset(D: Any, name: str = "D") -> frozenset:
+def multiset(D: Any, name: str = "D") -> MultisetT:
     """Canonical multiset: a frozenset of (record, multiplicity >= 1) pairs."""
     if isinstance(D, frozenset):
         items = list(D)
@@ -56,7 +58,7 @@ def multiset(D: Any, name: str = "D") -> frozenset:
         raise ParameterError(name, D, "a canonical multiset (frozenset of (record, count >= 1)) "
                              "or a list/tuple/dict/Counter of records")
     if isinstance(D, dict):
-        c: Counter = Counter()
+        c: Counter[Hashable] = Counter()
         for x, m in D.items():
             if isinstance(m, bool) or not isinstance(m, int) or m < 0:
                 raise ParameterError(f"{name}[{x!r}]", m, "a multiplicity: an integer >= 0")
@@ -70,29 +72,29 @@ def multiset(D: Any, name: str = "D") -> frozenset:
     return frozenset(c.items())
 
 
-def size(D: frozenset) -> int:
+def size(D: MultisetT) -> int:
     """|D| = sum of multiplicities."""
     return sum(m for _, m in D)
 
 
-def symdiff_size(D: frozenset, D2: frozenset) -> int:
+def symdiff_size(D: MultisetT, D2: MultisetT) -> int:
     """|D xor D2| = sum_x |m_D(x) - m_D2(x)|."""
     a, b = dict(D), dict(D2)
     return sum(abs(a.get(x, 0) - b.get(x, 0)) for x in set(a) | set(b))
 
 
-def restrict(D: frozenset, keep: Callable[[Any], bool]) -> frozenset:
+def restrict(D: MultisetT, keep: Callable[[Any], bool]) -> MultisetT:
     """The sub-multiset of records x with keep(x) (record-level selector, Ex. IV.4)."""
     return frozenset((x, m) for x, m in D if keep(x))
 
 
-def add_record(D: frozenset, x: Hashable) -> frozenset:
+def add_record(D: MultisetT, x: Hashable) -> MultisetT:
     c = dict(D)
     c[x] = c.get(x, 0) + 1
     return frozenset(c.items())
 
 
-def remove_record(D: frozenset, x: Hashable) -> frozenset:
+def remove_record(D: MultisetT, x: Hashable) -> MultisetT:
     c = dict(D)
     if c.get(x, 0) == 0:
         raise ParameterError("x", x, "a record present in the database")
@@ -102,7 +104,7 @@ def remove_record(D: frozenset, x: Hashable) -> frozenset:
     return frozenset(c.items())
 
 
-def _universe(X: Any) -> tuple | None:
+def _universe(X: Any) -> tuple[Hashable, ...] | None:
     if X is None:
         return None
     if isinstance(X, (str, bytes)):
@@ -120,7 +122,7 @@ class DatabaseClass(abc.ABC):
     """A class of databases. ``kind`` is ``"multiset"``, ``"ordered"`` or ``"opaque"``."""
 
     kind: str = "multiset"
-    X: tuple | None = None
+    X: tuple[Hashable, ...] | None = None
 
     @abc.abstractmethod
     def canon(self, D: Any, name: str = "D") -> Any:
@@ -137,13 +139,13 @@ class DatabaseClass(abc.ABC):
     def enumerable(self) -> bool:
         return False
 
-    def enumerate(self) -> list:
+    def enumerate(self) -> list[Any]:
         raise ParameterError("domain", self, "a finite class (give X and a size bound, or use Finite)")
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         raise ParameterError("domain", self, "a class that can be serialised (not Finite/Image)")
 
-    def _check_records(self, D: frozenset, name: str) -> frozenset:
+    def _check_records(self, D: MultisetT, name: str) -> MultisetT:
         if self.X is not None:
             allowed = set(self.X)
             for x, _ in D:
@@ -162,35 +164,35 @@ class AllMultisets(DatabaseClass):
     X: Any = None
     max_size: int | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "X", _universe(self.X))
         if self.max_size is not None and (isinstance(self.max_size, bool) or not isinstance(self.max_size, int)
                                           or self.max_size < 0):
             raise ParameterError("max_size", self.max_size, "None or an integer >= 0")
 
-    def canon(self, D: Any, name: str = "D") -> frozenset:
-        D = self._check_records(multiset(D, name), name)
-        if self.max_size is not None and size(D) > self.max_size:
-            raise ParameterError(name, size(D), f"a database of size <= max_size = {self.max_size}")
-        return D
+    def canon(self, D: Any, name: str = "D") -> MultisetT:
+        ms = self._check_records(multiset(D, name), name)
+        if self.max_size is not None and size(ms) > self.max_size:
+            raise ParameterError(name, size(ms), f"a database of size <= max_size = {self.max_size}")
+        return ms
 
     @property
     def enumerable(self) -> bool:
         return self.X is not None and self.max_size is not None
 
-    def enumerate(self) -> list:
+    def enumerate(self) -> list[Any]:
         X, top = self.X, self.max_size
         if X is None or top is None:
             return super().enumerate()
         n = sum(math.comb(len(X) + s - 1, s) for s in range(top + 1))
         if n > ENUMERATION_LIMIT:
             raise ParameterError("domain", self, f"at most {ENUMERATION_LIMIT} databases to enumerate (has {n})")
-        out: list = []
+        out: list[MultisetT] = []
         for s in range(top + 1):
             out.extend(multiset(c) for c in itertools.combinations_with_replacement(self.X, s))
         return out
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"kind": "AllMultisets", "X": None if self.X is None else list(self.X), "max_size": self.max_size}
 
     def __repr__(self) -> str:
@@ -204,22 +206,22 @@ class FixedSize(DatabaseClass):
     X: Any = None
     N: int | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "X", _universe(self.X))
         if self.N is not None and (isinstance(self.N, bool) or not isinstance(self.N, int) or self.N < 0):
             raise ParameterError("N", self.N, "None or an integer >= 0")
 
-    def canon(self, D: Any, name: str = "D") -> frozenset:
-        D = self._check_records(multiset(D, name), name)
-        if self.N is not None and size(D) != self.N:
-            raise ParameterError(name, size(D), f"a database of size N = {self.N}")
-        return D
+    def canon(self, D: Any, name: str = "D") -> MultisetT:
+        ms = self._check_records(multiset(D, name), name)
+        if self.N is not None and size(ms) != self.N:
+            raise ParameterError(name, size(ms), f"a database of size N = {self.N}")
+        return ms
 
     @property
     def enumerable(self) -> bool:
         return self.X is not None and self.N is not None
 
-    def enumerate(self) -> list:
+    def enumerate(self) -> list[Any]:
         X, N = self.X, self.N
         if X is None or N is None:
             return super().enumerate()
@@ -228,7 +230,7 @@ class FixedSize(DatabaseClass):
             raise ParameterError("domain", self, f"at most {ENUMERATION_LIMIT} databases to enumerate (has {n})")
         return [multiset(c) for c in itertools.combinations_with_replacement(X, N)]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"kind": "FixedSize", "X": None if self.X is None else list(self.X), "N": self.N}
 
     def __repr__(self) -> str:
@@ -244,29 +246,29 @@ class Ordered(DatabaseClass):
     N: int | None = None
     kind: str = field(default="ordered", init=False, repr=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "X", _universe(self.X))
         if self.N is not None and (isinstance(self.N, bool) or not isinstance(self.N, int) or self.N < 0):
             raise ParameterError("N", self.N, "None or an integer >= 0")
 
-    def canon(self, D: Any, name: str = "D") -> tuple:
+    def canon(self, D: Any, name: str = "D") -> tuple[Any, ...]:
         if isinstance(D, (str, bytes, dict, set, frozenset)) or not isinstance(D, Iterable):
             raise ParameterTypeError(name, D, "an ordered table: a tuple/list of values, identifier n -> D[n-1]")
-        D = tuple(D)
-        if self.N is not None and len(D) != self.N:
-            raise ParameterError(name, len(D), f"a table with N = {self.N} identifiers")
+        t = tuple(D)
+        if self.N is not None and len(t) != self.N:
+            raise ParameterError(name, len(t), f"a table with N = {self.N} identifiers")
         if self.X is not None:
             allowed = set(self.X)
-            for x in D:
+            for x in t:
                 if x not in allowed:
                     raise ParameterError(name, x, f"values from the universe X = {list(self.X)}")
-        return D
+        return t
 
     @property
     def enumerable(self) -> bool:
         return self.X is not None and self.N is not None
 
-    def enumerate(self) -> list:
+    def enumerate(self) -> list[Any]:
         X, N = self.X, self.N
         if X is None or N is None:
             return super().enumerate()
@@ -275,7 +277,7 @@ class Ordered(DatabaseClass):
             raise ParameterError("domain", self, f"at most {ENUMERATION_LIMIT} databases to enumerate (has {n})")
         return [tuple(t) for t in itertools.product(X, repeat=N)]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"kind": "Ordered", "X": None if self.X is None else list(self.X), "N": self.N}
 
     def __repr__(self) -> str:
@@ -289,9 +291,9 @@ class Finite(DatabaseClass):
 
     databases: Any = ()
     kind: str = "multiset"
-    _set: frozenset = field(default=frozenset(), init=False, repr=False, compare=False)
+    _set: frozenset[Any] = field(default=frozenset(), init=False, repr=False, compare=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.kind not in ("multiset", "ordered", "opaque"):
             raise ParameterError("kind", self.kind, "'multiset', 'ordered' or 'opaque'")
         try:
@@ -327,7 +329,7 @@ class Finite(DatabaseClass):
     def enumerable(self) -> bool:
         return True
 
-    def enumerate(self) -> list:
+    def enumerate(self) -> list[Any]:
         return list(self.databases)
 
     def __repr__(self) -> str:
@@ -342,7 +344,7 @@ class Image(DatabaseClass):
     domain: DatabaseClass
     kind: str = "multiset"
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not callable(self.f):
             raise ParameterTypeError("f", self.f, "a callable database -> database")
         if not isinstance(self.domain, DatabaseClass):
@@ -352,7 +354,7 @@ class Image(DatabaseClass):
     def enumerable(self) -> bool:
         return self.domain.enumerable
 
-    def enumerate(self) -> list:
+    def enumerate(self) -> list[Any]:
         return list(dict.fromkeys(self.f(D) for D in self.domain.enumerate()))
 
     def canon(self, D: Any, name: str = "D") -> Any:
@@ -372,7 +374,7 @@ def class_size(domain: DatabaseClass) -> int:
     if isinstance(domain, FixedSize) and domain.X is not None and domain.N is not None:
         return math.comb(len(domain.X) + domain.N - 1, domain.N)
     if isinstance(domain, Ordered) and domain.X is not None and domain.N is not None:
-        return len(domain.X) ** domain.N
+        return cast(int, len(domain.X) ** domain.N)  # int ** int >= 0 is an int; typeshed says Any
     return len(domain.enumerate())
 
 
@@ -380,7 +382,7 @@ def domain_from_dict(d: Any) -> DatabaseClass:
     """Inverse of ``to_dict`` for the serialisable classes."""
     if not isinstance(d, dict) or "kind" not in d:
         raise ParameterTypeError("domain", d, "a dict with a 'kind' key")
-    kinds: dict[str, Any] = {"AllMultisets": AllMultisets, "FixedSize": FixedSize, "Ordered": Ordered}
+    kinds: dict[str, type[DatabaseClass]] = {"AllMultisets": AllMultisets, "FixedSize": FixedSize, "Ordered": Ordered}
     k = d["kind"]
     if k not in kinds:
         raise ParameterError("domain.kind", k, f"one of {sorted(kinds)}")

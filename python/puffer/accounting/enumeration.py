@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -22,15 +22,18 @@ from . import granularity as GR
 from . import selectors as S
 from .releases import INF, Release, terms
 
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
 __all__ = ["EnumerationResult", "enumerate_total", "release_distance"]
 
 
 @dataclass
 class EnumerationResult:
-    values: tuple
-    edges: list
-    touched: list
-    per_release: list = field(default_factory=list)   # per component: n_i on the worst edge
+    values: tuple[float, ...]
+    edges: list[str]
+    touched: list[list[int]]
+    per_release: list[list[float]] = field(default_factory=list)   # per component: n_i on the worst edge
     n_edges: int = 0
     n_vertices: int = 0
 
@@ -66,9 +69,9 @@ class _ReleaseOracle:
             for v in verts:
                 fib.setdefault(self.img[v], []).append(self.graph.index[v])
             self.fibres = {k: np.asarray(ix, dtype=np.int64) for k, ix in fib.items()}
-        self.cache: dict[Any, np.ndarray] = {}
+        self.cache: dict[Any, NDArray[np.int64]] = {}
 
-    def _bfs(self, key: Any, sources: np.ndarray) -> np.ndarray:
+    def _bfs(self, key: Any, sources: NDArray[np.int64]) -> NDArray[np.int64]:
         from .._core import accounting as _acc
         if key not in self.cache:
             self.cache[key] = _acc.bfs_multi(self.graph.indptr, self.graph.indices, sources, -1)
@@ -101,7 +104,7 @@ def enumerate_total(releases: list[Release], target: GR.Granularity, domain: DB.
     g = GR.enumerated(target, domain)
     oracles = [_ReleaseOracle(r, domain) for r in releases]
     best = [-1.0] * ncomp
-    where: list = [None] * ncomp
+    where: list[tuple[Any, Any, list[float]] | None] = [None] * ncomp
     n_edges = 0
     for u in range(g.n):
         D = g.vertices[u]
@@ -126,13 +129,14 @@ def enumerate_total(releases: list[Release], target: GR.Granularity, domain: DB.
     touched: list[list[int]] = []
     per: list[list[float]] = []
     for c in range(ncomp):
-        if where[c] is None:
+        wc = where[c]
+        if wc is None:
             vals.append(0.0)
             edges.append("the class has no edge of the target granularity")
             touched.append([])
             per.append([])
             continue
-        D, D2, ns = where[c]
+        D, D2, ns = wc
         vals.append(best[c])
         edges.append(f"{_show(D)} ~ {_show(D2)}")
         touched.append([r.index for r, n in zip(releases, ns) if n != 0])

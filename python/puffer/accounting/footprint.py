@@ -42,21 +42,21 @@ PRODUCT_LIMIT = 100_000
 
 @dataclass
 class FootprintResult:
-    values: tuple                     # per component (1, or 2 for approx): the edge maximum (float)
-    edges: list                       # per component: a description of the attaining edge
-    touched: list                     # per component: release indices changed on that edge
-    n_of: dict = field(default_factory=dict)   # release index -> (n_one, n_both, note)
-    n_on_edge: dict = field(default_factory=dict)  # release index -> n_i on the worst edge (component 0)
+    values: tuple[float, ...]         # per component (1, or 2 for approx): the edge maximum (float)
+    edges: list[str]                  # per component: a description of the attaining edge
+    touched: list[list[int]]          # per component: release indices changed on that edge
+    n_of: dict[int, tuple[float, float, str]] = field(default_factory=dict)  # index -> (n_one, n_both, note)
+    n_on_edge: dict[int, float] = field(default_factory=dict)  # release index -> n_i on the worst edge (comp. 0)
     n_footprints: int = 0
     pairs_evaluated: int = 0
     terms: int = 0
-    notes: dict | None = None                      # release index -> why n is what it is (non-trivial only)
+    notes: dict[int, str] | None = None            # release index -> why n is what it is (non-trivial only)
 
 
 class _Outside:
     """A symbolic record outside every RecordFilter (universe not given)."""
 
-    def __init__(self, cells: tuple):
+    def __init__(self, cells: tuple[Any, ...]):
         self.cells = cells
 
     def __repr__(self) -> str:
@@ -73,13 +73,13 @@ class FootprintIndex:
 
     def __init__(self, target: GR.Granularity, domain: DB.DatabaseClass, notion: str):
         self.target, self.domain, self.notion = target, domain, notion
-        self.memo: dict = {}
-        self.n_of: dict = {}
+        self.memo: dict[Any, tuple[float, float, str]] = {}
+        self.n_of: dict[int, tuple[float, float, str]] = {}
         self.const: list[Release] = []
         self.rec: list[Release] = []
         self.pos: dict[int, int] = {}
-        self.filters: dict[Hashable, Any] = {}
-        self.partitions: dict[int, tuple] = {}
+        self.filters: dict[Hashable, array[int]] = {}
+        self.partitions: dict[int, tuple[S.Partition, dict[Hashable, list[int]]]] = {}
         self.opaque: list[tuple[int, Release]] = []
         self.p0 = array("d")   # typed buffers: total() hands them to numpy without a copy loop
         self.p1 = array("d")
@@ -128,7 +128,7 @@ class FootprintIndex:
 
 def applicable(releases: list[Release], target: GR.Granularity, domain: DB.DatabaseClass) -> str | None:
     """None if the footprint strategy applies, else the reason it does not."""
-    kinds: dict = {}
+    kinds: dict[tuple[type[S.Selector], GR.Granularity], Release] = {}
     for r in releases:  # decide on one representative per (selector type, granularity)
         kinds.setdefault((type(r.selector), r.G), r)
     releases = list(kinds.values())
@@ -159,7 +159,7 @@ def _components(notion: str) -> int:
     return 2 if notion == "approx" else 1
 
 
-def _edge_terms(r: Release, n: float, notion: str) -> tuple:
+def _edge_terms(r: Release, n: float, notion: str) -> tuple[float, ...]:
     return terms(r.guarantee, n)
 
 
@@ -214,7 +214,7 @@ def footprint_total(releases: list[Release], target: GR.Granularity, domain: DB.
     vals, edges, touched = [], [], []
     evaluated, nterms = 0, 0
     const_idx = [r.index for r in const]
-    n_on: dict = {}
+    n_on: dict[int, float] = {}
     for c in range(ncomp):
         if not fps:
             vals.append(cvals[c])
@@ -254,13 +254,15 @@ def footprint_total(releases: list[Release], target: GR.Granularity, domain: DB.
     return out
 
 
-def _family_from(filters: dict, partitions: dict, opaque: list, domain: DB.DatabaseClass
-                 ) -> tuple[list, list, list]:
+def _family_from(filters: dict[Hashable, array[int]],
+                 partitions: dict[int, tuple[S.Partition, dict[Hashable, list[int]]]],
+                 opaque: list[tuple[int, Release]], domain: DB.DatabaseClass
+                 ) -> tuple[list[array[int]], list[list[Any]], list[int]]:
     """Distinct footprints (sorted int64 arrays of release positions), up to two representative
     records each, and how many records share each (2 meaning 'at least two')."""
     empty = array("q")
 
-    def footprint(x: Any) -> array:
+    def footprint(x: Any) -> array[int]:
         fp = filters.get(x)
         if not partitions and not opaque:
             return fp if fp is not None else empty   # positions were appended in increasing order
@@ -273,11 +275,11 @@ def _family_from(filters: dict, partitions: dict, opaque: list, domain: DB.Datab
         return array("q", sorted(out))
 
     slot: dict[bytes, int] = {}
-    fps: list = []
-    reps: list = []
-    counts: list = []
+    fps: list[array[int]] = []
+    reps: list[list[Any]] = []
+    counts: list[int] = []
 
-    def put(fp: array, x: Any, many: bool = False) -> None:
+    def put(fp: array[int], x: Any, many: bool = False) -> None:
         key = fp.tobytes()
         k = slot.get(key)
         if k is None:
@@ -319,7 +321,7 @@ def _ordered(releases: list[Release], notion: str) -> FootprintResult:
     from .._core import accounting as _acc
 
     ncomp = _components(notion)
-    n_of: dict = {}
+    n_of: dict[int, tuple[float, float, str]] = {}
     cvals = [0.0] * ncomp
     const, cells = [], []
     for r in releases:
@@ -339,7 +341,7 @@ def _ordered(releases: list[Release], notion: str) -> FootprintResult:
         oc: Any = r.selector
         for n in oc.partition.sets[oc.index]:
             ids.setdefault(n, []).append(j)
-    groups: dict[tuple, int] = {}
+    groups: dict[tuple[int, ...], int] = {}
     for n, js in sorted(ids.items()):
         groups.setdefault(tuple(sorted(set(js))), n)
     groups.setdefault((), 0)

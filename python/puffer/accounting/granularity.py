@@ -32,12 +32,17 @@ import functools
 import math
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from ..errors import NumericalError, ParameterError, ParameterTypeError
 from . import databases as DB
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from numpy.typing import NDArray
 
 __all__ = ["Granularity", "Unbounded", "Bounded", "FreeLunch", "OrderedBounded", "Graph",
            "granularity_from_dict", "ENUMERATED"]
@@ -45,7 +50,7 @@ __all__ = ["Granularity", "Unbounded", "Bounded", "FreeLunch", "OrderedBounded",
 INF = math.inf
 
 
-def _core():
+def _core() -> ModuleType:
     from .. import _core
     return _core.accounting
 
@@ -98,7 +103,7 @@ class Granularity(abc.ABC):
     def _generate(self, D: Any, domain: DB.DatabaseClass) -> Iterator[Any] | None:
         return None
 
-    def _generate_or_scan(self, v: Any, domain: DB.DatabaseClass, verts: list) -> list:
+    def _generate_or_scan(self, v: Any, domain: DB.DatabaseClass, verts: list[Any]) -> list[Any]:
         gen = self._generate(v, domain)
         if gen is not None:
             return list(gen)
@@ -132,7 +137,7 @@ class Granularity(abc.ABC):
         """True iff d^G_DD < inf for every pair of the class (Sec. III)."""
         return self.disconnection_witness(domain) is None
 
-    def disconnection_witness(self, domain: Any = None) -> tuple | None:
+    def disconnection_witness(self, domain: Any = None) -> tuple[Any, Any] | None:
         """A pair (D, D2) at distance inf, or None if the class is connected."""
         domain = self.check_domain(domain)
         w = self._closed_witness(domain)
@@ -147,7 +152,7 @@ class Granularity(abc.ABC):
         miss = np.flatnonzero(dist < 0)
         return None if miss.size == 0 else (g.vertices[0], g.vertices[int(miss[0])])
 
-    def _closed_witness(self, domain: DB.DatabaseClass) -> Any:
+    def _closed_witness(self, domain: DB.DatabaseClass) -> tuple[Any, Any] | Literal[False] | None:
         """Closed-form answer: a witness pair, None (connected) or False (unknown)."""
         return False
 
@@ -183,7 +188,7 @@ class Granularity(abc.ABC):
         return worst
 
     # -- misc ----------------------------------------------------------------------------------
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"kind": type(self).__name__}
 
     def __repr__(self) -> str:
@@ -194,10 +199,10 @@ class Granularity(abc.ABC):
 class Unbounded(Granularity):
     """Unbounded (add/remove) DP: D ~ D' iff |D xor D'| = 1 (Def. II.3)."""
 
-    def _adjacent(self, D, D2) -> bool:
+    def _adjacent(self, D: Any, D2: Any) -> bool:
         return DB.symdiff_size(D, D2) == 1
 
-    def _generate(self, D, domain):
+    def _generate(self, D: Any, domain: DB.DatabaseClass) -> Iterator[Any] | None:
         if isinstance(domain, DB.AllMultisets) and domain.X is not None:
             out = [DB.remove_record(D, x) for x, _ in D]
             if domain.max_size is None or DB.size(D) < domain.max_size:
@@ -207,14 +212,14 @@ class Unbounded(Granularity):
             return iter(())
         return None
 
-    def _closed_distance(self, D, D2, domain):
+    def _closed_distance(self, D: Any, D2: Any, domain: DB.DatabaseClass) -> float | None:
         if isinstance(domain, DB.AllMultisets):
             return DB.symdiff_size(D, D2)
         if isinstance(domain, DB.FixedSize):
             return INF
         return None
 
-    def _closed_witness(self, domain):
+    def _closed_witness(self, domain: DB.DatabaseClass) -> tuple[Any, Any] | Literal[False] | None:
         if isinstance(domain, DB.AllMultisets):
             return None
         if isinstance(domain, DB.FixedSize):
@@ -234,10 +239,10 @@ class Bounded(Granularity):
     def default_domain(self) -> DB.DatabaseClass:
         return DB.FixedSize()
 
-    def _adjacent(self, D, D2) -> bool:
+    def _adjacent(self, D: Any, D2: Any) -> bool:
         return DB.size(D) == DB.size(D2) and DB.symdiff_size(D, D2) == 2
 
-    def _generate(self, D, domain):
+    def _generate(self, D: Any, domain: DB.DatabaseClass) -> Iterator[Any] | None:
         if isinstance(domain, (DB.AllMultisets, DB.FixedSize)) and domain.X is not None:
             out = []
             for x, _ in D:
@@ -246,12 +251,12 @@ class Bounded(Granularity):
             return iter(out)
         return None
 
-    def _closed_distance(self, D, D2, domain):
+    def _closed_distance(self, D: Any, D2: Any, domain: DB.DatabaseClass) -> float | None:
         if isinstance(domain, (DB.AllMultisets, DB.FixedSize)):
             return DB.symdiff_size(D, D2) / 2 if DB.size(D) == DB.size(D2) else INF
         return None
 
-    def _closed_witness(self, domain):
+    def _closed_witness(self, domain: DB.DatabaseClass) -> tuple[Any, Any] | Literal[False] | None:
         if isinstance(domain, DB.FixedSize):
             return None
         if isinstance(domain, DB.AllMultisets):
@@ -269,13 +274,13 @@ class FreeLunch(Granularity):
 
     applies_to = None
 
-    def _adjacent(self, D, D2) -> bool:
+    def _adjacent(self, D: Any, D2: Any) -> bool:
         return True
 
-    def _closed_distance(self, D, D2, domain):
+    def _closed_distance(self, D: Any, D2: Any, domain: DB.DatabaseClass) -> float | None:
         return 1.0
 
-    def _closed_witness(self, domain):
+    def _closed_witness(self, domain: DB.DatabaseClass) -> tuple[Any, Any] | Literal[False] | None:
         return None
 
 
@@ -288,20 +293,20 @@ class OrderedBounded(Granularity):
     def default_domain(self) -> DB.DatabaseClass:
         return DB.Ordered()
 
-    def _adjacent(self, D, D2) -> bool:
+    def _adjacent(self, D: Any, D2: Any) -> bool:
         return len(D) == len(D2) and sum(a != b for a, b in zip(D, D2)) == 1
 
-    def _generate(self, D, domain):
+    def _generate(self, D: Any, domain: DB.DatabaseClass) -> Iterator[Any] | None:
         if isinstance(domain, DB.Ordered) and domain.X is not None:
             return iter([D[:n] + (y,) + D[n + 1:] for n in range(len(D)) for y in domain.X if y != D[n]])
         return None
 
-    def _closed_distance(self, D, D2, domain):
+    def _closed_distance(self, D: Any, D2: Any, domain: DB.DatabaseClass) -> float | None:
         if isinstance(domain, DB.Ordered):
             return float(sum(a != b for a, b in zip(D, D2))) if len(D) == len(D2) else INF
         return None
 
-    def _closed_witness(self, domain):
+    def _closed_witness(self, domain: DB.DatabaseClass) -> tuple[Any, Any] | Literal[False] | None:
         if isinstance(domain, DB.Ordered):
             return None
         return False
@@ -320,18 +325,18 @@ class Graph(Granularity):
     applies_to = None
 
     def __init__(self, neighbors: Callable[[Any], Iterable[Any]] | None = None, *, edges: Any = None,
-                 domain: Any = None):
+                 domain: Any = None) -> None:
         if (neighbors is None) == (edges is None):
             raise ParameterError("neighbors/edges", (neighbors, edges), "exactly one of neighbors= and edges=")
         self.neighbors_fn: Callable[[Any], Iterable[Any]] | None = None
-        self.edges: tuple | None = None
-        self._adj: dict | None = None
+        self.edges: tuple[tuple[Any, ...], ...] | None = None
+        self._adj: dict[Any, set[Any]] | None = None
         if edges is not None:
             try:
                 pairs = [tuple(e) for e in edges]
             except TypeError:
                 raise ParameterTypeError("edges", edges, "an iterable of (D, D2) pairs") from None
-            adj: dict = {}
+            adj: dict[Any, set[Any]] = {}
             for i, p in enumerate(pairs):
                 if len(p) != 2:
                     raise ParameterError(f"edges[{i}]", p, "a pair (D, D2)")
@@ -358,7 +363,7 @@ class Graph(Granularity):
         if self.neighbors_fn is not None:
             self._check_symmetric()
 
-    def _nbrs(self, D) -> set:
+    def _nbrs(self, D: Any) -> set[Any]:
         if self._adj is not None:
             return self._adj.get(D, set())
         fn: Any = self.neighbors_fn
@@ -384,14 +389,14 @@ class Graph(Granularity):
     def default_domain(self) -> DB.DatabaseClass:
         return self.domain
 
-    def _adjacent(self, D, D2) -> bool:
+    def _adjacent(self, D: Any, D2: Any) -> bool:
         return D2 in self._nbrs(D)
 
-    def _generate(self, D, domain):
+    def _generate(self, D: Any, domain: DB.DatabaseClass) -> Iterator[Any] | None:
         members = set(domain.enumerate())
         return iter([w for w in self._nbrs(D) if w in members])
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         raise ParameterError("granularity", self, "a built-in granularity (a user Graph is not serialised)")
 
     def __repr__(self) -> str:
@@ -429,10 +434,10 @@ def _closed_dist_to(g1: Granularity, g2: Granularity, domain: DB.DatabaseClass) 
 
 @dataclass(frozen=True)
 class EnumeratedGraph:
-    vertices: list
-    index: dict
-    indptr: np.ndarray
-    indices: np.ndarray
+    vertices: list[Any]
+    index: dict[Any, int]
+    indptr: NDArray[np.int64]
+    indices: NDArray[np.int64]
 
     @property
     def n(self) -> int:
@@ -463,7 +468,7 @@ def enumerated(g: Granularity, domain: DB.DatabaseClass) -> EnumeratedGraph:
 ENUMERATED = enumerated
 
 
-def _bfs_distance(g: Granularity, domain: DB.DatabaseClass, sources: list, targets: list,
+def _bfs_distance(g: Granularity, domain: DB.DatabaseClass, sources: list[Any], targets: list[Any],
                   cap: int | None) -> float:
     if not domain.enumerable:
         raise ParameterError("domain", domain, f"a finite class for a breadth-first search under {g!r} "
@@ -482,7 +487,7 @@ def _bfs_distance(g: Granularity, domain: DB.DatabaseClass, sources: list, targe
 
 
 def granularity_from_dict(d: Any) -> Granularity:
-    kinds: dict[str, Any] = {"Unbounded": Unbounded, "Bounded": Bounded, "FreeLunch": FreeLunch,
+    kinds: dict[str, type[Granularity]] = {"Unbounded": Unbounded, "Bounded": Bounded, "FreeLunch": FreeLunch,
              "OrderedBounded": OrderedBounded}
     if isinstance(d, str):
         d = {"kind": d}

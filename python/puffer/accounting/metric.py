@@ -29,7 +29,8 @@ class MetricForm:
 
     def distance(self, D: Any, D2: Any) -> float:
         g = self.guarantee
-        return g.granularity.distance(D, D2, g.domain)
+        d: float = g.granularity.distance(D, D2, g.domain)  # Granularity.distance returns a float
+        return d
 
     def bound(self, D: Any, D2: Any) -> Any:
         """pure: eps d; approx: (eps d, delta [d]_eps); zCDP: the coefficient rho d^2 of alpha;

@@ -48,7 +48,7 @@ class Certified:
     dp: DPGuarantee
     reason: str
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not isinstance(self.dp, DPGuarantee):
             raise ParameterTypeError("dp", self.dp, "a DP-type guarantee (PureDP, ApproxDP, ZCDP, GDP)")
         if not isinstance(self.reason, str) or not self.reason.strip():
@@ -63,7 +63,7 @@ def _refuse(g: Any) -> NotComposableError:
         "parts (Prop E.1)")
 
 
-def as_dp_guarantee(obj: Any) -> Any:
+def as_dp_guarantee(obj: Any) -> DPGuarantee | NoGuarantee:
     """The DP-type guarantee an object carries (see the module docstring), or an error."""
     if isinstance(obj, (DPGuarantee, NoGuarantee)):
         return obj
@@ -132,7 +132,7 @@ def _model_key(fw: Any) -> str:
     return digest(*body).hex()
 
 
-def compose_parallel(parts: Any, *, independent: bool = False) -> Any:
+def compose_parallel(parts: Any, *, independent: bool = False) -> PP | RPP | RPPCurve:
     """Parallel composition of Rényi Pufferfish guarantees over independent parts of the data
     (Pierquin et al. 2024, Prop E.1): (alpha, max_k eps_k)-RPP.
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -26,6 +26,9 @@ from ..guarantees.dp import ApproxDP, DPGuarantee, group_factor
 from . import databases as DB
 from . import granularity as GR
 from . import selectors as S
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 __all__ = ["Release", "terms", "INF"]
 
@@ -44,9 +47,9 @@ class Release:
 
     @property
     def G(self) -> GR.Granularity:
-        return self.guarantee.granularity
+        return cast(GR.Granularity, self.guarantee.granularity)  # filled in by the accountant
 
-    def params(self) -> tuple:
+    def params(self) -> tuple[float, ...]:
         g = self.guarantee
         return tuple(getattr(g, p) for p in g._params)
 
@@ -74,7 +77,7 @@ class RDPOrder:
     _params = ("eps",)
 
 
-def terms(g: Any, n: float) -> tuple:
+def terms(g: Any, n: float) -> tuple[float, ...]:
     """The edge term(s) of guarantee g at distance n: a 1-tuple, or (eps, delta) for approx."""
     if g.notion == "rdp1":
         return (0.0,) if n == 0 else ((g.eps,) if n == 1 else (INF,))
@@ -96,18 +99,19 @@ def terms(g: Any, n: float) -> tuple:
     return (t,)
 
 
-def param_arrays(releases: list, notion: str) -> tuple[np.ndarray, np.ndarray]:
+def param_arrays(releases: list[Release], notion: str) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """(p0, p1): eps / rho / mu per release, and delta (approx) or zeros."""
     first = {"pure": "eps", "approx": "eps", "zcdp": "rho", "gdp": "mu"}[notion]
     p0 = np.fromiter((getattr(r.guarantee, first) for r in releases), dtype=np.float64, count=len(releases))
     if notion == "approx":
-        p1 = np.fromiter((r.guarantee.delta for r in releases), dtype=np.float64, count=len(releases))
+        p1 = np.fromiter((cast(ApproxDP, r.guarantee).delta for r in releases), dtype=np.float64, count=len(releases))
     else:
         p1 = np.zeros(len(releases))
     return p0, p1
 
 
-def terms_vec(notion: str, p0: np.ndarray, p1: np.ndarray, n: np.ndarray) -> list[np.ndarray]:
+def terms_vec(notion: str, p0: NDArray[np.float64], p1: NDArray[np.float64], n: NDArray[np.float64]
+              ) -> list[NDArray[np.float64]]:
     """Vectorised :func:`terms` (same rounding: the group factor is moved up 6 ulps)."""
     inf = np.isinf(n)
     nf = np.where(inf, 0.0, n)
@@ -143,7 +147,8 @@ def _padding(sel: S.Selector, domain: DB.DatabaseClass) -> bool | None:
     return any(not sel.sees(x) for x in domain.X)
 
 
-def n_one_both_cached(r: Release, target: GR.Granularity, domain: DB.DatabaseClass, memo: dict
+def n_one_both_cached(r: Release, target: GR.Granularity, domain: DB.DatabaseClass,
+                      memo: dict[Any, tuple[float, float, str]]
                       ) -> tuple[float, float, str]:
     """:func:`n_one_both` memoised on what it depends on (the selector itself only where the
     answer depends on padding records)."""

@@ -59,7 +59,7 @@ class Selector(abc.ABC):
         """The class f(DD) (LOCAL guarantees are certified on it)."""
         return DB.Image(self, domain, kind="multiset" if self.reads == "multiset" else "opaque")
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         raise ParameterError("selector", self, "a serialisable selector (Identity, RecordFilter)")
 
 
@@ -90,7 +90,7 @@ class Identity(Selector):
     def __repr__(self) -> str:
         return "Identity()"
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"kind": "Identity"}
 
 
@@ -109,7 +109,7 @@ class RecordFilter(Selector):
             raise ParameterError("values", values, "a non-empty set of record values")
         self.values = vals
 
-    def __call__(self, D: Any) -> frozenset:
+    def __call__(self, D: Any) -> DB.MultisetT:
         return DB.restrict(DB.multiset(D), self.values.__contains__)
 
     def sees(self, x: Hashable) -> bool:
@@ -126,7 +126,7 @@ class RecordFilter(Selector):
         shown = ", ".join(repr(v) for v in vals[:4]) + (", ..." if len(vals) > 4 else "")
         return f"RecordFilter([{shown}])"
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"kind": "RecordFilter", "values": sorted(self.values, key=repr)}
 
 
@@ -176,7 +176,7 @@ class PartitionCell(Selector):
         self.partition = partition
         self.cell = cell
 
-    def __call__(self, D: Any) -> frozenset:
+    def __call__(self, D: Any) -> DB.MultisetT:
         return DB.restrict(DB.multiset(D), self.sees)
 
     def sees(self, x: Hashable) -> bool:
@@ -242,7 +242,7 @@ class OrderCell(Selector):
         self.partition = partition
         self.index = index
 
-    def __call__(self, D: Any) -> tuple:
+    def __call__(self, D: Any) -> tuple[tuple[int, Any], ...]:
         D = tuple(D)
         return tuple((n, D[n - 1]) for n in sorted(self.partition.sets[self.index]) if n <= len(D))
 

@@ -17,48 +17,53 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
 
 __all__ = ["clopper_pearson", "pp_event_bound", "renyi_partition_bound", "renyi_plugin"]
 
 
-def _beta():
+def _beta() -> Any:
     import scipy.stats
     return scipy.stats.beta
 
 
-def clopper_pearson(k, n: int, a: float):
+def clopper_pearson(k: ArrayLike, n: int, a: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """One-sided Clopper-Pearson bounds at level ``a`` per side: (lo, hi) with
     P(p < lo) <= a and P(p > hi) <= a. ``k`` may be an array."""
-    k = np.asarray(k, dtype=np.float64)
+    kf = np.asarray(k, dtype=np.float64)
     B = _beta()
     with np.errstate(invalid="ignore", divide="ignore"):
-        lo = np.where(k > 0, B.ppf(a, k, n - k + 1), 0.0)
-        hi = np.where(k < n, B.ppf(1.0 - a, k + 1, n - k), 1.0)
+        lo = np.where(kf > 0, B.ppf(a, kf, n - kf + 1), 0.0)
+        hi = np.where(kf < n, B.ppf(1.0 - a, kf + 1, n - kf), 1.0)
     lo = np.nan_to_num(lo, nan=0.0)
     hi = np.nan_to_num(hi, nan=1.0)
     return lo, hi
 
 
-def pp_event_bound(kp, kq, n_p: int, n_q: int, delta: float, a: float):
+def pp_event_bound(kp: ArrayLike, kq: ArrayLike, n_p: int, n_q: int, delta: float, a: float
+                   ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """(lower confidence bound, plug-in estimate, delta-method s.e.) of the eps that the event
     with counts ``kp`` of ``n_p`` (under P) and ``kq`` of ``n_q`` (under Q) certifies; level ``a``
     in total (a/2 per side). Vectorised over events. Bounds are floored at 0 (eps >= 0)."""
-    kp = np.asarray(kp, dtype=np.float64)
-    kq = np.asarray(kq, dtype=np.float64)
-    p_lo, _ = clopper_pearson(kp, n_p, a / 2.0)
-    _, q_hi = clopper_pearson(kq, n_q, a / 2.0)
+    kpf = np.asarray(kp, dtype=np.float64)
+    kqf = np.asarray(kq, dtype=np.float64)
+    p_lo, _ = clopper_pearson(kpf, n_p, a / 2.0)
+    _, q_hi = clopper_pearson(kqf, n_q, a / 2.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         lower = np.where(p_lo > delta, np.log(np.maximum(p_lo - delta, 1e-300) / q_hi), 0.0)
-        p, q = kp / n_p, kq / n_q
+        p, q = kpf / n_p, kqf / n_q
         est = np.where((p > delta) & (q > 0), np.log(np.maximum(p - delta, 1e-300) / np.maximum(q, 1e-300)),
                        np.where(p > delta, np.inf, 0.0))
         se = np.sqrt(p * (1 - p) / n_p / np.maximum(p - delta, 1e-300) ** 2 + (1 - q) / (n_q * np.maximum(q, 1e-300)))
     return np.maximum(lower, 0.0), np.maximum(est, 0.0), se
 
 
-def renyi_plugin(cp: np.ndarray, cq: np.ndarray, alpha: float) -> tuple[float, float]:
+def renyi_plugin(cp: NDArray[np.float64], cq: NDArray[np.float64], alpha: float) -> tuple[float, float]:
     """(plug-in D_alpha of the cell frequencies, delta-method s.e.); cells with no Q count get
     half a count so the estimate stays finite (an estimate only, never a bound)."""
     n_p, n_q = float(cp.sum()), float(cq.sum())
@@ -74,7 +79,8 @@ def renyi_plugin(cp: np.ndarray, cq: np.ndarray, alpha: float) -> tuple[float, f
     return max(math.log(S) / (alpha - 1.0), 0.0), math.sqrt(max(var, 0.0)) / (S * (alpha - 1.0))
 
 
-def _phi(p: np.ndarray, q: np.ndarray, lam: float, mu: float, alpha: float) -> np.ndarray:
+def _phi(p: NDArray[np.float64], q: NDArray[np.float64], lam: float, mu: float, alpha: float
+         ) -> NDArray[np.float64]:
     """p^alpha q^(1-alpha) - lam p - mu q, with 0 at p = 0 and +inf at q = 0 < p."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         f = np.where(p > 0, p * (p / q) ** (alpha - 1.0), 0.0)
@@ -82,7 +88,8 @@ def _phi(p: np.ndarray, q: np.ndarray, lam: float, mu: float, alpha: float) -> n
     return f - lam * p - mu * q
 
 
-def _inner_min(a, b, c, d, lam: float, mu: float, alpha: float) -> np.ndarray:
+def _inner_min(a: NDArray[np.float64], b: NDArray[np.float64], c: NDArray[np.float64], d: NDArray[np.float64],
+               lam: float, mu: float, alpha: float) -> NDArray[np.float64]:
     """Exact min over p in [a, b], q in [c, d] of phi = p^alpha q^(1-alpha) - lam p - mu q, per cell.
 
     phi is convex and positively homogeneous of degree 1, so its minimum over a box lies on the
@@ -103,24 +110,25 @@ def _inner_min(a, b, c, d, lam: float, mu: float, alpha: float) -> np.ndarray:
     for Q0 in (c, d):                         # q fixed, p in [a, b]
         ps = np.clip(Q0 * r, a, b)
         cands.append(_phi(ps, Q0, lam, mu, alpha))
-    return np.min(np.stack(cands), axis=0)
+    out: NDArray[np.float64] = np.min(np.stack(cands), axis=0)
+    return out
 
 
-def renyi_partition_bound(cp, cq, alpha: float, a: float) -> float:
+def renyi_partition_bound(cp: ArrayLike, cq: ArrayLike, alpha: float, a: float) -> float:
     """Lower confidence bound (level ``a``) on D_alpha(P || Q) from the counts of a partition
     fixed independently of them (see the module docstring). ``alpha`` in (1, inf)."""
-    cp = np.asarray(cp, dtype=np.float64)
-    cq = np.asarray(cq, dtype=np.float64)
-    K = cp.size
-    n_p, n_q = int(round(cp.sum())), int(round(cq.sum()))
+    cpf = np.asarray(cp, dtype=np.float64)
+    cqf = np.asarray(cq, dtype=np.float64)
+    K = cpf.size
+    n_p, n_q = int(round(cpf.sum())), int(round(cqf.sum()))
     per = a / (4.0 * K)          # 2K cells, two sides each
-    pa, pb = clopper_pearson(cp, n_p, per)
-    qc, qd = clopper_pearson(cq, n_q, per)
+    pa, pb = clopper_pearson(cpf, n_p, per)
+    qc, qd = clopper_pearson(cqf, n_q, per)
     am1 = alpha - 1.0
     with np.errstate(divide="ignore", over="ignore"):
         relax = float(np.sum(np.where(pa > 0, pa * (pa / qd) ** am1, 0.0)))
 
-    def dual(x):
+    def dual(x: NDArray[np.float64]) -> float:
         lam, mu = float(x[0]), float(x[1])
         v = lam + mu + float(np.sum(_inner_min(pa, pb, qc, qd, lam, mu, alpha)))
         return v if math.isfinite(v) else -math.inf

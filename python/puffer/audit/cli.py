@@ -7,7 +7,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..framework import Framework
+    from .report import AuditReport
 
 EXIT_VIOLATION = 5
 
@@ -15,7 +19,7 @@ __all__ = ["add_parser", "run", "audit_config", "EXIT_VIOLATION"]
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    p = subparsers.add_parser("audit", help="audit every mechanism for a framework file empirically "
+    p: argparse.ArgumentParser = subparsers.add_parser("audit", help="audit every mechanism for a framework file empirically "
                               "(exit code 5 if a violation is proved)")
     p.add_argument("file", help="a TOML/JSON framework description (the schema of 'puffer run')")
     p.add_argument("--n", type=int, default=100_000, help="outputs per secret and per (prior, pair) (default 100000)")
@@ -27,8 +31,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
-def audit_config(config: dict, *, n: int, confidence: float, pairs: str, seed: Any,
-                 progress: bool | None = True) -> tuple[Any, list]:
+def audit_config(config: dict[str, Any], *, n: int, confidence: float, pairs: str, seed: Any,
+                 progress: bool | None = True) -> tuple[Framework, list[tuple[str, AuditReport]]]:
     """(framework, [(label, AuditReport)]) for a validated framework description: every row
     ``puffer run`` lists (:func:`~puffer.config.build_mechanisms`, then the Markov-quilt rows of
     :func:`~puffer.config.markov_quilt_mechanisms` for a Markov chain), in the same order."""

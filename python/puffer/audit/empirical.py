@@ -27,7 +27,7 @@ import math
 import sys
 import time
 from collections.abc import Callable, Hashable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -37,6 +37,11 @@ from ._stats import pp_event_bound, renyi_partition_bound, renyi_plugin
 from .report import AuditReport, PairAudit
 from .statistic import HistogramStatistic, ModelStatistic, model_statistic_available
 
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from ..guarantees import PP, RPP
+
 __all__ = ["empirical", "claim_of"]
 
 _K_CHOICES = (2, 4, 8, 16, 32, 64, 128)
@@ -44,7 +49,8 @@ _N_THRESHOLDS = 400
 
 
 # ---------------------------------------------------------------------------- the claim
-def claim_of(mechanism: Any, claimed: Any = None, alpha: float | None = None) -> tuple:
+def claim_of(mechanism: Any, claimed: Any = None, alpha: float | None = None
+             ) -> tuple[str, float, float | None, float, PP | RPP]:
     """(kind, eps, alpha, delta, claim object) audited for ``mechanism``.
 
     * PP(eps, delta) -> an (eps, delta)-PP claim; ApproxRPP -> its ``to_pp()`` (Prop 4.1 / C.1);
@@ -87,9 +93,9 @@ def claim_of(mechanism: Any, claimed: Any = None, alpha: float | None = None) ->
 
 
 # ---------------------------------------------------------------------------- pairs
-def _resolve_pairs(fw: Any, mechanism: Any, pairs: Any) -> list[tuple]:
+def _resolve_pairs(fw: Any, mechanism: Any, pairs: Any) -> list[tuple[Any, tuple[Any, ...]]]:
     """[(theta, (s_i, s_j))] with both secrets possible under theta."""
-    def possible(th: Hashable, pr: tuple) -> bool:
+    def possible(th: Hashable, pr: tuple[Any, ...]) -> bool:
         return fw.conditional(th, pr[0]) is not None and fw.conditional(th, pr[1]) is not None
 
     if isinstance(pairs, str):
@@ -133,17 +139,18 @@ def _resolve_pairs(fw: Any, mechanism: Any, pairs: Any) -> list[tuple]:
 
 
 # ---------------------------------------------------------------------------- sampling
-def _draw_data(law: Any, n: int, stream: Any) -> np.ndarray:
+def _draw_data(law: Any, n: int, stream: Any) -> NDArray[np.float64]:
     from .. import sampling
 
     atoms = np.asarray(law.atoms, dtype=np.float64)
     cum = np.cumsum(np.asarray(law.probs, dtype=np.float64))
     u = sampling.draw("uniform", None, n, rng=stream) * cum[-1]
     idx = np.minimum(np.searchsorted(cum, u, side="right"), atoms.shape[0] - 1)
-    return atoms[idx]
+    out: NDArray[np.float64] = atoms[idx]
+    return out
 
 
-def _release(mechanism: Any, x: np.ndarray, stream: Any) -> np.ndarray:
+def _release(mechanism: Any, x: NDArray[np.float64], stream: Any) -> NDArray[np.float64]:
     from ..mechanisms._base import Mechanism
 
     if isinstance(mechanism, Mechanism) and mechanism.noise is None:  # an audit, not a publication
@@ -156,7 +163,8 @@ def _release(mechanism: Any, x: np.ndarray, stream: Any) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------- one direction
-def _pp_direction(t1p, t1q, t2p, t2q, delta: float, a: float) -> tuple:
+def _pp_direction(t1p: NDArray[np.float64], t1q: NDArray[np.float64], t2p: NDArray[np.float64],
+                  t2q: NDArray[np.float64], delta: float, a: float) -> tuple[float, float, float, str]:
     """Events {T >= t}: threshold from half 1, bound on half 2."""
     s1p, s1q = np.sort(t1p), np.sort(t1q)
     pooled = np.concatenate([t1p, t1q])
@@ -174,16 +182,18 @@ def _pp_direction(t1p, t1q, t2p, t2q, delta: float, a: float) -> tuple:
     return float(lo), float(est), float(se), wit
 
 
-def _cells(edges: np.ndarray, t: np.ndarray) -> np.ndarray:
+def _cells(edges: NDArray[np.float64], t: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.bincount(np.searchsorted(edges, t, side="right"), minlength=edges.size + 1).astype(np.float64)
 
 
-def _cells_sorted(edges: np.ndarray, s: np.ndarray) -> np.ndarray:
+def _cells_sorted(edges: NDArray[np.float64], s: NDArray[np.float64]) -> NDArray[np.float64]:
     """Cell counts of an already sorted sample (cells (-inf, e_0), [e_0, e_1), ...)."""
-    return np.diff(np.r_[0, np.searchsorted(s, edges, side="left"), s.size]).astype(np.float64)
+    out: NDArray[np.float64] = np.diff(np.r_[0, np.searchsorted(s, edges, side="left"), s.size]).astype(np.float64)
+    return out
 
 
-def _rpp_direction(t1p, t1q, t2p, t2q, alpha: float, a: float) -> tuple:
+def _rpp_direction(t1p: NDArray[np.float64], t1q: NDArray[np.float64], t2p: NDArray[np.float64],
+                   t2q: NDArray[np.float64], alpha: float, a: float) -> tuple[float, float, float, str]:
     """Partition by quantiles of T: K from half 1 (relaxed bound), dual bound on half 2."""
     from ._stats import clopper_pearson
 
@@ -293,7 +303,7 @@ def empirical(mechanism: Any, framework: Any = None, *, pairs: Any = "worst", n:
         yp = _release(mechanism, _draw_data(P, n, children[4 * k]), children[4 * k + 1])
         yq = _release(mechanism, _draw_data(Q, n, children[4 * k + 2]), children[4 * k + 3])
         if use_model:
-            T: Callable = ModelStatistic(P, Q, noise)
+            T: Callable[[NDArray[np.float64]], NDArray[np.float64]] = ModelStatistic(P, Q, noise)
         else:
             T = HistogramStatistic(yp[:h1], yq[:h1])
         tp, tq = T(yp), T(yq)
@@ -302,7 +312,7 @@ def empirical(mechanism: Any, framework: Any = None, *, pairs: Any = "worst", n:
             if kind == "pp":
                 lo, est, se, wit = _pp_direction(*args, delta, level)
             else:
-                lo, est, se, wit = _rpp_direction(*args, a_ord, level)
+                lo, est, se, wit = _rpp_direction(*args, cast(float, a_ord), level)  # an RPP claim has its order
             results.append(PairAudit(th, lab, lo, est, se, wit))
         bar.step(f"{th!r} {si!r} vs {sj!r}")
     seconds = time.perf_counter() - t0

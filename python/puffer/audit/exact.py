@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,14 +23,18 @@ from .. import _validate as V
 from ..dist import DiscreteDist
 from ..errors import ParameterError, ParameterTypeError
 
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
 __all__ = ["laplace_privacy_loss", "renyi_divergence", "max_privacy_loss", "loss_tail_probability",
            "framework_loss"]
 
 
-def _logsumexp(a: np.ndarray, axis: int = -1) -> np.ndarray:
+def _logsumexp(a: NDArray[np.float64], axis: int = -1) -> NDArray[np.float64]:
     m = np.max(a, axis=axis, keepdims=True)
     m = np.where(np.isfinite(m), m, 0.0)
-    return np.squeeze(m, axis) + np.log(np.sum(np.exp(a - m), axis=axis))
+    out: NDArray[np.float64] = np.squeeze(m, axis) + np.log(np.sum(np.exp(a - m), axis=axis))
+    return out
 
 
 def _check_pair(P: Any, Q: Any) -> None:
@@ -41,7 +45,7 @@ def _check_pair(P: Any, Q: Any) -> None:
             raise ParameterError(name, f"a law on R^{d.dim}", "a law on R")
 
 
-def _log_mix_laplace(x: np.ndarray, logp: np.ndarray, y: np.ndarray, b: float) -> np.ndarray:
+def _log_mix_laplace(x: NDArray[np.float64], logp: NDArray[np.float64], y: NDArray[np.float64], b: float) -> NDArray[np.float64]:
     return _logsumexp(logp[None, :] - np.abs(y[:, None] - x[None, :]) / b, axis=1)
 
 
@@ -65,12 +69,13 @@ def laplace_privacy_loss(P: DiscreteDist, Q: DiscreteDist, b: float) -> float:
     return float(max(np.max(vals), up, down))
 
 
-def _log_density(law: DiscreteDist, noise: Any, y: np.ndarray) -> np.ndarray:
+def _log_density(law: DiscreteDist, noise: Any, y: NDArray[np.float64]) -> NDArray[np.float64]:
     lp = np.log(law.probs)
     return _logsumexp(lp[None, :] + np.asarray(noise.logpdf(y[:, None] - law.atoms[None, :]), float), axis=1)
 
 
-def _sinh_grid(P: DiscreteDist, Q: DiscreteDist, noise: Any, n: int, reach: float):
+def _sinh_grid(P: DiscreteDist, Q: DiscreteDist, noise: Any, n: int, reach: float
+               ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Nodes y = c + s sinh(u) on a uniform u-grid and their trapezoid weights: dense near the
     atoms, reaching ``reach`` noise scales (s = noise scale, or a tenth of the half-width)."""
     pts = np.union1d(P.atoms, Q.atoms)

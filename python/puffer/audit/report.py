@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..guarantees import PP, RPP
 
 __all__ = ["AuditReport", "PairAudit"]
 
@@ -19,13 +22,13 @@ class PairAudit:
     evaluation half, and the witness (the event or the partition that was used)."""
 
     theta: Any
-    pair: tuple
+    pair: tuple[Any, Any]
     lower: float
     estimate: float
     se: float
     witness: str
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         from ..framework import _jsonable
         return {"theta": _jsonable(self.theta), "pair": [_jsonable(s) for s in self.pair],
                 "lower": _num(self.lower), "estimate": _num(self.estimate), "se": _num(self.se),
@@ -55,10 +58,10 @@ class AuditReport:
     n: int
     statistic: str
     witness: PairAudit | None
-    pairs: tuple = field(repr=False)
+    pairs: tuple[PairAudit, ...] = field(repr=False)
     samples: int = field(default=0, repr=False)
     seconds: float = field(default=0.0, repr=False)
-    claim: Any = field(default=None, repr=False, compare=False)
+    claim: PP | RPP | None = field(default=None, repr=False, compare=False)
 
     @property
     def violated(self) -> bool:
@@ -93,7 +96,7 @@ class AuditReport:
             return 1.0 if self.lower > c else 0.0
         return float(ndtr((self.lower - c) / self.se))
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"mechanism": self.mechanism, "kind": self.kind, "claimed": _num(self.claimed),
                 "alpha": None if self.alpha is None else _num(self.alpha), "delta": self.delta,
                 "lower": _num(self.lower), "estimate": _num(self.estimate), "se": _num(self.se),

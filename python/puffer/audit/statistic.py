@@ -12,20 +12,24 @@ the first secret". Any function fixed before the evaluation samples are seen giv
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 __all__ = ["ModelStatistic", "HistogramStatistic", "model_statistic_available"]
 
 _BLOCK = 1 << 15
 
 
-def _logsumexp_rows(a: np.ndarray) -> np.ndarray:
+def _logsumexp_rows(a: NDArray[np.float64]) -> NDArray[np.float64]:
     m = np.max(a, axis=1, keepdims=True)
     m = np.where(np.isfinite(m), m, 0.0)
     with np.errstate(divide="ignore"):
-        return m[:, 0] + np.log(np.sum(np.exp(a - m), axis=1))
+        out: NDArray[np.float64] = m[:, 0] + np.log(np.sum(np.exp(a - m), axis=1))
+        return out
 
 
 def model_statistic_available(noise: Any) -> bool:
@@ -45,7 +49,7 @@ class ModelStatistic:
         self._noise = noise
         self._dim = self._laws[0][0].shape[1]
 
-    def _logmix(self, y: np.ndarray, k: int) -> np.ndarray:
+    def _logmix(self, y: NDArray[np.float64], k: int) -> NDArray[np.float64]:
         atoms, lw = self._laws[k]
         out = np.empty(y.shape[0])
         for s in range(0, y.shape[0], _BLOCK):
@@ -60,7 +64,7 @@ class ModelStatistic:
             out[s:s + _BLOCK] = _logsumexp_rows(lp + lw[None, :])
         return out
 
-    def __call__(self, y: np.ndarray) -> np.ndarray:
+    def __call__(self, y: NDArray[np.float64]) -> NDArray[np.float64]:
         y = np.asarray(y, dtype=np.float64)
         y = y[:, None] if y.ndim == 1 else y
         with np.errstate(invalid="ignore"):
@@ -80,7 +84,7 @@ class HistogramStatistic:
 
     name = "histogram likelihood ratio"
 
-    def __init__(self, yp: np.ndarray, yq: np.ndarray, bins: int = 64):
+    def __init__(self, yp: NDArray[np.float64], yq: NDArray[np.float64], bins: int = 64):
         yp = np.asarray(yp, dtype=np.float64)
         yq = np.asarray(yq, dtype=np.float64)
         self._u = None
@@ -96,8 +100,9 @@ class HistogramStatistic:
         cq = np.bincount(np.searchsorted(edges, yq, side="right"), minlength=edges.size + 1)
         self._t = np.log((cp + 0.5) / (yp.size + 0.5)) - np.log((cq + 0.5) / (yq.size + 0.5))
 
-    def __call__(self, y: np.ndarray) -> np.ndarray:
+    def __call__(self, y: NDArray[np.float64]) -> NDArray[np.float64]:
         y = np.asarray(y, dtype=np.float64)
         if self._u is not None:
             y = y @ self._u
-        return self._t[np.searchsorted(self._edges, y, side="right")]
+        t: NDArray[np.float64] = self._t[np.searchsorted(self._edges, y, side="right")]
+        return t

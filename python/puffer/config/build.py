@@ -2,12 +2,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..framework import Framework
+    from ..mechanisms._base import Mechanism
 
 __all__ = ["build_framework", "build_mechanisms", "markov_quilt_mechanisms"]
 
 
-def build_framework(model: dict) -> Any:
+def build_framework(model: dict[str, Any]) -> Framework:
     """A :class:`~puffer.Framework` from the ``[model]`` table of a validated description."""
     from .. import models
     from ..dist import DiscreteDist
@@ -38,7 +42,7 @@ def build_framework(model: dict) -> Any:
     return Framework.from_conditionals(conds, pairs)
 
 
-def build_mechanisms(fw: Any, target: dict) -> list[tuple[str, Callable[[], Any]]]:
+def build_mechanisms(fw: Framework, target: dict[str, Any]) -> list[tuple[str, Callable[[], Mechanism]]]:
     """(label, constructor) for every mechanism that applies to ``fw`` and the target.
 
     Rows needing delta appear only when ``target`` has ``delta``, the RPP row only with ``alpha``
@@ -48,7 +52,7 @@ def build_mechanisms(fw: Any, target: dict) -> list[tuple[str, Callable[[], Any]
 
     eps = target["eps"]
     delta, alpha = target.get("delta"), target.get("alpha")
-    out: list[tuple[str, Callable[[], Any]]] = [("Wasserstein (Laplace)", lambda: M.Wasserstein(fw, eps=eps))]
+    out: list[tuple[str, Callable[[], Mechanism]]] = [("Wasserstein (Laplace)", lambda: M.Wasserstein(fw, eps=eps))]
     if alpha is not None:
         out.append((f"GWM Gaussian, RPP alpha={alpha:g}",
                     lambda: M.GeneralWasserstein(fw, Gaussian, alpha=alpha, eps=eps)))
@@ -65,7 +69,7 @@ def build_mechanisms(fw: Any, target: dict) -> list[tuple[str, Callable[[], Any]
     return out
 
 
-def markov_quilt_mechanisms(fw: Any, target: dict) -> list[tuple[str, Callable[[], Any]]]:
+def markov_quilt_mechanisms(fw: Framework, target: dict[str, Any]) -> list[tuple[str, Callable[[], Mechanism]]]:
     """(label, constructor) of the Markov Quilt Mechanism rows (Song et al. 2017) that ``puffer
     run`` and ``puffer audit`` list after :func:`build_mechanisms` for a Markov-chain framework:
     MQMExact and MQMApprox, Laplace noise for the sum (and every other Lipschitz) query; none

@@ -35,7 +35,8 @@ import json
 import math
 import numbers
 import os
-from typing import Any
+import sys
+from typing import Any, cast
 
 from ..errors import ParameterError, ParameterTypeError
 
@@ -57,7 +58,7 @@ _MODEL = {
 _GRID = {"stay_away": True, "stay_home": True}
 
 
-def _keys(where: str, table: Any, allowed: dict[str, bool]) -> dict:
+def _keys(where: str, table: Any, allowed: dict[str, bool]) -> dict[str, Any]:
     if not isinstance(table, dict):
         raise ParameterTypeError(where, table, "a table (TOML [section] / JSON object)")
     for k in table:
@@ -82,7 +83,7 @@ def _number(where: str, x: Any) -> float:
     return v
 
 
-def validate_config(cfg: Any) -> dict:
+def validate_config(cfg: Any) -> dict[str, Any]:
     """Check a parsed framework description against the schema; returns it unchanged.
 
     >>> validate_config({"model": {"kind": "correlated_pair"}, "target": {"epsilon": 0.1}})
@@ -135,10 +136,10 @@ def validate_config(cfg: Any) -> dict:
         seed = rel.get("seed")
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
             raise ParameterError("release.seed", seed, "an integer >= 0")
-    return cfg
+    return cast("dict[str, Any]", cfg)  # checked by _keys above
 
 
-def load_config(path: str | os.PathLike) -> dict:
+def load_config(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read and validate a ``.toml`` or ``.json`` framework description.
 
     Missing files, syntax errors (with line and column) and schema violations raise
@@ -153,10 +154,10 @@ def load_config(path: str | os.PathLike) -> dict:
     except OSError as exc:
         raise ParameterError("file", p, f"a readable file ({exc.strerror})") from None
     if p.endswith(".toml"):
-        try:
+        if sys.version_info >= (3, 11):
             import tomllib
-        except ModuleNotFoundError:  # Python 3.10
-            import tomli as tomllib  # type: ignore[no-redef]
+        else:  # Python 3.10
+            import tomli as tomllib
         try:
             cfg = tomllib.loads(data.decode("utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

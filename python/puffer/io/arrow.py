@@ -7,7 +7,7 @@ adds no noise there (the row still owns its stream position).
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -31,7 +31,7 @@ def pyarrow() -> Any:
 def nulls_arg(nulls: Any) -> str:
     if nulls not in NULLS:
         raise ParameterError("nulls", nulls, f"one of {NULLS}")
-    return nulls
+    return cast(str, nulls)  # one of NULLS
 
 
 def _numeric(t: Any) -> bool:
@@ -70,7 +70,7 @@ def output_schema(schema: Any, columns: list[str]) -> Any:
     return pa.schema(fields, metadata=schema.metadata)
 
 
-def noise_batch(batch: Any, plan: NoisePlan, columns: list[str], streams: dict | None, rows: Any, *,
+def noise_batch(batch: Any, plan: NoisePlan, columns: list[str], streams: dict[str, Any] | None, rows: Any, *,
                 nulls: str = "error", out_schema: Any = None, threads: int | None = None,
                 granularity: float | None = None) -> Any:
     """``batch`` with noise added to ``columns``; ``rows``: the first row (int) or row ids.

@@ -22,7 +22,7 @@ from ..errors import ParameterError
 _ONE_PARAM = {"laplace": "b", "gaussian": "sigma", "cauchy": "gamma", "logistic": "scale", "exponential": "scale"}
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("noise", help="publish columns of a Parquet/CSV file with calibrated noise (writes Parquet "
                                      "and a ledger entry)")
     p.add_argument("input", help="input .parquet/.pq or .csv file")
@@ -91,7 +91,7 @@ def _keygen(args: argparse.Namespace) -> int:
     return 0
 
 
-def ledger_report(path: str) -> dict:
+def ledger_report(path: str) -> dict[str, Any]:
     """What ``puffer ledger show --json`` prints: verification, releases, totals per unit."""
     from .ledger import Ledger, release_states
     from .totals import unit_totals
@@ -118,7 +118,7 @@ def _gtext(g: Any) -> str:
     return json.dumps({k: v for k, v in g.items() if k not in ("provenance", "granularity", "domain")})
 
 
-def print_report(rep: dict, out: Any) -> None:
+def print_report(rep: dict[str, Any], out: Any) -> None:
     v = rep["verify"]
     print(f"ledger {v['ledger']}: intact, {v['entries']} entries, head {v['head']}", file=out)
     for p in v["pending"]:

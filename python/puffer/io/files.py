@@ -24,7 +24,8 @@ import hashlib
 import os
 import sys
 import time
-from typing import Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, cast
 
 from .. import _validate as V
 from ..errors import ParameterError, ParameterTypeError, PufferIOError
@@ -34,6 +35,10 @@ from .ledger import Ledger, _fsync_dir, default_ledger_path
 from .plan import as_columns, resolve, threads_arg
 from .release import begin_release
 from .units import check_answers, group_answers, unit_spec
+
+if TYPE_CHECKING:
+    from .plan import NoisePlan
+    from .units import UnitSpec
 
 __all__ = ["noise_file", "FORMATS", "sha256_file"]
 
@@ -45,7 +50,7 @@ def _format(path: str, fmt: Any) -> str:
     if fmt is not None:
         if fmt not in FORMATS:
             raise ParameterError("input_format", fmt, f"one of {FORMATS}")
-        return fmt
+        return cast(str, fmt)  # one of FORMATS
     low = path.lower()
     if low.endswith((".parquet", ".pq")):
         return "parquet"
@@ -54,7 +59,8 @@ def _format(path: str, fmt: Any) -> str:
     raise ParameterError("input", path, "a .parquet/.pq or .csv file (or input_format='parquet'|'csv')")
 
 
-def _batches(path: str, fmt: str, batch_size: int, columns: list[str] | None = None):
+def _batches(path: str, fmt: str, batch_size: int, columns: list[str] | None = None
+             ) -> tuple[Any, int | None, Iterator[Any]]:
     """(schema, total rows or None, iterator of record batches of at most batch_size rows)."""
     if fmt == "parquet":
         import pyarrow.parquet as pq
@@ -68,7 +74,7 @@ def _batches(path: str, fmt: str, batch_size: int, columns: list[str] | None = N
 
     reader = pcsv.open_csv(path, read_options=pcsv.ReadOptions(block_size=1 << 22))
 
-    def gen():
+    def gen() -> Iterator[Any]:
         for b in reader:
             for lo in range(0, b.num_rows, batch_size):
                 yield b.slice(lo, batch_size)
@@ -85,7 +91,7 @@ def sha256_file(path: str) -> str:
     return "sha256:" + h.hexdigest()
 
 
-def _progress_bar(enabled: bool, total: int | None):
+def _progress_bar(enabled: bool, total: int | None) -> Any:
     if not enabled:
         return None
     try:
@@ -100,7 +106,7 @@ def _lock_path(dst: str) -> str:
 
 
 @contextlib.contextmanager
-def _output_lock(dst: str):
+def _output_lock(dst: str) -> Iterator[None]:
     """One writer per output path (non-blocking: a second writer gets a PufferIOError)."""
     lp = _lock_path(dst)
     try:
@@ -147,10 +153,10 @@ def _clean_orphans(dst: str) -> list[str]:
     return removed
 
 
-def _io(path: str, what: str):
+def _io(path: str, what: str) -> contextlib.AbstractContextManager[None]:
     """Turn OSError into PufferIOError (disk full, read-only, ...)."""
     @contextlib.contextmanager
-    def cm():
+    def cm() -> Iterator[None]:
         try:
             yield
         except PufferIOError:
@@ -182,14 +188,14 @@ def _jsonable(x: Any) -> Any:
     return json.loads(json.dumps(x, default=str))
 
 
-def noise_file(input: str | os.PathLike, output: str | os.PathLike, columns: Any, mechanism: Any, *,
-               key: Any = None, ledger: str | os.PathLike | None = None, unit: str | None = None,
+def noise_file(input: str | os.PathLike[str], output: str | os.PathLike[str], columns: Any, mechanism: Any, *,
+               key: Any = None, ledger: str | os.PathLike[str] | None = None, unit: str | None = None,
                order: str | None = None, per_unit: bool = False, rerun: str | None = None,
                allow_uncomposed: bool = False, budget: float | None = None, allow_unnoised: bool = False,
                insecure_seed: int | None = None, seed: Any = None, secure: bool = False, select: str | None = None,
                batch_size: int = 1 << 18, nulls: str = "error", threads: int | None = None,
                granularity: float | None = None, input_format: str | None = None, progress: bool | None = None,
-               compression: str = "zstd", row_group_size: int = 1 << 20) -> dict:
+               compression: str = "zstd", row_group_size: int = 1 << 20) -> dict[str, Any]:
     """Publish ``columns`` of a Parquet/CSV file with calibrated noise as Parquet, with its ledger
     entry; returns the (pending) ledger entry.
 
@@ -350,8 +356,9 @@ def _writer(tmp: str, schema: Any, compression: str) -> Any:
     return pq.ParquetWriter(tmp, schema, compression=compression, write_page_checksum=True)
 
 
-def _write_rows(batches, src, fmt, tmp, schema, spec, cols, plan, streams, nulls, thr, granularity, compression,
-                row_group_size, bar) -> int:
+def _write_rows(batches: Iterator[Any], src: str, fmt: str, tmp: str, schema: Any, spec: UnitSpec, cols: list[str],
+                plan: NoisePlan, streams: dict[str, Any] | None, nulls: str, thr: int | None,
+                granularity: float | None, compression: str, row_group_size: int, bar: Any) -> int:
     """Rows mode / answers mode: one output row per input row."""
     import numpy as np
 
@@ -360,11 +367,11 @@ def _write_rows(batches, src, fmt, tmp, schema, spec, cols, plan, streams, nulls
 
     out_schema = output_schema(schema, cols)
     rows = 0
-    seen: list = []
+    seen: list[Any] = []
     with _writer(tmp, out_schema, compression) as writer:
         # Row groups of exactly row_group_size rows (the last one shorter), cut from the
         # noisy batches: the file's bytes do not depend on the batch size.
-        pending: list = []
+        pending: list[Any] = []
         n_pending = 0
 
         def flush(final: bool) -> None:
@@ -379,7 +386,7 @@ def _write_rows(batches, src, fmt, tmp, schema, spec, cols, plan, streams, nulls
             rest = tab.slice(k)
             pending, n_pending = (rest.to_batches() if rest.num_rows else []), rest.num_rows
 
-        def read():  # errors of the input (corrupt pages, bad CSV) are bad input, not I/O failures
+        def read() -> Iterator[Any]:  # errors of the input (corrupt pages, bad CSV) are bad input, not I/O failures
             it = iter(batches)
             while True:
                 try:
@@ -422,8 +429,9 @@ def _write_rows(batches, src, fmt, tmp, schema, spec, cols, plan, streams, nulls
     return rows
 
 
-def _write_units(src, fmt, tmp, schema, spec, cols, plan, streams, nulls, thr, granularity, compression,
-                 row_group_size) -> int:
+def _write_units(src: str, fmt: str, tmp: str, schema: Any, spec: UnitSpec, cols: list[str], plan: NoisePlan,
+                 streams: dict[str, Any] | None, nulls: str, thr: int | None, granularity: float | None,
+                 compression: str, row_group_size: int) -> int:
     """Records mode: group by unit, one noisy answer per unit."""
     pa = pyarrow()
     import pyarrow.csv as pcsv
@@ -440,7 +448,7 @@ def _write_units(src, fmt, tmp, schema, spec, cols, plan, streams, nulls, thr, g
     answers, pos = group_answers(table, spec, cols)
     del table
     out_schema = pa.schema([answers.schema.field(spec.column)] + [pa.field(c, pa.float64()) for c in cols])
-    n = answers.num_rows
+    n: int = answers.num_rows
     with _writer(tmp, out_schema, compression) as writer:
         for lo in range(0, max(n, 1), row_group_size):
             part = answers.slice(lo, row_group_size)

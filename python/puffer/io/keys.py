@@ -54,7 +54,7 @@ class Key:
         """Whether a release under this key can be reproduced later (not for OS entropy)."""
         return self.source != "os-entropy"
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         """What the ledger records: the id and where the key came from, nothing derived from it."""
         return {"key_id": self.key_id, "source": self.source, "insecure": self.insecure,
                 "rerunnable": self.rerunnable}
@@ -67,7 +67,7 @@ def _new_id() -> str:
     return _secrets.token_hex(16)
 
 
-def keygen(path: str | os.PathLike) -> Key:
+def keygen(path: str | os.PathLike[str]) -> Key:
     """Write a new 256-bit key with a random id to ``path`` (mode 0600; an existing file is
     never overwritten) and return it.
 
@@ -111,7 +111,7 @@ def keygen(path: str | os.PathLike) -> Key:
     return key
 
 
-def load_key(path: str | os.PathLike) -> Key:
+def load_key(path: str | os.PathLike[str]) -> Key:
     """The key of a file written by :func:`keygen`; refused if group/world readable or malformed."""
     p = os.fspath(path)
     try:

@@ -56,7 +56,7 @@ def _sha(b: bytes) -> str:
     return hashlib.sha256(b).hexdigest()
 
 
-def default_ledger_path(output: str | os.PathLike) -> str:
+def default_ledger_path(output: str | os.PathLike[str]) -> str:
     """``puffer-ledger.jsonl`` in the output's folder (the CLI's and the API's default)."""
     return os.path.join(os.path.dirname(os.path.abspath(os.fspath(output))), "puffer-ledger.jsonl")
 
@@ -86,7 +86,7 @@ class Ledger:
     """One ledger file. ``entries()`` reads, ``append(entry)`` chains and writes one entry
     durably under the lock, ``locked()`` holds the lock across several steps."""
 
-    def __init__(self, path: str | os.PathLike):
+    def __init__(self, path: str | os.PathLike[str]):
         p = os.fspath(path)
         if not isinstance(p, str) or not p:
             raise ParameterError("ledger", path, "a file path")
@@ -151,7 +151,7 @@ class Ledger:
         except OSError as exc:
             raise PufferIOError(self.path, "reading the ledger", exc.strerror or exc) from None
 
-    def _parse(self, lines: list[bytes]) -> list[dict]:
+    def _parse(self, lines: list[bytes]) -> list[dict[str, Any]]:
         out = []
         for k, line in enumerate(lines):
             try:
@@ -163,7 +163,7 @@ class Ledger:
             out.append(e)
         return out
 
-    def entries(self, *, check: bool = True) -> list[dict]:
+    def entries(self, *, check: bool = True) -> list[dict[str, Any]]:
         """Every complete entry (a torn trailing line is left out); ``check`` verifies the chain."""
         lines, _ = _split(self._data())
         if check:
@@ -189,7 +189,7 @@ class Ledger:
             prev = _sha(line)
         return prev
 
-    def verify(self, *, head: str | None = None, check_outputs: bool = True) -> dict:
+    def verify(self, *, head: str | None = None, check_outputs: bool = True) -> dict[str, Any]:
         """Check the whole chain; raise :class:`LedgerError` naming the first bad entry.
 
         Returns ``{"ok", "entries", "head", "releases", "pending", "torn_tail"}``: ``pending``
@@ -222,7 +222,7 @@ class Ledger:
                 "pending": pending, "torn_tail": torn}
 
     # ------------------------------------------------------------------ append
-    def append(self, entry: dict) -> dict:
+    def append(self, entry: dict[str, Any]) -> dict[str, Any]:
         """Chain ``entry`` (adds seq, prev, hash) and write it durably; returns the written entry."""
         if not isinstance(entry, dict):
             raise ParameterError("entry", entry, "a dict")
@@ -254,10 +254,10 @@ class Ledger:
             return e
 
 
-def release_states(entries: list[dict]) -> dict:
+def release_states(entries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """release_id -> {"status": pending/completed/published/unknown/aborted, "entry": the pending
     entry, "seq"}."""
-    out: dict = {}
+    out: dict[str, dict[str, Any]] = {}
     for e in entries:
         ev, rid = e.get("event"), e.get("release_id")
         if rid is None:
@@ -271,7 +271,7 @@ def release_states(entries: list[dict]) -> dict:
     return out
 
 
-def output_state(e: dict) -> str:
+def output_state(e: dict[str, Any]) -> str:
     """Whether the output a pending entry names is there with the recorded digest."""
     from .files import sha256_file
 
@@ -284,7 +284,7 @@ def output_state(e: dict) -> str:
         return "absent"
 
 
-def verify(path: str | os.PathLike, *, head: str | None = None) -> dict:
+def verify(path: str | os.PathLike[str], *, head: str | None = None) -> dict[str, Any]:
     """:meth:`Ledger.verify` of ``path`` (raises :class:`LedgerError` naming the first bad entry).
 
     >>> import os, tempfile
@@ -301,7 +301,7 @@ def verify(path: str | os.PathLike, *, head: str | None = None) -> dict:
     return Ledger(path).verify(head=head)
 
 
-def read_ledger(path: str | os.PathLike, *, check: bool = True) -> list[dict]:
+def read_ledger(path: str | os.PathLike[str], *, check: bool = True) -> list[dict[str, Any]]:
     """The entries of a ledger file (an absent file has none); ``check`` verifies the chain first."""
     p = os.fspath(path)
     if not os.path.exists(p):
@@ -309,6 +309,6 @@ def read_ledger(path: str | os.PathLike, *, check: bool = True) -> list[dict]:
     return Ledger(p).entries(check=check)
 
 
-def append_ledger(path: str | os.PathLike, entry: dict) -> dict:
+def append_ledger(path: str | os.PathLike[str], entry: dict[str, Any]) -> dict[str, Any]:
     """Append one entry to the ledger at ``path`` (chained, locked, fsync'd); returns it."""
     return Ledger(path).append(entry)

@@ -34,12 +34,18 @@ import math
 import numbers
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .. import _validate as V
 from ..errors import ParameterError, ParameterTypeError
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from ..sampling import Stream
+    from ..secure import SecurePlan
 
 __all__ = ["NoisePlan", "resolve", "column_stream", "add_rows", "draw_seed"]
 
@@ -60,7 +66,7 @@ def draw_seed() -> int:
     return int(np.random.SeedSequence().entropy)  # type: ignore[arg-type]
 
 
-def column_stream(seed: int, column: Any) -> Any:
+def column_stream(seed: int, column: Any) -> Stream:
     """The Philox stream of column ``column`` under ``seed`` (position 0 = row 0).
 
     The key is a ``SeedSequence`` with entropy ``seed`` and a spawn key made of the first 128
@@ -91,13 +97,13 @@ class NoisePlan:
     or None for a plain noise; ``label``: which mechanism; ``source``: the file or "object"."""
 
     kind: str | None
-    params: dict
+    params: dict[str, Any]
     dim: int
     mechanism: Any = None
     label: str = ""
     source: str = "object"
     noise: Any = None
-    _secure: dict = field(default_factory=dict, repr=False, compare=False)
+    _secure: dict[float | None, SecurePlan] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def guarantee(self) -> Any:
@@ -119,7 +125,7 @@ class NoisePlan:
         cache = {granularity: self.secure_plan(granularity)} if secure and self.kind is not None else {}
         return NoisePlan(self.kind, dict(self.params), self.dim, None, self.label, self.source, None, cache)
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         """JSON-able ledger fields: mechanism, framework digest, sensitivity (with witness),
         noise family and scale, guarantee."""
         from ..mechanisms._base import noise_description
@@ -144,7 +150,7 @@ class NoisePlan:
                 "scale": scale, "guarantee": m.guarantee.to_dict(), "target": m.to_dict()["target"],
                 "dim": self.dim}
 
-    def secure_plan(self, granularity: float | None = None) -> Any:
+    def secure_plan(self, granularity: float | None = None) -> SecurePlan:
         """The lattice plan of secure mode for one row-vector of ``dim`` coordinates."""
         from ..secure import secure_plan
 
@@ -166,14 +172,14 @@ class NoisePlan:
         return self._secure[key]
 
 
-def _scalar_spec(noise: Any, dim: int) -> tuple[str, dict]:
+def _scalar_spec(noise: Any, dim: int) -> tuple[str, dict[str, Any]]:
     from ..noise.product import IID
     from ..sampling import noise_spec
 
     if isinstance(noise, IID):
-        if noise.d != dim:  # type: ignore[attr-defined]
+        if noise.d != dim:
             raise ParameterError("mechanism", repr(noise), f"i.i.d. noise of dimension {dim}")
-        noise = noise.base  # type: ignore[attr-defined]
+        noise = noise.base
     spec = getattr(noise, "_sampler_spec", None)
     if not callable(spec) and not isinstance(noise, tuple):
         raise ParameterTypeError("mechanism", repr(noise), "a mechanism whose noise is i.i.d. per coordinate "
@@ -236,8 +242,9 @@ def resolve(mechanism: Any, *, select: str | None = None) -> NoisePlan:
     return NoisePlan(kind, params, 1, None, f"{kind} noise (uncalibrated)", "object", base)
 
 
-def add_rows(plan: NoisePlan, values: np.ndarray, stream: Any, rows: Any, *, valid: np.ndarray | None = None,
-             secure_granularity: float | None = None, threads: int | None = None, column: str = "") -> np.ndarray:
+def add_rows(plan: NoisePlan, values: NDArray[Any], stream: Any, rows: Any, *, valid: NDArray[np.bool_] | None = None,
+             secure_granularity: float | None = None, threads: int | None = None, column: str = ""
+             ) -> NDArray[np.floating[Any]]:
     """A new array: ``values`` (1-D float32/float64) plus the noise of rows ``rows``.
 
     ``rows`` is an int (the first row: the rows are consecutive) or an int64 array of row ids

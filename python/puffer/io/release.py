@@ -28,12 +28,15 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import secrets as _secrets
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ParameterError, ParameterTypeError
 from .keys import Key, as_key, refuse_seed
 from .ledger import LEDGER_VERSION, Ledger, output_state, release_states
 from .streams import check_nonce, new_nonce, release_stream
+
+if TYPE_CHECKING:
+    from ..sampling import KeyedStream
 
 __all__ = ["Release", "begin_release", "STREAM_NAME"]
 
@@ -50,7 +53,7 @@ class Release:
     ``key`` (:class:`~puffer.io.Key`), ``ledger`` (:class:`~puffer.io.ledger.Ledger`),
     ``entry`` (the fields of the pending entry, without output digest until :meth:`pending`)."""
 
-    def __init__(self, ledger: Ledger, key: Key, nonce: str, fields: dict, rerun_of: dict | None,
+    def __init__(self, ledger: Ledger, key: Key, nonce: str, fields: dict[str, Any], rerun_of: dict[str, Any] | None,
                  allow_uncomposed: bool, budget: Any):
         self.ledger = ledger
         self.key = key
@@ -65,14 +68,15 @@ class Release:
     def __repr__(self) -> str:
         return f"Release(id={self.release_id!r}, ledger={self.ledger.path!r}, state={self.state!r})"
 
-    def stream(self, column: Any) -> Any:
+    def stream(self, column: Any) -> KeyedStream:
         """The noise stream of ``column`` (position p = noise at row/unit position p)."""
         return release_stream(self.key, self.nonce, column)
 
-    def streams(self, columns: list[str]) -> dict:
+    def streams(self, columns: list[str]) -> dict[str, KeyedStream]:
         return {c: self.stream(c) for c in columns}
 
-    def pending(self, output_sha256: str, rows: int, *, output: str | None = None, extra: dict | None = None) -> dict:
+    def pending(self, output_sha256: str, rows: int, *, output: str | None = None,
+                extra: dict[str, Any] | None = None) -> dict[str, Any]:
         """Write the pending entry (durable when this returns). Call it once the output is
         complete and durable under a temporary name, before it appears at its final path."""
         from .totals import check_new_release
@@ -101,7 +105,7 @@ class Release:
         return self.entry
 
     def commit(self, output_sha256: str | None = None, rows: int | None = None, *, output: str | None = None,
-               extra: dict | None = None) -> dict:
+               extra: dict[str, Any] | None = None) -> dict[str, Any]:
         """The completion entry (writes the pending entry first if :meth:`pending` was not
         called: then ``output_sha256`` and ``rows`` are required). Returns the pending entry."""
         if self.state == "open":
@@ -124,7 +128,7 @@ class Release:
         self.state = "aborted"
 
 
-def resolve_dangling(ledger: Ledger, *, is_busy: Any = None) -> list[dict]:
+def resolve_dangling(ledger: Ledger, *, is_busy: Any = None) -> list[dict[str, Any]]:
     """Resolve pending entries of killed runs: ``published`` if the output is at its path with
     the recorded digest, else ``unknown`` (the run may have died before the rename, or the file
     was moved or replaced since: the totals count it, the safe side). Only a run that knows it
@@ -155,10 +159,10 @@ def _config_diff(old: Any, new: Any) -> str | None:
     return f"recorded {str(old)[:60]}, now {str(new)[:60]}"
 
 
-def begin_release(*, ledger: str | os.PathLike | Ledger, columns: list[str], plan: Any, key: Any = None,
+def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str], plan: Any, key: Any = None,
                   insecure_seed: Any = None, seed: Any = None, rerun: str | None = None,
-                  input_sha256: str | None = None, input: str | None = None, config: dict | None = None,
-                  unit: dict | None = None, framework: Any = None, path_kind: str = "file",
+                  input_sha256: str | None = None, input: str | None = None, config: dict[str, Any] | None = None,
+                  unit: dict[str, Any] | None = None, framework: Any = None, path_kind: str = "file",
                   allow_uncomposed: bool = False, budget: Any = None, secure: bool = False,
                   is_busy: Any = None) -> Release:
     """Validate a release and open it (see the module docstring); nothing is written yet.

@@ -37,12 +37,17 @@ import hashlib
 import hmac
 import os
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import ParameterError, ParameterTypeError
 from .keys import Key
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from ..sampling import KeyedStream
 
 __all__ = ["new_nonce", "release_stream", "unit_positions", "NONCE_BYTES"]
 
@@ -62,7 +67,7 @@ def check_nonce(nonce: Any) -> str:
     return nonce
 
 
-def release_stream(key: Key, nonce: str, column: Any) -> Any:
+def release_stream(key: Key, nonce: str, column: Any) -> KeyedStream:
     """The :class:`puffer.sampling.KeyedStream` of ``column`` in the release (key, nonce), position 0
     (subkey ``HMAC-SHA256(key, "puffer/v2/stream" || 0x00 || nonce || 0x00 || column)``, see the
     module docstring).
@@ -84,7 +89,7 @@ def release_stream(key: Key, nonce: str, column: Any) -> Any:
     return KeyedStream(mac)
 
 
-def unit_positions(ids: Any) -> np.ndarray:
+def unit_positions(ids: Any) -> NDArray[np.int64]:
     """int64 stream positions of unit ids: non-negative integers are their own position (below
     2^62); strings/bytes get the first 62 bits of SHA-256("puffer/v1/unit" || id) + 2^62, so
     the two kinds never meet. Duplicate positions (the same unit twice, or a 2^-62 hash

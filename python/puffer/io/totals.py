@@ -35,20 +35,20 @@ _DP = ("PureDP", "ApproxDP", "ZCDP", "GDP", "RDP")
 _E1 = "parallel composition over disjoint independent units (Pierquin et al. 2024, Prop E.1)"
 
 
-def unit_label(e: dict) -> str:
+def unit_label(e: dict[str, Any]) -> str:
     u = e.get("unit")
     if isinstance(u, dict) and u.get("column"):
         return str(u["column"])
     return "(row)"
 
 
-def _per_unit(e: dict) -> int:
+def _per_unit(e: dict[str, Any]) -> int:
     """Releases per unit in one entry: one per column for a scalar mechanism, one for a vector."""
     dim = int(e.get("dim") or 1)
     return 1 if dim > 1 else len(e.get("columns") or [1])
 
 
-def _counted(entries: list[dict]) -> list[dict]:
+def _counted(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     from .ledger import release_states
 
     out = []
@@ -59,7 +59,7 @@ def _counted(entries: list[dict]) -> list[dict]:
     return out
 
 
-def _total(items: list[dict]) -> dict:
+def _total(items: list[dict[str, Any]]) -> dict[str, Any]:
     """The total over a unit's releases: {"guarantee": dict or None, "theorem"/"reason", "releases"}."""
     from ..guarantees import guarantee_from_dict
 
@@ -69,7 +69,7 @@ def _total(items: list[dict]) -> dict:
     if any(g is None for g in gs):
         return {"releases": n, "release_ids": ids, "guarantee": None,
                 "reason": "no total guarantee: a release with uncalibrated noise (no guarantee) touches this unit"}
-    gd: list[dict] = [g for g in gs if isinstance(g, dict)]
+    gd: list[dict[str, Any]] = [g for g in gs if isinstance(g, dict)]
     types = {g.get("type") for g in gd}
     if types <= set(_DP):
         from ..accounting import Accountant, NotComposableError, Unbounded
@@ -97,15 +97,15 @@ def _total(items: list[dict]) -> dict:
                       "(Pierquin et al. 2024, App. E.1)"}
 
 
-def unit_totals(entries: list[dict]) -> dict:
+def unit_totals(entries: list[dict[str, Any]]) -> dict[str, Any]:
     """unit label -> its total (see the module docstring)."""
-    by: dict[str, list[dict]] = {}
+    by: dict[str, list[dict[str, Any]]] = {}
     for e in _counted(entries):
         by.setdefault(unit_label(e), []).append(e)
     return {u: _total(items) for u, items in sorted(by.items())}
 
 
-def _eps(g: dict | None) -> float | None:
+def _eps(g: dict[str, Any] | None) -> float | None:
     if not isinstance(g, dict):
         return None
     v = g.get("eps")
@@ -116,8 +116,8 @@ def _eps(g: dict | None) -> float | None:
     return None
 
 
-def check_new_release(entries: list[dict], new: dict, *, allow_uncomposed: bool = False,
-                      budget: Any = None) -> dict:
+def check_new_release(entries: list[dict[str, Any]], new: dict[str, Any], *, allow_uncomposed: bool = False,
+                      budget: Any = None) -> dict[str, Any]:
     """Refuse ``new`` if it would leave its unit without a total guarantee (unless
     ``allow_uncomposed``) or push the total's eps over ``budget``; returns the total after it."""
     label = unit_label(new)

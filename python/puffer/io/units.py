@@ -22,11 +22,14 @@ raised before anything is written.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import ParameterError, ParameterTypeError
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 __all__ = ["UnitSpec", "unit_spec", "query_range", "group_answers", "check_answers"]
 
@@ -40,7 +43,7 @@ class UnitSpec:
         self.mode, self.column, self.order, self.query = mode, column, order, query
         self.T, self.states, self.range = T, states, rng
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         """The ledger's ``unit`` field."""
         return {"column": self.column, "order": self.order, "mode": self.mode, "query": self.query,
                 "records_per_unit": self.T,
@@ -132,7 +135,7 @@ def check_answers(spec: UnitSpec, column: str, vals: np.ndarray, ids: Any, first
                              "each row to be one unit's answer)")
 
 
-def group_answers(table: Any, spec: UnitSpec, columns: list[str]) -> tuple[Any, np.ndarray]:
+def group_answers(table: Any, spec: UnitSpec, columns: list[str]) -> tuple[Any, NDArray[np.int64]]:
     """(table of one row per unit: unit column + the query per column, sorted by unit; int64
     stream positions of those units). Checks every unit (see the module docstring)."""
     import pyarrow as pa
