@@ -362,6 +362,16 @@ def test_iid_exact_families():
         assert lap.renyi_shift(3.0, w) <= lap.R(3.0, 1.5) * (1 + 1e-12)
     c = Gaussian(1.0).iid(3).calibrate(alpha=2.0, eps=1.0, sensitivity=2.0)
     assert isinstance(c, IID) and c.d == 3 and 2.0 <= c.scale <= 2.0 * (1 + 1e-14)
+    # arrays of orders and radii: the 1-D values element by element (one vectorized call), with
+    # the closed form alpha z^2 / (2 sigma^2) for the Gaussian
+    a = np.array([[1.5, 2.0, 64.0], [3.0, 1e4, 1.01]])
+    z = np.array([[0.0, 2.0, 0.5], [1e-3, 7.0, 40.0]])
+    got = g.R(a, z)
+    assert got.shape == (2, 3)
+    for ai, zi, gi in zip(a.ravel(), z.ravel(), got.ravel()):
+        assert gi == Gaussian(2.0).R(float(ai), float(zi))
+        assert gi >= ai * zi * zi / 8.0 and gi <= ai * zi * zi / 8.0 * (1 + 1e-12)
+    assert np.array_equal(lap.R(a, z), np.vectorize(lambda x, y: Laplace(1.0).R(x, y))(a, z))
 
 
 @pytest.mark.parametrize("base", [Cauchy(1.0), StudentT(3.0), GenGaussian(1.5), Logistic(1.0)], ids=repr)

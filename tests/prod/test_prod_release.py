@@ -510,3 +510,17 @@ def test_secure_lattice_pads_a_vector_in_its_norm():
     c = 2  # d = 2: L1 pads 2 g, L2 pads ceil(sqrt(2)) g = 2 g
     assert sp.norm == ("l2" if sens.norm == 2 else "l1")
     assert sp.padded_sensitivity == Fraction(sens.value) + c * Fraction(2) ** -10
+
+
+def test_a_mechanism_calibrated_from_a_sensitivity_resolves_to_a_plan():
+    # such a mechanism has no framework (framework is None); resolve() read framework.dim and
+    # raised a bare AttributeError. Its plan is one coordinate, described without a digest.
+    from puffer.mechanisms import CauchyMechanism
+
+    m = CauchyMechanism(alpha=2.0, eps=1.0, sensitivity=1.0)
+    assert m.framework is None
+    plan = pio.resolve(m)
+    assert plan.dim == 1
+    d = plan.describe()
+    assert d["framework"] is None and d["mechanism"] == "CauchyMechanism"
+    assert d["guarantee"] == m.guarantee.to_dict()

@@ -146,7 +146,7 @@ class NoisePlan:
             return {"mechanism": None, "label": self.label, "source": self.source, "framework": None,
                     "sensitivity": None, "noise": noise, "scale": scale, "guarantee": None, "dim": self.dim}
         return {"mechanism": type(m).__name__, "label": self.label, "source": self.source,
-                "framework": m.framework.digest(), "sensitivity": m.sensitivity.to_dict(), "noise": noise,
+                "framework": None if m.framework is None else m.framework.digest(), "sensitivity": m.sensitivity.to_dict(), "noise": noise,
                 "scale": scale, "guarantee": m.guarantee.to_dict(), "target": m.to_dict()["target"],
                 "dim": self.dim}
 
@@ -188,7 +188,8 @@ def _scalar_spec(noise: Any, dim: int) -> tuple[str, dict[str, Any]]:
 
 
 def _from_mechanism(m: Any, label: str, source: str) -> NoisePlan:
-    dim = int(m.framework.dim)
+    # a mechanism calibrated from a given sensitivity has no framework: its noise's dimension
+    dim = int(m.framework.dim) if m.framework is not None else int(getattr(m.noise, "dim", 1))
     if m.noise is None:
         return NoisePlan(None, {}, dim, m, label, source, None)
     kind, params = _scalar_spec(m.noise, dim)
