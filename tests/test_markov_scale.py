@@ -165,6 +165,8 @@ def test_oracle_on_the_issue_example():
     assert max(max(exact_row(M2, pi2, [0, 1], 5, i)) for i in range(5)) == 5
 
 
+# slow: exact-rational oracle in Python (the sanitizer run keeps the seven seed loops below)
+@pytest.mark.slow
 def test_fast_path_equals_exact_and_reference_on_random_underflowing_chains():
     """>= 200 random chains (k = 2..4, T <= 24, transition and initial probabilities down to the
     smallest subnormal, zeros): the extended-range W table never under-reports exact arithmetic

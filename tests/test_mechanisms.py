@@ -195,6 +195,8 @@ def _random_framework(rng, n_theta=2):
     return Framework.from_conditionals(conds, "all")
 
 
+# slow: the time goes to the audit oracle's grids in scipy, not to puffer's kernels
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(10))
 def test_calibrated_mechanisms_keep_eps_on_random_frameworks(seed):
     rng = np.random.default_rng(seed)

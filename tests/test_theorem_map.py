@@ -36,6 +36,8 @@ def test_uncited_public_module_is_reported(tmp_path, monkeypatch):
     assert th._uncited_modules() == ["bad.py"]
 
 
+# slow: scans the sources (pure Python): nothing for the sanitizer run to check
+@pytest.mark.slow
 def test_every_computational_result_is_cited_and_a_missing_one_fails():
     th = _load()
     text, problems = th.generate()

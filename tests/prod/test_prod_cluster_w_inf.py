@@ -1,5 +1,6 @@
 """Markov Delta_G on a real distributed.LocalCluster (2 worker processes) and a real Spark
-local[2]: the Sensitivity (value, witness, every record) is bitwise equal to the single-process
+local[2] (that test is in test_prod_spark.py, which holds the run's one Spark session): the
+Sensitivity (value, witness, every record) is bitwise equal to the single-process
 MarkovChainFramework.w_inf, for prior splits and for position splits of one prior; a worker
 killed mid-job yields the same result or a ClusterError (never a partial maximum); cancellation
 from the driver stops the workers' kernels. Small chains: each test takes seconds."""
@@ -7,31 +8,17 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
 import time
 
 import numpy as np
 import pytest
+from w_inf_cases import FW_ONE, FW_PRIORS, _same
 
 import puffer.dask as pdask
 import puffer.spark as pspark
 from puffer._cluster_w_inf import ClusterError, _plan
 from puffer.errors import ParameterTypeError
 from puffer.models import markov_chain
-
-
-def _chains(n, k, seed):
-    rng = np.random.default_rng(seed)
-    M = rng.dirichlet(np.ones(k) * 0.7, size=(n, k))
-    M[0, 0] = [1.0 - 1e-200 * (k - 1)] + [1e-200] * (k - 1)   # an extreme prior (tiny masses)
-    return M
-
-
-def _same(a, b):
-    assert a.value == b.value and a.witness == b.witness
-    assert len(a.records) == len(b.records)
-    for r, s in zip(a.records, b.records):
-        assert r.theta == s.theta and r.pair == s.pair and r.value == s.value
 
 
 @pytest.fixture(scope="module")
@@ -46,23 +33,6 @@ def client():
     cluster.close()
 
 
-@pytest.fixture(scope="module")
-def spark():
-    from pyspark.sql import SparkSession
-
-    # the interpreter is given through the session's configuration only: an environment variable
-    # set here would leak into the other Spark test modules of the run
-    s = (SparkSession.builder.master("local[2]").appName("puffer-w-inf")
-         .config("spark.pyspark.python", sys.executable).config("spark.pyspark.driver.python", sys.executable)
-         .config("spark.ui.enabled", "false").config("spark.driver.memory", "1g").getOrCreate())
-    yield s
-    s.stop()
-
-
-FW_PRIORS = markov_chain(_chains(7, 3, 1), T=25, values=[0, 1, 3])
-FW_ONE = markov_chain([[0.95, 0.05], [0.1, 0.9]], T=120)
-
-
 def test_plan_covers_every_cell_once():
     for fw, n in ((FW_PRIORS, 3), (FW_PRIORS, 20), (FW_ONE, 7), (FW_ONE, 500)):
         cover = np.zeros((len(fw.priors), fw.length), int)
@@ -75,12 +45,6 @@ def test_plan_covers_every_cell_once():
 def test_dask_bitwise_equal_for_prior_and_position_splits(client):
     for fw, tasks in ((FW_PRIORS, None), (FW_PRIORS, 3), (FW_ONE, 6)):
         _same(pdask.w_inf(fw, client, tasks=tasks), fw.w_inf())
-
-
-def test_spark_bitwise_equal_for_prior_and_position_splits(spark):
-    for fw, tasks in ((FW_PRIORS, None), (FW_ONE, 5)):
-        _same(pspark.w_inf(fw, spark, tasks=tasks), fw.w_inf())
-    _same(pspark.w_inf(FW_PRIORS, spark.sparkContext, tasks=2), FW_PRIORS.w_inf())
 
 
 def test_progress_reaches_the_driver(client):
