@@ -103,7 +103,7 @@ fi
 step "test suite against the installed wheel"
 cp -r tests examples "$WORK/run/"   # the tests read examples/ beside tests/
 cp pyproject.toml "$WORK/run/"   # pytest settings only; there is no python/ tree beside it
-(cd "$WORK/run" && $E/python -m pytest -q -p no:cacheprovider tests --doctest-modules --pyargs puffer)
+(cd "$WORK/run" && $E/python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile tests --doctest-modules --pyargs puffer)
 
 mkdir -p "$DIST"
 cp "$SDIST" "$WHEEL" "$DIST/"

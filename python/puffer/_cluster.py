@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .errors import ParameterError
-from .io.arrow import output_schema, pyarrow
+from .io.arrow import column_values, output_schema, pyarrow
 from .io.plan import NoisePlan, add_rows
 
 if TYPE_CHECKING:
@@ -135,26 +135,8 @@ def noise_arrow_batch(batch: Any, noise: RowNoise, columns: list[str], rows: Any
     for c in columns:
         i = names.index(c)
         arr = arrays[i]
-        valid = None
-        if arr.null_count:
-            if nulls == "error":
-                first = int(np.flatnonzero(~np.asarray(arr.is_valid()))[0])
-                where = rows + first if isinstance(rows, (int, np.integer)) else int(np.asarray(rows)[first])
-                raise ParameterError(f"column {c!r}", f"null at row {where}",
-                                     "no nulls (or nulls='keep' to leave null rows null, without noise)")
-            valid = np.asarray(arr.is_valid(), dtype=bool)
-            arr = arr.fill_null(0)
         t = out_schema.field(c).type
-        raw = arr.to_numpy(zero_copy_only=False)
-        if raw.dtype.kind in "iu" and raw.dtype.itemsize == 8 and raw.size:
-            big = np.flatnonzero((raw > 2**53) | (raw < -(2**53)) if raw.dtype.kind == "i" else raw > 2**53)
-            if big.size:
-                i = int(big[0])
-                where = rows + i if isinstance(rows, (int, np.integer)) else int(np.asarray(rows)[i])
-                raise ParameterError(f"column {c!r}", f"{int(raw[i])} at row {where}",
-                                     "integers with |x| <= 2^53 (exact in the float64 output; beyond, the "
-                                     "spacing of floats swallows the noise)")
-        vals = raw.astype(t.to_pandas_dtype(), copy=False)
+        vals, valid = column_values(arr, c, rows, nulls, t)
         noisy = noise.add(vals, c, rows, valid)
         arrays[i] = pa.array(noisy.astype(t.to_pandas_dtype(), copy=False), type=t,
                              mask=None if valid is None else ~valid)

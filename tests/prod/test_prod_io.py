@@ -185,6 +185,22 @@ def test_secure_mode(tmp_path, fw_file):
         pio.noise_file(src, tmp_path / "s3.parquet", ["x"], ("laplace", {"b": 1.0}), secure=True, key=None)
 
 
+def test_int64_beyond_2_53_is_refused_in_files(tmp_path):
+    # float64 output: 2^62 + 1 would become 2^62 and the noise land on a rounded value; refused
+    # for int64 and uint64 columns, with the first offending value and its row
+    src = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"n": pa.array([3, -(2**53), 2**62 + 1], pa.int64()),
+                             "u": pa.array([0, 2**53 + 2, 1], pa.uint64())}), src)
+    for col, want in (("n", "4611686018427387905 at row 2"), ("u", "9007199254740994 at row 1")):
+        with pytest.raises(ParameterError, match=want):
+            pio.noise_file(src, tmp_path / "o.parquet", [col], ("laplace", {"b": 1.0}), key=KEY, batch_size=2)
+        assert not (tmp_path / "o.parquet").exists()
+    ok = tmp_path / "ok.parquet"
+    pq.write_table(pa.table({"n": pa.array([3, -(2**53), 2**53], pa.int64())}), ok)
+    pio.noise_file(ok, tmp_path / "o.parquet", ["n"], ("laplace", {"b": 1.0}), key=KEY)
+    assert pq.read_table(tmp_path / "o.parquet").column("n").type == pa.float64()
+
+
 def test_nulls_error_and_keep(tmp_path):
     x = pa.array([1.0, None, 3.0, 4.0, None, 6.0])
     src = tmp_path / "in.parquet"

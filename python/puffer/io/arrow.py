@@ -14,7 +14,7 @@ import numpy as np
 from ..errors import ParameterError, ParameterTypeError
 from .plan import NoisePlan, add_rows
 
-__all__ = ["pyarrow", "check_schema", "output_schema", "noise_batch", "NULLS"]
+__all__ = ["pyarrow", "check_schema", "output_schema", "column_values", "noise_batch", "NULLS"]
 
 NULLS = ("error", "keep")
 
@@ -70,6 +70,36 @@ def output_schema(schema: Any, columns: list[str]) -> Any:
     return pa.schema(fields, metadata=schema.metadata)
 
 
+def _row_of(rows: Any, i: int) -> int:
+    """The row number of a batch's i-th row; ``rows``: the first row (int) or the row ids."""
+    return int(rows + i) if isinstance(rows, (int, np.integer)) else int(np.asarray(rows)[i])
+
+
+def column_values(arr: Any, column: str, rows: Any, nulls: str, t: Any) -> tuple[Any, Any]:
+    """(values as the output type ``t``'s dtype, validity mask or None) of one Arrow array.
+
+    Nulls are refused (``nulls="error"``) or set to 0 and masked (``"keep"``); 64-bit integers
+    beyond 2^53 are refused: float64 cannot hold them, and the noise would land on a rounded
+    value (the files, Spark and Dask paths all read their columns here)."""
+    valid = None
+    if arr.null_count:
+        if nulls == "error":
+            first = int(np.flatnonzero(~np.asarray(arr.is_valid()))[0])
+            raise ParameterError(f"column {column!r}", f"null at row {_row_of(rows, first)}",
+                                 "no nulls (or nulls='keep' to leave null rows null, without noise)")
+        valid = np.asarray(arr.is_valid(), dtype=bool)
+        arr = arr.fill_null(0)
+    raw = arr.to_numpy(zero_copy_only=False)
+    if raw.dtype.kind in "iu" and raw.dtype.itemsize == 8 and raw.size:
+        big = np.flatnonzero((raw > 2**53) | (raw < -(2**53)) if raw.dtype.kind == "i" else raw > 2**53)
+        if big.size:
+            i = int(big[0])
+            raise ParameterError(f"column {column!r}", f"{int(raw[i])} at row {_row_of(rows, i)}",
+                                 "integers with |x| <= 2^53 (exact in the float64 output; beyond, the "
+                                 "spacing of floats swallows the noise)")
+    return raw.astype(t.to_pandas_dtype(), copy=False), valid
+
+
 def noise_batch(batch: Any, plan: NoisePlan, columns: list[str], streams: dict[str, Any] | None, rows: Any, *,
                 nulls: str = "error", out_schema: Any = None, threads: int | None = None,
                 granularity: float | None = None) -> Any:
@@ -85,17 +115,8 @@ def noise_batch(batch: Any, plan: NoisePlan, columns: list[str], streams: dict[s
         arr = arrays[i]
         if isinstance(arr, pa.ChunkedArray):
             arr = arr.combine_chunks()
-        valid = None
-        if arr.null_count:
-            if nulls == "error":
-                first = int(np.flatnonzero(~np.asarray(arr.is_valid()))[0])
-                where = rows + first if isinstance(rows, (int, np.integer)) else int(np.asarray(rows)[first])
-                raise ParameterError(f"column {c!r}", f"null at row {where}",
-                                     "no nulls (or nulls='keep' to leave null rows null, without noise)")
-            valid = np.asarray(arr.is_valid(), dtype=bool)
-            arr = arr.fill_null(0)
         t = out_schema.field(c).type
-        vals = arr.to_numpy(zero_copy_only=False).astype(t.to_pandas_dtype(), copy=False)
+        vals, valid = column_values(arr, c, rows, nulls, t)
         noisy = add_rows(plan, vals, None if streams is None else streams[c], rows, valid=valid,
                          secure_granularity=granularity, threads=threads, column=c)
         arrays[i] = pa.array(noisy, type=t, mask=None if valid is None else ~valid)
