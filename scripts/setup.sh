@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Idempotent set-up from nothing on Debian (root): system packages, a virtual environment in
 # .venv, and puffer built and installed into it with its test and bench extras.
+# `--tools`: stop after the build tools (system packages, .venv, cmake, ninja, pybind11), enough
+# for scripts/cpp_checks.sh to start compiling while the rest of the set-up runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Each step is announced on stderr with the time since set-up began: a first run spends minutes
@@ -34,6 +36,13 @@ step "pip: build tools (scikit-build-core, pybind11, cmake, ninja)"
 $PY -m pip install -q --disable-pip-version-check --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
 $PY -m pip install -q --disable-pip-version-check "scikit-build-core>=0.10" "pybind11>=2.12" "numpy>=1.24" \
   "cmake>=3.18" ninja setuptools wheel  # setuptools + wheel: pyspark ships only an sdist
+if [ "${1:-}" = "--tools" ]; then
+  step "build tools ready"
+  exit 0
+elif [ $# -gt 0 ]; then
+  echo "usage: bash scripts/setup.sh [--tools]" >&2
+  exit 2
+fi
 # the distribution was called "puffer" before it became "puffer-privacy": both own puffer/, so
 # the old record goes first (pip then reinstalls every file of the new one)
 if $PY -m pip show -q puffer >/dev/null 2>&1; then

@@ -180,7 +180,8 @@ def test_fast_path_equals_exact_and_reference_on_random_underflowing_chains():
     assert n_over < 0.05 * n_exact
 
 
-@pytest.mark.parametrize("seed", range(1, 8))
+# seed 1 also runs under ASan; the others (exact-rational oracle in Python) in the plain suite only
+@pytest.mark.parametrize("seed", [1] + [pytest.param(s, marks=pytest.mark.slow) for s in range(2, 8)])
 def test_no_under_report_on_the_seeds_that_found_near_ties(seed):
     """Issue 9: with seeds 1-7 the same loop found positions where the float level rule
     under-reported exact arithmetic (5 for 10, 1 for 4, 3 for 6). The certified walk never

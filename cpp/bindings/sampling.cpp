@@ -2,13 +2,12 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
-#include <algorithm>
-#include <cmath>
-#include <cstring>
+#include <string>
 
 #include "bindings/registry.hpp"
 #include "common/errors.hpp"
 #include "common/parallel.hpp"
+#include "sampling/buffers.hpp"
 #include "sampling/chacha20.hpp"
 #include "sampling/keyed_stream.hpp"
 #include "sampling/philox.hpp"
@@ -148,56 +147,28 @@ PUFFER_BIND_SUBMODULE(sampling, m) {
         "The eight 64-bit words of attempt `attempt` of value `index` (rejection layouts; for tests).");
   m.def("fill_constant",
         [](py::array out, double value, unsigned threads) {
-          // The memory-write ceiling the benchmark compares against: the same pool, the same
-          // 2^15-value tasks, nothing but stores.
           std::size_t n = 0;
           double* o = flat_ptr<double>(out, "out", true, n);
-          puffer::require(threads <= puffer::kMaxThreads, "threads", threads, "0 (all cores) to 256 (puffer.sampling.MAX_THREADS)");
           py::gil_scoped_release release;
-          const std::size_t task = std::size_t(1) << 15;
-          puffer::parallel_for((n + task - 1) / task, threads, [&](std::size_t t) {
-            const std::size_t lo = t * task, hi = std::min(n, lo + task);
-            std::fill(o + lo, o + hi, value);
-          });
+          ps::fill_constant(o, n, value, threads);
         },
-        py::arg("out"), py::arg("value"), py::arg("threads") = 0);
+        py::arg("out"), py::arg("value"), py::arg("threads") = 0,
+        "The memory-write ceiling the benchmark compares against: the same pool, 2^15-value tasks, "
+        "nothing but stores.");
   m.def("first_nonfinite",
         [](py::array values, unsigned threads) -> long long {
-          // Index of the first NaN/inf in a float32/float64 buffer, or -1 (a parallel read-only
-          // pass, so add_noise rejects bad input before writing anything).
+          // a parallel read-only pass, so add_noise rejects bad input before writing anything
           std::size_t n = 0;
-          const bool f64 = values.dtype().is(py::dtype::of<double>());
-          const void* ptr = f64 ? static_cast<const void*>(flat_ptr<double>(values, "values", false, n))
-                                : static_cast<const void*>(flat_ptr<float>(values, "values", false, n));
-          puffer::require(threads <= puffer::kMaxThreads, "threads", threads, "0 (all cores) to 256 (puffer.sampling.MAX_THREADS)");
+          if (values.dtype().is(py::dtype::of<double>())) {
+            const double* v = flat_ptr<double>(values, "values", false, n);
+            py::gil_scoped_release release;
+            return ps::first_nonfinite(v, n, threads);
+          }
+          const float* v = flat_ptr<float>(values, "values", false, n);
           py::gil_scoped_release release;
-          const std::size_t task = std::size_t(1) << 16;
-          const std::size_t n_tasks = (n + task - 1) / task;
-          std::vector<long long> first(n_tasks, -1);
-          puffer::parallel_for(n_tasks, threads, [&](std::size_t t) {
-            const std::size_t lo = t * task, hi = std::min(n, lo + task);
-            bool bad = false;
-            if (f64) {
-              const double* v = static_cast<const double*>(ptr);
-              for (std::size_t i = lo; i < hi; ++i) bad |= !(v[i] - v[i] == 0.0);
-            } else {
-              const float* v = static_cast<const float*>(ptr);
-              for (std::size_t i = lo; i < hi; ++i) bad |= !(v[i] - v[i] == 0.0f);
-            }
-            if (!bad) return;
-            for (std::size_t i = lo; i < hi; ++i) {
-              const double x = f64 ? static_cast<const double*>(ptr)[i] : double(static_cast<const float*>(ptr)[i]);
-              if (!std::isfinite(x)) {
-                first[t] = (long long)i;
-                return;
-              }
-            }
-          });
-          for (long long f : first)
-            if (f >= 0) return f;
-          return -1;
+          return ps::first_nonfinite(v, n, threads);
         },
-        py::arg("values"), py::arg("threads") = 0);
+        py::arg("values"), py::arg("threads") = 0, "Index of the first NaN/inf in a float32/float64 buffer, or -1.");
   m.def("simd_targets", &ps::simd_targets, "SIMD targets compiled in and supported by this CPU, best first.");
   m.def("simd_target", &ps::simd_target, "The SIMD target in use.");
   m.def("set_simd_target", &ps::set_simd_target, py::arg("name"),

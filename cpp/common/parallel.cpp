@@ -203,4 +203,18 @@ void parallel_for(std::size_t n_tasks, unsigned threads, const std::function<voi
   pool->run(n_tasks, helpers, body);
 }
 
+double parallel_sum_of_squares(std::size_t n, unsigned threads) {
+  require(threads <= kMaxThreads, "threads", threads, "0 (all cores) to 256 (puffer.sampling.MAX_THREADS)");
+  const std::size_t n_tasks = (n + 1023) / 1024;
+  std::vector<double> part(n_tasks, 0.0);
+  parallel_for(n_tasks, threads, [&](std::size_t t) {
+    double s = 0.0;
+    for (std::size_t i = t * 1024; i < std::min(n, (t + 1) * 1024); ++i) s += double(i) * double(i);
+    part[t] = s;
+  });
+  double s = 0.0;
+  for (double x : part) s += x;
+  return s;
+}
+
 }  // namespace puffer

@@ -26,6 +26,10 @@ void parallel_for(std::size_t n_tasks, unsigned threads, const std::function<voi
 // Number of worker threads in the largest pool started so far (tests / diagnostics).
 unsigned pool_workers();
 
+// Pool self-test (tests, TSan): sum of i^2 for i < n, one task per 1024 values, each task
+// writing its own slot.
+double parallel_sum_of_squares(std::size_t n, unsigned threads);
+
 // Test hook: a detached thread holds the pool mutex for `ms` milliseconds (what a thread busy
 // creating a pool does), so a test can fork() at that moment.
 void hold_pool_mutex_for_tests(unsigned ms);

@@ -8,8 +8,15 @@ in [1e-3, 1e2] and extreme shapes (Student-t nu up to 1e8 -- where log((1+A)(1+B
 k eps / 4 and under-reported by 2e-12 -- and down to 0.05; generalized Cauchy k down to 1.05;
 generalized Gaussian beta in [1, 8]). Every puffer value must be >= the 50-digit truth
 (a certified upper bound) and at most 1e-6 relative above it (a tightness check that fails if a
-scale is off by a few percent)."""
+scale is off by a few percent).
+
+The oracle's values (about a CPU-minute of mpmath) are stored in
+tests/data/snd_renyi_random_truth.json, keyed by the case's parameters; a case not stored there
+(a changed seed or family) is integrated on the spot. Regenerate the file with
+``PYTHONPATH=tests python tests/soundness/test_snd_renyi_random.py``."""
+import json
 import math
+from pathlib import Path
 
 import mpmath as mp
 import numpy as np
@@ -19,6 +26,7 @@ import renyi_mpmath_refs as R
 from puffer.noise import Gaussian, GenCauchy, GenGaussian, Laplace, Logistic, StudentT
 
 N_CASES = 36
+TRUTH_FILE = Path(__file__).resolve().parent.parent / "data" / "snd_renyi_random_truth.json"
 SEED = 20261124
 # the oracle's quadrature error (relative) for the heavy-tailed cases; comparisons allow it
 ORACLE_REL = 1e-20
@@ -47,38 +55,73 @@ def _cases():
     return out
 
 
-def _noise_and_truth(fam, alpha, v, scale, r):
+def _shape(fam, r):
+    """The family's shape parameter (nu, k or beta) for the uniform draw r."""
+    return {"student_big": float(10 ** (3 + 5 * r)), "student_small": float(0.05 + 0.95 * r),
+            "gen_cauchy": float(1.05 + 49 * r * r), "gen_gauss": float(1 + 7 * r)}.get(fam)
+
+
+def _noise(fam, scale, r):
+    sh = _shape(fam, r)
+    return {"gaussian": lambda: Gaussian(scale), "laplace": lambda: Laplace(scale),
+            "student_big": lambda: StudentT(sh, scale), "student_small": lambda: StudentT(sh, scale),
+            "gen_cauchy": lambda: GenCauchy(scale, sh), "gen_gauss": lambda: GenGaussian(sh, scale),
+            "logistic": lambda: Logistic(scale)}[fam]()
+
+
+def _truth(fam, alpha, v, scale, r):
+    """The oracle: closed forms (Gaussian, Laplace) or the 50-digit integral of the definition."""
     u = R.std_u(v, scale)
+    sh = _shape(fam, r)
     if fam == "gaussian":
-        return Gaussian(scale), _closed_gaussian(alpha, u)
+        return _closed_gaussian(alpha, u)
     if fam == "laplace":
-        return Laplace(scale), _closed_laplace(alpha, u)
+        return _closed_laplace(alpha, u)
     if fam == "student_big":
-        nu = float(10 ** (3 + 5 * r))
-        return StudentT(nu, scale), R.divergence(dict(kind="t", k=nu + 1, nu=nu), alpha, u)
+        return R.divergence(dict(kind="t", k=sh + 1, nu=sh), alpha, u)
     if fam == "student_small":
-        nu = float(0.05 + 0.95 * r)
-        return StudentT(nu, scale), R.divergence(dict(kind="t", k=nu + 1, nu=nu), alpha, u, ORACLE_REL)
+        return R.divergence(dict(kind="t", k=sh + 1, nu=sh), alpha, u, ORACLE_REL)
     if fam == "gen_cauchy":
-        k = float(1.05 + 49 * r * r)
-        return GenCauchy(scale, k), R.divergence(dict(kind="t", k=k, nu=1.0), alpha, u, ORACLE_REL)
+        return R.divergence(dict(kind="t", k=sh, nu=1.0), alpha, u, ORACLE_REL)
     if fam == "gen_gauss":
-        beta = float(1 + 7 * r)
-        return GenGaussian(beta, scale), R.divergence(dict(kind="gg", beta=beta), alpha, u)
-    return Logistic(scale), R.divergence(dict(kind="logistic"), alpha, u)
+        return R.divergence(dict(kind="gg", beta=sh), alpha, u)
+    return R.divergence(dict(kind="logistic"), alpha, u)
+
+
+def _key(case):
+    return "|".join(repr(x) for x in case)
+
+
+def _stored():
+    return json.loads(TRUTH_FILE.read_text()) if TRUTH_FILE.is_file() else {}
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("case", _cases(), ids=lambda c: f"{c[0]}-a{c[1]:.3g}-v{c[2]:.3g}")
 def test_no_under_report(case):
     fam, alpha, v, scale, r = case
-    noise, truth = _noise_and_truth(*case)
-    got = noise.renyi_shift(alpha, v)
-    assert math.isfinite(got)
     mp.mp.dps = R.DPS
+    stored = _stored().get(_key(case))
+    truth = mp.mpf(stored) if stored is not None else _truth(*case)
+    got = _noise(fam, scale, r).renyi_shift(alpha, v)
+    assert math.isfinite(got)
     assert mp.mpf(got) >= truth * (1 - mp.mpf(ORACLE_REL)), f"under-report: {got!r} < {mp.nstr(truth, 25)}"
     assert mp.mpf(got) <= truth * (1 + mp.mpf("1e-6")) + mp.mpf("1e-300"), \
         f"loose: {got!r} vs {mp.nstr(truth, 25)}"
+
+
+@pytest.mark.slow
+def test_stored_truths_are_the_oracle_s():
+    """The stored file holds every case, and a spot check of three cases (one per kind of oracle:
+    closed form, 50-digit quadrature, heavy-tailed quadrature) re-integrates to the stored digits."""
+    stored = _stored()
+    cases = _cases()
+    assert {_key(c) for c in cases} <= set(stored), "regenerate tests/data/snd_renyi_random_truth.json"
+    mp.mp.dps = R.DPS
+    for fam in ("laplace", "gen_gauss", "logistic"):
+        case = next(c for c in cases if c[0] == fam)
+        truth = _truth(*case)
+        assert abs(mp.mpf(stored[_key(case)]) - truth) <= abs(truth) * mp.mpf("1e-40") + mp.mpf("1e-300"), fam
 
 
 @pytest.mark.parametrize("nu,alpha", [(1e6, 1.01), (1e6, 2.0), (3e5, 1.1), (1e6, 1.001)])
@@ -87,3 +130,10 @@ def test_student_large_nu_regression(nu, alpha):
     truth = R.divergence(dict(kind="t", k=nu + 1, nu=nu), alpha, 1.0)
     got = StudentT(nu, 1.0).renyi_shift(alpha, 1.0)
     assert mp.mpf(got) >= truth
+
+
+if __name__ == "__main__":  # regenerate the stored oracle values
+    mp.mp.dps = R.DPS
+    TRUTH_FILE.write_text(json.dumps({_key(c): mp.nstr(_truth(*c), R.DPS)
+                                      for c in _cases()}, indent=1) + "\n")
+    print(f"wrote {TRUTH_FILE}")

@@ -10,7 +10,9 @@ def max_threads() -> int:
     The largest threads= any kernel accepts.
     """
 def parallel_sum_of_squares(n: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> float:
-    ...
+    """
+    Exercises the pool end to end (tests): sum of i^2 for i < n, one task per 1024.
+    """
 def pool_workers() -> int:
     """
     Worker threads of the largest pool started so far.

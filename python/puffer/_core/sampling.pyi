@@ -181,7 +181,9 @@ def chacha20_block(state: typing.Annotated[collections.abc.Sequence[typing.Suppo
     RFC 8439 ChaCha20 block function (for the known-answer test).
     """
 def fill_constant(out: numpy.ndarray, value: typing.SupportsFloat | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
-    ...
+    """
+    The memory-write ceiling the benchmark compares against: the same pool, 2^15-value tasks, nothing but stores.
+    """
 def fill_f32(kind: typing.SupportsInt | typing.SupportsIndex, p0: typing.SupportsFloat | typing.SupportsIndex, p1: typing.SupportsFloat | typing.SupportsIndex, k0: typing.SupportsInt | typing.SupportsIndex, k1: typing.SupportsInt | typing.SupportsIndex, word: typing.SupportsInt | typing.SupportsIndex, start: typing.SupportsInt | typing.SupportsIndex, out: numpy.ndarray, values: typing.Any = None, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
     ...
 def fill_f64(kind: typing.SupportsInt | typing.SupportsIndex, p0: typing.SupportsFloat | typing.SupportsIndex, p1: typing.SupportsFloat | typing.SupportsIndex, k0: typing.SupportsInt | typing.SupportsIndex, k1: typing.SupportsInt | typing.SupportsIndex, word: typing.SupportsInt | typing.SupportsIndex, start: typing.SupportsInt | typing.SupportsIndex, out: numpy.ndarray, values: typing.Any = None, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
@@ -193,7 +195,9 @@ def fill_keyed_f64(kind: typing.SupportsInt | typing.SupportsIndex, p0: typing.S
     Keyed ChaCha20 stream (sampling/keyed_stream.hpp): out = values + X[start:start+n]; key: 32 secret bytes.
     """
 def first_nonfinite(values: numpy.ndarray, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> int:
-    ...
+    """
+    Index of the first NaN/inf in a float32/float64 buffer, or -1.
+    """
 def keyed_pair_words(key: bytes, word: typing.SupportsInt | typing.SupportsIndex, block: typing.SupportsInt | typing.SupportsIndex) -> typing.Annotated[list[int], "FixedSize(8)"]:
     """
     The eight 64-bit words of pair-layout block `block` (scalar reference, for tests).
