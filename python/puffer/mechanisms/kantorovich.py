@@ -43,7 +43,8 @@ from ._base import Mechanism, scale_up
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from ..noise import Gaussian, Laplace
+    # families.Laplace in annotations: puffer.capacity.restricted has a Laplace too
+    from ..noise import Gaussian, families
 
     #: the row / column of a plan that binds Theorem 2: ("row" | "col", x), None when none does
     _Where = tuple[str, float] | None
@@ -332,7 +333,7 @@ class Kantorovich(Mechanism):
     guarantee: PP   # narrows Mechanism.guarantee
     #: Laplace(theta) for the default metric, the exponential mechanism's noise for a user metric;
     #: None: identical conditionals, no noise needed
-    noise: Laplace | _ExponentialNoise | None
+    noise: families.Laplace | _ExponentialNoise | None
     #: (prior, pair, binding row/column) of the pair that sets theta (plan methods), else None
     binding: tuple[Any, Any, _Where] | None
 

@@ -96,7 +96,8 @@ from ..refs import Ref
 from ._base import Mechanism, scale_up
 
 if TYPE_CHECKING:
-    from ..noise import Laplace
+    # families.Laplace in annotations: puffer.capacity.restricted has a Laplace too
+    from ..noise import families
 
 #: a node's best quilt: (sigma, a, b, card, max-influence, index of the binding pair among the
 #: possible ones); a / b None: no quilt node on that side
@@ -550,7 +551,7 @@ class MarkovQuilt(Mechanism):
     (1.80599, PP(eps=1.0, delta=0.0))
     """
     guarantee: PP   # narrows Mechanism.guarantee
-    noise: Laplace | None   # None: a constant query (L = 0), no noise needed
+    noise: families.Laplace | None   # None: a constant query (L = 0), no noise needed
 
     theorem = ("Song et al. 2017, Markov Quilt Mechanism for Markov chains "
                "(MQMExact / MQMApprox): F(X) + L Lap(sigma_max) is eps-Pufferfish private")

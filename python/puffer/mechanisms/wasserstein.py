@@ -33,7 +33,9 @@ from ._base import Mechanism, scale_up
 
 if TYPE_CHECKING:
     from ..framework import Sensitivity
-    from ..noise import IID, Laplace, NoiseFamily
+
+    # families.Laplace in annotations: puffer.capacity.restricted has a Laplace too
+    from ..noise import IID, NoiseFamily, families
 
 __all__ = ["Wasserstein", "GeneralWasserstein", "ApproximateWasserstein", "DistributionAwareWasserstein"]
 
@@ -56,7 +58,7 @@ class Wasserstein(Mechanism):
     2.0000000000000018
     """
     guarantee: PP   # narrows Mechanism.guarantee
-    noise: Laplace | None   # None: zero sensitivity, no noise needed
+    noise: families.Laplace | None   # None: zero sensitivity, no noise needed
 
     theorem = "Song et al. 2017, Wasserstein mechanism; Pierquin et al. 2024, Cor 3.1 (Laplace, PP)"
     refs = (Ref("song2017", "Wasserstein mechanism (Thm 3.2)"), Ref("pierquin2024", "Cor 3.1"))
