@@ -101,7 +101,7 @@ else
 fi
 
 step "test suite against the installed wheel"
-cp -r tests examples "$WORK/run/"   # the tests read examples/ beside tests/
+cp -r tests examples bench "$WORK/run/"   # the tests read examples/ and bench/markov_cost_calibration.json beside tests/
 cp pyproject.toml "$WORK/run/"   # pytest settings only; there is no python/ tree beside it
 (cd "$WORK/run" && $E/python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile tests --doctest-modules --pyargs puffer)
 
