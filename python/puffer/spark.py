@@ -210,7 +210,7 @@ def add_noise(df: Any, columns: Any, mechanism: Any, *, key: Any = None, ledger:
         raise ModuleNotFoundError("puffer.spark needs pyspark: pip install 'puffer-privacy[spark]'") from exc
 
     if not isinstance(df, DataFrame):
-        raise ParameterTypeError("df", type(df).__name__, "a pyspark.sql.DataFrame")
+        raise ParameterTypeError("df", df, "a pyspark.sql.DataFrame")
     cols = as_columns(columns)
     nulls = nulls_arg(nulls)
     thr = threads_arg(threads)

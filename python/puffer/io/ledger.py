@@ -74,6 +74,17 @@ def _fsync_dir(folder: str) -> None:
         os.close(fd)
 
 
+def _starting_worker() -> bool:
+    """True while a spawned or forkserver worker process (Dask's nannies, multiprocessing's
+    "spawn") re-runs the main script to start up: the flag multiprocessing itself checks to refuse
+    starting processes at that point (``spawn._check_not_importing_main``). A script without an
+    ``if __name__ == "__main__":`` guard would otherwise publish once more from every worker."""
+    import sys
+
+    mp = sys.modules.get("multiprocessing.process")   # not imported: no worker start-up under way
+    return mp is not None and bool(getattr(mp.current_process(), "_inheriting", False))
+
+
 def _split(data: bytes) -> tuple[list[bytes], bytes]:
     """(complete lines without their newline, trailing bytes after the last newline)."""
     if not data:
@@ -100,7 +111,13 @@ class Ledger:
     # ------------------------------------------------------------------ checks
     def check_writable(self) -> None:
         """Refuse (PufferIOError) a ledger that cannot be appended to: a missing or read-only
-        folder, a read-only file, a folder at the path. Called before anything is published."""
+        folder, a read-only file, a folder at the path. Called before anything is published.
+        Also refused (ParameterError): a process that is re-running the main script while it
+        starts (a spawned Dask or multiprocessing worker; see :func:`_starting_worker`)."""
+        if _starting_worker():
+            raise ParameterError("ledger", self.path, "a release from the main process: this process is a worker "
+                                 "(Dask, multiprocessing) re-running the main script while it starts; put the "
+                                 "script's work under `if __name__ == \"__main__\":`")
         folder = os.path.dirname(self.path)
         if os.path.isdir(self.path):
             raise ParameterError("ledger", self.path, "a file, not a folder")

@@ -586,11 +586,16 @@ class MarkovQuilt(Mechanism):
         M, P0 = framework.transitions, framework.initial_laws
         worst: tuple[float, Hashable, QuiltChoice] | None = None
         self.per_prior: dict[Hashable, QuiltChoice] = {}
+        from .._progress import resolve
+
+        beat = resolve(None, label=f"Markov quilts (T={framework.length})")   # many priors: minutes
         for j, th in enumerate(framework.priors):
             s, q = mqm_sigma(M[j], P0[j], framework.length, self.eps, method=method, _compat=_compat)
             self.per_prior[th] = q
             if worst is None or s > worst[0]:
                 worst = (s, th, q)
+            if beat is not None:
+                beat(j + 1, len(framework.priors))
         assert worst is not None
         sigma, th, q = worst
         self.sigma = sigma
