@@ -5,7 +5,7 @@ and the :class:`~puffer.publish.options.PublishOptions`, before anything is read
 
 1. an integer ``seed`` is refused (:data:`puffer.publish.keys.SEED_REFUSED`);
 2. the ledger: resolved (``options.ledger`` or the engine's default), not the input or the
-   output, its folder writable, its chain intact;
+   output, its folder writable, its chain and signatures intact, the signing key its own;
 3. the mechanism resolved (:func:`puffer.publish.plan.resolve`) and checked against the columns;
    zero sensitivity (no noise at all) needs ``allow_unnoised``;
 4. the privacy unit (:func:`puffer.publish.units.unit_spec`);
@@ -114,9 +114,9 @@ def prepare(mechanism: Any, columns: Any, options: PublishOptions, *, default_le
     led_path = default_ledger if o.ledger is None else os.path.abspath(os.fspath(o.ledger))
     if os.path.realpath(led_path) in {os.path.realpath(p) for p in avoid}:
         raise ParameterError("ledger", led_path, "a file other than the input and the output")
-    led = Ledger(led_path)
+    led = Ledger(led_path, signing_key=o.signing_key)
     led.check_writable()  # a read-only or missing ledger folder: refused before any work
-    led.entries()         # a broken chain: refused before any work
+    led.check_signer()    # a broken chain or forged signature, a missing or other signing key: refused now
     plan = resolve(mechanism, select=o.select)
     plan.check_columns(cols)
     if plan.kind is None and not o.allow_unnoised:

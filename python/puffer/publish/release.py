@@ -165,7 +165,8 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
                   input_sha256: str | None = None, input: str | None = None, config: dict[str, Any] | None = None,
                   unit: dict[str, Any] | None = None, framework: Any = None, path_kind: str = "file",
                   allow_uncomposed: bool = False, budget: Any = None, secure: bool = False,
-                  post_processing: list[dict[str, Any]] | None = None, is_busy: Any = None) -> Release:
+                  post_processing: list[dict[str, Any]] | None = None, signing_key: Any = None,
+                  is_busy: Any = None) -> Release:
     """Validate a release and open it (see the module docstring); nothing is written yet.
 
     ``plan``: the :class:`~puffer.publish.plan.NoisePlan`; ``config``: every option that changes the
@@ -173,7 +174,8 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
     (:mod:`puffer.publish.units`); ``framework``: the full framework description (the config dict
     of a framework file) to embed; ``path_kind``: "file", "spark" or "dask";
     ``post_processing``: the descriptions of the post-processing steps applied after the noise
-    (:class:`puffer.publish.noise.PostStep`), recorded in the entry.
+    (:class:`puffer.publish.noise.PostStep`), recorded in the entry; ``signing_key``: signs every
+    entry and checkpoint of the release (:mod:`puffer.publish.ledger`; a signed ledger needs it).
 
     >>> import os, tempfile, puffer.io as pio
     >>> d = tempfile.mkdtemp()
@@ -191,8 +193,13 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
         raise ParameterTypeError("allow_uncomposed", allow_uncomposed, "True or False")
     if path_kind not in ("file", "spark", "dask"):
         raise ParameterError("path_kind", path_kind, "'file', 'spark' or 'dask'")
-    led = ledger if isinstance(ledger, Ledger) else Ledger(ledger)
+    if isinstance(ledger, Ledger):
+        led = ledger if signing_key is None or ledger.signing_key is not None else Ledger(ledger.path,
+                                                                                          signing_key=signing_key)
+    else:
+        led = Ledger(ledger, signing_key=signing_key)
     led.check_writable()
+    led.check_signer()  # an unsigned release into a signed ledger, or another key: refused before any work
     k = as_key(key, insecure_seed=insecure_seed)
     if secure and (key is not None or insecure_seed is not None):
         raise ParameterError("key", "given", "no key in secure mode (its lattice noise comes from OS entropy "
