@@ -218,6 +218,7 @@ def _ledger(args: argparse.Namespace) -> int:
 def _noise(args: argparse.Namespace) -> int:
     from .engines.file import noise_file
     from .ledger import canonical, default_ledger_path
+    from .preamble import ledger_path
 
     if args.noise is not None:
         if args.scale is None:
@@ -232,9 +233,9 @@ def _noise(args: argparse.Namespace) -> int:
     if args.seed is not None:
         from .keys import refuse_seed
         refuse_seed(args.seed)
-    ledger = args.ledger or default_ledger_path(args.output)
+    ledger = ledger_path(args.ledger, default_ledger_path(args.output))
     entry = noise_file(args.input, args.output, args.columns, mechanism, key=args.key, secure=args.secure,
-                       select=args.select, ledger=ledger, unit=args.unit, order=args.order, per_unit=args.per_unit,
+                       select=args.select, ledger=args.ledger, unit=args.unit, order=args.order, per_unit=args.per_unit,
                        rerun=args.rerun, allow_uncomposed=args.allow_uncomposed, allow_unnoised=args.allow_unnoised,
                        budget=args.budget, batch_size=args.batch_size, nulls=args.nulls, threads=args.threads,
                        input_format=args.input_format, signing_key=args.sign)

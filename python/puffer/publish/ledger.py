@@ -64,6 +64,7 @@ from typing import Any
 from ..errors import LedgerError, ParameterError, ParameterTypeError, PufferIOError
 from .digest import output_state
 from .signing import CHECKPOINT_DOMAIN, ENTRY_DOMAIN, PublicKey, SigningKey, as_public_key, as_signing_key
+from .unitsets import load_units
 
 __all__ = ["Ledger", "LedgerError", "read_ledger", "append_ledger", "verify", "checkpoint", "LEDGER_VERSION",
            "GENESIS", "default_ledger_path", "canonical", "checkpoint_path", "release_states"]
@@ -466,6 +467,9 @@ class Ledger:
                                   "cut off the end or the chain was rewritten")
             anchored = len(lines)
         entries = self._parse(lines)
+        for e in entries:  # unit sets kept beside the ledger: there, with the digest their entry signs
+            if e.get("event") == "pending":
+                load_units(e, self.path)
         state = release_states(entries)
         pending = []
         for rid, st in state.items():
