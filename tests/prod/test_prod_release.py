@@ -84,7 +84,7 @@ def test_seed_search_over_every_ledger_field_finds_nothing(tmp_path):
 def cli_show(led):
     import io
 
-    from puffer.publish.cli import ledger_report, print_report
+    from puffer.publish.report import ledger_report, print_report
     buf = io.StringIO()
     print_report(ledger_report(str(led)), buf)
     return buf.getvalue()
@@ -196,7 +196,7 @@ def test_raw_rows_under_a_per_unit_framework_are_refused(tmp_path):
     with pytest.raises(ParameterError, match="no total guarantee: 2 releases"):
         pio.noise_file(src, tmp_path / "o3.parquet", "kwh", fw, ledger=led, unit="household")
     rep = cli_show(led)
-    assert "household" in rep and '"eps": 1.0' in rep
+    assert "household" in rep and "PP(eps=1, delta=0)" in rep
 
 
 def test_zero_sensitivity_release_is_refused(tmp_path):

@@ -638,4 +638,5 @@ def append_ledger(path: str | os.PathLike[str], note: dict[str, Any], *, signing
     if not isinstance(note, dict):
         raise ParameterTypeError("note", note, "a dict (a JSON object)")
     canonical(note)  # JSON-able, or a clear error
-    return Ledger(path, signing_key=signing_key).append({"event": "note", "note": note, "time": _now()})
+    return Ledger(path, signing_key=signing_key).append({"puffer_ledger": LEDGER_VERSION, "event": "note",
+                                                         "note": note, "time": _now()})
