@@ -22,7 +22,9 @@ Model keys by kind:
   pair); optional ``init`` ("stationary" or a probability vector), ``values`` (the state values),
   ``labels`` (one per prior), ``normalize`` (a row-sum tolerance, at most 0.01: rows of matrices
   estimated from data and rounded, within it of 1, are divided by their sum; recorded in the
-  framework).
+  framework), ``period`` (an integer P >= 1: ``trans`` is one period of P matrices per prior,
+  the step X_t -> X_(t+1) using matrix t mod P; without it, a list of T - 1 matrices per prior is
+  a matrix per step).
 * independent_users: ``p`` (list of probabilities), optional ``users``.
 * correlated_pair: optional ``p`` (default 0.5), ``rho`` (default 0.3).
 * joint_counts: ``counts``, ``secrets``, ``x_values``, optional ``pairs``.
@@ -49,7 +51,7 @@ _TARGET = {"eps": True, "delta": False, "alpha": False}
 _RELEASE = {"values": True, "seed": False}
 _MODEL = {
     "markov_chain": {"kind": True, "T": True, "trans": False, "grid": False, "init": False,
-                     "values": False, "labels": False, "normalize": False},
+                     "values": False, "labels": False, "normalize": False, "period": False},
     "independent_users": {"kind": True, "p": True, "users": False},
     "correlated_pair": {"kind": True, "p": False, "rho": False},
     "joint_counts": {"kind": True, "counts": True, "secrets": True, "x_values": True, "pairs": False},
@@ -120,6 +122,11 @@ def validate_config(cfg: Any) -> dict[str, Any]:
             raise ParameterError("model.normalize", model["normalize"], "a row-sum tolerance in (0, 0.01]")
         if isinstance(model["T"], bool) or not isinstance(model["T"], int) or model["T"] < 1:
             raise ParameterError("model.T", model["T"], "an integer >= 1")
+        per = model.get("period")
+        if per is not None and (isinstance(per, bool) or not isinstance(per, int) or per < 1):
+            raise ParameterError("model.period", per, "an integer >= 1 (matrices per period)")
+        if per is not None and "grid" in model:
+            raise ParameterError("model.period", per, "no period with 'grid' (a grid gives homogeneous priors)")
     target = _keys("target", cfg["target"], _TARGET)
     if _number("target.eps", target["eps"]) <= 0:
         raise ParameterError("target.eps", target["eps"], "eps > 0")
