@@ -330,7 +330,7 @@ def test_year_of_half_hours_cost_memory_and_cluster_task():
     """A periodic chain at T = 17,520 (period 48, a year of half-hours) goes through cost(), the
     memory check and the cluster task like a homogeneous one: the same estimates (the matrices
     add bytes only) and the cluster task's W at a few positions equals the unrolled chain's."""
-    from puffer._cluster_w_inf import _plan, _task_table
+    from puffer.publish.engines.w_inf import _plan, _task_table
 
     T = 17_520
     rng = np.random.default_rng(48)

@@ -29,6 +29,11 @@ def build_framework(model: dict[str, Any]) -> Framework:
         return models.markov_chain(trans, model["T"], init=model.get("init", "stationary"),
                                    values=model.get("values"), labels=labels, normalize=model.get("normalize"),
                                    period=model.get("period"))
+    if kind == "fit_markov":
+        keys = ("period", "groups", "level", "method", "states", "values", "prior", "n_boot", "seed", "min_count",
+                "init")
+        return models.fit_markov(model["data"], T=model["T"], columns=model.get("columns", ("unit", "order", "state")),
+                                 **{k: model[k] for k in keys if k in model})
     if kind == "independent_users":
         return models.independent_users(model["p"], users=model.get("users"))
     if kind == "correlated_pair":

@@ -21,14 +21,15 @@ from typing import Any, cast, overload
 
 import numpy as np
 
-from . import _core
-from . import _validate as V
-from .dist import DiscreteDist
-from .errors import ParameterError, ParameterTypeError
-from .framework import Cost, Framework, PairRecord, Sensitivity
+from .. import _core
+from .. import _validate as V
+from ..dist import DiscreteDist
+from ..errors import ParameterError, ParameterTypeError
+from ..framework import Cost, Framework, PairRecord, Sensitivity
 
 __all__ = ["independent_users", "correlated_pair", "average_salary", "markov_chain",
-           "MarkovChainFramework", "stationary_distribution", "periodic_stationary_distribution"]
+           "MarkovChainFramework", "stationary_distribution", "periodic_stationary_distribution",
+           "fit_markov", "refit", "MarkovFit", "close_adversary", "theta_profile"]
 
 ABSENT = "⊥"
 
@@ -548,6 +549,19 @@ class MarkovChainFramework(Framework):
                     "the whole chain is one correlated group: the sum changes by up to T * (max - min value)",
                     lazy=True)
         self._computed = False
+        self._fit: Any = None
+
+    def _set_fit(self, rec: Any) -> None:
+        """Attach the record of :func:`puffer.models.fit_markov` (once, at construction)."""
+        self._fit = rec
+        self._name = self._name[:-1] + f", fitted: {rec.method} at level {rec.level:g})"
+
+    @property
+    def fit(self) -> Any:
+        """None, or the :class:`~puffer.models.fit.MarkovFit` of a framework built by
+        :func:`~puffer.models.fit_markov` (how Theta was obtained: method, level, counts, data
+        digest, warnings, the credible box)."""
+        return self._fit
 
     # read-only views of the model (used by puffer.mechanisms.MarkovQuilt)
     @property
@@ -666,7 +680,7 @@ class MarkovChainFramework(Framework):
             return
         import math
 
-        from ._transport_laws import LogDiscreteDist
+        from .._transport_laws import LogDiscreteDist
 
         k, T = self._k, self._T
         span = int(self._vals.max() - self._vals.min())
@@ -825,7 +839,7 @@ class MarkovChainFramework(Framework):
         On a cluster, :func:`puffer.dask.w_inf` / :func:`puffer.spark.w_inf` split the priors
         between the workers and return the same Sensitivity.
         """
-        from ._progress import resolve
+        from .._progress import resolve
 
         if norm is not None:
             # the sum of a chain is 1-D: every norm is |x - y|, and accepting one would hide a
@@ -920,7 +934,9 @@ def markov_chain(trans: Any, T: int, *, init: Any = "stationary", values: Any = 
                                 normalize=normalize, period=period)
 
 # The paper results implemented here (read by scripts/theorems.py for docs/theorems.md).
-from .refs import Ref  # noqa: E402
+from ..refs import Ref  # noqa: E402
+from .fit import MarkovFit, fit_markov, refit  # noqa: E402
+from .theta import close_adversary, theta_profile  # noqa: E402
 
 REFERENCES = {
     "correlated_pair": (Ref("pierquin2024", "Example 1"),),
