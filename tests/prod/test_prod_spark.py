@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
-from w_inf_cases import FW_ONE, FW_PRIORS, _same
+from w_inf_cases import FW_ONE, FW_PERIODIC, FW_PRIORS, _same
 
 import puffer
 import puffer.io as pio
@@ -317,6 +317,6 @@ def test_file_spark_and_dask_releases_are_bitwise_equal(spark, tmp_path, monkeyp
 
 # ---- Markov Delta_G on Spark (the Dask side: test_prod_cluster_w_inf.py) ----------------------
 def test_spark_bitwise_equal_for_prior_and_position_splits(spark):
-    for fw, tasks in ((FW_PRIORS, None), (FW_ONE, 5)):
+    for fw, tasks in ((FW_PRIORS, None), (FW_ONE, 5), (FW_PERIODIC, 3)):
         _same(pspark.w_inf(fw, spark, tasks=tasks), fw.w_inf())
     _same(pspark.w_inf(FW_PRIORS, spark.sparkContext, tasks=2), FW_PRIORS.w_inf())
