@@ -141,10 +141,14 @@ def test_forged_ledgers_are_caught_by_verify(tmp_path, capsys):
         assert "entry" in capsys.readouterr().err
         with pytest.raises(LedgerError):  # and nothing is appended to a forged ledger
             pio.noise_file(src, tmp_path / "more.parquet", "x", LAP, ledger=led)
-    # a forger who recomputes the last hash is caught by a head kept elsewhere
+    # a forger who cuts the last entry is caught by the checkpoint beside the ledger, and, once
+    # that file is gone too, by a head kept elsewhere
     led.write_text(good)
     head = pio.verify(led)["head"]
     led.write_text("".join(lines[:-1]))
+    with pytest.raises(LedgerError, match="cut off"):
+        pio.verify(led)
+    os.remove(str(led) + ".checkpoint")
     assert pio.verify(led)["entries"] == len(lines) - 1
     with pytest.raises(LedgerError, match="cut off"):
         pio.verify(led, head=head)

@@ -237,7 +237,7 @@ def test_python_workers_get_this_interpreter(spark, tmp_path):
 
 # ---- one dataset, one key and nonce: file, Spark and Dask releases (acceptance 2) -------------
 PATH_FIELDS = {"path", "input", "output", "input_sha256", "output_sha256", "release_id", "time", "seconds",
-               "seq", "prev", "hash", "digests", "partitions", "config"}
+               "seq", "prev", "hash", "sig", "digests", "partitions", "config"}
 
 
 def comparable(e):
@@ -258,6 +258,8 @@ def test_file_spark_and_dask_releases_are_bitwise_equal(spark, tmp_path, monkeyp
 
     keyfile = tmp_path / "release.key"
     pio.keygen(keyfile)
+    signer = tmp_path / "ledger.sign"
+    pio.signing_keygen(signer)
     nonce = pio.new_nonce()
     monkeypatch.setattr("puffer.publish.release.new_nonce", lambda: nonce)  # one nonce for the three paths
     rng = np.random.default_rng(11)
@@ -279,7 +281,7 @@ def test_file_spark_and_dask_releases_are_bitwise_equal(spark, tmp_path, monkeyp
 
         for name, (cols, mech, kw, sort) in cases.items():
             led = {p: tmp_path / f"{name}-{p}.jsonl" for p in ("file", "spark", "dask")}
-            opts = PublishOptions(key=keyfile, **kw)  # one options object for the three engines
+            opts = PublishOptions(key=keyfile, signing_key=signer, **kw)  # one options object, three engines
             pio.noise_file(src, tmp_path / f"{name}.parquet", cols, mech, options=opts, ledger=led["file"])
             f_out = pq.read_table(tmp_path / f"{name}.parquet").to_pandas()
             sdf = spark.read.parquet(str(src))
@@ -300,6 +302,8 @@ def test_file_spark_and_dask_releases_are_bitwise_equal(spark, tmp_path, monkeyp
             for p, es in entries.items():
                 assert [e["event"] for e in es] == ["pending", "completed"], p
                 assert es[0]["nonce"] == nonce
+                v = pio.verify(led[p], pub=str(signer) + ".pub", checkpoint=pio.checkpoint(led[p]))
+                assert v["authenticated"] and v["entries"] == 2, p
             want = comparable(entries["file"][0])
             for p in ("spark", "dask"):
                 got = comparable(entries[p][0])

@@ -40,6 +40,7 @@ from .arrow import check_schema, noise_batch, output_schema, pyarrow
 if TYPE_CHECKING:
     from ..noise import ColumnNoise
     from ..units import UnitSpec
+    from ..unitsets import UnitHasher
 
 __all__ = ["noise_file", "FORMATS", "sha256_file"]
 
@@ -227,7 +228,8 @@ def noise_file(input: str | os.PathLike[str], output: str | os.PathLike[str], co
         _clean_orphans(dst)
         with _io(src, "reading the input"):
             in_digest = sha256_file(src)
-        rel = prep.begin(input_sha256=in_digest, path_kind="file", input=src, is_busy=_busy)
+        units = None if prep.hasher is None else _unit_set(src, fmt, cast(str, spec.column), prep.hasher)
+        rel = prep.begin(input_sha256=in_digest, path_kind="file", input=src, units=units, is_busy=_busy)
         noise = prep.noise(rel, threads=thr, positional_secure=False)
         tmp = os.path.join(out_dir, f".{os.path.basename(dst)}{_TMP}{os.getpid()}")
         bar = _progress_bar(sys.stderr.isatty() if progress is None else bool(progress), total)
@@ -272,6 +274,28 @@ def noise_file(input: str | os.PathLike[str], output: str | os.PathLike[str], co
             if bar is not None:
                 bar.close()
     return entry
+
+
+def _unit_set(src: str, fmt: str, column: str, hasher: UnitHasher) -> Any:
+    """The keyed hashes of the distinct ids in the input's unit column (the units the release
+    touches, :mod:`puffer.publish.unitsets`), read before any work."""
+    import numpy as np
+    import pyarrow.compute as pc
+    import pyarrow.csv as pcsv
+    import pyarrow.parquet as pq
+
+    pa = pyarrow()
+    try:
+        if fmt == "parquet":
+            col = pq.read_table(src, columns=[column], page_checksum_verification=True, pre_buffer=False).column(0)
+        else:
+            col = pcsv.read_csv(src, convert_options=pcsv.ConvertOptions(include_columns=[column])).column(0)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise ParameterError("input", src, f"a valid {fmt} file ({exc})") from None
+    if col.null_count:
+        raise ParameterError("unit", column, "no null unit ids")
+    ids = pc.unique(col).to_numpy(zero_copy_only=False)
+    return hasher.unit_set(np.asarray(ids))
 
 
 def _int_check(batch: Any, cols: list[str], out_schema: Any, rows: int) -> None:
