@@ -100,13 +100,17 @@ def _codes(name: str, values: np.ndarray, labels: Sequence[Any] | None) -> tuple
     index = {_plain(x): i for i, x in enumerate(given)}
     if len(index) != len(given):
         raise ParameterError(name, given, "distinct labels")
-    out = np.empty(values.shape[0], dtype=np.int64)
-    for i, v in enumerate(values.tolist()):
+    try:
+        uniq, inv = np.unique(values, return_inverse=True)
+    except TypeError as exc:
+        raise ParameterTypeError(name, values[:5].tolist(), "values that can be sorted") from exc
+    code = np.empty(uniq.size, dtype=np.int64)
+    for i, v in enumerate(uniq.tolist()):
         j = index.get(_plain(v))
         if j is None:
-            raise ParameterError(name, v, f"one of {given} (record {i})")
-        out[i] = j
-    return out, [_plain(x) for x in given]
+            raise ParameterError(name, v, f"one of {given} (record {int(np.flatnonzero(inv.reshape(-1) == i)[0])})")
+        code[i] = j
+    return code[inv.reshape(-1)], [_plain(x) for x in given]
 
 
 def read_traces(traces: Any, *, columns: Sequence[str] = ("unit", "order", "state"), groups: Any = None,
@@ -137,6 +141,8 @@ def read_traces(traces: Any, *, columns: Sequence[str] = ("unit", "order", "stat
                                      "half-hours since a midnight: the phase of a record is order mod period)")
     g = table[groups] if isinstance(groups, str) else np.zeros(u.shape[0], dtype=np.int64)
     u, o, s, g = u[keep], o[keep].astype(np.int64), s[keep], g[keep]
+    if s.dtype.kind == "f" and states is None and np.all(s == np.round(s)):
+        s = s.astype(np.int64)          # integer states read as floats (a column with nulls)
     uc, ul = _codes(cols[0], u, None)
     sc, sl = _codes(cols[2], s, states)
     gc, gl = _codes("groups", g, None)
