@@ -13,7 +13,7 @@ import textwrap
 
 SCRIPT = textwrap.dedent("""
     import multiprocessing as mp, os, sys
-    from puffer.io.ledger import Ledger
+    from puffer.publish.ledger import Ledger
     try:
         with Ledger(os.environ["LEDGER"]).locked():
             pass
