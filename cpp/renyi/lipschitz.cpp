@@ -209,7 +209,14 @@ double custom_shift_divergence_lipschitz(const LogPdfBatch& logpdf, double alpha
     if (!(M > -kInf)) throw NumericalFailure("lipschitz certificate: integrand vanished at u=" + to_str(u));
     return M;
   };
-  merge(uniform(lo, hi, 1024, false, false));
+  {
+    // the declared structure (and its image under the shift) is sampled from the start
+    std::vector<double> x0 = uniform(lo, hi, 1024, false, false);
+    for (std::size_t i = 0; i < n_breaks; ++i) x0.insert(x0.end(), {breaks[i], breaks[i] + u});
+    std::sort(x0.begin(), x0.end());
+    x0.erase(std::unique(x0.begin(), x0.end()), x0.end());
+    merge(x0);
+  }
   // grow the window until g's node values at its outer eighths are e^-40 below the largest
   for (int it = 0; it < 200; ++it) {
     const double M = node_max(), e8 = 0.125 * (hi - lo);
@@ -245,7 +252,9 @@ double custom_shift_divergence_lipschitz(const LogPdfBatch& logpdf, double alpha
     if (LU == kInf) return kInf;
     if (!(LU > -kInf)) throw NumericalFailure("lipschitz certificate: integrand vanished at u=" + to_str(u));
     const std::size_t n = nd.size();
-    if (D_of(LU) <= D_of(LT) * (1.0 + rtol)) {
+    // out of nodes: a bound within 10 rtol of the estimate is still returned (it is certified)
+    const bool out_of_nodes = n >= max_nodes && D_of(LU) <= D_of(LT) * (1.0 + 10.0 * rtol);
+    if (D_of(LU) <= D_of(LT) * (1.0 + rtol) || out_of_nodes) {
       // converged on the window; its outer eighths must be certified e^-30 below the largest
       // value (a tooth of a comb between coarse nodes there would sit just inside the tails)
       const double M = node_max(), e8 = 0.125 * (hi - lo);
@@ -257,8 +266,10 @@ double custom_shift_divergence_lipschitz(const LogPdfBatch& logpdf, double alpha
         if (std::max(nd[i].g, nd[i + 1].g) > M - 40.0) (l ? high_l : high_r) = true;
         if (lU[i] - std::log(nd[i + 1].x - nd[i].x) > M - 30.0) xn.push_back(0.5 * (nd[i].x + nd[i + 1].x));
       }
+      if (xn.empty() && !high_l && !high_r) { done = true; break; }
+      if (out_of_nodes)
+        throw NumericalFailure("lipschitz certificate: " + to_str(n) + " nodes do not bound the window's edges at u=" + to_str(u));
       if (high_l || high_r) { grow(high_l, high_r); continue; }
-      if (xn.empty()) { done = true; break; }
       if (n + xn.size() > max_nodes)
         throw NumericalFailure("lipschitz certificate: " + to_str(n) + " nodes do not bound the window's edges at u=" + to_str(u));
       merge(xn);

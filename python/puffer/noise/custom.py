@@ -22,8 +22,9 @@ shape between the nodes: with a and s = a - b (a = log p(x - v), b = log p(x)) L
 and the sum of these bounds over a window holding all but ~e^-40 of it is refined until it is
 within 0.1 % (``LIPSCHITZ_RTOL``, relative in s_alpha) of the trapezoid rule's; what it returns is
 that sum, an upper bound, not the estimate (Gauss-Kronrod alone returned 1.681 for the 1.745 of
-e^{-|x|} (1 + 0.9 cos 20x) at alpha = 100, v = 0.05: it never sampled the comb's peaks). A
-density whose bound cannot reach 0.1 % within 2^21 nodes is refused. L is *your claim*: it is
+e^{-|x|} (1 + 0.9 cos 20x) at alpha = 100, v = 0.05: it never sampled the comb's peaks). The cost
+grows like L / (|v| rtol) for alpha near 1; where 2^21 nodes do not reach 0.1 % the bound is
+returned if it is within 1 %, else the divergence is refused (NumericalError). L is *your claim*: it is
 checked at construction on a grid (2^15 points) and at every pair of neighbouring nodes of every
 certificate; a violated claim is an error, never a warning (a claim too small where it is not
 sampled cannot be detected: the certificate then holds for that claim, not for the density).
