@@ -134,10 +134,17 @@ def test_spec000_gwm_calibrations_and_pp():
     fw = models.correlated_pair(F(1, 2), F(3, 10))
     g = GeneralWasserstein(fw, Gaussian(1.0), alpha=2.0, eps=1.0)
     assert g.noise.scale == pytest.approx(2.0, rel=1e-9) and g.epsilon(2.0) <= 1.0
-    pp = GeneralWasserstein(fw, Gaussian(2.0)).to_pp(1e-5)
+    m = GeneralWasserstein(fw, Gaussian(2.0))
+    pp = m.rpp_curve.to_pp(1e-5, method="prop2.2")
     assert 5.298525912188081 <= pp.eps <= 5.298525912188081 * (1 + 1e-9)
+    # to_pp: the exact (eps, delta) of N(0, 4) at Delta_G = 2 (Balle & Wang 2018, Thm 8; mpmath root)
+    import mpmath
+    mpmath.mp.dps = 40
+    exact = mpmath.findroot(lambda e: mpmath.ncdf(0.5 - e) - mpmath.exp(e) * mpmath.ncdf(-0.5 - e) - mpmath.mpf("1e-5"), 4.4)
+    assert exact <= m.to_pp(1e-5).eps <= exact * (1 + 1e-9)
     pp2 = GeneralWasserstein(fw, Gaussian(1.0), eps=1.0, delta=1e-5)
-    assert pp2.to_pp(1e-5).eps <= 1.0
+    assert pp2.guarantee == puffer.PP(1.0, 1e-5) and pp2.route == "profile"
+    assert pp2.to_pp(1e-5).eps <= 1.0 and pp2.noise.privacy_profile(1.0, 2.0) <= 1e-5
     assert pp2.group.gain == pytest.approx(1.0, rel=1e-6)   # Delta_G = Delta_GROUP = 2 for rho > 0
 
 
