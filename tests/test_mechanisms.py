@@ -39,7 +39,8 @@ ADULT = Framework.from_joint_counts(ADULT_COUNTS, ["White", "Asian-Pac-Islander"
     (EX2, 0.5, 4.0, 3.3186485), (EX2, 1.0, 2.0, 1.6902113), (EX2, 2.0, 1.0, 0.8711850),
 ])
 def test_kantorovich_thm1_thm2_spec001_examples(fw, eps, thm1, thm2):
-    m1, m2 = Kantorovich(fw, eps), Kantorovich(fw, eps, method="thm2")
+    m1, m2 = Kantorovich(fw, eps, method="thm1"), Kantorovich(fw, eps, method="thm2")
+    assert Kantorovich(fw, eps).noise == m2.noise   # the default keeps the better theorem
     assert m1.noise.scale == pytest.approx(thm1, rel=1e-14) and m1.noise.scale >= thm1
     assert m2.noise.scale == pytest.approx(thm2, abs=5e-8)
     # closed forms of Ding 2022/4.2: theta_Thm2 = 1/ln(2e^eps - 1), 1/ln(-0.3 + sqrt(0.09 + 1.6 e^eps))
@@ -72,7 +73,9 @@ def test_adult_plan_sensitivity_and_figure4_curves():
     m = Kantorovich(ADULT, 1.0)
     assert m.sensitivity.value == 2.0
     for eps, thm2 in ADULT_FIG4:
-        t1, t2 = Kantorovich(ADULT, eps), Kantorovich(ADULT, eps, method="thm2")
+        t1, t2 = Kantorovich(ADULT, eps, method="thm1"), Kantorovich(ADULT, eps, method="thm2")
+        best = Kantorovich(ADULT, eps)    # the default keeps the better theorem: Thm 2 here
+        assert best.method == "thm2" and best.noise == t2.noise and best.alternatives["thm1"] == t1.theta
         assert t1.variance == pytest.approx(8 / eps**2, rel=1e-14)
         assert t2.noise.scale == pytest.approx(thm2, abs=2e-6)
         assert t2.variance < t1.variance
@@ -83,7 +86,8 @@ def test_vuser_thm2_no_gain_and_pb_plans():
     fw = models.independent_users([0.7] * 25, users=[0])
     for eps in (0.5, 1.0, 2.0):
         assert Kantorovich(fw, eps, method="thm2").noise.scale == pytest.approx(1 / eps, rel=1e-9)
-        assert Kantorovich(fw, eps).noise.scale == pytest.approx(1 / eps, rel=1e-15)
+        assert Kantorovich(fw, eps, method="thm1").noise.scale == pytest.approx(1 / eps, rel=1e-15)
+        assert Kantorovich(fw, eps).noise.scale <= Kantorovich(fw, eps, method="thm1").noise.scale
     sd = Kantorovich(fw, 1.0, method="support_diameter").sensitivity
     assert max(r.value for r in sd.records if r.pair == ("S0=0", "S0=1")) == 25
 

@@ -111,7 +111,7 @@ class GeneralWasserstein(Mechanism):
     route: str | None     # how an (eps, delta) target was met: "profile" or "rpp" (None: no such target)
 
     theorem = "Pierquin et al. 2024, Thm 3.3 / Cor 3.1 (General Wasserstein Mechanism)"
-    refs = (Ref("pierquin2024", "Thm 3.3"), Ref("pierquin2024", "Cor 3.1"))
+    refs: tuple[Ref, ...] = (Ref("pierquin2024", "Thm 3.3"), Ref("pierquin2024", "Cor 3.1"))
 
     def __init__(self, framework: Framework, noise: Any, *, alpha: float | None = None,
                  eps: float | None = None, delta: float | None = None):

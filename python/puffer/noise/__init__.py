@@ -17,10 +17,10 @@ True
 """
 from typing import cast
 
+from . import profile
 from ._base import NoiseFamily
 from .custom import Custom
 from .families import Cauchy, Gaussian, GenCauchy, GenGaussian, Laplace, Logistic, StudentT
-from . import profile
 from .product import IID
 
 __all__ = ["profile", "NoiseFamily", "Gaussian", "Laplace", "Cauchy", "GenCauchy", "StudentT", "GenGaussian",

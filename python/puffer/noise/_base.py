@@ -418,7 +418,8 @@ class NoiseFamily(abc.ABC):
             if alpha is not None:
                 raise ParameterError("alpha", alpha, "None when delta is given (the order is optimised)")
             from .profile import calibrate_eps_delta
-            return calibrate_eps_delta(self, eps=eps, delta=delta, sensitivity=sensitivity)[0]
+            fam: NoiseFamily = calibrate_eps_delta(self, eps=eps, delta=delta, sensitivity=sensitivity)[0]
+            return fam
         if alpha is None:
             raise ParameterError("alpha", None, "a Renyi order > 1 (or give delta for (eps, delta)-PP)")
         a = V.alpha("alpha", alpha)

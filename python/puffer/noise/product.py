@@ -258,7 +258,8 @@ class IID:
             # the privacy profile for Gaussian (rotation invariant) and d = 1; Laplace/l1 through its
             # Renyi curve (Lemma B.1); refused for the others
             from .profile import calibrate_eps_delta
-            return calibrate_eps_delta(self, eps=eps, delta=delta, sensitivity=sensitivity)[0]
+            fam: IID = calibrate_eps_delta(self, eps=eps, delta=delta, sensitivity=sensitivity)[0]
+            return fam
         if self.d == 1 or type(self.base).__name__ in _EXACT:
             return IID(self.base.calibrate(eps=eps, sensitivity=sensitivity, alpha=alpha, delta=delta), self.d)
         if alpha is None:

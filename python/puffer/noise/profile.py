@@ -139,7 +139,8 @@ def _h_std(noise: Any, eps: float, u: np.ndarray) -> np.ndarray:
 
 def _std(noise: Any, v: Any) -> np.ndarray:
     with np.errstate(over="ignore"):   # beyond the float range: u = inf, H = 1 (an upper bound)
-        return np.asarray(v, dtype=np.float64) / noise.scale
+        out: np.ndarray = np.asarray(v, dtype=np.float64) / float(noise.scale)
+    return out
 
 
 def hockey_stick(noise: NoiseFamily, eps: Any, v: Any) -> Any:
@@ -301,7 +302,7 @@ def calibrate(noise: NoiseFamily | IID, *, eps: float, delta: float, sensitivity
     kind = _kind(noise)
     if not kind:
         _refuse(noise)
-    unit = noise._with_scale(1.0)
+    unit: Any = noise._with_scale(1.0)
     if isinstance(noise, Custom):
         # the Lipschitz sup is looser than the boundary value: aim a little below the target
         slack = 1e-3 if kind == "lipschitz" else 0.0
