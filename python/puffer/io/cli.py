@@ -34,8 +34,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     src.add_argument("--mechanism", help="framework file (.toml/.json, the schema of `puffer run`)")
     src.add_argument("--noise", choices=sorted(_ONE_PARAM), help="a plain noise (needs --scale; no guarantee)")
     p.add_argument("--scale", type=float, help="the scale of --noise")
-    p.add_argument("--select", help="which mechanism of the file (a substring of its label; default: the "
-                                    "first one `puffer run` lists)")
+    p.add_argument("--select", help="which mechanism of the file (a substring of its label; default: the one "
+                                    "`puffer run` marks, the least noise for the file's target)")
     rng = p.add_mutually_exclusive_group()
     rng.add_argument("--key", help="key file written by `puffer keygen` (default: fresh OS entropy; the release "
                                    "then cannot be re-run)")

@@ -364,8 +364,9 @@ class Kantorovich(Mechanism):
             # on a tie (its witness is the plain W_inf pair)
             t1 = Kantorovich(framework, eps, method="thm1", metric=metric, eta_inv=eta_inv)
             t2 = Kantorovich(framework, eps, method="thm2", metric=metric, eta_inv=eta_inv)
-            self.alternatives = {"thm1": t1.theta, "thm2": t2.theta}
-            win = t2 if t2.theta < t1.theta else t1
+            th1, th2 = float(t1.theta), float(t2.theta)
+            self.alternatives = {"thm1": th1, "thm2": th2}
+            win = t2 if th2 < th1 else t1
             self.__dict__.update({k: v for k, v in win.__dict__.items() if k != "alternatives"})
             return
         self.method = method
@@ -389,7 +390,7 @@ class Kantorovich(Mechanism):
         if not math.isfinite(theta):
             raise UnboundedSensitivityError(f"the noise parameter is infinite (witness {self.sensitivity.witness})")
         theta = scale_up(theta)
-        self.theta = theta
+        self.theta: float = theta
         if theta == 0:
             self.noise = None
         elif metric is None:

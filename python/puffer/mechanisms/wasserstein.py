@@ -390,11 +390,12 @@ class DistributionAwareWasserstein(Mechanism):
     log-sum-exp runs in the core, each value moved up by its rounding bound: never below the numpy
     reference path, within 1e-9 relative of it (tested).
     """
-    guarantee: RPPCurve   # narrows Mechanism.guarantee
+    guarantee: RPPCurve | PP   # narrows Mechanism.guarantee: PP when calibrated to (eps, delta)
     noise: NoiseFamily
+    rpp_curve: RPPCurve   # eps(alpha) at every order
 
     theorem = "Pierquin et al. 2024, Thm 4.5 (Distribution-Aware General Wasserstein Mechanism)"
-    refs = (Ref("pierquin2024", "Thm 4.5"),)
+    refs: tuple[Ref, ...] = (Ref("pierquin2024", "Thm 4.5"),)
 
     def __init__(self, framework: Framework, noise: Any, *, q: float = 1.0):
         self.framework = self._check_framework(framework)
@@ -413,8 +414,9 @@ class DistributionAwareWasserstein(Mechanism):
         k = int(np.argmax(w))
         from ..framework import Sensitivity
         self.sensitivity = Sensitivity(float(w[k]), "w_inf", self._meta[k])
-        self.guarantee = RPPCurve.from_function(self.epsilon, provenance=self._provenance(
+        self.rpp_curve = RPPCurve.from_function(self.epsilon, provenance=self._provenance(
             "eps(alpha) from the exponential-moment cost on the quantile coupling"))
+        self.guarantee = self.rpp_curve
         self.group = None
 
     def log_moment(self, alpha: float) -> tuple[float, tuple[Any, Any]]:
@@ -437,13 +439,16 @@ class DistributionAwareWasserstein(Mechanism):
         return round_up(max(lm, 0.0) / (self.q * (alpha - 1.0)))
 
     def to_pp(self, delta: float) -> PP:
-        return self.guarantee.to_pp(delta)
+        """(eps, delta)-PP from the Renyi curve (the least cited conversion, optimised over alpha)."""
+        return self.rpp_curve.to_pp(delta)
 
     @classmethod
-    def calibrate(cls, framework: Framework, noise: Any, *, alpha: float, eps: float,
-                  q: float = 1.0) -> DistributionAwareWasserstein:
+    def calibrate(cls, framework: Framework, noise: Any, *, eps: float, alpha: float | None = None,
+                  delta: float | None = None, q: float = 1.0) -> DistributionAwareWasserstein:
         """The mechanism with the smallest verified scale of ``noise``'s family such that
-        eps(alpha) <= eps (bisection on log scale; see :mod:`.dagwm_calibration`).
+        eps(alpha) <= eps, or with ``delta`` instead of ``alpha`` such that its Renyi curve converts
+        to (eps, delta)-PP (its guarantee is then ``PP(eps, delta)``; bisection on log scale; see
+        :mod:`.dagwm_calibration`).
 
         >>> import puffer
         >>> from puffer.noise import Gaussian
@@ -454,4 +459,4 @@ class DistributionAwareWasserstein(Mechanism):
         True
         """
         from .dagwm_calibration import calibrate_dagwm
-        return calibrate_dagwm(cls, framework, noise, alpha=alpha, eps=eps, q=q)
+        return calibrate_dagwm(cls, framework, noise, alpha=alpha, eps=eps, delta=delta, q=q)
