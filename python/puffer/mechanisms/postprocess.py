@@ -28,7 +28,7 @@ from ..errors import ParameterError, ParameterTypeError
 from ..refs import Ref
 
 if TYPE_CHECKING:
-    from numpy.typing import NDArray
+    pass
 
 __all__ = ["RangePost"]
 
