@@ -19,21 +19,7 @@ import puffer.spark as pspark
 from puffer.errors import ClusterError, ParameterTypeError
 from puffer.models import markov_chain
 from puffer.publish.engines.w_inf import _plan
-from timing import DASK_PATIENT, cpu_seconds
-
-
-@pytest.fixture(scope="module")
-def client():
-    import dask
-    from distributed import Client, LocalCluster
-
-    with dask.config.set(DASK_PATIENT):
-        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                               memory_limit="2GiB")
-        c = Client(cluster)
-        yield c
-        c.close()
-        cluster.close()
+from timing import cpu_seconds
 
 
 def test_plan_covers_every_cell_once():
