@@ -49,6 +49,12 @@ def test_bad_engine_is_refused():
         pspark.w_inf(FW_ONE, object())
     with pytest.raises(ParameterTypeError, match="fw"):
         pspark.w_inf("not a framework", object())
+    # the message names the value and its type (it said "'NoneType' (type str)", issue 30)
+    with pytest.raises(ParameterTypeError, match=r"^parameter 'client' = None \(type NoneType\): expected a "
+                                                 r"distributed\.Client$"):
+        pdask.w_inf(FW_ONE, None)
+    with pytest.raises(ParameterTypeError, match=r"^parameter 'fw' = 'not a framework' \(type str\): "):
+        pdask.w_inf("not a framework", None)
 
 
 def test_killed_worker_gives_the_same_result_or_a_clear_error(client):
