@@ -557,6 +557,22 @@ class MarkovChainFramework(Framework):
         self._computed = False
         self._fit: Any = None
 
+    def query_range(self) -> tuple[float, float]:
+        """[T min v, T max v] (the sum of T state values; rounded outward): see
+        :meth:`Framework.query_range <puffer.framework.Framework.query_range>`."""
+        lo, hi = Fraction(float(self._real.min())) * self._T, Fraction(float(self._real.max())) * self._T
+        return -_float_up(-lo) + 0.0, _float_up(hi) + 0.0   # + 0.0: no -0.0
+
+    def query_lattice(self) -> tuple[float, float] | None:
+        """For integer state values: (gcd of their differences, T min v); else None (see
+        :meth:`Framework.query_lattice <puffer.framework.Framework.query_lattice>`)."""
+        from ..framework import _integer_lattice
+
+        lat = _integer_lattice(self._real)
+        if lat is None or not abs(lat[1] * self._T) < 2.0 ** 52:
+            return None
+        return lat[0], lat[1] * self._T
+
     def _set_fit(self, rec: Any) -> None:
         """Attach the record of :func:`puffer.models.fit_markov` (once, at construction)."""
         self._fit = rec

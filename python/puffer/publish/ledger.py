@@ -62,6 +62,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import LedgerError, ParameterError, ParameterTypeError, PufferIOError
+from ._files import fsync_dir
 from .digest import output_state
 from .signing import CHECKPOINT_DOMAIN, ENTRY_DOMAIN, PublicKey, SigningKey, as_public_key, as_signing_key
 from .unitsets import load_units
@@ -104,19 +105,6 @@ def default_ledger_path(output: str | os.PathLike[str]) -> str:
 def checkpoint_path(ledger: str | os.PathLike[str]) -> str:
     """Where the checkpoint of a ledger is written: ``L.checkpoint`` beside it."""
     return os.path.abspath(os.fspath(ledger)) + ".checkpoint"
-
-
-def _fsync_dir(folder: str) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass  # not every file system can fsync a folder
-    finally:
-        os.close(fd)
 
 
 def _starting_worker() -> bool:
@@ -225,7 +213,7 @@ def _write_checkpoint(path: str, cp: dict[str, Any]) -> None:
         finally:
             os.close(fd)
         os.replace(tmp, path)
-        _fsync_dir(folder)
+        fsync_dir(folder)
     except OSError as exc:
         with contextlib.suppress(OSError):
             os.remove(tmp)
@@ -356,7 +344,7 @@ class Ledger:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             if created:
-                _fsync_dir(os.path.dirname(self.path))
+                fsync_dir(os.path.dirname(self.path))
             self._fd, self._depth = fd, 1
             yield self
         finally:
