@@ -1,4 +1,6 @@
-"""f-divergence primitives and the closed-form divergences of the Laplace and Gaussian
+"""f-divergences and the closed-form divergences of the Laplace and Gaussian mechanisms.
+
+f-divergence primitives and the closed-form divergences of the Laplace and Gaussian
 mechanisms (Chaudhuri, Imola, Machanavajjhala 2019, §2.2, Thms 8, 9, 10, 11, 12).
 
 Generators and conjugates (even extension |t|^alpha for the alpha-divergence, as in the

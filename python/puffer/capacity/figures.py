@@ -1,4 +1,6 @@
-"""Reproduction of Table 1 and Figures 1a, 1b, 2a, 2b of Chaudhuri, Imola, Machanavajjhala
+"""Table 1 and Figures 1a, 1b, 2a, 2b of capacity bounded DP, recomputed.
+
+Reproduction of Table 1 and Figures 1a, 1b, 2a, 2b of Chaudhuri, Imola, Machanavajjhala
 2019 (Laplace eps_noise = 1, Gaussian sigma = 1, unit sensitivity, alpha in [1.1, 5.1]).
 
 The "exact" curves are certified upper values of the restricted divergences (the paper does
@@ -121,6 +123,7 @@ def table1(eps_noise: float = 1.0, sigma: float = 1.0, alpha: float = 2.0) -> li
 
 
 def format_table1(rows: list[dict[str, Any]]) -> str:
+    """Table 1 rows (from :func:`table1`) as a plain-text table."""
     head = (f"{'divergence':<14} {'mechanism':<18} {'lin (paper)':>12} {'lin exact':>12} {'lin sound':>12} "
             f"{'unrestricted':>13}  notes")
     lines = [head, "-" * len(head)]

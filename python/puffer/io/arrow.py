@@ -29,6 +29,7 @@ def pyarrow() -> Any:
 
 
 def nulls_arg(nulls: Any) -> str:
+    """A validated ``nulls=`` policy (one of ``NULLS``)."""
     if nulls not in NULLS:
         raise ParameterError("nulls", nulls, f"one of {NULLS}")
     return cast(str, nulls)  # one of NULLS
@@ -60,6 +61,7 @@ def check_schema(schema: Any, columns: list[str], where: str = "input", row_id: 
 
 
 def output_schema(schema: Any, columns: list[str]) -> Any:
+    """The output schema: the noised ``columns`` as float64 (float32 stays float32), the others unchanged."""
     pa = pyarrow()
     fields = []
     for f in schema:

@@ -23,6 +23,7 @@ _ONE_PARAM = {"laplace": "b", "gaussian": "sigma", "cauchy": "gamma", "logistic"
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``puffer noise``, ``puffer keygen`` and ``puffer ledger`` and their options."""
     p = sub.add_parser("noise", help="publish columns of a Parquet/CSV file with calibrated noise (writes Parquet "
                                      "and a ledger entry)")
     p.add_argument("input", help="input .parquet/.pq or .csv file")
@@ -75,6 +76,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``puffer noise``, ``keygen`` or ``ledger``; returns the exit code."""
     if args.cmd == "keygen":
         return _keygen(args)
     if args.cmd == "ledger":
@@ -119,6 +121,7 @@ def _gtext(g: Any) -> str:
 
 
 def print_report(rep: dict[str, Any], out: Any) -> None:
+    """Print a ledger report (:func:`ledger_report`) as text."""
     v = rep["verify"]
     print(f"ledger {v['ledger']}: intact, {v['entries']} entries, head {v['head']}", file=out)
     for p in v["pending"]:

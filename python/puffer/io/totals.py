@@ -1,4 +1,6 @@
-"""Totals per privacy unit over a ledger (``puffer ledger show``), and the rule that refuses a
+"""Totals per privacy unit over a ledger, and the rule that refuses a release leaving a unit without one.
+
+Totals per privacy unit over a ledger (``puffer ledger show``), and the rule that refuses a
 release which would leave a unit without one.
 
 A unit is named by the release's privacy-unit column (``unit=``); a release without a unit
@@ -36,6 +38,7 @@ _E1 = "parallel composition over disjoint independent units (Pierquin et al. 202
 
 
 def unit_label(e: dict[str, Any]) -> str:
+    """The privacy-unit column a ledger entry names, or ``(row)`` for a release without units."""
     u = e.get("unit")
     if isinstance(u, dict) and u.get("column"):
         return str(u["column"])

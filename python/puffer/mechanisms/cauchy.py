@@ -1,4 +1,6 @@
-"""The Cauchy mechanism of Pierquin, Bellet, Tommasi, Boussard 2024 (Cor 4.1, Lemma D.1): iid
+"""The Cauchy mechanism: generalized-Cauchy noise calibrated to a W_m sensitivity.
+
+The Cauchy mechanism of Pierquin, Bellet, Tommasi, Boussard 2024 (Cor 4.1, Lemma D.1): iid
 generalized-Cauchy noise GenCauchy(gamma, k) on each of d coordinates, calibrated to the W_m
 sensitivity Delta^(m) = max W_m(mu_i, mu_j) (l2), m = d k q (alpha - 1), at the orders
 alpha = 1 + 2 n / (k q), n = 1, 2, ... (so that n = k q (alpha - 1)/2 is an integer):
@@ -119,9 +121,29 @@ class CauchyMechanism(Mechanism):
     >>> m = CauchyMechanism(puffer.models.correlated_pair(), gamma=1.0, alpha=2.0)
     >>> round(m.guarantee.eps, 6)      # log(1 + W_2^2 / 2), W_2^2 = 1 + 3 rho, rho = 0.3
     0.667829
+
+    Parameters
+    ----------
+    framework : Framework, optional
+        The Pufferfish framework the W_m sensitivity is computed from (or give ``sensitivity``).
+    gamma : float, optional
+        The noise scale (the guarantee is computed); exactly one of ``gamma`` and ``eps``.
+    alpha : float
+        The Rényi order, one of 1 + 2n/(k q), n = 1, 2, ... (:func:`cauchy_orders`).
+    eps : float, optional
+        The target eps at order ``alpha``: the smallest gamma reaching it.
+    k : float
+        The tail exponent k >= 2 of GenCauchy (2: the Cauchy law).
+    q : float
+        The Hoelder exponent q >= 1 of Thm 4.5 / Cor 4.1.
+    d : int, optional
+        The query's dimension (checked against the framework; default 1 with ``sensitivity``).
+    sensitivity : float, optional
+        A W_m sensitivity computed elsewhere, instead of ``framework``.
     """
     guarantee: RPP   # narrows Mechanism.guarantee
-    noise: Cauchy | GenCauchy | IID   # IID for a d-dimensional query
+    #: Cauchy(gamma) for k = 2, GenCauchy(gamma, k) otherwise; IID of it for a d-dimensional query
+    noise: Cauchy | GenCauchy | IID
 
     theorem = "Pierquin, Bellet, Tommasi, Boussard 2024, Cor 4.1 (Cauchy mechanism), corrected d-dimensional form"
 
@@ -211,6 +233,7 @@ class CauchyMechanism(Mechanism):
         return hi
 
     def to_pp(self, delta: float) -> PP:
+        """(eps, ``delta``)-PP from the RPP guarantee at the mechanism's order (Prop 2.2)."""
         return self.guarantee.to_pp(delta)
 
 # The paper results implemented here (read by scripts/theorems.py for docs/theorems.md).
