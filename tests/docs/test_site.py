@@ -71,7 +71,7 @@ def _pages() -> list[str]:
 def test_site_has_the_pages():
     pages = set(_pages())
     for p in ("index.html", "getting-started.html", "concepts.html", "cookbook.html", "api.html",
-              "theorems.html", "papers.html", "search.html", "tutorials/household.html",
+              "theorems.html", "papers.html", "publishing.html", "search.html", "tutorials/household.html",
               "tutorials/accounting.html", "tutorials/partial.html", "tutorials/capacity.html", "tutorials/sgd.html"):
         assert p in pages, p
     assert any(p.startswith("api/puffer.mechanisms") for p in pages)
