@@ -13,7 +13,8 @@ negative coefficients dropped.
 [!] Corrected form. The paper prints the argument 1 + (Delta / (d lambda))^2 (a d^2 in the
 denominator, lambda read as the scale, no factor 2). The proof (Lemma D.1 per coordinate,
 concavity of log P_n on [1, inf), Jensen, the W_m-optimal coupling) supports
-1 + Delta^2 / (2 d gamma^2) with gamma the scale; the printed d^2 form is unsafe for d > 1: at
+1 + Delta^2 / (2 d gamma^2) with gamma the scale. The printed argument is larger at d = 1 (a
+conservative eps), equal at d = 2, and smaller for every d >= 3, where it under-reports eps: at
 d = 3, alpha = k = 2, gamma = 1 and a shift v = (1, 1, 1) it gives 0.8630 while the exact divergence
 is 3 log 1.5 = 1.2164. ``paper_variant=True`` reproduces the printed expression (for comparison
 only; it is not a guarantee).

@@ -127,7 +127,7 @@ class WassersteinExponential(TPMechanism):
     """
 
     theorem = "Seeman et al. 2024, Thm 9"
-    refs = (Ref("seeman2024", "Thm 9"),)
+    refs: tuple[Ref, ...] = (Ref("seeman2024", "Thm 9"),)
 
     def __init__(self, eps: float, framework: TPFramework | None = None, *, delta_z: float | None = None,
                  sigma: float | None = None, loss: Any = "abs", support: Any = None, log_base: Any = None,
@@ -177,13 +177,16 @@ class WassersteinExponential(TPMechanism):
             if not lo < hi:
                 raise ParameterError("interval", interval, "lo < hi")
             self.interval = (lo, hi)
+            # exp(-eps |y - t| / (2 sigma)) on [lo, hi]: with Delta_z = Delta / n on [-Delta/2, Delta/2]
+            # this is the DP exponential mechanism of Eq. 13 (Seeman et al. 2024, Example 1)
+            self.refs = type(self).refs + (Ref("seeman2024", "Eq. 13"),)
         assumptions = self.framework.assumptions
         f = self.framework.guarantee_fields()
         self.guarantee = TP(self.eps, z=f["z"], family=f["family"], secret_pairs=f["secret_pairs"],
                             delta_z=self.delta_z, sigma=self.sigma, mechanism="WassersteinExponential",
                             assumptions=assumptions,
                             provenance=Provenance(mechanism="WassersteinExponential", theorem=self.theorem,
-                                                  sensitivity=self.delta_z, refs=(Ref("seeman2024", "Thm 9"),)))
+                                                  sensitivity=self.delta_z, refs=self.refs))
 
     @property
     def scale(self) -> float:
