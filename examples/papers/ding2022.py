@@ -168,6 +168,7 @@ def main(argv: list[str] | None = None) -> int:
         ax.set_xlabel("privacy budget eps")
         ax.set_ylabel("utility loss VAR[N_theta]")
         ax.legend()
+        fig.tight_layout()
         paths.append(Path(pplot.save(fig, out / "figure4.png")))
         plt.close(fig)
         wrote(paths)
