@@ -23,6 +23,7 @@ __all__ = [
     "UnboundedSensitivityError",
     "PufferIOError",
     "LedgerError",
+    "ClusterError",
 ]
 
 
@@ -32,6 +33,7 @@ _NP_BOOL = re.compile(r"\bnp\.(True|False)_")
 # a string value with none of these reads as a value the user gave (shown quoted, with its type
 # when it looks like a number); with one, it is a description written by puffer (shown as is)
 _DESCRIPTIVE = re.compile(r"[\s<>()\[\]{}=:,'\"]")
+_LINES = re.compile(r"\s*\n\s*")
 
 
 def _plain(value: Any, depth: int = 0) -> Any:
@@ -65,6 +67,7 @@ def _short(value: Any, limit: int = 80) -> str:
         text = value                       # a description ("array of shape (3,)", "<missing>")
     else:
         text = repr(_plain(value))         # a value: '24' is not 24, 'stat' is a string
+        text = _LINES.sub(" ", text.strip())   # a multi-line repr (an array, a frame) on one line
     text = _clean(text)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -159,3 +162,8 @@ class LedgerError(PufferError, ValueError):
 
     def __reduce__(self) -> tuple[type, tuple[object, ...]]:
         return (type(self), (self.path, self.entry, self.reason))
+
+
+class ClusterError(PufferError, RuntimeError):
+    """A Spark/Dask computation could not deliver every part of its result (e.g. a slice of the
+    Markov W table of :func:`puffer.dask.w_inf`): no partial result is returned."""

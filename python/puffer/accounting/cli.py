@@ -120,7 +120,7 @@ def run(args: argparse.Namespace, out: Any = None) -> int:
     """Run ``puffer account`` (a release list or a ledger); returns the exit code."""
     out = out or sys.stdout
     if _is_ledger(args.file):
-        from ..io.cli import ledger_report, print_report
+        from ..publish.report import ledger_report, print_report
 
         rep = ledger_report(args.file)
         if args.json:

@@ -27,7 +27,13 @@ def build_framework(model: dict[str, Any]) -> Framework:
         else:
             trans, labels = model["trans"], model.get("labels")
         return models.markov_chain(trans, model["T"], init=model.get("init", "stationary"),
-                                   values=model.get("values"), labels=labels, normalize=model.get("normalize"))
+                                   values=model.get("values"), labels=labels, normalize=model.get("normalize"),
+                                   period=model.get("period"))
+    if kind == "fit_markov":
+        keys = ("period", "groups", "level", "method", "states", "values", "prior", "n_boot", "seed", "min_count",
+                "init")
+        return models.fit_markov(model["data"], T=model["T"], columns=model.get("columns", ("unit", "order", "state")),
+                                 **{k: model[k] for k in keys if k in model})
     if kind == "independent_users":
         return models.independent_users(model["p"], users=model.get("users"))
     if kind == "correlated_pair":
@@ -45,8 +51,9 @@ def build_framework(model: dict[str, Any]) -> Framework:
 def build_mechanisms(fw: Framework, target: dict[str, Any]) -> list[tuple[str, Callable[[], Mechanism]]]:
     """(label, constructor) for every mechanism that applies to ``fw`` and the target.
 
-    Rows needing delta appear only when ``target`` has ``delta``, the RPP row only with ``alpha``
-    (no privacy parameter is ever defaulted)."""
+    Rows needing delta appear only when ``target`` has ``delta``, the RPP rows only with ``alpha``
+    (no privacy parameter is ever defaulted). :func:`puffer.mechanisms.best` chooses among these
+    rows (and the Markov quilt rows)."""
     from .. import mechanisms as M
     from ..noise import Gaussian, Laplace
 
@@ -59,6 +66,8 @@ def build_mechanisms(fw: Framework, target: dict[str, Any]) -> list[tuple[str, C
     if delta is not None:
         out.append((f"GWM Gaussian, PP delta={delta:g}",
                     lambda: M.GeneralWasserstein(fw, Gaussian, eps=eps, delta=delta)))
+        out.append((f"GWM Laplace, PP delta={delta:g}",
+                    lambda: M.GeneralWasserstein(fw, Laplace, eps=eps, delta=delta)))
     if fw.dim == 1:
         out.append(("Kantorovich Thm 2 (Laplace)", lambda: M.Kantorovich(fw, eps=eps, method="thm2")))
         if delta is not None:
@@ -66,6 +75,13 @@ def build_mechanisms(fw: Framework, target: dict[str, Any]) -> list[tuple[str, C
                         lambda: M.KantorovichGaussian(fw, eps=eps, delta=delta, variant="tail")))
             out.append((f"GAWM Laplace, delta={delta:g}",
                         lambda: M.ApproximateWasserstein(fw, Laplace, delta, eps=eps)))
+        DA = M.DistributionAwareWasserstein
+        if alpha is not None:
+            out.append((f"DAGWM Gaussian, RPP alpha={alpha:g}",
+                        lambda: DA.calibrate(fw, Gaussian(1.0), alpha=alpha, eps=eps)))
+        if delta is not None:
+            out.append((f"DAGWM Gaussian, PP delta={delta:g}",
+                        lambda: DA.calibrate(fw, Gaussian(1.0), delta=delta, eps=eps)))
     return out
 
 
@@ -80,5 +96,8 @@ def markov_quilt_mechanisms(fw: Framework, target: dict[str, Any]) -> list[tuple
     if not isinstance(fw, MarkovChainFramework):
         return []
     eps = target["eps"]
-    return [("Markov quilt, MQMExact (Laplace)", lambda: MarkovQuilt(fw, eps=eps, method="exact")),
-            ("Markov quilt, MQMApprox (Laplace)", lambda: MarkovQuilt(fw, eps=eps, method="approx"))]
+    rows: list[tuple[str, Callable[[], Mechanism]]] = [
+        ("Markov quilt, MQMExact (Laplace)", lambda: MarkovQuilt(fw, eps=eps, method="exact"))]
+    if not fw.time_varying:   # MQMApprox bounds the influence by one matrix's spectral gap
+        rows.append(("Markov quilt, MQMApprox (Laplace)", lambda: MarkovQuilt(fw, eps=eps, method="approx")))
+    return rows

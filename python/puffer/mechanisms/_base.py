@@ -133,22 +133,24 @@ class Mechanism:
     @overload
     def release(self, values: NDArray[Any], *, rng: Any = None, out: Any = None, secure: bool = False,
                 granularity: float | None = None, bound: float | None = None, threads: int | None = None,
-                allow_unnoised: bool = False) -> NDArray[np.floating[Any]]: ...
+                allow_unnoised: bool = False, clamp: Any = None, lattice: bool = False) -> NDArray[np.floating[Any]]: ...
     @overload
     def release(self, values: Sequence[float], *, rng: Any = None, out: Any = None,
                 secure: bool = False, granularity: float | None = None, bound: float | None = None,
-                threads: int | None = None, allow_unnoised: bool = False) -> NDArray[np.float64]: ...
+                threads: int | None = None, allow_unnoised: bool = False, clamp: Any = None,
+                lattice: bool = False) -> NDArray[np.float64]: ...
     @overload
     def release(self, values: float, *, rng: Any = None, out: Any = None, secure: bool = False,
                 granularity: float | None = None, bound: float | None = None, threads: int | None = None,
-                allow_unnoised: bool = False) -> np.float64 | NDArray[np.float64]: ...
+                allow_unnoised: bool = False, clamp: Any = None,
+                lattice: bool = False) -> np.float64 | NDArray[np.float64]: ...
     @overload
     def release(self, values: Any, *, rng: Any = None, out: Any = None, secure: bool = False,
                 granularity: float | None = None, bound: float | None = None, threads: int | None = None,
-                allow_unnoised: bool = False) -> Any: ...
+                allow_unnoised: bool = False, clamp: Any = None, lattice: bool = False) -> Any: ...
     def release(self, values: Any, *, rng: Any = None, out: Any = None, secure: bool = False,
                 granularity: float | None = None, bound: float | None = None, threads: int | None = None,
-                allow_unnoised: bool = False) -> Any:
+                allow_unnoised: bool = False, clamp: Any = None, lattice: bool = False) -> Any:
         """``values`` plus the calibrated noise.
 
         Parameters
@@ -182,6 +184,13 @@ class Mechanism:
         allow_unnoised : bool
             A mechanism whose sensitivity is 0 adds no noise: it refuses to release unless
             ``allow_unnoised=True`` says that publishing the values as they are is intended.
+        clamp : bool or (float, float), optional
+            Post-processing (free in privacy, :mod:`puffer.mechanisms.postprocess`): ``True``
+            clamps to the query's range over the framework's conditional laws (a Markov sum:
+            [T min v, T max v]), ``(lo, hi)`` to a range you give; after ``lattice``.
+        lattice : bool
+            Post-processing: round to the query's lattice (an integer-valued query: its support's
+            gcd step).
 
         Examples
         --------
@@ -191,6 +200,15 @@ class Mechanism:
         >>> bool(np.all(y * 2**10 == np.round(y * 2**10)))
         True
         """
+        from .postprocess import RangePost
+
+        post = RangePost.resolve(self.framework, clamp, lattice)
+        res = self._release(values, rng=rng, out=out, secure=secure, granularity=granularity, bound=bound,
+                            threads=threads, allow_unnoised=allow_unnoised)
+        return res if post is None else post(res)
+
+    def _release(self, values: Any, *, rng: Any, out: Any, secure: bool, granularity: float | None,
+                 bound: float | None, threads: int | None, allow_unnoised: bool) -> Any:
         from .. import _validate as V
         from .. import sampling
 

@@ -19,12 +19,13 @@ True
 """
 from typing import cast
 
+from . import profile
 from ._base import NoiseFamily
 from .custom import Custom
 from .families import Cauchy, Gaussian, GenCauchy, GenGaussian, Laplace, Logistic, StudentT
 from .product import IID
 
-__all__ = ["NoiseFamily", "Gaussian", "Laplace", "Cauchy", "GenCauchy", "StudentT", "GenGaussian",
+__all__ = ["profile", "NoiseFamily", "Gaussian", "Laplace", "Cauchy", "GenCauchy", "StudentT", "GenGaussian",
            "Logistic", "Custom", "IID"]
 
 _BY_NAME = {"gaussian": Gaussian, "laplace": Laplace, "cauchy": Cauchy, "logistic": Logistic,

@@ -1,0 +1,224 @@
+"""``puffer noise``, ``puffer keygen`` and ``puffer ledger verify|checkpoint|show``.
+
+``puffer noise IN OUT --column C (--mechanism FILE | --noise KIND --scale S) [--key PATH]
+[--sign PATH] [--ledger L] [--unit COL [--order COL] | --per-unit] [--rerun ID]`` reads Parquet or
+CSV in record batches, adds the noise of a mechanism (a framework file as ``puffer run`` reads
+it, or a plain ``--noise``/``--scale``) keyed by the key file (default: fresh OS entropy, not
+re-runnable), writes Parquet and records the release in the ledger (default
+``puffer-ledger.jsonl`` beside OUT), signed with ``--sign``; it prints the ledger's new
+checkpoint. ``puffer keygen PATH`` writes a new release key file (0600); ``puffer keygen
+--signing PATH`` an Ed25519 signing key (0600) and ``PATH.pub``. ``puffer ledger verify L
+[--pub PATH.pub] [--checkpoint C]`` checks the chain, the signatures and that the ledger extends
+the checkpoint (exit 0 when intact, 7 naming the first bad entry), and says whether
+authenticity was checked; ``puffer ledger checkpoint L`` prints the latest checkpoint (keep it
+elsewhere); ``puffer ledger show L [--json]`` prints the releases and, per population of units,
+the total guarantee where a theorem gives one.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+from ..errors import ParameterError
+
+__all__ = ["add_parser", "run"]
+
+_ONE_PARAM = {"laplace": "b", "gaussian": "sigma", "cauchy": "gamma", "logistic": "scale", "exponential": "scale"}
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("noise", help="publish columns of a Parquet/CSV file with calibrated noise (writes Parquet "
+                                     "and a ledger entry)")
+    p.add_argument("input", help="input .parquet/.pq or .csv file")
+    p.add_argument("output", help="output Parquet file (written to a temporary name, renamed once its ledger "
+                                  "entry is durable)")
+    p.add_argument("--column", action="append", required=True, dest="columns",
+                   help="a column to add noise to (repeat for several)")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--mechanism", help="framework file (.toml/.json, the schema of `puffer run`)")
+    src.add_argument("--noise", choices=sorted(_ONE_PARAM), help="a plain noise (needs --scale; no guarantee)")
+    p.add_argument("--scale", type=float, help="the scale of --noise")
+    p.add_argument("--select", help="which mechanism of the file (a substring of its label; default: the one "
+                                    "`puffer run` marks, the least noise for the file's target)")
+    rng = p.add_mutually_exclusive_group()
+    rng.add_argument("--key", help="key file written by `puffer keygen` (default: fresh OS entropy; the release "
+                                   "then cannot be re-run)")
+    rng.add_argument("--secure", action="store_true", help="exact lattice noise from OS entropy (no key)")
+    rng.add_argument("--seed", type=int, help=argparse.SUPPRESS)  # refused with an explanation
+    p.add_argument("--sign", metavar="PATH", help="sign the ledger entries and checkpoint with this Ed25519 key "
+                                                  "(`puffer keygen --signing PATH`); required for a signed ledger")
+    p.add_argument("--rerun", metavar="RELEASE_ID", help="reproduce a recorded release (same key, input, options)")
+    p.add_argument("--ledger", help="ledger file (default: puffer-ledger.jsonl beside OUT)")
+    p.add_argument("--unit", help="privacy-unit column: records are grouped per unit and the framework's query "
+                                  "is released once per unit")
+    p.add_argument("--order", help="order column of each unit's records (sequence models)")
+    p.add_argument("--per-unit", action="store_true", help="each row is already one answer per unit (with "
+                                                            "--unit: the unit ids, which must be distinct)")
+    p.add_argument("--allow-uncomposed", action="store_true",
+                   help="release even if a unit is left without a total guarantee (recorded)")
+    p.add_argument("--allow-unnoised", action="store_true",
+                   help="publish unnoised values when the mechanism needs no noise (sensitivity 0)")
+    p.add_argument("--budget", type=float, help="refuse a release that would take a unit's total eps above this")
+    p.add_argument("--clamp", nargs="?", const="framework", metavar="LO,HI",
+                   help="post-processing (no privacy cost, recorded): clamp the noisy values to the query's range "
+                        "from the framework (a Markov sum: [T min v, T max v]), or to LO,HI")
+    p.add_argument("--lattice", action="store_true",
+                   help="post-processing: round the noisy values to the query's lattice (an integer-valued query)")
+    p.add_argument("--batch-size", type=int, default=1 << 18, help="rows per record batch (default 262144)")
+    p.add_argument("--nulls", choices=("error", "keep"), default="error", help="what to do with null values")
+    p.add_argument("--threads", type=int, help="threads for the noise (default: all cores)")
+    p.add_argument("--format", choices=("parquet", "csv"), dest="input_format",
+                   help="input format (default: from the extension)")
+    p.add_argument("--json", action="store_true", help="print the ledger entry as JSON")
+
+    k = sub.add_parser("keygen", help="write a new 256-bit release key file (mode 0600, never overwritten)",
+                       description="Write a new 256-bit release key (PATH), or with --signing an Ed25519 signing "
+                                   "key for ledgers (PATH, mode 0600) and its public key (PATH.pub). Nothing is "
+                                   "ever overwritten.")
+    k.add_argument("path", nargs="?", help="where to write the release key file (mode 0600)")
+    k.add_argument("--signing", metavar="PATH", help="write an Ed25519 signing key to PATH (mode 0600) and its "
+                                                     "public key to PATH.pub, instead of a release key")
+
+    led = sub.add_parser("ledger", help="verify a release ledger or show its per-unit totals")
+    lsub = led.add_subparsers(dest="ledger_cmd", required=True)
+    v = lsub.add_parser("verify", help="check the chain, the signatures and the checkpoints (exit 0 intact, 7 "
+                                       "naming the first bad entry)")
+    v.add_argument("ledger", help="the ledger file (JSON lines written by `puffer noise`)")
+    v.add_argument("--pub", metavar="PATH.pub", help="the signer's public key (from `puffer keygen --signing`): "
+                                                     "every entry must carry its valid signature; without it, "
+                                                     "authenticity is not checked")
+    v.add_argument("--checkpoint", metavar="FILE", help="a checkpoint kept elsewhere (`puffer ledger checkpoint L > "
+                                                        "FILE`): the ledger must extend it (detects cut entries)")
+    v.add_argument("--head", help="a head hash kept elsewhere: the ledger must end with it")
+    v.add_argument("--json", action="store_true", help="print the result as JSON")
+    c = lsub.add_parser("checkpoint", help="print the latest checkpoint of a ledger (keep a copy elsewhere)")
+    c.add_argument("ledger", help="the ledger file")
+    c.add_argument("--sign", metavar="PATH", help="the signing key, to write a first checkpoint for a signed "
+                                                  "ledger that has none (written before checkpoints existed)")
+    s = lsub.add_parser("show", help="releases and the total guarantee per population of privacy units")
+    s.add_argument("ledger", help="the ledger file")
+    s.add_argument("--pub", metavar="PATH.pub", help="verify the signatures with the signer's public key first")
+    s.add_argument("--checkpoint", metavar="FILE", help="verify that the ledger extends this checkpoint first")
+    s.add_argument("--json", action="store_true", help="print the report as JSON (stable, documented in "
+                                                       "puffer.publish.report)")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.cmd == "keygen":
+        return _keygen(args)
+    if args.cmd == "ledger":
+        return _ledger(args)
+    return _noise(args)
+
+
+def _keygen(args: argparse.Namespace) -> int:
+    from .keys import keygen
+    from .signing import signing_keygen
+
+    if (args.path is None) == (args.signing is None):
+        raise ParameterError("path", args.path, "either PATH (a release key) or --signing PATH (a signing key)")
+    if args.signing is not None:
+        sk = signing_keygen(args.signing)
+        print(f"puffer keygen: wrote an Ed25519 signing key to {args.signing} (mode 0600) and its public key to "
+              f"{args.signing}.pub, key id {sk.key_id}. Keep the signing key secret; give the .pub file to whoever "
+              "verifies the ledger (`puffer ledger verify L --pub PATH.pub`).")
+        return 0
+    k = keygen(args.path)
+    print(f"puffer keygen: wrote a 256-bit key to {args.path} (mode 0600), key id {k.key_id}. Keep it secret; "
+          "anyone holding it and a ledger can remove the noise.")
+    return 0
+
+
+def _ledger(args: argparse.Namespace) -> int:
+    from .ledger import Ledger, canonical, checkpoint
+    from .report import ledger_report, print_report, verify_lines
+
+    if not os.path.isfile(args.ledger):
+        raise ParameterError("ledger", args.ledger, "an existing ledger file")
+    if args.ledger_cmd == "verify":
+        v = Ledger(args.ledger).verify(head=args.head, checkpoint=args.checkpoint, pub=args.pub)
+        if args.json:
+            json.dump(v, sys.stdout, indent=1, sort_keys=True)
+            sys.stdout.write("\n")
+        else:
+            print("\n".join(verify_lines(v)))
+        return 0
+    if args.ledger_cmd == "checkpoint":
+        cp = checkpoint(args.ledger, signing_key=args.sign)
+        sys.stdout.write(canonical(cp).decode("ascii") + "\n")
+        return 0
+    rep = ledger_report(args.ledger, pub=args.pub, checkpoint=args.checkpoint)
+    if args.json:
+        json.dump(rep, sys.stdout, indent=1, sort_keys=True, default=str)
+        sys.stdout.write("\n")
+    else:
+        print_report(rep, sys.stdout)
+    return 0
+
+
+def _noise(args: argparse.Namespace) -> int:
+    from .engines.file import noise_file
+    from .ledger import canonical, default_ledger_path
+    from .preamble import ledger_path
+    from .report import gtext as _gtext
+
+    if args.noise is not None:
+        if args.scale is None:
+            raise ParameterError("--scale", None, f"a scale for --noise {args.noise}")
+        if args.select is not None:
+            raise ParameterError("--select", args.select, "no --select with --noise")
+        mechanism: Any = (args.noise, {_ONE_PARAM[args.noise]: args.scale})
+    else:
+        if args.scale is not None:
+            raise ParameterError("--scale", args.scale, "no --scale with --mechanism (the file calibrates it)")
+        mechanism = args.mechanism
+    if args.seed is not None:
+        from .keys import refuse_seed
+        refuse_seed(args.seed)
+    ledger = ledger_path(args.ledger, default_ledger_path(args.output))
+    clamp: Any = None
+    if args.clamp == "framework":
+        clamp = True
+    elif args.clamp is not None:
+        parts = args.clamp.split(",")
+        try:
+            clamp = tuple(None if p.strip() == "" else float(p) for p in parts)
+        except ValueError:
+            raise ParameterError("--clamp", args.clamp, "LO,HI (numbers; either may be empty: unbounded)") from None
+        if len(clamp) != 2:
+            raise ParameterError("--clamp", args.clamp, "LO,HI (two numbers separated by a comma)")
+    entry = noise_file(args.input, args.output, args.columns, mechanism, key=args.key, secure=args.secure,
+                       select=args.select, ledger=args.ledger, unit=args.unit, order=args.order, per_unit=args.per_unit,
+                       rerun=args.rerun, allow_uncomposed=args.allow_uncomposed, allow_unnoised=args.allow_unnoised,
+                       budget=args.budget, batch_size=args.batch_size, nulls=args.nulls, threads=args.threads,
+                       input_format=args.input_format, signing_key=args.sign, clamp=clamp, lattice=args.lattice)
+    from .ledger import checkpoint
+
+    cp = checkpoint(ledger)
+    if args.json:
+        json.dump({**entry, "checkpoint": cp}, sys.stdout, indent=1, sort_keys=True)
+        sys.stdout.write("\n")
+    else:
+        g = entry["guarantee"]
+        gtxt = "no guarantee (uncalibrated noise)" if g is None else _gtext(g)
+        comp = entry.get("composition") or {}
+        tot = comp.get("total")
+        if "rerun_of" in comp:
+            ttxt = f"; a re-run of {comp['rerun_of']}: the totals do not change"
+        elif comp:
+            ttxt = f"; total for its units ({comp.get('unit')}): " + (
+                f"{_gtext(tot)} by {comp.get('theorem')}" if tot is not None else str(comp.get("reason")))
+        else:
+            ttxt = ""
+        key = entry["key"]
+        ktxt = ("fresh OS entropy (not re-runnable)" if key["source"] == "os-entropy" else f"key id {key['key_id']}")
+        print(f"puffer noise: release {entry['release_id']}: {entry['rows']} rows, columns {entry['columns']}, "
+              f"{entry['label']}, scale {entry['scale']}; {gtxt}{ttxt}; {ktxt}; ledger {ledger}")
+        signed = f"signed by key {cp['signer']['key_id']}" if cp.get("signer") else "unsigned"
+        print(f"checkpoint ({signed}; keep a copy where the ledger's writers cannot reach it, and check with "
+              f"`puffer ledger verify {ledger} --checkpoint FILE`):")
+        print(canonical(cp).decode("ascii"))
+    return 0
