@@ -1,4 +1,6 @@
-"""Pufferfish guarantees (Pierquin et al. 2024, Defs 2.1, 2.2 and 4.1) and the conversions
+"""Pufferfish guarantees (PP, RPP, approximate RPP, RPP curves) and the conversions between them.
+
+Pufferfish guarantees (Pierquin et al. 2024, Defs 2.1, 2.2 and 4.1) and the conversions
 between them.
 
 All objects are frozen, hashable, comparable with ``==`` and JSON-serialisable through

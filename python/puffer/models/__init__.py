@@ -1,4 +1,6 @@
-"""Built-in correlated-data models: frameworks whose conditional query laws are computed
+"""Built-in correlated-data models: Markov chains, independent users, correlated pairs, joint counts.
+
+Built-in correlated-data models: frameworks whose conditional query laws are computed
 exactly (exact rationals where the inputs are rational) or in underflow-safe floating point
 by the C++ core.
 
@@ -54,7 +56,7 @@ def independent_users(p: Any, users: Sequence[int] | None = None, *, absent: boo
     Secrets: ``"S{i}=0"``, ``"S{i}=1"`` and, with ``absent=True``, ``"S{i}=⊥"`` (user i's record is
     absent: the law of X is the unconditional Poisson-binomial). Pairs: (0, 1), (0, ⊥), (1, ⊥) for
     each user in ``users`` (default: all). ``p`` is one prior; ``priors`` (a list of p vectors)
-    gives a set Theta instead. Conditionals: X | S_i = a is PB(p_-i) + a; X | ⊥_i is PB(p).
+    gives a set Theta instead. Conditionals: X | S_i = a is ``PB(p_-i) + a``; X | ⊥_i is ``PB(p)``.
 
     >>> fw = independent_users([0.7] * 25, users=[0])
     >>> fw.w_inf().value
