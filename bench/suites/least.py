@@ -76,7 +76,7 @@ def _gaussian_table(ctx) -> dict:
 
 def _tutorial_framework() -> puffer.Framework:
     sys.path.insert(0, str(ROOT / "tests"))
-    from test_best import _tutorial_framework   # the tutorial's own fit, reproduced
+    from test_best import _tutorial_framework  # the tutorial's own fit, reproduced
 
     return _tutorial_framework()
 
