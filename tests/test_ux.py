@@ -135,7 +135,7 @@ def _fresh(code: str) -> str:
 
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                          check=True, timeout=120).stdout
+                          check=True, timeout=900).stdout   # a hang guard: seconds alone
 
 
 def test_version_and_help_import_nothing_numerical():

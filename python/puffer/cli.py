@@ -19,8 +19,10 @@ Exit codes (also in the README):
 5     ``puffer audit``: an empirical audit proved a violation
 6     I/O failure (disk full, read-only or missing folder, output locked by
       another process); nothing was published without its ledger entry
-7     ``puffer ledger verify``: the ledger was edited, or entries deleted or
-      reordered (the message names the first bad entry)
+7     the ledger failed verification (``puffer ledger verify``, or a release
+      refused before any work): an edited, deleted, reordered, unsigned or
+      wrongly signed entry, entries cut off the end of a checkpoint (the
+      message names the entry)
 130   interrupted (Ctrl-C)
 143   terminated (SIGTERM)
 ====  ===========================================================================

@@ -116,7 +116,7 @@ def test_search_finds_pages(server, browser, query, expect):
         (function poll() {
             const done = (document.querySelector('.search-summary, #search-progress') || {}).innerText || '';
             const items = Array.from(document.querySelectorAll('#search-results li a'));
-            if (done.includes('Search finished') || Date.now() - t0 > 30000) resolve(items.map(a => a.getAttribute('href')));
+            if (done.includes('Search finished') || Date.now() - t0 > 300000) resolve(items.map(a => a.getAttribute('href')));
             else setTimeout(poll, 100);
         })();
     })""")

@@ -6,6 +6,7 @@ false-alarm rate.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -22,6 +23,7 @@ import puffer.io as pio
 from puffer import cli
 from puffer.errors import LedgerError, ParameterError, PufferIOError
 from puffer.publish.digest import sha256_file
+from timing import catches, wait_until
 
 LAP = ("laplace", {"b": 1.0})
 MARKOV = {"name": "households", "model": {"kind": "markov_chain", "T": 4, "trans": [[0.8, 0.2], [0.3, 0.7]]},
@@ -84,7 +86,7 @@ def test_seed_search_over_every_ledger_field_finds_nothing(tmp_path):
 def cli_show(led):
     import io
 
-    from puffer.publish.cli import ledger_report, print_report
+    from puffer.publish.report import ledger_report, print_report
     buf = io.StringIO()
     print_report(ledger_report(str(led)), buf)
     return buf.getvalue()
@@ -196,7 +198,7 @@ def test_raw_rows_under_a_per_unit_framework_are_refused(tmp_path):
     with pytest.raises(ParameterError, match="no total guarantee: 2 releases"):
         pio.noise_file(src, tmp_path / "o3.parquet", "kwh", fw, ledger=led, unit="household")
     rep = cli_show(led)
-    assert "household" in rep and '"eps": 1.0' in rep
+    assert "household" in rep and "PP(eps=1, delta=0)" in rep
 
 
 def test_zero_sensitivity_release_is_refused(tmp_path):
@@ -284,6 +286,8 @@ def _child(args):
     if pid == 0:  # pragma: no cover - the child
         code = 99
         try:
+            # SIGTERM caught again means `puffer noise` has started (tests/timing.py: catches)
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
             null = os.open(os.devnull, os.O_WRONLY)
             os.dup2(null, 1)
             os.dup2(null, 2)
@@ -309,15 +313,19 @@ def test_kill_at_random_points_leaves_no_release_without_record(tmp_path):
     pq.write_table(pa.table({"x": np.random.default_rng(3).normal(size=KILL_ROWS)}), src)
     keyf = tmp_path / "k.key"
     pio.keygen(keyf)
+    sign = tmp_path / "ledger.sign"  # a signed ledger: signatures and checkpoints under the kills too
+    pio.signing_keygen(sign)
+    kept = tmp_path / "kept.checkpoint"
     led = tmp_path / "l.jsonl"
     t0 = time.perf_counter()
-    ref = pio.noise_file(src, tmp_path / "ref.parquet", "x", LAP, key=keyf, ledger=led, threads=1)
+    ref = pio.noise_file(src, tmp_path / "ref.parquet", "x", LAP, key=keyf, ledger=led, threads=1, signing_key=sign)
     full = time.perf_counter() - t0
     want = ref["output_sha256"]
+    kept.write_text(json.dumps(pio.checkpoint(led)))
 
     def args(out):
         return ["noise", str(src), str(out), "--column", "x", "--noise", "laplace", "--scale", "1", "--key",
-                str(keyf), "--ledger", str(led), "--rerun", ref["release_id"], "--threads", "1"]
+                str(keyf), "--ledger", str(led), "--rerun", ref["release_id"], "--threads", "1", "--sign", str(sign)]
 
     cli._parser()  # import every subcommand before forking, so the children start at once
     t0 = time.perf_counter()
@@ -328,7 +336,9 @@ def test_kill_at_random_points_leaves_no_release_without_record(tmp_path):
     rng = np.random.default_rng(5)
     sigs = [signal.SIGKILL] * 20 + [signal.SIGINT, signal.SIGTERM] * 2
     # random times in (0.05, 1.2) x the calibrated run, plus two SIGKILLs placed on either side of
-    # the publish whatever the machine's load: at once, and as soon as the output has appeared
+    # the publish whatever the machine's load: at once, and as soon as the output has appeared.
+    # Times count from the moment the child runs `puffer noise` (its SIGTERM handler installed),
+    # however late a loaded machine schedules it: a signal before that would test nothing.
     when: list = [float(rng.uniform(0.05, 1.2)) for _ in sigs] + [0.0, "published"]
     sigs += [signal.SIGKILL] * 2
     seen = {"published": 0, "not": 0}
@@ -338,24 +348,27 @@ def test_kill_at_random_points_leaves_no_release_without_record(tmp_path):
         if out.exists():
             out.unlink()
         pid = _child(args(out))
-        if when[k] == "published":
-            deadline = time.perf_counter() + 60 * full + 30
-            while not out.exists() and time.perf_counter() < deadline:
-                time.sleep(0.001)
-        else:
+        status = wait_until(functools.partial(catches, pid, signal.SIGTERM), pid)  # None: still running
+        if status is None and when[k] == "published":
+            status = wait_until(out.exists, pid)
+        elif status is None:
             time.sleep(when[k] * full)
-        os.kill(pid, sig)
-        _, status = os.waitpid(pid, 0)
+        if status is None:
+            os.kill(pid, sig)
+            _, status = os.waitpid(pid, 0)
         codes.setdefault(sig, []).append(os.waitstatus_to_exitcode(status))
         _check_after(out, led, want)
         seen["published" if out.exists() else "not"] += 1
         if not out.exists():  # a rerun after the kill gives the uninterrupted bytes and cleans orphans
-            pio.noise_file(src, out, "x", LAP, key=keyf, ledger=led, rerun=ref["release_id"], threads=1)
+            pio.noise_file(src, out, "x", LAP, key=keyf, ledger=led, rerun=ref["release_id"], threads=1,
+                           signing_key=sign)
             assert sha256_file(str(out)) == want
         assert not [n for n in os.listdir(tmp_path) if ".puffer-tmp-" in n and n.startswith(f".{out.name}")]
-    pio.noise_file(src, tmp_path / "last.parquet", "x", LAP, key=keyf, ledger=led, rerun=ref["release_id"])
-    v = pio.verify(led)
+    pio.noise_file(src, tmp_path / "last.parquet", "x", LAP, key=keyf, ledger=led, rerun=ref["release_id"],
+                   signing_key=sign)
+    v = pio.verify(led, pub=str(sign) + ".pub", checkpoint=kept)  # every entry signed, nothing cut
     assert v["pending"] == [] and v["torn_tail"] is None  # dangling pending entries were resolved
+    assert not [n for n in os.listdir(tmp_path) if ".checkpoint.tmp-" in n]
     assert seen["not"] > 0 and seen["published"] > 0, seen  # the kills landed on both sides of the publish
     # SIGINT / SIGTERM that land during the release end with exit 130 / 143 (0 if it had finished)
     assert set(codes[signal.SIGINT]) <= {130, 0} and set(codes[signal.SIGTERM]) <= {143, 0}, codes

@@ -126,6 +126,11 @@ def terms_vec(notion: str, p0: NDArray[np.float64], p1: NDArray[np.float64], n: 
             gf = np.where(p0 > 0, np.expm1(safe * nf) / np.expm1(safe), nf)
             for _ in range(6):
                 gf = np.nextafter(gf, INF)
+            # e^eps - 1 overflows from eps = 710 on (inf / inf = NaN): those entries, and every
+            # large eps n, by the core's log-space form (n = 1 gives 1 at any eps)
+            big = (p0 > 0) & ~inf & (safe * nf >= 700.0)
+            if big.any():
+                gf[big] = [group_factor(float(a), float(b)) for a, b in zip(nf[big], p0[big])]
             d = np.where((p1 == 0) | (nf == 0), 0.0, p1 * np.where(p0 > 0, gf, nf))
             return [eps_t, np.where(inf, INF, d)]
         if notion == "zcdp":

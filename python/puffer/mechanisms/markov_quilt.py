@@ -717,12 +717,17 @@ class MarkovQuilt(Mechanism):
         if framework.time_varying and method != "exact":
             raise ParameterError("method", method, "'exact' for a time-varying chain (MQMApprox bounds the "
                                  "max-influence through the spectral gap of one transition matrix)")
+        from .._progress import resolve
+
+        beat = resolve(None, label=f"Markov quilts (T={framework.length})")   # many priors: minutes
         for j, th in enumerate(framework.priors):
             s, q = mqm_sigma(M[j], P0[j], framework.length, self.eps, method=method, _compat=_compat,
                              period=framework.period)
             self.per_prior[th] = q
             if worst is None or s > worst[0]:
                 worst = (s, th, q)
+            if beat is not None:
+                beat(j + 1, len(framework.priors))
         assert worst is not None
         sigma, th, q = worst
         self.sigma = sigma

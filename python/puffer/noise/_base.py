@@ -270,6 +270,9 @@ class NoiseFamily(abc.ABC):
     #: a bound L on |d/dx log zeta| of the standardized density (None: not known); used to
     #: certify R_alpha between grid points when s_alpha is not proved monotone
     _log_lipschitz: float | None = None
+    #: how close to the largest value seen the Lipschitz bound of R_alpha between grid points is
+    #: refined (Custom: as close as its divergences are certified)
+    _sup_rtol: float = 1e-6
 
     def _R_flat(self, a: np.ndarray, z: np.ndarray) -> np.ndarray:
         with np.errstate(over="ignore"):   # beyond the float range: u = inf, D = inf
@@ -296,7 +299,7 @@ class NoiseFamily(abc.ABC):
             self._refuse_R()
         out = np.empty(a.shape, dtype=np.float64)
         for i, (aa, uu) in enumerate(zip(a.ravel().tolist(), u.ravel().tolist())):
-            out.flat[i] = self._sup_lipschitz(aa, uu)
+            out.flat[i] = self._sup_lipschitz(aa, uu, self._sup_rtol)
         return out
 
     def _sup_lipschitz(self, alpha: float, u: float, rtol: float = 1e-6) -> float:

@@ -28,9 +28,10 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ... import _validate as V
 from ...errors import ParameterError, PufferIOError
+from .._files import fsync_dir
 from ..digest import sha256_file
 from ..keys import refuse_seed
-from ..ledger import _fsync_dir, default_ledger_path
+from ..ledger import default_ledger_path
 from ..options import PublishOptions
 from ..plan import as_columns, threads_arg
 from ..preamble import prepare
@@ -257,7 +258,7 @@ def noise_file(input: str | os.PathLike[str], output: str | os.PathLike[str], co
             with _io(dst, "publishing the output"):
                 os.replace(tmp, dst)
                 published = True
-                _fsync_dir(out_dir)
+                fsync_dir(out_dir)
             rel.commit()
         except BaseException as exc:
             # The temporary file still there means the rename did not happen (a signal may land
