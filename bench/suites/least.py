@@ -78,12 +78,34 @@ def _tutorial_framework() -> puffer.Framework:
     return _tutorial_framework()
 
 
+def _smart_meter_framework() -> puffer.Framework:
+    """The real-data tutorial's Theta (docs/tutorials/smart-meter.md, sections 1-2), by running its cells."""
+    import os
+    import re
+    import warnings
+
+    here = os.getcwd()
+    os.chdir(ROOT / "docs" / "tutorials")
+    try:
+        cells = re.findall(r"```\{code-cell\} ipython3\n(.*?)```", Path("smart-meter.md").read_text(), re.S)
+        env: dict = {}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for c in cells[:2]:
+                exec(c.replace("print(", "(lambda *a, **k: None)("), env)   # noqa: S102 - the tutorial's own code
+            exec(cells[2].split("print(")[0], env)                           # noqa: S102
+    finally:
+        os.chdir(here)
+    return env["fw"]
+
+
 def _frameworks():
     from puffer.config import build_framework, load_config
 
     readme = puffer.models.markov_chain([[[.9, .1], [.2, .8]], [[.8, .2], [.1, .9]], [[.7, .3], [.3, .7]]], T=48)
     out = [("README (Markov, T=48, 3 priors)", readme, {"eps": 1.0, "delta": 1e-5}),
            ("household tutorial (fitted, 6 priors)", _tutorial_framework(), {"eps": 1.0, "delta": 1e-6})]
+    out.append(("smart-meter tutorial (fitted, T=336, period 48, 12 priors)", _smart_meter_framework(), {"eps": 1.0}))
     for name in ("household.toml", "adult.json"):
         cfg = load_config(str(ROOT / "examples" / name))
         t = cfg["target"]
