@@ -23,7 +23,6 @@ from __future__ import annotations
 import ast
 import functools
 import importlib
-import os
 import re
 import subprocess
 import sys
@@ -303,9 +302,9 @@ def command_problems(item: str, output: str) -> list[str]:
 
 def run_commands(scripts: set[Path]) -> dict[Path, str]:
     """The ``--quick`` output of each paper command (run side by side)."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(PKG.parent), os.environ.get("PYTHONPATH")]))}
+    # the installed puffer (the source tree has no compiled core on a fresh clone)
     procs = {p: subprocess.Popen([sys.executable, str(p), "--quick"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                 text=True, env=env, cwd=ROOT) for p in sorted(scripts) if p.is_file()}
+                                 text=True, cwd=ROOT) for p in sorted(scripts) if p.is_file()}
     out = {}
     for p, proc in procs.items():
         stdout, stderr = proc.communicate()
