@@ -209,9 +209,7 @@ def _closure(node: ast.AST, aliases: dict[str, str], helpers: dict[str, ast.AST]
 def _tests(root: Path | None = None) -> list[_Test]:
     """Every test function (``path::name``) and test method (``path::Class::name``) with the
     qualified names it refers to, through its file's helpers and fixtures (conftest.py included)."""
-    root = root or TESTS
-    if str(PKG.parent) not in sys.path:
-        sys.path.insert(0, str(PKG.parent))
+    root = root or TESTS   # names resolve through the installed puffer (a fresh clone's source tree has no core)
     out = []
     for path in sorted(root.rglob("test_*.py")):
         tree = ast.parse(path.read_text())
