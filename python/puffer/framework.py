@@ -1,4 +1,6 @@
-"""Pufferfish frameworks (S, Q, Theta): secrets, discriminative secret pairs, priors, and the
+"""Pufferfish frameworks: secrets, secret pairs, priors and the conditional query laws.
+
+Pufferfish frameworks (S, Q, Theta): secrets, discriminative secret pairs, priors, and the
 conditional query laws mu_i^theta = P(f(X) | s_i, theta) that every sensitivity is built from
 (Pierquin et al. 2024; Ding 2022).
 
@@ -159,6 +161,13 @@ class Framework:
         as ``Fraction`` are kept exact.
     query : callable(dataset) -> float or array of shape (d,)
         The query f; its output dimension must be the same for every dataset.
+    name : str
+        A name shown in the repr and in reports.
+    group_sensitivity : float, optional
+        Delta_GROUP, the query's range over the whole correlated group: what group DP would
+        calibrate to (the mechanisms' ``group`` comparison); None where there is no group.
+    group_note : str
+        What the group is, shown with that comparison.
 
     Examples
     --------

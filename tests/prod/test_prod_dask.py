@@ -5,35 +5,21 @@ from __future__ import annotations
 
 import json
 
-import dask
 import dask.array as da
 import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 import pytest
-from distributed import Client, LocalCluster
 
 import puffer
 import puffer.dask as pdask
 import puffer.io as pio
 from puffer.errors import ParameterError, ParameterTypeError
-from timing import DASK_PATIENT
 
 KEY = bytes(range(100, 132))
 GAU = ("gaussian", {"sigma": 1.5})
 N = 50_000
 _n = iter(range(10**6))
-
-
-@pytest.fixture(scope="module")
-def client():
-    with dask.config.set(DASK_PATIENT):
-        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                               memory_limit="2GiB")
-        c = Client(cluster)
-        yield c
-        c.close()
-        cluster.close()
 
 
 def release(data, cols, mech, tmp_path, **kw):

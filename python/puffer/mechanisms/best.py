@@ -36,6 +36,8 @@ from typing import TYPE_CHECKING, Any
 
 from .. import _validate as V
 from ..errors import ParameterError, ParameterTypeError, PufferError
+from ..guarantees import Provenance
+from ..refs import Ref
 
 if TYPE_CHECKING:
     from ..framework import Framework
@@ -173,7 +175,8 @@ def meets(guarantee: Any, target: dict[str, Any]) -> tuple[bool, str]:
     eps, delta, alpha = target["eps"], target.get("delta"), target.get("alpha")
     tol = eps * 1e-12   # the targets' own rounding (a calibration meets eps to the last few ulps)
     if isinstance(guarantee, ApproxRPP) and math.isinf(guarantee.alpha):
-        guarantee = PP(guarantee.eps, guarantee.delta)          # Prop C.1
+        # (inf, eps, delta)-approximate RPP gives (eps, delta)-PP (Pierquin et al. 2024, Prop C.1)
+        guarantee = PP(guarantee.eps, guarantee.delta, Provenance().cite(Ref("pierquin2024", "Prop C.1")))
     if isinstance(guarantee, PP):
         if guarantee.eps > eps + tol:
             return False, f"its eps {guarantee.eps:.4g} > {eps:g}"

@@ -1,4 +1,6 @@
-"""Calibration of the Distribution-Aware General Wasserstein Mechanism (Pierquin, Bellet,
+"""Calibration of the Distribution-Aware General Wasserstein Mechanism to a target.
+
+Calibration of the Distribution-Aware General Wasserstein Mechanism (Pierquin, Bellet,
 Tommasi, Boussard 2024, Thm 4.5): the smallest noise scale whose certified
 eps(alpha) = log(Delta_G^{zeta,q,alpha}) / (q (alpha - 1)) meets a target.
 

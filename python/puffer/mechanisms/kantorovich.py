@@ -1,4 +1,6 @@
-"""The Kantorovich mechanisms of Ding 2022 (Ding 2022, "Kantorovich Mechanism for Pufferfish
+"""The Kantorovich mechanisms: noise calibrated on the optimal transport plan of each secret pair.
+
+The Kantorovich mechanisms of Ding 2022 (Ding 2022, "Kantorovich Mechanism for Pufferfish
 Privacy"). All use the quantile ("north-west corner") coupling pi* of each pair of conditional
 laws (1-D queries only, Ding 2022), per prior and pair; the noise parameter is the max.
 
@@ -44,7 +46,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     # families.Laplace in annotations: puffer.capacity.restricted has a Laplace too
-    from ..noise import Gaussian, families
+    from ..noise import families
 
     #: the row / column of a plan that binds Theorem 2: ("row" | "col", x), None when none does
     _Where = tuple[str, float] | None
@@ -319,13 +321,22 @@ class Kantorovich(Mechanism):
 
     Parameters
     ----------
-    framework : Framework with a 1-D query
-    eps : target eps of (eps, S)-Pufferfish privacy
-    method : ``"best"`` (default: Theorems 1 and 2 both computed, the smaller noise parameter kept;
-        ``alternatives`` holds both), ``"thm1"``, ``"thm2"`` or ``"support_diameter"``
-    metric, eta_inv : a metric on differences d(z) (vectorised) and the inverse of eta(theta) for
-        the general exponential mechanism (default: d = |z|, eta = 1/theta, i.e. Laplace).
+    framework : Framework
+        The Pufferfish framework, with a 1-D query (the quantile coupling is optimal in 1-D).
+    eps : float
+        The target eps > 0 of (eps, S)-Pufferfish privacy.
+    method : str
+        ``"best"`` (default: Theorems 1 and 2 both computed, the smaller noise parameter kept;
+        ``alternatives`` holds both), ``"thm1"`` (Lemma 1 / Theorem 1, the plan sensitivity),
+        ``"thm2"`` (Theorem 2, relaxed) or ``"support_diameter"`` (eq. (9), the DP-style baseline).
+    metric : callable, optional
+        A metric on differences d(z) (vectorised) for the general exponential mechanism; with
+        ``eta_inv`` (default: d = abs(z), i.e. Laplace noise).
+    eta_inv : callable, optional
+        The inverse of eta(theta) for that exponential mechanism (default: eta = 1/theta).
 
+    Examples
+    --------
     >>> import puffer
     >>> m = puffer.mechanisms.Kantorovich(puffer.models.correlated_pair(), eps=1.0, method="thm2")
     >>> m.noise.scale <= 2.0
@@ -423,9 +434,27 @@ class KantorovichGaussian(Mechanism):
     9.68961
     >>> round(puffer.mechanisms.KantorovichGaussian(puffer.models.correlated_pair(), eps=1.0, delta=1e-5).noise.scale, 4)
     7.4613
+
+    Parameters
+    ----------
+    framework : Framework
+        The Pufferfish framework, with a 1-D query.
+    eps : float
+        The target eps > 0 (at most 1 for ``variant="a"``).
+    delta : float
+        The delta in (0, 1): of (eps, delta)-PP for ``"exact"``; for Theorem 3's variants, the
+        probability with which the privacy loss may exceed eps.
+    variant : str
+        ``"exact"`` (default: the analytic Gaussian calibration above) or the constant c of
+        Theorem 3: ``"a"`` (sqrt(2 log(1.25/delta)), eps <= 1), ``"b"`` (the (k/2) delta^(-1/3)
+        root, with the corrected k/2) or ``"tail"`` (the exact Gaussian tail root).
+    paper_constant : bool
+        Use the printed constant 0.41 for k/2 in variant ``"b"`` (for comparison; the
+        corrected 0.41866 is the default).
     """
     guarantee: PP   # narrows Mechanism.guarantee
-    noise: Gaussian | None   # None: zero sensitivity, no noise needed
+    #: Gaussian(c Delta / eps, rounded upward); None at sensitivity 0 (no noise needed)
+    noise: families.Gaussian | None
 
     theorem = "Ding 2022, Theorem 3 (Gaussian, delta-approximation)"
     refs: tuple[Ref, ...] = (Ref("ding2022", "Thm 3", "constant k/2 = 0.41866, not the printed 0.41"),)

@@ -1,4 +1,6 @@
-"""Additive noise families and their Renyi shift divergences (Pierquin et al. 2024,
+"""Additive noise families and their Rényi shift divergences.
+
+Additive noise families and their Renyi shift divergences (Pierquin et al. 2024,
 Thm 3.3 / Cor 3.1 / Lemma B.1; Chaudhuri et al. 2019).
 
 Each family is an immutable value with ``logpdf``, ``pdf``, ``cdf``, ``ppf``, ``scale``,

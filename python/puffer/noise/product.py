@@ -1,4 +1,6 @@
-"""d-dimensional noise with iid coordinates (Pierquin et al. 2024 additivity; Lemma B.1).
+"""Noise in d dimensions with independent, identically distributed coordinates.
+
+d-dimensional noise with iid coordinates (Pierquin et al. 2024 additivity; Lemma B.1).
 
 s_alpha(zeta^d, v) = sum_i s_alpha(zeta, v_i) (Renyi divergences of products add), so only
 1-D integrals are computed. R_alpha(zeta^d, z) = sup over ||v||_p <= z, p = the family's

@@ -334,4 +334,5 @@ def as_columns(columns: Any) -> list[str]:
 
 
 def threads_arg(threads: Any) -> int | None:
+    """A validated ``threads=`` (None or an integer >= 1)."""
     return None if threads is None else V.threads(threads, lo=1)
