@@ -3,6 +3,7 @@ puffer.add_noise on the release's keyed streams for any chunking, row ids, the l
 secure noise drawn once per release, bad inputs. One cluster per module."""
 from __future__ import annotations
 
+import hashlib
 import json
 
 import dask.array as da
@@ -17,7 +18,7 @@ import puffer.dask as pdask
 import puffer.io as pio
 from puffer.errors import ParameterError, ParameterTypeError
 
-KEY = bytes(range(100, 132))
+KEY = hashlib.sha256(b"puffer test release key").digest()  # a 256-bit test key given as bytes
 GAU = ("gaussian", {"sigma": 1.5})
 N = 50_000
 _n = iter(range(10**6))

@@ -22,7 +22,7 @@ from puffer import cli
 from puffer.errors import LedgerError, ParameterError, ParameterTypeError
 
 N = 1_000_000
-KEY = bytes(range(100, 132))  # a 256-bit test key given as bytes
+KEY = hashlib.sha256(b"puffer test release key").digest()  # a 256-bit test key given as bytes
 
 
 def stream(entry, column, key=KEY):

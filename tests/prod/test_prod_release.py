@@ -23,6 +23,8 @@ from puffer import cli
 from puffer.errors import LedgerError, ParameterError, PufferIOError
 from puffer.io.files import sha256_file
 
+KEY32 = hashlib.sha256(b"puffer test release key").digest()  # a 256-bit test key given as bytes
+
 LAP = ("laplace", {"b": 1.0})
 MARKOV = {"name": "households", "model": {"kind": "markov_chain", "T": 4, "trans": [[0.8, 0.2], [0.3, 0.7]]},
           "target": {"eps": 1.0}}
@@ -161,12 +163,12 @@ def test_raw_rows_under_a_per_unit_framework_are_refused(tmp_path):
     assert not (tmp_path / "o.parquet").exists() and not led.exists()
     # with the unit: one answer per household, the framework's query (the sum of T readings)
     e = pio.noise_file(src, tmp_path / "o.parquet", "kwh", fw, ledger=led, unit="household", order="t",
-                       key=bytes(32))
+                       key=KEY32)
     out = pq.read_table(tmp_path / "o.parquet")
     assert out.num_rows == 300 and out.column("household").to_pylist() == list(range(300))
     true = np.bincount(hh, weights=x)
     ref = puffer.add_noise(np.zeros(300), ("laplace", {"b": e["scale"]}),
-                           rng=pio.release_stream(pio.as_key(bytes(32)), e["nonce"], "kwh"))
+                           rng=pio.release_stream(pio.as_key(KEY32), e["nonce"], "kwh"))
     assert np.allclose(out.column("kwh").to_numpy() - true, ref)  # unit u gets stream position u
     assert e["unit"]["mode"] == "records" and e["unit"]["records_per_unit"] == 4
     # mismatches name the unit; nothing is written
@@ -482,7 +484,7 @@ def test_a_killed_release_still_counts_in_the_totals(tmp_path):
     'published' if the output is there with its digest, else 'unknown', and counted either way."""
     led = tmp_path / "l.jsonl"
     plan = pio.resolve(("laplace", {"b": 1.0}))
-    rels = [pio.begin_release(ledger=led, columns=["x"], plan=plan, key=bytes(32)) for _ in range(2)]
+    rels = [pio.begin_release(ledger=led, columns=["x"], plan=plan, key=KEY32) for _ in range(2)]
     for rel, (name, make) in zip(rels, (("there.parquet", True), ("gone.parquet", False))):
         out = tmp_path / name
         out.write_bytes(b"published bytes")

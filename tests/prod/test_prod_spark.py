@@ -4,6 +4,7 @@ after shuffles (with and without adaptive query execution), secure noise drawn o
 release, the ledger entry, row ids, bad inputs. One Spark session for the module."""
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sys
@@ -19,7 +20,7 @@ import puffer.io as pio
 import puffer.spark as pspark
 from puffer.errors import ParameterError, ParameterTypeError
 
-KEY = bytes(range(32))
+KEY = hashlib.sha256(b"puffer test release key").digest()  # a 256-bit test key given as bytes
 LAP = ("laplace", {"b": 2.0})
 N = 5_000
 _n = iter(range(10**6))

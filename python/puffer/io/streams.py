@@ -74,7 +74,8 @@ def release_stream(key: Key, nonce: str, column: Any) -> KeyedStream:
 
     >>> import numpy as np, puffer
     >>> from puffer.io.keys import as_key
-    >>> k, n = as_key(bytes(range(32))), new_nonce()
+    >>> import hashlib
+    >>> k, n = as_key(hashlib.sha256(b"doctest key").digest()), new_nonce()
     >>> a = puffer.add_noise(np.zeros(4), ("laplace", {"b": 1.0}), rng=release_stream(k, n, "x"))
     >>> bool(np.array_equal(a, puffer.add_noise(np.zeros(4), ("laplace", {"b": 1.0}),
     ...                                         rng=release_stream(k, n, "x"))))

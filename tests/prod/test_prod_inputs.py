@@ -1,0 +1,186 @@
+"""Issue 31 item 4 (keys and inputs): each attack on today's release path, as a test that fails on
+the code before the fix.
+
+Oracles: the documented key-file format (recomputed here with hashlib), exact float64 spacing
+(numpy.spacing), and the releases' own ledger entries. No test measures speed: the deadlines of
+the signal tests only detect a hang.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import puffer.io as pio
+from puffer import cli
+from puffer.errors import ParameterError, ParameterTypeError
+from puffer.io import keys as K
+
+KEY = hashlib.sha256(b"puffer inputs test key").digest()
+LAP = ("laplace", {"b": 1.0})
+
+
+def _material(secret: bytes) -> list[str]:
+    """Every way a key's bytes could show up in text."""
+    return [secret.hex(), secret.hex().upper(), base64.b64encode(secret).decode(),
+            base64.urlsafe_b64encode(secret).decode().rstrip("="), repr(secret)[2:-1], secret.hex()[:16]]
+
+
+def _no_material(text: str, secret: bytes) -> None:
+    for m in _material(secret):
+        assert m not in text, f"key material {m[:8]}... in {text[:300]!r}"
+
+
+def _exc_text(exc: BaseException) -> str:
+    return "\n".join([str(exc), repr(exc), repr(exc.args), repr(getattr(exc, "value", None))])
+
+
+# ---- keys ------------------------------------------------------------------------------------------------
+
+WEAK = {
+    "all one byte": b"\xab" * 32,
+    "zeros": bytes(32),
+    "ascii digits": b"01234567890123456789012345678901",
+    "hex text": hashlib.sha256(b"x").hexdigest()[:32].encode(),
+    "a password": b"correct horse battery staple!!!!",
+    "a short repeated pattern": bytes.fromhex("9f13c2e7") * 8,
+    "a counting sequence": bytes(range(32)),
+    "a counting sequence, step 7": bytes((5 + 7 * i) % 256 for i in range(32)),
+    "low byte diversity": bytes(np.random.default_rng(1).choice([0x81, 0x92, 0xA3, 0xB4, 0xC5, 0xD6, 0xE7, 0xF8,
+                                                                  0x01, 0x12], 32).astype(np.uint8)),
+}
+
+
+@pytest.mark.parametrize("name", list(WEAK))
+def test_weak_keys_are_refused_in_the_api_and_in_key_files(tmp_path, name):
+    secret = WEAK[name]
+    assert len(secret) == 32
+    with pytest.raises(ParameterError, match="visibly weak|not visibly weak") as ei:
+        pio.as_key(secret)
+    _no_material(_exc_text(ei.value), secret)
+    # the same key in a file of the right format, with a correct check value: refused too
+    kid = "0" * 31 + "1"
+    check = hashlib.sha256(b"puffer/v2/key-check\x00" + kid.encode() + b"\x00" + secret).digest()[:8].hex()
+    f = tmp_path / "weak.key"
+    f.write_text(f"puffer release key v2\nkey_id: {kid}\nkey: {secret.hex()}\ncheck: {check}\n")
+    f.chmod(0o600)
+    with pytest.raises(ParameterError, match="visibly weak") as ei:
+        pio.load_key(f)
+    _no_material(_exc_text(ei.value), secret)
+
+
+def test_keys_are_32_bytes_and_random_keys_pass():
+    # the 0.5-second attack of the issue: any 16 bytes were a key
+    for short in (b"0123456789abcdef", os.urandom(16), os.urandom(31), os.urandom(33), os.urandom(64)):
+        with pytest.raises(ParameterError, match="exactly 32 bytes"):
+            pio.as_key(short)
+    # false alarms: each rule's rate is below 2e-14 per key (module docstring), so 2000 draws from
+    # os.urandom never trip them unless a rule is wrong
+    assert sum(K.weakness(os.urandom(32)) is not None for _ in range(2000)) == 0
+    assert pio.as_key(KEY).source == "bytes"
+    with pytest.raises(ParameterError, match="not visibly weak"):
+        pio.as_key(pio.Key(bytes(32), "0" * 32, "bytes"))  # a Key object built by hand
+
+
+def _v2(tmp_path, name="k.key"):
+    f = tmp_path / name
+    k = pio.keygen(f)
+    return f, k, f.read_text()
+
+
+def test_key_file_format_header_and_check(tmp_path):
+    f, k, text = _v2(tmp_path)
+    lines = text.splitlines()
+    assert lines[0] == "puffer release key v2" and lines[2] == f"key_id: {k.key_id}"
+    assert lines[3] == f"key: {k.secret.hex()}" and oct(f.stat().st_mode & 0o777) == "0o600"
+    want = hashlib.sha256(b"puffer/v2/key-check\x00" + k.key_id.encode() + b"\x00" + k.secret).digest()[:8].hex()
+    assert lines[4] == f"check: {want}"  # the documented check value, recomputed here
+    assert pio.load_key(f).secret == k.secret
+    bad = {
+        "truncated": text[: len(text) // 2],
+        "truncated key": text.replace(k.secret.hex(), k.secret.hex()[:48]),
+        "edited key": text.replace(k.secret.hex(), ("0" if k.secret.hex()[0] != "0" else "1") + k.secret.hex()[1:]),
+        "edited id": text.replace(k.key_id, "f" * 32),
+        "no check": "\n".join(lines[:4]) + "\n",
+        "no header": "\n".join(lines[1:]) + "\n",
+        "hand-written": f"puffer release key v2\nkey_id: {'a' * 32}\nkey: {os.urandom(32).hex()}\ncheck: {'0' * 16}\n",
+        "binary": "\udcff",
+    }
+    for why, content in bad.items():
+        g = tmp_path / f"bad-{why.replace(' ', '-')}.key"
+        g.write_bytes(content.encode("utf-8", "surrogateescape"))
+        g.chmod(0o600)
+        with pytest.raises(ParameterError, match="puffer keygen") as ei:
+            pio.load_key(g)
+        _no_material(_exc_text(ei.value), k.secret)
+    os.chmod(f, 0o640)
+    with pytest.raises(ParameterError, match="only its owner"):
+        pio.load_key(f)
+
+
+def test_earlier_key_files(tmp_path):
+    # files keygen wrote before (JSON, 32 bytes) still load, so their releases can be re-run
+    secret, kid = os.urandom(32), os.urandom(16).hex()
+    old = tmp_path / "old.key"
+    old.write_text(json.dumps({"format": "puffer-key-v1", "key_id": kid, "key": secret.hex()}) + "\n")
+    old.chmod(0o600)
+    k = pio.load_key(old)
+    assert k.secret == secret and k.key_id == kid and k.source == "file"
+    # a hand-written 16-byte one was recorded as a normal key: refused, saying how to make one
+    short = tmp_path / "short.key"
+    short.write_text(json.dumps({"format": "puffer-key-v1", "key_id": kid, "key": b"0123456789abcdef".hex()}))
+    short.chmod(0o600)
+    with pytest.raises(ParameterError, match="16 bytes.*puffer keygen") as ei:
+        pio.load_key(short)
+    _no_material(_exc_text(ei.value), b"0123456789abcdef")
+
+
+def test_key_material_given_as_a_path_is_never_echoed(tmp_path, capsys):
+    src = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"x": [1.0, 2.0, 3.0]}), src)
+    secret = os.urandom(32)
+    givens = [secret.hex(), secret.hex().upper(), base64.b64encode(secret).decode(),
+              base64.urlsafe_b64encode(secret).decode(), secret.decode("latin-1")]
+    for given in givens:
+        # the API: the exception's text, repr and arguments
+        with pytest.raises(ParameterError, match="key material") as ei:
+            pio.noise_file(src, tmp_path / "o.parquet", "x", LAP, key=given, ledger=tmp_path / "l.jsonl")
+        _no_material(_exc_text(ei.value), secret)
+        # the command line: stdout and stderr, exit 3
+        rc = cli.main(["noise", str(src), str(tmp_path / "o.parquet"), "--column", "x", "--noise", "laplace",
+                       "--scale", "1", "--key", given, "--ledger", str(tmp_path / "l.jsonl")])
+        out = capsys.readouterr()
+        assert rc == 3 and "exposed" in out.err
+        _no_material(out.out + out.err, secret)
+    assert not (tmp_path / "o.parquet").exists()
+    # other ways of handing over a key's bytes: refused without showing them
+    for thing in (list(secret), np.frombuffer(secret, np.uint8), int.from_bytes(secret, "big"), secret.hex()[:32]):
+        with pytest.raises((ParameterError, ParameterTypeError)) as ei:
+            pio.as_key(thing)
+        _no_material(_exc_text(ei.value), secret)
+    with pytest.raises(ParameterError) as ei:
+        pio.noise_file(src, tmp_path / "o.parquet", "x", LAP, seed=int.from_bytes(secret, "big"))
+    _no_material(_exc_text(ei.value), secret)
+    # an ordinary missing path is named, so that a typo can be found
+    with pytest.raises(ParameterError, match="nope/release.key"):
+        pio.as_key(str(tmp_path / "nope" / "release.key"))
+
+
+def test_key_echo_in_a_fresh_interpreter(tmp_path):
+    """Everything a real `puffer noise --key HEX` run writes (tracebacks included) is free of the key."""
+    src = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"x": [1.0, 2.0, 3.0]}), src)
+    secret = os.urandom(32)
+    r = subprocess.run([sys.executable, "-m", "puffer", "noise", str(src), str(tmp_path / "o.parquet"), "--column",
+                        "x", "--noise", "laplace", "--scale", "1", "--key", secret.hex()],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 3, r.stderr
+    _no_material(r.stdout + r.stderr, secret)
