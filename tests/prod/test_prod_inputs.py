@@ -184,3 +184,58 @@ def test_key_echo_in_a_fresh_interpreter(tmp_path):
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 3, r.stderr
     _no_material(r.stdout + r.stderr, secret)
+
+
+# ---- signals and broken pipes ----------------------------------------------------------------------------
+
+_TERM_AT_IMPORT = """
+import os, signal, sys
+target = sys.argv[1]
+class Finder:  # SIGTERM to this process when `target` starts to be imported
+    fired = False
+    def find_spec(self, name, path=None, target_=None):
+        if name == target and not Finder.fired:
+            Finder.fired = True
+            os.kill(os.getpid(), signal.SIGTERM)
+        return None
+sys.meta_path.insert(0, Finder())
+from puffer.cli import main
+raise SystemExit(main(sys.argv[2:]))
+"""
+
+
+def _small_release(tmp_path):
+    src = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"x": np.linspace(0.0, 1.0, 1000)}), src)
+    return src
+
+
+# before the fix: `pandas` ended in exit 0 with the release published after the SIGTERM, the two
+# others in exit 1 with an AttributeError / SystemError traceback from inside pandas
+@pytest.mark.parametrize("module", ["pandas", "pandas.core.frame", "pandas._libs.tslibs"])
+def test_sigterm_during_the_lazy_pandas_import_exits_143(tmp_path, module):
+    src = _small_release(tmp_path)
+    out, led = tmp_path / "o.parquet", tmp_path / "l.jsonl"
+    r = subprocess.run([sys.executable, "-c", _TERM_AT_IMPORT, module, "noise", str(src), str(out), "--column", "x",
+                        "--noise", "laplace", "--scale", "1", "--ledger", str(led)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 143 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    assert r.stderr.strip().endswith("puffer: terminated") and not out.exists()
+    assert not [n for n in os.listdir(tmp_path) if "puffer-" in n and n != "l.jsonl" and not n.endswith("lock")]
+
+
+def test_broken_pipe_is_quiet(tmp_path):
+    src = _small_release(tmp_path)
+    led = tmp_path / "l.jsonl"
+    for k in range(3):
+        pio.noise_file(src, tmp_path / f"o{k}.parquet", "x", LAP, key=KEY, ledger=led)
+    for cmd in (["ledger", "show", "--json", str(led)], ["ledger", "show", str(led)],
+                ["ledger", "verify", "--json", str(led)]):
+        rd, wr = os.pipe()
+        os.close(rd)  # the reader is gone before the first byte: every write fails with EPIPE
+        try:
+            r = subprocess.run([sys.executable, "-m", "puffer", *cmd], stdout=wr, stderr=subprocess.PIPE, text=True,
+                               timeout=300)
+        finally:
+            os.close(wr)
+        assert r.returncode == 141 and r.stderr == "", (cmd, r.returncode, r.stderr[-1500:])
