@@ -17,6 +17,12 @@ count, and equal to the file and Spark releases of the same data under one key a
   :func:`puffer.io.units.group_answers` (one noisy answer per unit). Missing values (NaN /
   ``pd.NA``) are refused or, with ``nulls="keep"``, kept as they are without noise.
 
+Unit ids are integers or strings, one type in the whole frame: an object column holding
+integers in one partition and strings in another is refused (1 and "1" would be two units to
+the data and one to anything comparing them as text). Dask's ``dataframe.convert-string``
+(on by default) converts an object column to strings when the frame is built, before puffer
+sees it: integers 1 and strings "1" are then one unit. Keep unit ids of one type.
+
 ``secure=True``: exact lattice noise keyed by a secret drawn once per release and addressed by
 position (:class:`puffer._cluster.SecureNoise`): recomputing a block draws nothing new.
 """
@@ -137,6 +143,24 @@ def _unique_ids(ddf: Any, ident: str, what: str, nonneg: bool) -> None:
                              "share their noise)")
     if nonneg and n and int(lo) < 0:
         raise ParameterError("row_id", ident, f"row ids >= 0 (minimum {lo})")
+
+
+def _one_id_type(ddf: Any, column: str) -> None:
+    """Unit ids of one type in every partition (an object column may hold integers in one
+    partition and strings in another: 1 and "1" would then be two units to the data)."""
+    from dask.delayed import delayed as dask_delayed
+
+    from .io.streams import _MIXED, unit_id_kind
+
+    delayed: Callable[..., Any] = dask_delayed
+    kinds = _compute(*[delayed(lambda s: unit_id_kind(s.to_numpy()))(p) for p in ddf[column].to_delayed()])
+    first: dict[str, int] = {}
+    for i, k in enumerate(kinds):
+        if k is not None:
+            first.setdefault(k, i)
+    if len(first) > 1:
+        where = ", ".join(f"{'integers' if k == 'int' else 'strings'} in partition {i}" for k, i in first.items())
+        raise ParameterTypeError("unit", f"column {column!r} with {where}", _MIXED)
 
 
 def _frame(ddf: Any, cols: list[str], noise: RowNoise, spec: UnitSpec, row_id: Any, nulls: str, sizes: list[int]
@@ -263,6 +287,10 @@ def add_noise(data: Any, columns: Any, mechanism: Any, *, key: Any = None, ledge
     spec = op.spec
     if row_id is not None and spec.column is not None:
         raise ParameterError("row_id", row_id, "None with unit= (the unit ids are the stream positions)")
+    if spec.column is not None:
+        from .io.units import check_unit_type
+
+        check_unit_type(data.dtypes[spec.column], spec.column)
     if is_array:
         src = data.persist()
         parts = _digests(_row_blocks(src), cols)
@@ -270,6 +298,11 @@ def add_noise(data: Any, columns: Any, mechanism: Any, *, key: Any = None, ledge
         src = data.persist()  # one computation of the input for the digest, the checks and the noise
         used = [c for c in dict.fromkeys([*cols, spec.column, spec.order, row_id]) if c is not None]
         parts = _digests(src[used].to_delayed(), used)
+        if spec.column is not None:
+            import pandas as pd
+
+            if pd.api.types.is_object_dtype(src.dtypes[spec.column]):  # other dtypes hold one type
+                _one_id_type(src, spec.column)
         if row_id is not None:
             _unique_ids(src, row_id, "row_id", True)
         elif spec.mode == "answers" and spec.column is not None:

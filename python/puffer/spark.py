@@ -22,6 +22,10 @@ bits in a file, on Spark and on Dask, whatever the partitioning. The position ``
   ``r`` is then the ``r``-th row ``collect()`` returns. Or ``row_id=``: an integer column of
   unique ids >= 0, checked on the frozen frame.
 
+Unit ids are integers or strings (a Spark column has one type; Spark itself converts a mix
+such as a pandas object column of 1 and "1" to one type when the frame is created, so keep ids of
+one type); other types are refused, their text forms collide.
+
 The noisy frame is frozen too (checkpointed), and its content digest (and the input's:
 :data:`puffer._cluster.DIGEST_NOTE`) goes into the ledger, so every action, retry or later
 shuffle sees the recorded values. ``secure=True``: exact lattice noise keyed by a secret drawn
@@ -229,6 +233,10 @@ def add_noise(df: Any, columns: Any, mechanism: Any, *, key: Any = None, ledger:
         if name is not None and name not in schema.names:
             raise ParameterError("unit" if name == spec.column else "order", repr(name),
                                  f"a column of the DataFrame; it has {list(schema.names)}")
+    if spec.column is not None:
+        from .io.units import check_unit_type
+
+        check_unit_type(schema.field(spec.column).type, spec.column)
     if row_id is not None and spec.column is not None:
         raise ParameterError("row_id", row_id, "None with unit= (the unit ids are the stream positions)")
     _python_workers(df.sparkSession.sparkContext)

@@ -314,3 +314,26 @@ def test_spark_bitwise_equal_for_prior_and_position_splits(spark):
     for fw, tasks in ((FW_PRIORS, None), (FW_ONE, 5)):
         _same(pspark.w_inf(fw, spark, tasks=tasks), fw.w_inf())
     _same(pspark.w_inf(FW_PRIORS, spark.sparkContext, tasks=2), FW_PRIORS.w_inf())
+
+
+def test_unit_ids_must_be_integers_or_strings(spark, tmp_path):
+    """Issue 31 item 4: unit ids of another type were hashed through their text, and texts collide.
+    Two array ids that differ in one element print alike (numpy elides the middle of a long array):
+    in different partitions they got one stream position, so the same noise, and their exact
+    difference was published. Every type but integers and strings is refused, before any work."""
+    a = list(range(2000))
+    b = a[:1000] + [-1] + a[1001:]
+    led = tmp_path / "l.jsonl"
+    df = spark.createDataFrame(spark.sparkContext.parallelize([(a, 1.0), (b, 2.0)], 2), "u array<long>, x double")
+    with pytest.raises(ParameterTypeError, match="integer or string unit ids"):
+        pspark.add_noise(df, "x", ("laplace", {"b": 1.0}), key=KEY, unit="u", per_unit=True, ledger=led)
+    for typ, vals in (("binary", [bytearray(b"1"), bytearray(b"2")]), ("double", [1.0, 2.0]),
+                      ("decimal(4,1)", None), ("struct<a:long>", [(1,), (2,)])):
+        if vals is None:
+            from decimal import Decimal
+            vals = [Decimal("1.0"), Decimal("2.0")]
+        df = spark.createDataFrame([(v, 1.0) for v in vals], f"u {typ}, x double")
+        for per_unit in (True, False):
+            with pytest.raises(ParameterTypeError, match="integer or string unit ids"):
+                pspark.add_noise(df, "x", ("laplace", {"b": 1.0}), key=KEY, unit="u", per_unit=per_unit, ledger=led)
+    assert not led.exists()  # refused before anything was recorded

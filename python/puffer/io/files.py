@@ -34,7 +34,7 @@ from .keys import refuse_seed
 from .ledger import Ledger, _fsync_dir, default_ledger_path
 from .plan import as_columns, resolve, threads_arg
 from .release import begin_release
-from .units import check_answers, group_answers, unit_spec
+from .units import check_answers, check_unit_type, group_answers, unit_spec
 
 if TYPE_CHECKING:
     from .plan import NoisePlan
@@ -274,6 +274,8 @@ def noise_file(input: str | os.PathLike[str], output: str | os.PathLike[str], co
         if name not in schema.names:
             raise ParameterError("unit" if name == spec.column else "order", repr(name),
                                  f"a column of the input; it has {list(schema.names)}")
+    if spec.column is not None:
+        check_unit_type(schema.field(spec.column).type, spec.column)
     config = {"nulls": nulls, "select": select, "format_out": {"compression": compression,
                                                                "row_group_size": row_group_size},
               "granularity": granularity, "allow_unnoised": allow_unnoised}

@@ -31,7 +31,7 @@ from ..errors import ParameterError, ParameterTypeError
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["UnitSpec", "unit_spec", "query_range", "group_answers", "check_answers"]
+__all__ = ["UnitSpec", "unit_spec", "query_range", "group_answers", "check_answers", "check_unit_type"]
 
 
 class UnitSpec:
@@ -52,6 +52,29 @@ class UnitSpec:
 
     def __repr__(self) -> str:
         return f"UnitSpec(mode={self.mode!r}, column={self.column!r}, query={self.query!r})"
+
+
+def check_unit_type(t: Any, column: str) -> None:
+    """The unit column's declared type (an Arrow type, or a pandas/numpy dtype) holds integers or
+    strings, on every engine. An object dtype (pandas, Dask) may hold anything: its batches are
+    checked by :func:`puffer.io.streams.unit_id_kind` (one type per batch) and, across a Dask
+    frame's partitions, by ``puffer.dask`` (one type in all of them)."""
+    try:
+        import pyarrow as pa
+    except ModuleNotFoundError:  # pragma: no cover - the io extra installs it
+        pa = None
+    if pa is not None and isinstance(t, pa.DataType):
+        ok = pa.types.is_integer(t) or pa.types.is_string(t) or pa.types.is_large_string(t) or \
+            getattr(pa.types, "is_string_view", lambda _: False)(t)
+    else:
+        import pandas as pd
+
+        ok = (pd.api.types.is_integer_dtype(t) and not pd.api.types.is_bool_dtype(t)) or \
+            pd.api.types.is_string_dtype(t) or pd.api.types.is_object_dtype(t)
+    if not ok:
+        raise ParameterTypeError("unit", f"column {column!r} of type {t}", "integer or string unit ids (their "
+                                 "stream positions must not collide: floats, dates, bytes and nested values are "
+                                 "not unit ids; convert the column first)")
 
 
 def query_range(fw: Any) -> tuple[float, float]:
@@ -145,8 +168,7 @@ def group_answers(table: Any, spec: UnitSpec, columns: list[str]) -> tuple[Any, 
     u = table.column(spec.column)
     if u.null_count:
         raise ParameterError("unit", spec.column, "no null unit ids")
-    if not (pa.types.is_integer(u.type) or pa.types.is_string(u.type) or pa.types.is_large_string(u.type)):
-        raise ParameterTypeError("unit", f"column {spec.column!r} of type {u.type}", "integer or string unit ids")
+    check_unit_type(u.type, str(spec.column))
     ids = u.to_numpy(zero_copy_only=False)
     n = ids.size
     keys = [ids]
