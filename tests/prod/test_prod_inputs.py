@@ -296,3 +296,56 @@ def test_file_unit_columns_of_other_types_are_refused(tmp_path):
                 pio.noise_file(src, tmp_path / "o.parquet", "x", LAP, key=KEY, unit=col, per_unit=per_unit,
                                ledger=tmp_path / "l.jsonl")
     assert not (tmp_path / "l.jsonl").exists()
+
+
+# ---- records need an order -------------------------------------------------------------------------------
+
+MARKOV = {"name": "households", "model": {"kind": "markov_chain", "T": 4, "trans": [[0.8, 0.2], [0.3, 0.7]]},
+          "target": {"eps": 1.0}}
+
+
+def _readings(path, steps_of_unit_0, n_units=20):
+    """Household readings, T = 4 each; unit 0's time steps as given (4 of them)."""
+    rng = np.random.default_rng(4)
+    hh = np.repeat(np.arange(n_units, dtype=np.int64), 4)
+    t = np.tile(np.arange(4, dtype=np.int64), n_units)
+    t[:4] = steps_of_unit_0
+    x = rng.integers(0, 2, hh.size).astype(np.float64)
+    pq.write_table(pa.table({"household": hh, "t": t, "kwh": x}), path)
+
+
+def test_duplicated_or_missing_time_steps_are_refused_with_or_without_order(tmp_path):
+    fw = tmp_path / "households.json"
+    fw.write_text(json.dumps(MARKOV))
+    led = tmp_path / "l.jsonl"
+    src = tmp_path / "dup.parquet"
+    _readings(src, [0, 1, 2, 2])  # t = 2 twice, no t = 3: four records, so the count check passed
+    # without --order: released before the fix; now an order is required
+    with pytest.raises(ParameterError, match="parameter 'order' = None.*step twice"):
+        pio.noise_file(src, tmp_path / "o.parquet", "kwh", fw, ledger=led, unit="household")
+    rc = cli.main(["noise", str(src), str(tmp_path / "o.parquet"), "--column", "kwh", "--mechanism", str(fw),
+                   "--unit", "household", "--ledger", str(led)])
+    assert rc == 3
+    with pytest.raises(ParameterError, match="2 twice in unit 0"):
+        pio.noise_file(src, tmp_path / "o.parquet", "kwh", fw, ledger=led, unit="household", order="t")
+    # a gap (no t = 2, a t = 4): distinct steps and four records, but not one chain of T steps
+    _readings(src, [0, 1, 3, 4])
+    with pytest.raises(ParameterError, match="unit 0: a step from 1 to 3"):
+        pio.noise_file(src, tmp_path / "o.parquet", "kwh", fw, ledger=led, unit="household", order="t")
+    assert not (tmp_path / "o.parquet").exists() and (not led.exists() or pio.read_ledger(led) == [])
+    # timestamps: the same step everywhere is accepted, a unit sampled at another rate is not
+    ts = np.datetime64("2024-01-01T00:00:00", "s") + np.arange(4) * np.timedelta64(1800, "s")
+    n = 20
+    tab = pa.table({"household": np.repeat(np.arange(n), 4), "t": pa.array(np.tile(ts, n), pa.timestamp("s")),
+                    "kwh": np.random.default_rng(5).integers(0, 2, 4 * n).astype(np.float64)})
+    pq.write_table(tab, src)
+    pio.noise_file(src, tmp_path / "o.parquet", "kwh", fw, ledger=led, unit="household", order="t")
+    t2 = np.tile(ts, n)
+    t2[4:8] = np.datetime64("2024-01-01T00:00:00", "s") + np.arange(4) * np.timedelta64(3600, "s")
+    pq.write_table(tab.set_column(1, "t", pa.array(t2, pa.timestamp("s"))), src)
+    led2 = tmp_path / "l2.jsonl"  # (a second release into `led` would be refused for its total)
+    with pytest.raises(ParameterError, match="unit 1.*same step"):
+        pio.noise_file(src, tmp_path / "o2.parquet", "kwh", fw, ledger=led2, unit="household", order="t")
+    pq.write_table(tab.set_column(1, "t", pa.array([str(v) for v in np.tile(ts, n)])), src)
+    with pytest.raises(ParameterTypeError, match="order"):
+        pio.noise_file(src, tmp_path / "o2.parquet", "kwh", fw, ledger=led2, unit="household", order="t")

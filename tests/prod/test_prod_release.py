@@ -177,13 +177,13 @@ def test_raw_rows_under_a_per_unit_framework_are_refused(tmp_path):
     pq.write_table(bad_count, tmp_path / "short.parquet")
     with pytest.raises(ParameterError, match=r"unit .* with 3 records.*exactly T = 4"):
         pio.noise_file(tmp_path / "short.parquet", tmp_path / "o2.parquet", "kwh", fw, ledger=led, unit="household",
-                       allow_uncomposed=True)
+                       order="t", allow_uncomposed=True)
     vals = t.column("kwh").to_numpy().copy()
     vals[5] = 7.0
     pq.write_table(t.set_column(2, "kwh", pa.array(vals)), tmp_path / "badval.parquet")
     with pytest.raises(ParameterError, match=r"7\.0 in unit .*state values"):
         pio.noise_file(tmp_path / "badval.parquet", tmp_path / "o2.parquet", "kwh", fw, ledger=led,
-                       unit="household", allow_uncomposed=True)
+                       unit="household", order="t", allow_uncomposed=True)
     # per-unit answers out of the query's range [0, 4] are refused, naming the unit
     pq.write_table(pa.table({"household": [1, 2], "kwh": [3.0, 9.0]}), tmp_path / "ans.parquet")
     with pytest.raises(ParameterError, match="9.0 at unit 2"):
@@ -192,7 +192,7 @@ def test_raw_rows_under_a_per_unit_framework_are_refused(tmp_path):
     assert not (tmp_path / "o2.parquet").exists()
     # a second PP release on the same unit is refused (no total guarantee) unless allowed
     with pytest.raises(ParameterError, match="no total guarantee: 2 releases"):
-        pio.noise_file(src, tmp_path / "o3.parquet", "kwh", fw, ledger=led, unit="household")
+        pio.noise_file(src, tmp_path / "o3.parquet", "kwh", fw, ledger=led, unit="household", order="t")
     rep = cli_show(led)
     assert "household" in rep and '"eps": 1.0' in rep
 
@@ -472,9 +472,9 @@ def test_budget_refuses_a_release_over_it(tmp_path):
     fw.write_text(json.dumps(MARKOV))
     led = tmp_path / "l.jsonl"
     with pytest.raises(ParameterError, match="budget.*make it 1"):
-        pio.noise_file(src, tmp_path / "o.parquet", "kwh", fw, ledger=led, unit="household", budget=0.5)
+        pio.noise_file(src, tmp_path / "o.parquet", "kwh", fw, ledger=led, unit="household", order="t", budget=0.5)
     assert not (tmp_path / "o.parquet").exists()
-    e = pio.noise_file(src, tmp_path / "o.parquet", "kwh", fw, ledger=led, unit="household", budget=1.0)
+    e = pio.noise_file(src, tmp_path / "o.parquet", "kwh", fw, ledger=led, unit="household", order="t", budget=1.0)
     assert e["budget"] == 1.0 and e["composition"]["total"]["eps"] == 1.0
     assert e["guarantee"]["provenance"]["theorem"] and e["sensitivity"]["witness"] is not None
 

@@ -56,10 +56,12 @@ _MAX_FILE = 4096        # a key file is about 200 bytes
 _HEX32 = re.compile(r"[0-9a-f]{32}")
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _HEX16 = re.compile(r"[0-9a-f]{16}")
-# runs of characters that read as encoded key material: hex, or base64/base64url with digits and
-# both cases (a folder name such as "test_keys0" has no capitals)
+# what a key path shown in a message may be made of (ASCII: raw key bytes decoded as text are
+# almost never only these, (73/256)^32 < 1e-17), and what reads as encoded key material: a hex run,
+# or a base64/base64url text (no dot) of two character classes
+_SAFE_PATH = re.compile(r"[A-Za-z0-9._/~+=,@: -]*")
 _HEX_RUN = re.compile(r"[0-9a-fA-F]{16,}")
-_B64_RUN = re.compile(r"[0-9A-Za-z+/_=-]{20,}")
+_B64_TEXT = re.compile(r"[A-Za-z0-9+/_-]{20,}={0,2}")
 
 #: the message of every refusal of a small integer seed in a publishing path
 SEED_REFUSED = ("a secret key, not an integer seed: a seed can be found by trying seeds, and then every "
@@ -197,12 +199,12 @@ def keygen(path: str | os.PathLike[str]) -> Key:
 
 
 def _shown(path: str) -> str:
-    """``path`` as an error message may show it: not at all when it could be key material (no
-    folder and no extension, or a long run of hex/base64 characters)."""
+    """``path`` as an error message may show it: not at all when it could be key material (other
+    than plain ASCII path characters, no folder and no extension, a long hex run, base64 text)."""
     base = os.path.basename(path)
-    runs = _B64_RUN.findall(path.replace(os.sep, " "))
-    if (os.sep not in path and "." not in base) or _HEX_RUN.search(path) or any(
-            re.search("[0-9]", r) and re.search("[a-z]", r) and re.search("[A-Z]", r) for r in runs):
+    b64 = _B64_TEXT.fullmatch(path.strip()) is not None and \
+        sum(bool(re.search(c, path)) for c in ("[0-9]", "[a-z]", "[A-Z]")) >= 2
+    if not _SAFE_PATH.fullmatch(path) or (os.sep not in path and "." not in base) or _HEX_RUN.search(path) or b64:
         return "<the value given (not shown: it may be key material)>"
     return path
 

@@ -9,7 +9,10 @@ for one. So a framework-calibrated release must say what its rows are:
   computes the query per unit. Supported: Markov-chain frameworks (Song, Wang & Chaudhuri
   2017; Pierquin et al. 2024): each unit must have exactly ``T`` records (a shorter chain's sum
   is another query, whose sensitivity the mechanism did not bound), every value must be one of
-  the state values, ``order`` values must be distinct within a unit; the query is the sum.
+  the state values; ``order`` is required (for ``T > 1``: without it, a unit with one step twice
+  and another missing has ``T`` records and looks complete) and must be an integer, float, date
+  or timestamp column whose values are distinct within a unit and equally spaced, one step size
+  in every unit (the chain's time step); the query is the sum.
 * ``per_unit=True`` (answers): every row is already one answer per unit (with ``unit=`` the
   unit ids must be distinct; without, each row is its own unit). The values are checked
   against the query's range (the hull of the atoms of the framework's conditional laws).
@@ -135,6 +138,11 @@ def unit_spec(plan: Any, unit: Any, order: Any, per_unit: Any, columns: list[str
                              "yourself and pass per_unit=True")
     if int(fw.dim) != 1:
         raise ParameterError("unit", unit, "a scalar query")
+    if order is None and int(fw.length) > 1:
+        raise ParameterError("order", None, f"the column of each record's time step: the framework is a Markov "
+                             f"chain of T = {int(fw.length)} steps per unit, and without the steps a unit with one "
+                             "step twice and another missing looks complete (puffer checks that each unit's steps "
+                             "are distinct and equally spaced)")
     return UnitSpec("records", unit, order, "sum over the unit's T records (Markov chain)", T=int(fw.length),
                     states=np.unique(fw.state_values), rng=query_range(fw))
 
@@ -158,6 +166,22 @@ def check_answers(spec: UnitSpec, column: str, vals: np.ndarray, ids: Any, first
                              "each row to be one unit's answer)")
 
 
+def _check_steps(so: Any, su: Any, same: Any) -> None:
+    """One step size between consecutive records, in every unit (a Markov chain's time step): a
+    missing step is a gap, whatever the unit's record count."""
+    d = so[1:] - so[:-1]
+    pairs = np.flatnonzero(same)
+    if pairs.size == 0:
+        return
+    step = d[pairs[0]]
+    bad = pairs[d[pairs] != step]
+    if bad.size:
+        i = int(bad[0])
+        raise ParameterError("order", f"unit {_name(su, i)!r}: a step from {_name(so, i)} to {_name(so, i + 1)}",
+                             f"the same step between consecutive records in every unit (the chain's time step, "
+                             f"{_name(d, int(pairs[0]))} in the first unit): a record is missing or repeated")
+
+
 def group_answers(table: Any, spec: UnitSpec, columns: list[str]) -> tuple[Any, NDArray[np.int64]]:
     """(table of one row per unit: unit column + the query per column, sorted by unit; int64
     stream positions of those units). Checks every unit (see the module docstring)."""
@@ -176,16 +200,22 @@ def group_answers(table: Any, spec: UnitSpec, columns: list[str]) -> tuple[Any, 
         o = table.column(spec.order)
         if o.null_count:
             raise ParameterError("order", spec.order, "no null order values")
+        if not (pa.types.is_integer(o.type) or pa.types.is_floating(o.type) or pa.types.is_temporal(o.type)):
+            raise ParameterTypeError("order", f"column {spec.order!r} of type {o.type}", "an integer, float, date "
+                                     "or timestamp column (its steps are checked for gaps and repeats)")
         ov = o.to_numpy(zero_copy_only=False)
         perm = np.lexsort((ov, ids)) if n else np.zeros(0, dtype=np.int64)
         so, su = ov[perm], ids[perm]
-        dup = np.flatnonzero((su[1:] == su[:-1]) & (so[1:] == so[:-1]))
+        same = su[1:] == su[:-1]
+        dup = np.flatnonzero(same & (so[1:] == so[:-1]))
         if dup.size:
             i = int(dup[0])
-            raise ParameterError("order", f"{so[i]!r} twice in unit {_name(su, i)!r}",
+            raise ParameterError("order", f"{_name(so, i)!r} twice in unit {_name(su, i)!r}",
                                  "distinct order values within each unit (one record per step)")
+        steps = (so, su, same) if spec.T is not None and n > 1 else None
     else:
         perm = np.argsort(ids, kind="stable") if n else np.zeros(0, dtype=np.int64)
+        steps = None
     del keys
     su = ids[perm]
     uniq, start, counts = np.unique(su, return_index=True, return_counts=True)
@@ -196,6 +226,8 @@ def group_answers(table: Any, spec: UnitSpec, columns: list[str]) -> tuple[Any, 
             raise ParameterError("unit", f"unit {_name(uniq, j)!r} with {int(counts[j])} records",
                                  f"exactly T = {spec.T} records per unit (the framework's chain length; "
                                  f"{bad.size} of {uniq.size} units differ)")
+    if steps is not None:
+        _check_steps(*steps)  # after the count: a short unit is named as such
     out = {spec.column: pa.array(uniq, type=u.type)}
     for c in columns:
         col = table.column(c)
