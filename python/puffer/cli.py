@@ -173,10 +173,10 @@ _SUBCOMMANDS: dict[str, tuple[str, str]] = {
               "violation is proved)"),
     "capacity-table": ("puffer.capacity.cli", "print Table 1 of capacity bounded DP (exact, sound and printed "
                        "values)"),
-    "noise": ("puffer.io.cli", "publish columns of a Parquet/CSV file with calibrated noise (writes Parquet "
+    "noise": ("puffer.publish.cli", "publish columns of a Parquet/CSV file with calibrated noise (writes Parquet "
               "and a ledger entry)"),
-    "keygen": ("puffer.io.cli", "write a new 256-bit release key file (mode 0600, never overwritten)"),
-    "ledger": ("puffer.io.cli", "verify a release ledger or show its per-unit totals"),
+    "keygen": ("puffer.publish.cli", "write a new 256-bit release key file (mode 0600, never overwritten)"),
+    "ledger": ("puffer.publish.cli", "verify a release ledger or show its per-unit totals"),
 }
 
 
@@ -202,7 +202,7 @@ def _parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     # top-level options take no value, so the first word that is not an option names the subcommand
     chosen = None if argv is None else next((a for a in argv if not a.startswith("-")), None)
     chosen_module = _SUBCOMMANDS[chosen][0] if chosen in _SUBCOMMANDS else None
-    built: set[str] = set()  # one module may add several subcommands (puffer.io.cli: noise, keygen, ledger)
+    built: set[str] = set()  # one module may add several subcommands (puffer.publish.cli: noise, keygen, ledger)
     for name, (module, help_line) in _SUBCOMMANDS.items():
         if argv is None or module == chosen_module:
             if module not in built:

@@ -16,9 +16,9 @@ from w_inf_cases import FW_ONE, FW_PRIORS, _same
 
 import puffer.dask as pdask
 import puffer.spark as pspark
-from puffer._cluster_w_inf import ClusterError, _plan
-from puffer.errors import ParameterTypeError
+from puffer.errors import ClusterError, ParameterTypeError
 from puffer.models import markov_chain
+from puffer.publish.engines.w_inf import _plan
 
 
 @pytest.fixture(scope="module")

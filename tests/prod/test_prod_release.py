@@ -21,7 +21,7 @@ import puffer
 import puffer.io as pio
 from puffer import cli
 from puffer.errors import LedgerError, ParameterError, PufferIOError
-from puffer.io.files import sha256_file
+from puffer.publish.digest import sha256_file
 
 KEY32 = hashlib.sha256(b"puffer test release key").digest()  # a 256-bit test key given as bytes
 
@@ -86,7 +86,7 @@ def test_seed_search_over_every_ledger_field_finds_nothing(tmp_path):
 def cli_show(led):
     import io
 
-    from puffer.io.cli import ledger_report, print_report
+    from puffer.publish.cli import ledger_report, print_report
     buf = io.StringIO()
     print_report(ledger_report(str(led)), buf)
     return buf.getvalue()
@@ -364,7 +364,7 @@ def test_read_only_ledger_or_full_disk_at_the_publish_step(tmp_path, monkeypatch
     published, no temporary file stays, the ledger stays intact, and a rerun later works."""
     import errno
 
-    from puffer.io import ledger as L
+    from puffer.publish import ledger as L
 
     src = tmp_path / "in.parquet"
     pq.write_table(pa.table({"x": np.linspace(0, 1, 10_000)}), src)

@@ -255,10 +255,12 @@ def test_file_spark_and_dask_releases_are_bitwise_equal(spark, tmp_path, monkeyp
     import pyarrow.parquet as pq
     from distributed import Client, LocalCluster
 
+    from puffer.publish import PublishOptions
+
     keyfile = tmp_path / "release.key"
     pio.keygen(keyfile)
     nonce = pio.new_nonce()
-    monkeypatch.setattr("puffer.io.release.new_nonce", lambda: nonce)  # one nonce for the three paths
+    monkeypatch.setattr("puffer.publish.release.new_nonce", lambda: nonce)  # one nonce for the three paths
     rng = np.random.default_rng(11)
     units = 500
     hh = np.repeat(rng.permutation(10**6)[:units], 4)
@@ -278,13 +280,14 @@ def test_file_spark_and_dask_releases_are_bitwise_equal(spark, tmp_path, monkeyp
 
         for name, (cols, mech, kw, sort) in cases.items():
             led = {p: tmp_path / f"{name}-{p}.jsonl" for p in ("file", "spark", "dask")}
-            pio.noise_file(src, tmp_path / f"{name}.parquet", cols, mech, key=keyfile, ledger=led["file"], **kw)
+            opts = PublishOptions(key=keyfile, **kw)  # one options object for the three engines
+            pio.noise_file(src, tmp_path / f"{name}.parquet", cols, mech, options=opts, ledger=led["file"])
             f_out = pq.read_table(tmp_path / f"{name}.parquet").to_pandas()
             sdf = spark.read.parquet(str(src))
-            s_out = pspark.add_noise(sdf.repartition(3) if sort else sdf, cols, mech, key=keyfile,
-                                     ledger=led["spark"], **kw).toPandas()
+            s_out = pspark.add_noise(sdf.repartition(3) if sort else sdf, cols, mech, options=opts,
+                                     ledger=led["spark"]).toPandas()
             ddf = dd.read_parquet(str(src)) if not sort else dd.from_pandas(table.to_pandas(), npartitions=3)
-            d_out = pdask.add_noise(ddf, cols, mech, key=keyfile, ledger=led["dask"], **kw).compute()
+            d_out = pdask.add_noise(ddf, cols, mech, options=opts, ledger=led["dask"]).compute()
             if sort:
                 s_out, d_out, f_out = (x.sort_values(sort).reset_index(drop=True) for x in (s_out, d_out, f_out))
             for c in [cols] if isinstance(cols, str) else cols:

@@ -34,7 +34,8 @@ from ..errors import ParameterError, ParameterTypeError
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["UnitSpec", "unit_spec", "query_range", "group_answers", "check_answers", "check_unit_type"]
+__all__ = ["UnitSpec", "unit_spec", "query_range", "group_answers", "check_answers", "check_unit_type",
+           "check_order_type"]
 
 
 class UnitSpec:
@@ -60,7 +61,7 @@ class UnitSpec:
 def check_unit_type(t: Any, column: str) -> None:
     """The unit column's declared type (an Arrow type, or a pandas/numpy dtype) holds integers or
     strings, on every engine. An object dtype (pandas, Dask) may hold anything: its batches are
-    checked by :func:`puffer.io.streams.unit_id_kind` (one type per batch) and, across a Dask
+    checked by :func:`puffer.publish.streams.unit_id_kind` (one type per batch) and, across a Dask
     frame's partitions, by ``puffer.dask`` (one type in all of them)."""
     try:
         import pyarrow as pa
@@ -78,6 +79,25 @@ def check_unit_type(t: Any, column: str) -> None:
         raise ParameterTypeError("unit", f"column {column!r} of type {t}", "integer or string unit ids (their "
                                  "stream positions must not collide: floats, dates, bytes and nested values are "
                                  "not unit ids; convert the column first)")
+
+
+def check_order_type(t: Any, column: str) -> None:
+    """The order column's declared type (Arrow type or pandas/numpy dtype): integer, float, date
+    or timestamp, so that its steps can be checked for gaps and repeats."""
+    try:
+        import pyarrow as pa
+    except ModuleNotFoundError:  # pragma: no cover - the io extra installs it
+        pa = None
+    if pa is not None and isinstance(t, pa.DataType):
+        ok = pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_temporal(t)
+    else:
+        import pandas as pd
+
+        ok = (pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t)) or \
+            pd.api.types.is_datetime64_any_dtype(t)
+    if not ok:
+        raise ParameterTypeError("order", f"column {column!r} of type {t}", "an integer, float, date or timestamp "
+                                 "column (its steps are checked for gaps and repeats)")
 
 
 def query_range(fw: Any) -> tuple[float, float]:
@@ -200,9 +220,7 @@ def group_answers(table: Any, spec: UnitSpec, columns: list[str]) -> tuple[Any, 
         o = table.column(spec.order)
         if o.null_count:
             raise ParameterError("order", spec.order, "no null order values")
-        if not (pa.types.is_integer(o.type) or pa.types.is_floating(o.type) or pa.types.is_temporal(o.type)):
-            raise ParameterTypeError("order", f"column {spec.order!r} of type {o.type}", "an integer, float, date "
-                                     "or timestamp column (its steps are checked for gaps and repeats)")
+        check_order_type(o.type, spec.order)
         ov = o.to_numpy(zero_copy_only=False)
         perm = np.lexsort((ov, ids)) if n else np.zeros(0, dtype=np.int64)
         so, su = ov[perm], ids[perm]

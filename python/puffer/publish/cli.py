@@ -170,7 +170,7 @@ def _ledger(args: argparse.Namespace) -> int:
 
 
 def _noise(args: argparse.Namespace) -> int:
-    from .files import noise_file
+    from .engines.file import noise_file
     from .ledger import default_ledger_path
 
     if args.noise is not None:

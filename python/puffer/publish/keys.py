@@ -332,7 +332,7 @@ def as_key(key: Any = None, *, insecure_seed: Any = None) -> Key:
         if not key.insecure and (not isinstance(key.secret, bytes) or len(key.secret) != KEY_BYTES
                                  or weakness(key.secret) is not None):
             raise ParameterError("key", repr(key), f"a Key of {KEY_BYTES} bytes that are not visibly weak "
-                                 f"(see puffer.io.keys.weakness); {_NEW_KEY}")
+                                 f"(see puffer.publish.keys.weakness); {_NEW_KEY}")
         return key
     if isinstance(key, (bytes, bytearray, memoryview)):
         b = bytes(key)

@@ -9,7 +9,7 @@ if the forger recomputed it, the next entry's ``prev``), a deleted line or a swa
 cuts whole entries off the end; keep the ``head`` that :func:`verify` prints somewhere else
 and check it with ``verify(path, head=...)`` (``puffer ledger verify L --head H``).
 
-Events. A publication writes two entries (see :mod:`puffer.io.release`): ``pending`` (every
+Events. A publication writes two entries (see :mod:`puffer.publish.release`): ``pending`` (every
 field of the release, the output's digest, made durable *before* the output appears at its
 final path) and then ``completed``. A process killed in between leaves a pending entry
 without completion; :func:`verify` reports it (with whether the output is there with that
@@ -35,6 +35,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import LedgerError, ParameterError, PufferIOError
+from .digest import output_state
 
 __all__ = ["Ledger", "LedgerError", "read_ledger", "append_ledger", "verify", "LEDGER_VERSION", "GENESIS",
            "default_ledger_path", "canonical"]
@@ -269,19 +270,6 @@ def release_states(entries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         elif ev == "resolved" and rid in out:
             out[rid]["status"] = e.get("outcome", "published")
     return out
-
-
-def output_state(e: dict[str, Any]) -> str:
-    """Whether the output a pending entry names is there with the recorded digest."""
-    from .files import sha256_file
-
-    path, digest = e.get("output"), e.get("output_sha256")
-    if not isinstance(path, str) or not os.path.isfile(path):
-        return "absent"
-    try:
-        return "published" if sha256_file(path) == digest else "different"
-    except OSError:
-        return "absent"
 
 
 def verify(path: str | os.PathLike[str], *, head: str | None = None) -> dict[str, Any]:
