@@ -349,3 +349,67 @@ def test_duplicated_or_missing_time_steps_are_refused_with_or_without_order(tmp_
     pq.write_table(tab.set_column(1, "t", pa.array([str(v) for v in np.tile(ts, n)])), src)
     with pytest.raises(ParameterTypeError, match="order"):
         pio.noise_file(src, tmp_path / "o2.parquet", "kwh", fw, ledger=led2, unit="household", order="t")
+
+
+# ---- values the noise can change -------------------------------------------------------------------------
+
+def test_floats_beyond_2_53_are_refused(tmp_path):
+    """2^60 and 1e308 were published exactly (the float spacing there swallows any noise of scale 1)."""
+    src = tmp_path / "in.parquet"
+    for vals, typ, want in (([1.5, 2.0**60, 3.0], pa.float64(), "1.152921504606847e\\+18 at row 1"),
+                            ([1e308, 0.0], pa.float64(), "1e\\+308 at row 0"),
+                            ([-(2.0**54), 1.0], pa.float64(), "at row 0"),
+                            ([3.0, 2.0**25], pa.float32(), "33554432.0 at row 1.*2\\^24")):
+        pq.write_table(pa.table({"x": pa.array(vals, typ)}), src)
+        with pytest.raises(ParameterError, match=want):
+            pio.noise_file(src, tmp_path / "o.parquet", "x", ("laplace", {"b": 1e6}), key=KEY,
+                           ledger=tmp_path / "l.jsonl", allow_unnoised=True)  # the bound holds even so
+    assert not (tmp_path / "o.parquet").exists()
+    pq.write_table(pa.table({"x": [-(2.0**53), 2.0**53]}), src)  # the bound itself, with enough noise
+    pio.noise_file(src, tmp_path / "o.parquet", "x", ("laplace", {"b": 4096.0}), key=KEY, ledger=tmp_path / "l.jsonl")
+
+
+def test_noise_below_the_datas_resolution_needs_allow_unnoised(tmp_path, capsys):
+    src = tmp_path / "readings.parquet"
+    x = np.random.default_rng(6).uniform(0.0, 3.0, 500).round(3)
+    pq.write_table(pa.table({"kwh": x}), src)
+    led = tmp_path / "l.jsonl"
+    args = ["noise", str(src), str(tmp_path / "o.parquet"), "--column", "kwh", "--noise", "laplace", "--scale",
+            "1e-300", "--key", str(_v2(tmp_path)[0]), "--ledger", str(led)]
+    assert cli.main(args) == 3  # was published: every value unchanged
+    err = capsys.readouterr().err
+    assert "allow-unnoised" in err and "resolution of column 'kwh'" in err and not (tmp_path / "o.parquet").exists()
+    # the threshold: 1024 float spacings at the largest value, here 2.9990000000000001 (spacing 2^-51)
+    top = float(np.abs(x).max())
+    lim = 1024 * float(np.spacing(top))
+    for b, ok in ((lim, True), (lim * (1 - 2**-40), False)):
+        out = tmp_path / f"b{ok}.parquet"
+        if ok:
+            pio.noise_file(src, out, "kwh", ("laplace", {"b": b}), key=KEY, ledger=tmp_path / f"l{ok}.jsonl")
+        else:
+            with pytest.raises(ParameterError, match="allow_unnoised"):
+                pio.noise_file(src, out, "kwh", ("laplace", {"b": b}), key=KEY, ledger=tmp_path / f"l{ok}.jsonl")
+    # with the permission, published and recorded as such
+    assert cli.main(args + ["--allow-unnoised"]) == 0
+    y = pq.read_table(tmp_path / "o.parquet").column("kwh").to_numpy()
+    assert np.array_equal(y, x)  # what the refusal protects against: the raw readings
+    assert pio.read_ledger(led)[0]["config"]["allow_unnoised"] is True
+
+
+def test_value_checks_on_dask(tmp_path):
+    dask = pytest.importorskip("dask")
+    import dask.dataframe as dd
+    import pandas as pd
+
+    import puffer.dask as pdask
+
+    with dask.config.set({"scheduler": "synchronous"}):
+        big = dd.from_pandas(pd.DataFrame({"x": [1.0, 2.0**60, 3.0, 4.0]}), npartitions=2)
+        with pytest.raises(ParameterError, match="at row 1"):
+            pdask.add_noise(big, "x", ("laplace", {"b": 1.0}), key=KEY, ledger=tmp_path / "l.jsonl").compute()
+        ints = dd.from_pandas(pd.DataFrame({"n": np.array([1, 2**53 + 1], np.int64)}), npartitions=1)
+        with pytest.raises(ParameterError, match="9007199254740993 at row 1"):  # not rounded to 2^53 first
+            pdask.add_noise(ints, "n", ("laplace", {"b": 1e6}), key=KEY, ledger=tmp_path / "l.jsonl").compute()
+        tiny = dd.from_pandas(pd.DataFrame({"x": [0.5, 1.5]}), npartitions=1)
+        with pytest.raises(ParameterError, match="allow_unnoised"):
+            pdask.add_noise(tiny, "x", ("laplace", {"b": 1e-300}), key=KEY, ledger=tmp_path / "l.jsonl").compute()

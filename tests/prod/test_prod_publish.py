@@ -22,7 +22,7 @@ from puffer.publish import PublishOptions
 LAP = ("laplace", {"b": 1.0})
 
 # each module may import only modules listed before it (engines and cli last)
-LAYERS = ["options", "keys", "streams", "units", "plan", "noise", "digest", "ledger", "totals", "release",
+LAYERS = ["options", "keys", "streams", "values", "units", "plan", "noise", "digest", "ledger", "totals", "release",
           "preamble", "engines.arrow", "engines.file", "engines.spark", "engines.dask", "engines.w_inf", "cli"]
 
 

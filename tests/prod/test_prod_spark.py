@@ -340,3 +340,16 @@ def test_unit_ids_must_be_integers_or_strings(spark, tmp_path):
             with pytest.raises(ParameterTypeError, match="integer or string unit ids"):
                 pspark.add_noise(df, "x", ("laplace", {"b": 1.0}), key=KEY, unit="u", per_unit=per_unit, ledger=led)
     assert not led.exists()  # refused before anything was recorded
+
+
+def test_values_the_noise_cannot_change_are_refused(spark, tmp_path):
+    """Issue 31 item 4: 2^60 and a scale of 1e-300 were published exactly; refused on Spark as on
+    the other engines (puffer.publish.values, in the workers), nothing recorded."""
+    led = tmp_path / "l.jsonl"
+    df = spark.createDataFrame([(1.0,), (2.0**60,)], "x double")
+    with pytest.raises(ParameterError, match="x.*at row 1"):
+        pspark.add_noise(df, "x", ("laplace", {"b": 1.0}), key=KEY, ledger=led)
+    df = spark.createDataFrame([(0.5,), (1.5,)], "x double")
+    with pytest.raises(ParameterError, match="allow_unnoised"):
+        pspark.add_noise(df, "x", ("laplace", {"b": 1e-300}), key=KEY, ledger=led)
+    assert not led.exists() or pio.read_ledger(led) == []

@@ -62,6 +62,16 @@ def framework_description(mechanism: Any, plan: NoisePlan) -> Any:
     return json.loads(json.dumps(desc, default=str))
 
 
+def _noise_scale(plan: NoisePlan) -> float | None:
+    """The noise's scale (for the resolution check of :mod:`puffer.publish.values`), or None."""
+    if plan.kind is None:
+        return None
+    s = plan.describe().get("scale")
+    if s is None:
+        s = plan.params.get("scale")
+    return None if s is None else float(s)
+
+
 @dataclass
 class Prepared:
     """A validated release, not yet opened (see the module docstring)."""
@@ -103,13 +113,16 @@ class Prepared:
         (:class:`~puffer.publish.noise.SecureNoise`); the file engine draws it in row order."""
         o = self.options
         wplan = self.plan.for_workers(secure=o.secure, granularity=o.granularity)
+        scale, unnoised = _noise_scale(self.plan), o.allow_unnoised
         if not o.secure:
             streams = None if wplan.kind is None else rel.streams(self.columns)
-            return ColumnNoise(wplan, streams=streams, threads=threads, post=self.post)
+            return ColumnNoise(wplan, streams=streams, threads=threads, post=self.post, scale=scale,
+                               allow_unnoised=unnoised)
         secure: SecureNoise | str | None = None
         if wplan.kind is not None:
             secure = SecureNoise(wplan, o.granularity) if positional_secure else "os"
-        return ColumnNoise(wplan, secure=secure, granularity=o.granularity, threads=threads, post=self.post)
+        return ColumnNoise(wplan, secure=secure, granularity=o.granularity, threads=threads, post=self.post,
+                           scale=scale, allow_unnoised=unnoised)
 
 
 def prepare(mechanism: Any, columns: Any, options: PublishOptions, *, default_ledger: str,

@@ -208,6 +208,7 @@ def group_answers(table: Any, spec: UnitSpec, columns: list[str]) -> tuple[Any, 
     import pyarrow as pa
 
     from .streams import unit_positions
+    from .values import check_integers
 
     u = table.column(spec.column)
     if u.null_count:
@@ -253,8 +254,7 @@ def group_answers(table: Any, spec: UnitSpec, columns: list[str]) -> tuple[Any, 
             where = int(np.flatnonzero(~np.asarray(col.is_valid()))[0])
             raise ParameterError(f"column {c!r}", f"null in unit {_name(ids, where)!r}", "no nulls in unit records")
         v = col.to_numpy(zero_copy_only=False)
-        if v.dtype.kind in "iu" and v.size and int(np.abs(v).max()) > 2**53:
-            raise ParameterError(f"column {c!r}", int(np.abs(v).max()), "integers |x| <= 2^53 (exact in float64)")
+        check_integers(v, c, 0)
         v = v.astype(np.float64)[perm]
         if not np.isfinite(v).all():
             i = int(np.flatnonzero(~np.isfinite(v))[0])

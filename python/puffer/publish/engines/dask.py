@@ -175,8 +175,11 @@ def _frame(ddf: Any, cols: list[str], noise: ColumnNoise, spec: UnitSpec, row_id
     by_unit = spec.column is not None
 
     def part(pdf: Any, partition_info: Any = None) -> Any:
+        import pandas as pd
+
         from puffer.publish.streams import unit_positions
         from puffer.publish.units import check_answers
+        from puffer.publish.values import check_integers
 
         pdf = pdf.copy()
         ids = None
@@ -199,6 +202,9 @@ def _frame(ddf: Any, cols: list[str], noise: ColumnNoise, spec: UnitSpec, row_id
                                          "no missing values (or nulls='keep')")
                 valid = ~isna
             dt = _out_dtype(s.dtype)
+            if pd.api.types.is_integer_dtype(s.dtype):  # |x| <= 2^53, checked before the conversion rounds
+                check_integers(s.to_numpy(dtype=np.dtype(getattr(s.dtype, "numpy_dtype", s.dtype)), na_value=0),
+                               c, rows)
             vals = s.to_numpy(dtype=dt, na_value=0.0) if valid is not None else s.to_numpy(dtype=dt)
             if spec.range is not None and vals.size:
                 check_answers(spec, c, vals.astype(np.float64), ids, rows if isinstance(rows, int) else 0)
