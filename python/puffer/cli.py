@@ -116,9 +116,11 @@ def _run(config: dict[str, Any], out: Any = None, *, as_json: bool = False) -> i
         label, m = mechs[0]
         release = {"mechanism": label, "seed": rel.get("seed"), "values": vals.tolist(),
                    "noisy": m.release(vals, rng=rel.get("seed")).tolist()}
+    fit = getattr(fw, "fit", None)   # how Theta was fitted from traces (puffer.models.fit_markov)
     if as_json:
         doc = {"name": config.get("name"), "framework": repr(fw), "gain_definition": GAIN_NOTE,
                "group_sensitivity": fw.group_sensitivity, "group_note": fw.group_note,
+               "fit": None if fit is None else fit.to_dict(),
                "rows": [{"label": r["label"], **r["mechanism"].to_dict(), "group_scale": r["group_scale"],
                          "gain": r["gain"], "seconds": r["seconds"]} for r in rows],
                "release": release}
@@ -127,6 +129,8 @@ def _run(config: dict[str, Any], out: Any = None, *, as_json: bool = False) -> i
         return EXIT_OK
     print(f"puffer: {config.get('name', 'framework from file')}", file=out)
     print(f"  {fw!r}", file=out)
+    if fit is not None:   # Theta fitted from traces: how (issue 33)
+        print("  " + fit.summary().replace("\n", "\n  "), file=out)
     table = []
     for r in rows:
         m = r["mechanism"]

@@ -413,3 +413,147 @@ def test_value_checks_on_dask(tmp_path):
         tiny = dd.from_pandas(pd.DataFrame({"x": [0.5, 1.5]}), npartitions=1)
         with pytest.raises(ParameterError, match="allow_unnoised"):
             pdask.add_noise(tiny, "x", ("laplace", {"b": 1e-300}), key=KEY, ledger=tmp_path / "l.jsonl").compute()
+
+
+# ---- staging files -----------------------------------------------------------------------------------------
+
+def _umask():
+    m = os.umask(0o022)
+    os.umask(m)
+    return m
+
+
+def test_a_staging_file_is_never_a_readable_output_before_its_entry(tmp_path, monkeypatch):
+    """Before the fix, the output was complete (and readable by all) under its temporary name
+    before the ledger knew of it: a kill there left a complete noisy file with no entry."""
+    from puffer.publish.release import Release
+
+    src = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"x": np.linspace(0.0, 1.0, 50_000)}), src)
+    real = Release.pending
+    seen = []
+
+    def pending(self, output_sha256, rows, **kw):  # the moment the entry is written
+        (name,) = [n for n in os.listdir(tmp_path) if n.startswith(".o.parquet.puffer-") and not n.endswith("lock")]
+        path = tmp_path / name
+        seen.append((name, oct(path.stat().st_mode & 0o777)))
+        with pytest.raises(pa.ArrowInvalid):  # no reader opens it: its closing bytes are not written
+            pq.ParquetFile(path)
+        assert "sha256:" + hashlib.sha256(path.read_bytes() + b"PAR1").hexdigest() == output_sha256
+        return real(self, output_sha256, rows, **kw)
+
+    monkeypatch.setattr(Release, "pending", pending)
+    e = pio.noise_file(src, tmp_path / "o.parquet", "x", LAP, key=KEY, ledger=tmp_path / "l.jsonl")
+    assert len(seen) == 1 and ".puffer-incomplete-" in seen[0][0] and seen[0][1] == "0o600"
+    out = tmp_path / "o.parquet"
+    assert (out.stat().st_mode & 0o777) == 0o666 & ~_umask()  # published: the mode of a new file
+    assert "sha256:" + hashlib.sha256(out.read_bytes()).hexdigest() == e["output_sha256"]
+    assert pq.read_table(out).num_rows == 50_000
+
+
+def test_stale_staging_files_are_removed_for_the_whole_folder(tmp_path):
+    import fcntl
+
+    src = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"x": [1.0, 2.0]}), src)
+    stale = [".a.parquet.puffer-incomplete-1-0a1b2c3d", ".b.parquet.puffer-tmp-77", ".o.parquet.puffer-tmp-5"]
+    live = ".c.parquet.puffer-incomplete-2-0f0f0f0f"
+    for n in stale + [live]:
+        (tmp_path / n).write_bytes(b"PAR1 noisy values PAR1")
+    # c's release is running: its output lock is held (by this process, on its own descriptor)
+    fd = os.open(tmp_path / ".c.parquet.puffer-lock", os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    try:
+        pio.noise_file(src, tmp_path / "o.parquet", "x", LAP, key=KEY, ledger=tmp_path / "l.jsonl")
+        assert sorted(n for n in os.listdir(tmp_path) if ".puffer-" in n and not n.endswith("lock")) == [live]
+    finally:
+        os.close(fd)
+    pio.noise_file(src, tmp_path / "o2.parquet", "x", LAP, key=KEY, ledger=tmp_path / "l2.jsonl")
+    assert not [n for n in os.listdir(tmp_path) if ".puffer-" in n and not n.endswith("lock")]
+
+
+@pytest.mark.forks_threads
+def test_kills_leave_no_readable_staging_file_and_the_next_release_cleans_the_folder(tmp_path):
+    """SIGKILL while releases to several outputs of one folder are running: every staging file a
+    kill leaves is unreadable (its closing bytes were never written) and 0600; no output exists
+    without its entry; the next release into the folder removes them all. Each kill waits for the
+    staging file to appear (a deadline catches a hang), then a random fraction of a full run."""
+    import signal
+    import time
+
+    from kill_harness import fork_cli, staging_files
+
+    src = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"x": np.random.default_rng(7).normal(size=400_000)}), src)
+    keyf, _, _ = _v2(tmp_path)
+    led = tmp_path / "l.jsonl"
+
+    def args(out):
+        return ["noise", str(src), str(out), "--column", "x", "--noise", "laplace", "--scale", "1", "--key",
+                str(keyf), "--ledger", str(led), "--threads", "1", "--allow-uncomposed"]
+
+    cli._parser()  # import every subcommand before forking
+    t0 = time.perf_counter()
+    pid = fork_cli(args(tmp_path / "cal.parquet"))
+    assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+    full = time.perf_counter() - t0
+    rng = np.random.default_rng(8)
+    left = 0
+    for k in range(6):
+        out = tmp_path / f"out{k}.parquet"
+        pid = fork_cli(args(out))
+        deadline = time.perf_counter() + 60 * full + 60
+        while not staging_files(tmp_path, out.name) and time.perf_counter() < deadline:
+            if os.waitpid(pid, os.WNOHANG)[0]:
+                break
+            time.sleep(0.001)
+        time.sleep(float(rng.uniform(0.0, 0.5)) * full)
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        for n in staging_files(tmp_path):
+            left += 1
+            assert (os.stat(tmp_path / n).st_mode & 0o777) == 0o600
+            with pytest.raises(pa.ArrowInvalid):
+                pq.ParquetFile(tmp_path / n)
+        entries = {e.get("output") for e in pio.read_ledger(led) if e.get("event") == "pending"}
+        assert not out.exists() or str(out) in entries
+    assert left > 0  # the kills landed while staging files existed
+    pio.noise_file(src, tmp_path / "last.parquet", "x", LAP, key=keyf, ledger=led, allow_uncomposed=True)
+    assert staging_files(tmp_path) == []
+
+
+def test_sigterm_at_any_moment_of_a_real_run(tmp_path):
+    """A fresh interpreter (start-up, imports, release) gets SIGTERM at moments spread over a whole
+    run, once twice in a row: the exit is 143 (or the signal's own status before puffer's handler
+    is installed, -15; or 0 if the run had finished), never a traceback, and no output without its
+    entry. The moments are fractions of a measured run: a loaded machine shifts them, which only
+    changes which moment is tested."""
+    import signal
+    import time
+
+    src = _small_release(tmp_path)
+    led = tmp_path / "l.jsonl"
+
+    def start(out):
+        return subprocess.Popen([sys.executable, "-m", "puffer", "noise", str(src), str(out), "--column", "x",
+                                 "--noise", "laplace", "--scale", "1", "--ledger", str(led)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    t0 = time.perf_counter()
+    p = start(tmp_path / "cal.parquet")
+    assert p.wait(timeout=300) == 0
+    full = time.perf_counter() - t0
+    codes = []
+    for k, frac in enumerate((0.05, 0.3, 0.55, 0.8, 0.8)):
+        out = tmp_path / f"o{k}.parquet"
+        p = start(out)
+        time.sleep(frac * full)
+        p.send_signal(signal.SIGTERM)
+        if k == 4:
+            time.sleep(0.005)
+            p.send_signal(signal.SIGTERM)  # a second one during the clean-up: ignored
+        _, err = p.communicate(timeout=300)
+        codes.append(p.returncode)
+        assert p.returncode in (143, -signal.SIGTERM, 0) and "Traceback" not in err, (frac, p.returncode, err[-1500:])
+        entries = {e.get("output") for e in pio.read_ledger(led) if e.get("event") == "pending"}
+        assert not out.exists() or str(out) in entries

@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from kill_harness import fork_cli, staging_files
 
 import puffer
 import puffer.io as pio
@@ -143,10 +144,14 @@ def test_forged_ledgers_are_caught_by_verify(tmp_path, capsys):
         assert "entry" in capsys.readouterr().err
         with pytest.raises(LedgerError):  # and nothing is appended to a forged ledger
             pio.noise_file(src, tmp_path / "more.parquet", "x", LAP, ledger=led)
-    # a forger who recomputes the last hash is caught by a head kept elsewhere
+    # a forger who cuts the last entry is caught by the checkpoint beside the ledger, and, once
+    # that file is gone too, by a head kept elsewhere
     led.write_text(good)
     head = pio.verify(led)["head"]
     led.write_text("".join(lines[:-1]))
+    with pytest.raises(LedgerError, match="cut off"):
+        pio.verify(led)
+    os.remove(str(led) + ".checkpoint")
     assert pio.verify(led)["entries"] == len(lines) - 1
     with pytest.raises(LedgerError, match="cut off"):
         pio.verify(led, head=head)
@@ -276,21 +281,6 @@ def test_honest_io(tmp_path):
 KILL_ROWS = int(os.environ.get("PUFFER_KILL_ROWS", 1_000_000))
 
 
-def _child(args):
-    """Fork a `puffer noise` run (no interpreter start-up: the kill lands inside the release)."""
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        code = 99
-        try:
-            null = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(null, 1)
-            os.dup2(null, 2)
-            code = cli.main(args)
-        finally:
-            os._exit(code)
-    return pid
-
-
 def _check_after(out, led, want):
     """No output without its ledger entry, and the entry's digest is the output's."""
     v = pio.verify(led)
@@ -319,7 +309,7 @@ def test_kill_at_random_points_leaves_no_release_without_record(tmp_path):
 
     cli._parser()  # import every subcommand before forking, so the children start at once
     t0 = time.perf_counter()
-    pid = _child(args(tmp_path / "cal.parquet"))  # calibrate: an uninterrupted forked run
+    pid = fork_cli(args(tmp_path / "cal.parquet"))  # calibrate: an uninterrupted forked run
     assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
     full = time.perf_counter() - t0
     assert sha256_file(str(tmp_path / "cal.parquet")) == want
@@ -335,7 +325,7 @@ def test_kill_at_random_points_leaves_no_release_without_record(tmp_path):
         out = tmp_path / f"out{k % 3}.parquet"
         if out.exists():
             out.unlink()
-        pid = _child(args(out))
+        pid = fork_cli(args(out))
         if when[k] == "published":
             deadline = time.perf_counter() + 60 * full + 30
             while not out.exists() and time.perf_counter() < deadline:
@@ -350,7 +340,7 @@ def test_kill_at_random_points_leaves_no_release_without_record(tmp_path):
         if not out.exists():  # a rerun after the kill gives the uninterrupted bytes and cleans orphans
             pio.noise_file(src, out, "x", LAP, key=keyf, ledger=led, rerun=ref["release_id"], threads=1)
             assert sha256_file(str(out)) == want
-        assert not [n for n in os.listdir(tmp_path) if ".puffer-tmp-" in n and n.startswith(f".{out.name}")]
+        assert not staging_files(tmp_path, out.name)
     pio.noise_file(src, tmp_path / "last.parquet", "x", LAP, key=keyf, ledger=led, rerun=ref["release_id"])
     v = pio.verify(led)
     assert v["pending"] == [] and v["torn_tail"] is None  # dangling pending entries were resolved
@@ -388,7 +378,7 @@ def test_read_only_ledger_or_full_disk_at_the_publish_step(tmp_path, monkeypatch
             pio.noise_file(src, tmp_path / "o.parquet", "x", LAP, key=keyf, ledger=led, rerun=ref["release_id"])
         monkeypatch.setattr(L.os, "write", real_write)
         assert not (tmp_path / "o.parquet").exists()
-        assert not [n for n in os.listdir(tmp_path) if ".puffer-tmp-" in n]
+        assert not staging_files(tmp_path)
         assert led.read_bytes() == before and pio.verify(led)["torn_tail"] is None  # truncated back
         assert cli.main(["noise", str(src), str(tmp_path / "o.parquet"), "--column", "x", "--noise", "laplace",
                          "--scale", "1", "--key", str(keyf), "--ledger", str(led), "--rerun",

@@ -9,8 +9,9 @@ Every engine takes one :class:`PublishOptions` (or its fields as keywords).
   for tests only, recorded as insecure);
 * streams -- :func:`release_stream` (key, nonce, column): fresh noise per release, bitwise
   identical for any batch size, thread count or cluster layout; :func:`unit_positions`;
-* the ledger -- :class:`Ledger`, :func:`verify`, :func:`read_ledger`, :func:`append_ledger`:
-  append-only, hash-chained, locked, fsync'd JSON lines;
+* the ledger -- :class:`Ledger`, :func:`verify`, :func:`checkpoint`, :func:`read_ledger`,
+  :func:`append_ledger` (notes only): append-only, hash-chained, Ed25519-signed
+  (:func:`signing_keygen`, ``signing_key=``), checkpointed, locked, fsync'd JSON lines;
 * :func:`begin_release` -> :class:`Release` (``.streams(columns)``, ``.pending(digest, rows)``,
   ``.commit()``): the driver-side API the Spark and Dask engines share with :func:`noise_file`;
 * :func:`unit_totals`: per-unit total guarantees;
@@ -29,10 +30,11 @@ from ..publish.engines import arrow
 from ..publish.engines import file as files
 from ..publish.engines.file import FORMATS, noise_file
 from ..publish.keys import Key, as_key, keygen, load_key
-from ..publish.ledger import Ledger, append_ledger, default_ledger_path, read_ledger, verify
+from ..publish.ledger import Ledger, append_ledger, checkpoint, default_ledger_path, read_ledger, verify
 from ..publish.options import PublishOptions
 from ..publish.plan import NoisePlan, column_stream, resolve
 from ..publish.release import Release, begin_release
+from ..publish.signing import signing_keygen
 from ..publish.streams import new_nonce, release_stream, unit_positions
 from ..publish.totals import unit_totals
 
@@ -43,4 +45,5 @@ for _name, _mod in (("keys", keys), ("streams", streams), ("ledger", ledger), ("
 
 __all__ = ["noise_file", "column_stream", "resolve", "NoisePlan", "read_ledger", "append_ledger", "verify",
            "Ledger", "default_ledger_path", "FORMATS", "Key", "as_key", "keygen", "load_key", "Release",
-           "begin_release", "new_nonce", "release_stream", "unit_positions", "unit_totals", "PublishOptions"]
+           "begin_release", "new_nonce", "release_stream", "unit_positions", "unit_totals", "PublishOptions",
+           "checkpoint", "signing_keygen"]

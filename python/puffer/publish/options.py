@@ -41,7 +41,9 @@ class PublishOptions:
     or None for fresh OS entropy (the release then cannot be re-run); an integer ``seed`` is
     refused, ``insecure_seed`` is for tests and recorded as insecure.
     ``ledger``: the ledger file (default: ``puffer-ledger.jsonl`` beside a file output, in the
-    working folder for Spark and Dask).
+    working folder for Spark and Dask). ``signing_key``: an Ed25519 signing key file (``puffer
+    keygen --signing PATH``) or :class:`~puffer.publish.signing.SigningKey`: every ledger entry
+    and checkpoint of the release is signed (required for a ledger whose entries are signed).
     ``unit``/``order``/``per_unit``: the privacy unit (:mod:`puffer.publish.units`).
     ``rerun``: a release id of the ledger to reproduce (file engine).
     ``allow_uncomposed``/``budget``: the composition rules (:mod:`puffer.publish.totals`).
@@ -52,6 +54,7 @@ class PublishOptions:
 
     key: Any = None
     ledger: str | os.PathLike[str] | None = None
+    signing_key: Any = None
     unit: str | None = None
     order: str | None = None
     per_unit: bool = False
@@ -92,7 +95,7 @@ class PublishOptions:
         parts = []
         for f in dataclasses.fields(self):
             v = getattr(self, f.name)
-            if v != f.default:
+            if v is not f.default and v != f.default:
                 parts.append(f"{f.name}={'<bytes>' if isinstance(v, (bytes, bytearray, memoryview)) else repr(v)}")
         return f"PublishOptions({', '.join(parts)})"
 
@@ -115,7 +118,7 @@ class PublishOptions:
             default = next(f.default for f in dataclasses.fields(cls) if f.name == name)
             old = getattr(options, name)
             if old is not default and old != default:
-                shown = "<key>" if name == "key" else v
+                shown = "<key>" if name in ("key", "signing_key") else v
                 raise ParameterError(name, shown, "given once: it is set in options= and as a keyword")
         return dataclasses.replace(options, **keywords) if keywords else options
 

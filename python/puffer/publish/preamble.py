@@ -4,8 +4,10 @@
 and the :class:`~puffer.publish.options.PublishOptions`, before anything is read or computed:
 
 1. an integer ``seed`` is refused (:data:`puffer.publish.keys.SEED_REFUSED`);
-2. the ledger: resolved (``options.ledger`` or the engine's default), not the input or the
-   output, its folder writable, its chain intact;
+2. the ledger: resolved (``options.ledger``, else ``PUFFER_LEDGER``, else the engine's default;
+   with ``PUFFER_LEDGER`` set, no other ledger: :func:`ledger_path`), not the input or the
+   output, its folder writable, its chain and signatures intact, the signing key its own; the
+   ledger's unit secret (:mod:`puffer.publish.unitsets`) when the release has a unit column;
 3. the mechanism resolved (:func:`puffer.publish.plan.resolve`) and checked against the columns;
    zero sensitivity (no noise at all) needs ``allow_unnoised``;
 4. the privacy unit (:func:`puffer.publish.units.unit_spec`);
@@ -33,11 +35,12 @@ from .noise import ColumnNoise, PostStep, SecureNoise
 from .options import PublishOptions
 from .plan import NoisePlan, as_columns, resolve
 from .units import UnitSpec, check_order_type, check_unit_type, unit_spec
+from .unitsets import UnitHasher, unit_hasher
 
 if TYPE_CHECKING:
     from .release import Release
 
-__all__ = ["Prepared", "prepare", "framework_description"]
+__all__ = ["Prepared", "prepare", "framework_description", "ledger_path"]
 
 
 def framework_description(mechanism: Any, plan: NoisePlan) -> Any:
@@ -84,19 +87,27 @@ class Prepared:
     key: Key | None
     config: dict[str, Any]
     framework: Any
+    hasher: UnitHasher | None = None
     post: tuple[PostStep, ...] = field(default=())
 
-    def begin(self, *, input_sha256: str, path_kind: str, input: str | None = None, is_busy: Any = None) -> Release:
+    def begin(self, *, input_sha256: str, path_kind: str, input: str | None = None, units: Any = None,
+              is_busy: Any = None) -> Release:
         """Open the release (:func:`puffer.publish.release.begin_release`): nonce, re-run checks,
-        composition rules. Nothing is written yet."""
+        composition rules on the units it touches. ``units``: the keyed hashes (by
+        :attr:`hasher`) of the unit ids, required when the release has a unit column. Nothing
+        is written yet."""
         from .release import begin_release
 
+        if self.spec.column is not None and units is None:
+            raise ParameterError("units", None, f"the keyed hashes of the ids in unit column {self.spec.column!r} "
+                                 "(Prepared.hasher)")
         o = self.options
         return begin_release(ledger=self.ledger, columns=self.columns, plan=self.plan, key=self.key,
                              rerun=o.rerun, input_sha256=input_sha256, input=input, config=self.config,
                              unit=self.spec.describe(), framework=self.framework, path_kind=path_kind,
                              allow_uncomposed=o.allow_uncomposed, budget=o.budget, secure=o.secure,
-                             post_processing=[p.describe() for p in self.post], is_busy=is_busy)
+                             post_processing=[p.describe() for p in self.post], units=units,
+                             unit_hasher=self.hasher, is_busy=is_busy)
 
     def check_input_types(self, type_of: Any) -> None:
         """The declared types of the input's unit and order columns (``type_of(name)``: an Arrow
@@ -133,12 +144,12 @@ def prepare(mechanism: Any, columns: Any, options: PublishOptions, *, default_le
     o = options
     refuse_seed(o.seed)
     cols = as_columns(columns)
-    led_path = default_ledger if o.ledger is None else os.path.abspath(os.fspath(o.ledger))
+    led_path = ledger_path(o.ledger, default_ledger)
     if os.path.realpath(led_path) in {os.path.realpath(p) for p in avoid}:
         raise ParameterError("ledger", led_path, "a file other than the input and the output")
-    led = Ledger(led_path)
+    led = Ledger(led_path, signing_key=o.signing_key)
     led.check_writable()  # a read-only or missing ledger folder: refused before any work
-    led.entries()         # a broken chain: refused before any work
+    led.check_signer()    # a broken chain or forged signature, a missing or other signing key: refused now
     plan = resolve(mechanism, select=o.select)
     plan.check_columns(cols)
     if plan.kind is None and not o.allow_unnoised:
@@ -161,4 +172,21 @@ def prepare(mechanism: Any, columns: Any, options: PublishOptions, *, default_le
         key = as_key(o.key, insecure_seed=o.insecure_seed)  # a bad key file: refused before any work
     cfg = {"nulls": o.nulls, "select": o.select, "granularity": o.granularity, "allow_unnoised": o.allow_unnoised,
            **(config or {})}
-    return Prepared(o, cols, plan, spec, led, key, cfg, framework_description(mechanism, plan))
+    hasher = None if spec.column is None else unit_hasher(led.path, led.signing_key)
+    return Prepared(o, cols, plan, spec, led, key, cfg, framework_description(mechanism, plan), hasher)
+
+
+def ledger_path(ledger: Any, default: str) -> str:
+    """The ledger a release records into: ``ledger``, else ``PUFFER_LEDGER``, else the engine's
+    ``default``. With ``PUFFER_LEDGER`` set, a release into any other ledger is refused: a
+    ledger sees only its own releases, so an environment that publishes about one population
+    of people should record them all in one (:mod:`puffer.publish.totals`)."""
+    env = os.environ.get("PUFFER_LEDGER") or None
+    chosen = os.path.abspath(os.fspath(ledger)) if ledger is not None else None
+    if env is not None:
+        want = os.path.abspath(env)
+        if chosen is not None and os.path.realpath(chosen) != os.path.realpath(want):
+            raise ParameterError("ledger", chosen, f"the ledger PUFFER_LEDGER names ({want}): every release of this "
+                                 "environment is recorded there, so that its totals see them all")
+        return want
+    return default if chosen is None else chosen

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 
     from ..noise import ColumnNoise
     from ..units import UnitSpec
+    from ..unitsets import UnitHasher
 
 __all__ = ["add_noise"]
 
@@ -242,6 +243,20 @@ def _records(ddf: Any, cols: list[str], noise: ColumnNoise, spec: Any) -> Any:
     return ddf.shuffle(on=spec.column).map_partitions(part, meta=meta)
 
 
+def _unit_hashes(ddf: Any, column: str, hasher: UnitHasher) -> NDArray[np.uint64]:
+    """The keyed hashes of the distinct ids of ``column`` (:mod:`puffer.publish.unitsets`),
+    computed per partition on the workers (sorted hash bytes come back)."""
+    from dask.delayed import delayed as dask_delayed
+
+    def one(s: Any) -> bytes:
+        ids = s.unique()
+        return bytes(np.unique(hasher.hashes(np.asarray(ids))).astype("<u8").tobytes())
+
+    delayed: Callable[..., Any] = dask_delayed
+    blobs = _compute(*[delayed(one)(p) for p in ddf[column].to_delayed()])
+    return np.unique(np.frombuffer(b"".join(blobs), dtype="<u8").astype(np.uint64))
+
+
 def _compute(*xs: Any) -> tuple[Any, ...]:
     from dask.base import compute as dask_compute
 
@@ -312,7 +327,8 @@ def add_noise(data: Any, columns: Any, mechanism: Any, *, options: PublishOption
             _unique_ids(src, row_id, "row_id", True)
         elif spec.mode == "answers" and spec.column is not None:
             _unique_ids(src, spec.column, "unit", False)
-    rel = op.begin(input_sha256=combine_digests(parts), path_kind="dask")
+    units = None if is_array or op.hasher is None else _unit_hashes(src, cast(str, spec.column), op.hasher)
+    rel = op.begin(input_sha256=combine_digests(parts), path_kind="dask", units=units)
     noise = op.noise(rel, threads=thr, positional_secure=True)
     if is_array:
         out = _array(src, cols, noise).persist()

@@ -56,6 +56,8 @@ from .arrow import check_schema, noise_batch, output_schema, pyarrow
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
+    from ..unitsets import UnitHasher
+
 __all__ = ["add_noise"]
 
 
@@ -187,6 +189,23 @@ def _digest_parts(frame: Any, columns: list[str]) -> list[list[Any]]:
     return [got.get(i, PartDigest(cols).result()) for i in range(frame.rdd.getNumPartitions())]
 
 
+def _unit_hashes(frame: Any, column: str, hasher: UnitHasher) -> NDArray[np.uint64]:
+    """The keyed hashes of the distinct ids of ``column`` (:mod:`puffer.publish.unitsets`),
+    computed on the workers: one blob of sorted hashes per partition comes back."""
+    def fn(it: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+
+        got = [np.unique(b.column(0).to_numpy(zero_copy_only=False)) for b in it if b.num_rows]
+        ids = np.unique(np.concatenate(got)) if got else np.zeros(0, dtype=np.int64)
+        data = np.unique(hasher.hashes(ids)).astype("<u8").tobytes()
+        yield pa.RecordBatch.from_pydict({"h": pa.array([data], pa.binary())})
+
+    blobs = [r["h"] for r in frame.select(frame[column]).mapInArrow(fn, "h binary").collect()]
+    if not blobs:
+        return np.zeros(0, dtype=np.uint64)
+    return np.unique(np.frombuffer(b"".join(blobs), dtype="<u8").astype(np.uint64))
+
+
 def add_noise(df: Any, columns: Any, mechanism: Any, *, options: PublishOptions | None = None,
               row_id: str | None = None, threads: int | None = 1, **keywords: Any) -> Any:
     """Publish ``columns`` of ``df`` with noise: the noisy DataFrame (computed and frozen), with
@@ -252,7 +271,8 @@ def add_noise(df: Any, columns: Any, mechanism: Any, *, options: PublishOptions 
                                  "share their noise)")
         if row_id is not None and n and cp.agg(F.min(cp[row_id])).first()[0] < 0:
             raise ParameterError("row_id", row_id, f"row ids >= 0 (minimum {cp.agg(F.min(cp[row_id])).first()[0]})")
-    rel = op.begin(input_sha256=combine_digests(parts), path_kind="spark")
+    units = None if op.hasher is None else _unit_hashes(cp, cast(str, spec.column), op.hasher)
+    rel = op.begin(input_sha256=combine_digests(parts), path_kind="spark", units=units)
     noise = op.noise(rel, threads=thr, positional_secure=True)
 
     from pyspark.sql.pandas.types import from_arrow_schema

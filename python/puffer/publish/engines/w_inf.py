@@ -79,10 +79,11 @@ def _task_table(M: NDArray[np.float64], pi: NDArray[np.float64], vals: NDArray[n
     from ... import _core
     from ...models import _check_memory, _resident_bytes
 
-    k = M.shape[1]
+    k = M.shape[-1]                       # M: (n, k, k), or (n, period, k, k) time-varying
     span = int(vals.max() - vals.min())
     _check_memory("framework", 8.0 * M.shape[0] * T * (k * (k - 1) // 2)
-                  + _resident_bytes(_core.models.markov_peak_bytes(k, T, span, M.shape[0], threads)))
+                  + _resident_bytes(_core.models.markov_peak_bytes(k, T, span, M.shape[0], threads,
+                                                                   period=M.shape[1] if M.ndim == 4 else 1)))
     positions = None if (p0, p1) == (0, T) else np.arange(p0, p1, dtype=np.int64)
     W, _ = _core.models.markov_w_inf(M, pi, vals, T, threads, 1e-9, False, hook, positions)
     return np.ascontiguousarray(W[:, p0:p1, :])
