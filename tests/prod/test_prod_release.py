@@ -174,7 +174,7 @@ def test_raw_rows_under_a_per_unit_framework_are_refused(tmp_path):
     true = np.bincount(hh, weights=x)
     ref = puffer.add_noise(np.zeros(300), ("laplace", {"b": e["scale"]}),
                            rng=pio.release_stream(pio.as_key(KEY32), e["nonce"], "kwh"))
-    assert np.allclose(out.column("kwh").to_numpy() - true, ref)  # unit u gets stream position u
+    assert np.allclose(out.column("kwh_sum_noisy").to_numpy() - true, ref)  # unit u gets stream position u
     assert e["unit"]["mode"] == "records" and e["unit"]["records_per_unit"] == 4
     # mismatches name the unit; nothing is written
     t = pq.read_table(src)

@@ -13,6 +13,9 @@ for one. So a framework-calibrated release must say what its rows are:
   and another missing has ``T`` records and looks complete) and must be an integer, float, date
   or timestamp column whose values are distinct within a unit and equally spaced, one step size
   in every unit (the chain's time step); the query is the sum.
+  The output has one row per unit, sorted by unit id (integers by value, strings by code
+  point), on every engine: the unit column and, per noisy column ``c``, the noisy sum
+  ``c_sum_noisy`` (a new quantity, so a new name: the input's ``c`` was one record's value).
 * ``per_unit=True`` (answers): every row is already one answer per unit (with ``unit=`` the
   unit ids must be distinct; without, each row is its own unit). The values are checked
   against the query's range (the hull of the atoms of the framework's conditional laws).
@@ -34,8 +37,12 @@ from ..errors import ParameterError, ParameterTypeError
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["UnitSpec", "unit_spec", "query_range", "group_answers", "check_answers", "check_unit_type",
+__all__ = ["UnitSpec", "ANSWER_SUFFIX", "unit_spec", "query_range", "group_answers", "check_answers", "check_unit_type",
            "check_order_type"]
+
+
+#: records mode: the noisy per-unit sum of column ``c`` is written as ``c + ANSWER_SUFFIX``
+ANSWER_SUFFIX = "_sum_noisy"
 
 
 class UnitSpec:
@@ -47,12 +54,19 @@ class UnitSpec:
         self.mode, self.column, self.order, self.query = mode, column, order, query
         self.T, self.states, self.range = T, states, rng
 
+    def output_column(self, column: str) -> str:
+        """The output's name for noisy column ``column``: in records mode a new quantity, the noisy
+        sum per unit, named ``<column>_sum_noisy`` (:data:`ANSWER_SUFFIX`) on every engine; in
+        the other modes the column keeps its name (its values, noised)."""
+        return f"{column}{ANSWER_SUFFIX}" if self.mode == "records" else column
+
     def describe(self) -> dict[str, Any]:
         """The ledger's ``unit`` field."""
         return {"column": self.column, "order": self.order, "mode": self.mode, "query": self.query,
                 "records_per_unit": self.T,
                 "states": None if self.states is None else [float(v) for v in self.states],
-                "range": None if self.range is None else [float(self.range[0]), float(self.range[1])]}
+                "range": None if self.range is None else [float(self.range[0]), float(self.range[1])],
+                "output_columns": "<column>" + ANSWER_SUFFIX if self.mode == "records" else "<column>"}
 
     def __repr__(self) -> str:
         return f"UnitSpec(mode={self.mode!r}, column={self.column!r}, query={self.query!r})"
@@ -136,6 +150,9 @@ def unit_spec(plan: Any, unit: Any, order: Any, per_unit: Any, columns: list[str
             raise ParameterError(name, v, "a column that is not one of the noisy columns")
     if unit is not None and order == unit:
         raise ParameterError("order", order, "a column other than the unit column")
+    if unit is not None and not per_unit and unit in {c + ANSWER_SUFFIX for c in columns}:
+        raise ParameterError("unit", unit, f"a name other than an output column's (records mode writes the noisy sum "
+                             f"of column c as c{ANSWER_SUFFIX})")
     m = plan.mechanism
     fw = None if m is None else m.framework
     if per_unit:

@@ -224,7 +224,8 @@ def _records(ddf: Any, cols: list[str], noise: ColumnNoise, spec: Any) -> Any:
     import pandas as pd
 
     need = [c for c in (spec.column, spec.order, *cols) if c is not None]
-    meta = pd.DataFrame({spec.column: ddf._meta[spec.column], **{c: pd.Series([], dtype=np.float64) for c in cols}})
+    meta = pd.DataFrame({spec.column: ddf._meta[spec.column],
+                         **{spec.output_column(c): pd.Series([], dtype=np.float64) for c in cols}})
 
     def part(pdf: Any) -> Any:
         import pyarrow as pa
@@ -237,10 +238,12 @@ def _records(ddf: Any, cols: list[str], noise: ColumnNoise, spec: Any) -> Any:
         out = pd.DataFrame({spec.column: answers.column(spec.column).to_pandas()})
         out[spec.column] = out[spec.column].astype(meta[spec.column].dtype)
         for c in cols:
-            out[c] = noise.add(answers.column(c).to_numpy(), c, pos)
+            out[spec.output_column(c)] = noise.add(answers.column(c).to_numpy(), c, pos)
         return out
 
-    return ddf.shuffle(on=spec.column).map_partitions(part, meta=meta)
+    # computed once (persist), then sorted by unit: the file engine's order, whatever the shuffle
+    noisy = ddf.shuffle(on=spec.column).map_partitions(part, meta=meta).persist()
+    return noisy.sort_values(spec.column)
 
 
 def _unit_hashes(ddf: Any, column: str, hasher: UnitHasher) -> NDArray[np.uint64]:
@@ -335,8 +338,8 @@ def add_noise(data: Any, columns: Any, mechanism: Any, *, options: PublishOption
         out_parts = _digests(_row_blocks(out), cols)
     elif spec.mode == "records":
         out = _records(src, cols, noise, spec).persist()
-        ucol = cast(str, spec.column)  # records mode: a unit column is declared
-        out_parts = _digests(out[[ucol, *cols]].to_delayed(), [ucol, *cols])
+        ocols = [cast(str, spec.column), *map(spec.output_column, cols)]  # records: the unit and the answers
+        out_parts = _digests(out[ocols].to_delayed(), ocols)
     else:
         out = _frame(src, cols, noise, spec, row_id, nulls, [p[0] for p in parts]).persist()
         out_parts = _digests(out[cols].to_delayed(), cols)

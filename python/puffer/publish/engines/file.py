@@ -398,7 +398,9 @@ def _write_units(src: str, fmt: str, tmp: StagingFile, spec: UnitSpec, cols: lis
         raise ParameterError("input", src, f"a valid {fmt} file ({exc})") from None
     answers, pos = group_answers(table, spec, cols)
     del table
-    out_schema = pa.schema([answers.schema.field(spec.column)] + [pa.field(c, pa.float64()) for c in cols])
+    noisy_schema = pa.schema([answers.schema.field(spec.column)] + [pa.field(c, pa.float64()) for c in cols])
+    out_schema = pa.schema([answers.schema.field(spec.column)] +  # the answers' names: c_sum_noisy
+                           [pa.field(spec.output_column(c), pa.float64()) for c in cols])
     n: int = answers.num_rows
     with _writer(tmp, out_schema, compression) as writer:
         for lo in range(0, max(n, 1), row_group_size):
@@ -406,7 +408,8 @@ def _write_units(src: str, fmt: str, tmp: StagingFile, spec: UnitSpec, cols: lis
             if part.num_rows == 0 and n:
                 break
             b = part.combine_chunks().to_batches()
-            batch = b[0] if b else pa.RecordBatch.from_pylist([], schema=out_schema)
-            noisy = noise_batch(batch, noise, cols, pos[lo:lo + part.num_rows], nulls=nulls, out_schema=out_schema)
-            writer.write_table(pa.Table.from_batches([noisy], schema=out_schema), row_group_size=row_group_size)
+            batch = b[0] if b else pa.RecordBatch.from_pylist([], schema=noisy_schema)
+            noisy = noise_batch(batch, noise, cols, pos[lo:lo + part.num_rows], nulls=nulls, out_schema=noisy_schema)
+            out = pa.RecordBatch.from_arrays(noisy.columns, schema=out_schema)
+            writer.write_table(pa.Table.from_batches([out], schema=out_schema), row_group_size=row_group_size)
     return n

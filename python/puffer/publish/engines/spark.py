@@ -279,7 +279,8 @@ def add_noise(df: Any, columns: Any, mechanism: Any, *, options: PublishOptions 
 
     if spec.mode == "records":
         pa = pyarrow()
-        out_schema = pa.schema([schema.field(spec.column)] + [pa.field(c, pa.float64()) for c in cols])
+        out_schema = pa.schema([schema.field(spec.column)] +  # the answers' names: c_sum_noisy
+                               [pa.field(spec.output_column(c), pa.float64()) for c in cols])
         need = [c for c in (spec.column, spec.order, *cols) if c is not None]
 
         def per_unit_fn(it: Iterator[Any]) -> Iterator[Any]:
@@ -299,7 +300,7 @@ def add_noise(df: Any, columns: Any, mechanism: Any, *, options: PublishOptions 
             yield pa.RecordBatch.from_arrays(arrays, schema=out_schema)
 
         noisy = cp.repartition(max(cp.rdd.getNumPartitions(), 1), cp[spec.column]) \
-            .mapInArrow(per_unit_fn, from_arrow_schema(out_schema))
+            .mapInArrow(per_unit_fn, from_arrow_schema(out_schema)).orderBy(spec.column)  # the file's order
     else:
         out_schema = output_schema(schema, cols)
         offsets = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
@@ -339,7 +340,8 @@ def add_noise(df: Any, columns: Any, mechanism: Any, *, options: PublishOptions 
         noisy = src.mapInArrow(fn, from_arrow_schema(out_schema))
     with _worker_errors():
         out = _materialise(noisy)
-    out_cols = cols if spec.mode != "records" else [cast(str, spec.column), *cols]  # records: a unit column
+    # records: the unit column and the answers, in unit order as the file engine writes them
+    out_cols = cols if spec.mode != "records" else [cast(str, spec.column), *map(spec.output_column, cols)]
     out_parts = _digest_parts(out, out_cols)
     rel.commit(combine_digests(out_parts), int(sum(p[0] for p in out_parts)),
                extra={"digests": DIGEST_NOTE, "partitions": len(out_parts)})
