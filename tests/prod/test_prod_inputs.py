@@ -169,9 +169,19 @@ def test_key_material_given_as_a_path_is_never_echoed(tmp_path, capsys):
     with pytest.raises(ParameterError) as ei:
         pio.noise_file(src, tmp_path / "o.parquet", "x", LAP, seed=int.from_bytes(secret, "big"))
     _no_material(_exc_text(ei.value), secret)
+    # a signing key's PEM (or its base64 body) where its path is expected
+    sk = tmp_path / "ledger.sign"
+    pio.signing_keygen(sk)
+    pem = sk.read_text()
+    body = "".join(ln for ln in pem.splitlines() if not ln.startswith("-----"))
+    for given in (pem, body):
+        with pytest.raises(ParameterError) as ei:
+            pio.noise_file(src, tmp_path / "o.parquet", "x", LAP, key=KEY, signing_key=given,
+                           ledger=tmp_path / "l.jsonl")
+        assert body[20:40] not in _exc_text(ei.value)
     # an ordinary missing path is named, so that a typo can be found
-    with pytest.raises(ParameterError, match="nope/release.key"):
-        pio.as_key(str(tmp_path / "nope" / "release.key"))
+    with pytest.raises(ParameterError, match="'nope/release.key'"):
+        pio.as_key("nope/release.key")
 
 
 def test_key_echo_in_a_fresh_interpreter(tmp_path):

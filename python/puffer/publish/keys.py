@@ -198,7 +198,7 @@ def keygen(path: str | os.PathLike[str]) -> Key:
     return key
 
 
-def _shown(path: str) -> str:
+def shown_path(path: str) -> str:
     """``path`` as an error message may show it: not at all when it could be key material (other
     than plain ASCII path characters, no folder and no extension, a long hex run, base64 text)."""
     base = os.path.basename(path)
@@ -261,7 +261,7 @@ def load_key(path: str | os.PathLike[str]) -> Key:
     p = os.fspath(path)
     if not isinstance(p, str):
         raise ParameterTypeError("key", "a bytes path", "a key file path (str) or the key's 32 bytes")
-    shown = _shown(p)
+    shown = shown_path(p)
     try:
         st = os.stat(p)
     except (FileNotFoundError, NotADirectoryError):
