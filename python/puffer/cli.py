@@ -265,16 +265,24 @@ class _Signals:
     def install(self) -> None:
         import signal
 
-        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGALRM):
+        for sig in (signal.SIGTERM, signal.SIGINT):
             self._old[sig] = signal.signal(sig, self._handler)
 
     def restore(self) -> None:
         import signal
 
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        if signal.SIGALRM in self._old:  # only a deferred signal arms the timer (a caller's stays untouched)
+            signal.setitimer(signal.ITIMER_REAL, 0)
         for sig, old in self._old.items():
             signal.signal(sig, old)
         self._old.clear()
+
+    def _poll_soon(self) -> None:
+        import signal
+
+        if signal.SIGALRM not in self._old:
+            self._old[signal.SIGALRM] = signal.signal(signal.SIGALRM, self._handler)
+        signal.setitimer(signal.ITIMER_REAL, 0.01)
 
     @staticmethod
     def _importing(frame: Any) -> bool:
@@ -295,7 +303,7 @@ class _Signals:
             return  # the first signal is being handled: ignore repeats during its clean-up
         if self._importing(frame):
             self._deferred = signum
-            signal.setitimer(signal.ITIMER_REAL, 0.01)
+            self._poll_soon()
             return
         self._deferred = None
         self.received = signum

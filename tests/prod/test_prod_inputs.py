@@ -487,7 +487,8 @@ def test_kills_leave_no_readable_staging_file_and_the_next_release_cleans_the_fo
     """SIGKILL while releases to several outputs of one folder are running: every staging file a
     kill leaves is unreadable (its closing bytes were never written) and 0600; no output exists
     without its entry; the next release into the folder removes them all. Each kill waits for the
-    staging file to appear (a deadline catches a hang), then a random fraction of a full run."""
+    staging file to appear (a deadline catches a hang), then every other one a random fraction of
+    a full run."""
     import signal
     import time
 
@@ -513,13 +514,15 @@ def test_kills_leave_no_readable_staging_file_and_the_next_release_cleans_the_fo
         out = tmp_path / f"out{k}.parquet"
         pid = fork_cli(args(out))
         deadline = time.perf_counter() + 60 * full + 60
-        while not staging_files(tmp_path, out.name) and time.perf_counter() < deadline:
-            if os.waitpid(pid, os.WNOHANG)[0]:
-                break
+        done = False
+        while not staging_files(tmp_path, out.name) and not done:
+            assert time.perf_counter() < deadline, "the release hung before writing its output"
+            done = os.waitpid(pid, os.WNOHANG)[0] != 0
             time.sleep(0.001)
-        time.sleep(float(rng.uniform(0.0, 0.5)) * full)
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
+        if not done:
+            time.sleep(0.0 if k % 2 == 0 else float(rng.uniform(0.0, 0.5)) * full)  # at once, or later
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
         for n in staging_files(tmp_path):
             left += 1
             assert (os.stat(tmp_path / n).st_mode & 0o777) == 0o600
