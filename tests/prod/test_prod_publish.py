@@ -23,8 +23,8 @@ LAP = ("laplace", {"b": 1.0})
 
 # each module may import only modules listed before it (engines and cli last)
 LAYERS = ["options", "keys", "signing", "streams", "values", "units", "plan", "noise", "digest", "unitsets", "ledger",
-          "totals", "release",
-          "preamble", "engines.arrow", "engines.staging", "engines.file", "engines.spark", "engines.dask", "engines.w_inf", "cli"]
+          "totals", "release", "preamble", "report", "engines.arrow", "engines.staging", "engines.file",
+          "engines.spark", "engines.dask", "engines.w_inf", "cli"]
 
 
 def _imports(path: str, package: str) -> set[str]:

@@ -87,7 +87,7 @@ def test_seed_search_over_every_ledger_field_finds_nothing(tmp_path):
 def cli_show(led):
     import io
 
-    from puffer.publish.cli import ledger_report, print_report
+    from puffer.publish.report import ledger_report, print_report
     buf = io.StringIO()
     print_report(ledger_report(str(led)), buf)
     return buf.getvalue()
@@ -199,7 +199,7 @@ def test_raw_rows_under_a_per_unit_framework_are_refused(tmp_path):
     with pytest.raises(ParameterError, match="no total guarantee: 2 releases"):
         pio.noise_file(src, tmp_path / "o3.parquet", "kwh", fw, ledger=led, unit="household", order="t")
     rep = cli_show(led)
-    assert "household" in rep and '"eps": 1.0' in rep
+    assert "household" in rep and "PP(eps=1, delta=0)" in rep
 
 
 def test_zero_sensitivity_release_is_refused(tmp_path):
@@ -297,15 +297,19 @@ def test_kill_at_random_points_leaves_no_release_without_record(tmp_path):
     pq.write_table(pa.table({"x": np.random.default_rng(3).normal(size=KILL_ROWS)}), src)
     keyf = tmp_path / "k.key"
     pio.keygen(keyf)
+    sign = tmp_path / "ledger.sign"  # a signed ledger: signatures and checkpoints under the kills too
+    pio.signing_keygen(sign)
+    kept = tmp_path / "kept.checkpoint"
     led = tmp_path / "l.jsonl"
     t0 = time.perf_counter()
-    ref = pio.noise_file(src, tmp_path / "ref.parquet", "x", LAP, key=keyf, ledger=led, threads=1)
+    ref = pio.noise_file(src, tmp_path / "ref.parquet", "x", LAP, key=keyf, ledger=led, threads=1, signing_key=sign)
     full = time.perf_counter() - t0
     want = ref["output_sha256"]
+    kept.write_text(json.dumps(pio.checkpoint(led)))
 
     def args(out):
         return ["noise", str(src), str(out), "--column", "x", "--noise", "laplace", "--scale", "1", "--key",
-                str(keyf), "--ledger", str(led), "--rerun", ref["release_id"], "--threads", "1"]
+                str(keyf), "--ledger", str(led), "--rerun", ref["release_id"], "--threads", "1", "--sign", str(sign)]
 
     cli._parser()  # import every subcommand before forking, so the children start at once
     t0 = time.perf_counter()
@@ -338,12 +342,15 @@ def test_kill_at_random_points_leaves_no_release_without_record(tmp_path):
         _check_after(out, led, want)
         seen["published" if out.exists() else "not"] += 1
         if not out.exists():  # a rerun after the kill gives the uninterrupted bytes and cleans orphans
-            pio.noise_file(src, out, "x", LAP, key=keyf, ledger=led, rerun=ref["release_id"], threads=1)
+            pio.noise_file(src, out, "x", LAP, key=keyf, ledger=led, rerun=ref["release_id"], threads=1,
+                           signing_key=sign)
             assert sha256_file(str(out)) == want
         assert not staging_files(tmp_path, out.name)
-    pio.noise_file(src, tmp_path / "last.parquet", "x", LAP, key=keyf, ledger=led, rerun=ref["release_id"])
-    v = pio.verify(led)
+    pio.noise_file(src, tmp_path / "last.parquet", "x", LAP, key=keyf, ledger=led, rerun=ref["release_id"],
+                   signing_key=sign)
+    v = pio.verify(led, pub=str(sign) + ".pub", checkpoint=kept)  # every entry signed, nothing cut
     assert v["pending"] == [] and v["torn_tail"] is None  # dangling pending entries were resolved
+    assert not [n for n in os.listdir(tmp_path) if ".checkpoint.tmp-" in n]
     assert seen["not"] > 0 and seen["published"] > 0, seen  # the kills landed on both sides of the publish
     # SIGINT / SIGTERM that land during the release end with exit 130 / 143 (0 if it had finished)
     assert set(codes[signal.SIGINT]) <= {130, 0} and set(codes[signal.SIGTERM]) <= {143, 0}, codes

@@ -10,7 +10,12 @@ by the C++ core.
 * :func:`average_salary` — Pierquin et al. 2024, Example 2 (literal version, Pierquin et al. 2024).
 * :func:`markov_chain` — k-state Markov chains of length T with a sum query (Song, Wang,
   Chaudhuri 2017): secrets X_t = a, pairs (X_t = a, X_t = b), Theta a finite set of
-  (transition matrix, initial law) priors. Laws come from a forward/backward pass in C++.
+  (transition matrices, initial law) priors, time-homogeneous, periodic (one matrix per phase,
+  e.g. per half-hour of the day) or with a matrix per step. Laws come from a forward/backward
+  pass in C++.
+* :func:`fit_markov` (:mod:`puffer.models.fit`) — such a framework with Theta fitted from traces
+  (a credible box at a stated level, recorded in the framework); :func:`close_adversary` and
+  :func:`theta_profile` (:mod:`puffer.models.theta`) — what the guarantee then rests on.
 """
 from __future__ import annotations
 
@@ -445,6 +450,7 @@ def _state_grid(values: Any, k: int, T: int) -> tuple[np.ndarray, np.ndarray, fl
 class MarkovChainFramework(Framework):
     """Secrets X_t = a of a k-state Markov chain of length T, sum query S = sum_t values[X_t],
     priors Theta = {(P_theta, init_theta)}; pairs (X_t = a, X_t = b) for every t and a < b.
+    P_theta is one matrix, one per phase of a period, or one per step (:func:`markov_chain`).
 
     Conditional laws are computed in C++ (forward/backward + convolution, underflow-safe) for all
     priors at once; :meth:`w_inf` runs the whole Delta_G computation in the core on all threads.

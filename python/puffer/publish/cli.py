@@ -24,6 +24,8 @@ from typing import Any
 
 from ..errors import ParameterError
 
+__all__ = ["add_parser", "run"]
+
 _ONE_PARAM = {"laplace": "b", "gaussian": "sigma", "cauchy": "gamma", "logistic": "scale", "exponential": "scale"}
 
 
@@ -125,72 +127,9 @@ def _keygen(args: argparse.Namespace) -> int:
     return 0
 
 
-def ledger_report(path: str, *, pub: Any = None, checkpoint: Any = None) -> dict[str, Any]:
-    """What ``puffer ledger show --json`` prints: verification, releases, totals per unit."""
-    from .ledger import Ledger, release_states
-    from .totals import unit_totals
-
-    led = Ledger(path)
-    if not os.path.isfile(led.path):
-        raise ParameterError("ledger", path, "an existing ledger file")
-    ver = led.verify(pub=pub, checkpoint=checkpoint)
-    entries = led.entries()
-    rel = []
-    for rid, st in release_states(entries).items():
-        e = st["entry"]
-        rel.append({"release_id": rid, "status": st["status"], "time": e.get("time"), "output": e.get("output"),
-                    "unit": (e.get("unit") or {}).get("column"), "columns": e.get("columns"),
-                    "mechanism": e.get("mechanism"), "guarantee": e.get("guarantee"),
-                    "rerun_of": e.get("rerun_of"), "allow_uncomposed": e.get("allow_uncomposed"),
-                    "insecure_key": bool((e.get("key") or {}).get("insecure"))})
-    return {"verify": ver, "releases": rel, "units": unit_totals(entries)}
-
-
-def _gtext(g: Any) -> str:
-    if g is None:
-        return "none"
-    return json.dumps({k: v for k, v in g.items() if k not in ("provenance", "granularity", "domain")})
-
-
-def print_report(rep: dict[str, Any], out: Any) -> None:
-    print("\n".join(verify_lines(rep["verify"])), file=out)
-    print("releases:", file=out)
-    for r in rep["releases"]:
-        extra = (f", re-run of {r['rerun_of']}" if r["rerun_of"] else "") + \
-                (", allowed without total" if r["allow_uncomposed"] else "") + \
-                (", INSECURE test key" if r["insecure_key"] else "")
-        print(f"  {r['release_id']} {r['status']:9s} {r['time']} unit={r['unit'] or '(row)'} columns={r['columns']} "
-              f"{r['mechanism'] or 'uncalibrated noise'}: {_gtext(r['guarantee'])}{extra}", file=out)
-    print("total per privacy unit:", file=out)
-    for u, t in rep["units"].items():
-        if t["guarantee"] is None:
-            print(f"  {u}: {t['reason']}", file=out)
-        else:
-            print(f"  {u}: {_gtext(t['guarantee'])} over {t['releases']} release(s) ({t['theorem']})", file=out)
-
-
-def verify_lines(v: dict[str, Any]) -> list[str]:
-    """The text of ``puffer ledger verify`` for a :meth:`~puffer.publish.ledger.Ledger.verify` result."""
-    out = [f"ledger {v['ledger']}: intact, {v['entries']} entries, {v['releases']} completed releases, "
-           f"head {v['head']}"]
-    out.append(f"  {v['authenticity']}")
-    for a in v["anchors"]:
-        where = "kept elsewhere" if a["kept_elsewhere"] else f"{a['checkpoint']} (beside the ledger)"
-        out.append(f"  extends the checkpoint {where}: {a['entries']} entries, {a['note']}")
-    if v["unanchored"]:
-        out.append(f"  entries {v['anchored']}..{v['entries'] - 1} are not covered by a checkpoint kept elsewhere "
-                   "(--checkpoint): entries cut off the end would not be detected. Keep the output of `puffer "
-                   "ledger checkpoint` somewhere the ledger's writers cannot reach")
-    for p in v["pending"]:
-        out.append(f"  pending without completion: release {p['release_id']} (entry {p['entry']}), output "
-                   f"{p.get('output_state')}")
-    if v["torn_tail"]:
-        out.append(f"  {v['torn_tail']['note']} ({v['torn_tail']['bytes']} bytes)")
-    return out
-
-
 def _ledger(args: argparse.Namespace) -> int:
     from .ledger import Ledger, canonical, checkpoint
+    from .report import ledger_report, print_report, verify_lines
 
     if not os.path.isfile(args.ledger):
         raise ParameterError("ledger", args.ledger, "an existing ledger file")
@@ -219,6 +158,7 @@ def _noise(args: argparse.Namespace) -> int:
     from .engines.file import noise_file
     from .ledger import canonical, default_ledger_path
     from .preamble import ledger_path
+    from .report import gtext as _gtext
 
     if args.noise is not None:
         if args.scale is None:
@@ -250,8 +190,13 @@ def _noise(args: argparse.Namespace) -> int:
         gtxt = "no guarantee (uncalibrated noise)" if g is None else _gtext(g)
         comp = entry.get("composition") or {}
         tot = comp.get("total")
-        ttxt = (f"; total for unit {comp.get('unit')!r}: " + (_gtext(tot) if tot is not None else comp.get("reason", ""))
-                ) if comp else ""
+        if "rerun_of" in comp:
+            ttxt = f"; a re-run of {comp['rerun_of']}: the totals do not change"
+        elif comp:
+            ttxt = f"; total for its units ({comp.get('unit')}): " + (
+                f"{_gtext(tot)} by {comp.get('theorem')}" if tot is not None else str(comp.get("reason")))
+        else:
+            ttxt = ""
         key = entry["key"]
         ktxt = ("fresh OS entropy (not re-runnable)" if key["source"] == "os-entropy" else f"key id {key['key_id']}")
         print(f"puffer noise: release {entry['release_id']}: {entry['rows']} rows, columns {entry['columns']}, "

@@ -51,7 +51,7 @@ def framework_description(mechanism: Any, plan: NoisePlan) -> Any:
         return None
     fw = m.framework
     if fw is None:  # a mechanism calibrated from a given sensitivity has no framework
-        desc: Any = {"repr": repr(m), "digest": None}
+        desc: Any = {"repr": repr(m), "digest": None, "summary": {"class": None, "repr": repr(m)}}
     elif isinstance(mechanism, dict):
         from ..config import validate_config
         desc = {"config": validate_config(mechanism), "digest": fw.digest()}
@@ -62,6 +62,10 @@ def framework_description(mechanism: Any, plan: NoisePlan) -> Any:
     else:
         desc = {"repr": repr(fw), "digest": fw.digest(), "secrets": len(fw.secrets),
                 "priors": [repr(t) for t in fw.thetas]}
+    if fw is not None:  # what `puffer ledger show` prints of the framework and its Theta
+        desc["summary"] = {"class": type(fw).__name__, "name": getattr(fw, "name", None), "repr": repr(fw),
+                           "priors": len(fw.thetas), "secrets": len(fw.secrets),
+                           "secret_pairs": len(getattr(fw, "pairs", ())), "dim": int(fw.dim)}
     return json.loads(json.dumps(desc, default=str))
 
 
