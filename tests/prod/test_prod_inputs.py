@@ -570,3 +570,18 @@ def test_sigterm_at_any_moment_of_a_real_run(tmp_path):
         assert p.returncode in (143, -signal.SIGTERM, 0) and "Traceback" not in err, (frac, p.returncode, err[-1500:])
         entries = {e.get("output") for e in pio.read_ledger(led) if e.get("event") == "pending"}
         assert not out.exists() or str(out) in entries
+
+
+def test_keygen_interrupted_leaves_no_key_file(tmp_path, monkeypatch):
+    """A signal (or a full disk) while the key is written: no partial key file stays behind."""
+    from puffer.publish import keys as keys_mod
+
+    def interrupted(fd, data):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(keys_mod.os, "write", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        pio.keygen(tmp_path / "k.key")
+    monkeypatch.undo()
+    assert not (tmp_path / "k.key").exists()
+    pio.keygen(tmp_path / "k.key")  # the path is free again

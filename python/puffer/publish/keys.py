@@ -182,10 +182,12 @@ def keygen(path: str | os.PathLike[str]) -> Key:
         os.fchmod(fd, 0o600)  # whatever the umask
         os.write(fd, doc.encode("ascii"))
         os.fsync(fd)
-    except OSError as exc:
+    except BaseException as exc:  # a full disk, or a signal: no partial key file is left
         os.close(fd)
         os.unlink(p)
-        raise PufferIOError(p, "writing the key file", exc.strerror or type(exc).__name__) from None
+        if isinstance(exc, OSError):
+            raise PufferIOError(p, "writing the key file", exc.strerror or type(exc).__name__) from None
+        raise
     os.close(fd)
     try:
         dfd = os.open(folder, os.O_RDONLY)
