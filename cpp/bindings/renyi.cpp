@@ -101,6 +101,17 @@ PUFFER_BIND_SUBMODULE(renyi, m) {
       "Certified upper bound on D_alpha(p(. - u) || p) for a vectorised Python log-density (GIL held).");
 
   m.def(
+      "custom_shift_divergence_lipschitz",
+      [wrap](py::function logpdf, double alpha, double u, double L, double scale_hint, std::vector<double> breaks,
+             double rtol, std::size_t max_nodes) {
+        return puffer::renyi::custom_shift_divergence_lipschitz(wrap(logpdf), alpha, u, L, scale_hint, breaks.data(),
+                                                                breaks.size(), rtol, max_nodes);
+      },
+      py::arg("logpdf"), py::arg("alpha"), py::arg("u"), py::arg("L"), py::arg("scale_hint") = 1.0,
+      py::arg("breaks") = std::vector<double>{}, py::arg("rtol") = 1e-3, py::arg("max_nodes") = std::size_t{1} << 21,
+      "Upper bound on D_alpha(p(. - u) || p) certified from |d/dx log p| <= L (GIL held: Python log-density).");
+
+  m.def(
       "custom_mass",
       [wrap](py::function logpdf, double scale_hint, std::vector<double> breaks) {
         double mass = 0, err = 0;

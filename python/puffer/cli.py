@@ -19,8 +19,10 @@ Exit codes (also in the README):
 5     ``puffer audit``: an empirical audit proved a violation
 6     I/O failure (disk full, read-only or missing folder, output locked by
       another process); nothing was published without its ledger entry
-7     ``puffer ledger verify``: the ledger was edited, or entries deleted or
-      reordered (the message names the first bad entry)
+7     the ledger failed verification (``puffer ledger verify``, or a release
+      refused before any work): an edited, deleted, reordered, unsigned or
+      wrongly signed entry, entries cut off the end of a checkpoint (the
+      message names the entry)
 130   interrupted (Ctrl-C)
 141   the reader of the output went away (a broken pipe, e.g. ``| head``): quiet
 143   terminated (SIGTERM), at any moment (also during an import; before
@@ -87,8 +89,18 @@ def run(config: dict[str, Any], out: Any = None, *, as_json: bool = False) -> in
         return _run(config, out, as_json=as_json)
 
 
+def selection_target(target: dict[str, Any]) -> dict[str, Any]:
+    """The target the least-noise row is chosen for: (eps, delta)-PP when the file gives delta, else
+    (alpha, eps)-RPP when it gives alpha, else eps-PP (the rows for the other targets are listed too)."""
+    t = {"eps": target["eps"], "delta": target.get("delta"), "alpha": None}
+    if t["delta"] is None:
+        t["alpha"] = target.get("alpha")
+    return t
+
+
 def _run(config: dict[str, Any], out: Any = None, *, as_json: bool = False) -> int:
     from .config import build_framework, build_mechanisms, markov_quilt_mechanisms, validate_config
+    from .mechanisms.best import calibrate_rows, select, target_text
 
     out = sys.stdout if out is None else out
     config = validate_config(config)
@@ -96,34 +108,44 @@ def _run(config: dict[str, Any], out: Any = None, *, as_json: bool = False) -> i
     _progress(f"{config.get('name', 'framework from file')}: building the framework and its conditional laws")
     fw = build_framework(config["model"])
     rows: list[dict[str, Any]] = []
-    mechs: list[tuple[str, Mechanism]] = []
     todo = build_mechanisms(fw, config["target"]) + markov_quilt_mechanisms(fw, config["target"])
+    timed: list[tuple[str, Any]] = []
     for k, (label, make) in enumerate(todo, 1):
         _progress(f"[{k}/{len(todo)}] calibrating {label}")
         t1 = time.perf_counter()
-        m = make()
-        mechs.append((label, m))
-        grp = m.group
-        rows.append({"label": label, "mechanism": m, "seconds": time.perf_counter() - t1,
-                     "group_scale": None if grp is None else grp.scale,
-                     "gain": None if grp is None else grp.gain})
+        timed.append(calibrate_rows([(label, make)])[0])   # a row that fails is listed as n/a
+        rows.append({"label": label, "mechanism": timed[-1][1], "seconds": time.perf_counter() - t1})
+    if all(isinstance(m, BaseException) for _, m in timed):
+        raise timed[0][1]   # nothing applies: the first row's error (and its exit code)
+    target = selection_target(config["target"])
+    sel = select(timed, target)
+    status = {c.label: c for c in sel.rows}
+    mechs: list[tuple[str, Mechanism]] = [(lab, m) for lab, m in timed if not isinstance(m, BaseException)]
+    for r in rows:
+        m = r["mechanism"]
+        grp = None if isinstance(m, BaseException) else m.group
+        r["group_scale"] = None if grp is None else grp.scale
+        r["gain"] = None if grp is None else grp.gain
     release = None
     rel = config.get("release")
     if rel:
         import numpy as np
 
         vals = np.asarray(rel["values"], dtype=np.float64)
-        label, m = mechs[0]
-        release = {"mechanism": label, "seed": rel.get("seed"), "values": vals.tolist(),
-                   "noisy": m.release(vals, rng=rel.get("seed")).tolist()}
+        release = {"mechanism": sel.label, "seed": rel.get("seed"), "values": vals.tolist(),
+                   "noisy": sel.mechanism.release(vals, rng=rel.get("seed")).tolist()}
     fit = getattr(fw, "fit", None)   # how Theta was fitted from traces (puffer.models.fit_markov)
     if as_json:
         doc = {"name": config.get("name"), "framework": repr(fw), "gain_definition": GAIN_NOTE,
                "group_sensitivity": fw.group_sensitivity, "group_note": fw.group_note,
                "fit": None if fit is None else fit.to_dict(),
-               "rows": [{"label": r["label"], **r["mechanism"].to_dict(), "group_scale": r["group_scale"],
-                         "gain": r["gain"], "seconds": r["seconds"]} for r in rows],
-               "release": release}
+               "rows": [{"label": r["label"],
+                         **({"error": str(r["mechanism"])} if isinstance(r["mechanism"], BaseException)
+                            else r["mechanism"].to_dict()),
+                         "group_scale": r["group_scale"], "gain": r["gain"], "seconds": r["seconds"],
+                         "selection": {"status": status[r["label"]].status, "reason": status[r["label"]].reason}}
+                        for r in rows],
+               "chosen": sel.label, "selection": sel.to_dict(), "release": release}
         json.dump(doc, out, indent=1, default=str)
         out.write("\n")
         return EXIT_OK
@@ -134,19 +156,28 @@ def _run(config: dict[str, Any], out: Any = None, *, as_json: bool = False) -> i
     table = []
     for r in rows:
         m = r["mechanism"]
+        c = status[r["label"]]
+        choice = {"chosen": "<- chosen", "lost": c.reason.replace(" the chosen", ""), "n/a": "n/a"}[c.status]
+        if isinstance(m, BaseException):
+            table.append([r["label"], "-", "-", "-", "-", "-", f"{r['seconds']:.2f}s", choice])
+            continue
         scale = "none" if m.noise is None else f"{type(m.noise).__name__}({m.noise.scale:.4g})"
         table.append([r["label"], f"{m.sensitivity.value:g}", scale, _guarantee_text(m),
                       "-" if r["group_scale"] is None else f"{r['group_scale']:.4g}",
-                      "-" if r["gain"] is None else f"{r['gain']:.2f}x", f"{r['seconds']:.2f}s"])
-    head = ["mechanism", "sensitivity", "noise", "guarantee", "group-DP scale", "gain", "time"]
+                      "-" if r["gain"] is None else f"{r['gain']:.2f}x", f"{r['seconds']:.2f}s", choice])
+    head = ["mechanism", "sensitivity", "noise", "guarantee", "group-DP scale", "gain", "time", "least noise"]
     widths = [max(len(str(t[i])) for t in table + [head]) for i in range(len(head))]
-    line = "  ".join(h.ljust(w) for h, w in zip(head, widths))
+    line = "  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip()
     print("\n" + line + "\n" + "-" * len(line), file=out)
     for t in table:
-        print("  ".join(str(c).ljust(w) for c, w in zip(t, widths)), file=out)
+        print("  ".join(str(c).ljust(w) for c, w in zip(t, widths)).rstrip(), file=out)
     print(f"({GAIN_NOTE})", file=out)
-    w = cast("tuple[Any, ...]", mechs[0][1].sensitivity.witness)  # the Wasserstein row names its worst case
-    print(f"\nworst case (Wasserstein): prior {w[0]!r}, secret pair {w[1]}", file=out)
+    print(f"chosen: {sel.label}, the least {sel.loss_name} among the rows that give {target_text(target)}; "
+          "n/a rows do not give it (their reasons: --json)", file=out)
+    first = timed[0][1]
+    if not isinstance(first, BaseException):
+        w = cast("tuple[Any, ...]", first.sensitivity.witness)  # the Wasserstein row names its worst case
+        print(f"\nworst case (Wasserstein): prior {w[0]!r}, secret pair {w[1]}", file=out)
     for label, m in mechs:
         q = getattr(m, "quilt", None)
         if q is not None:

@@ -11,7 +11,6 @@ import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 import pytest
-from distributed import Client, LocalCluster
 
 import puffer
 import puffer.dask as pdask
@@ -22,16 +21,6 @@ KEY = hashlib.sha256(b"puffer test release key").digest()  # a 256-bit test key 
 GAU = ("gaussian", {"sigma": 1.5})
 N = 50_000
 _n = iter(range(10**6))
-
-
-@pytest.fixture(scope="module")
-def client():
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                           memory_limit="2GiB")
-    c = Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
 
 
 def release(data, cols, mech, tmp_path, **kw):

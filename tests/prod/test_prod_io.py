@@ -93,7 +93,7 @@ def test_ledger_matches_mechanism_guarantee(tmp_path, fw_file):
     pq.write_table(t, src)
     led = tmp_path / "ledger.jsonl"
     got = []
-    for sel, out in ((None, "a.parquet"), ("PP delta", "b.parquet")):
+    for sel, out in ((None, "a.parquet"), ("GWM Gaussian, PP delta=1e-05", "b.parquet")):
         got.append(pio.noise_file(src, tmp_path / out, "x", fw_file, key=KEY, select=sel, ledger=led,
                                   per_unit=True, allow_uncomposed=sel is not None))
     text = led.read_text()
@@ -105,7 +105,9 @@ def test_ledger_matches_mechanism_guarantee(tmp_path, fw_file):
     from puffer.config import build_framework, build_mechanisms
 
     todo = dict(build_mechanisms(build_framework(FRAMEWORK["model"]), FRAMEWORK["target"]))
-    for e, label in zip(entries, ["Wasserstein (Laplace)", "GWM Gaussian, PP delta=1e-05"]):
+    # no --select: the least noise for the file's target (1, 1e-5)-PP, Kantorovich Thm 2's Laplace(1.542)
+    # (issue 32: it used to be the first row, Wasserstein's Laplace(2))
+    for e, label in zip(entries, ["Kantorovich Thm 2 (Laplace)", "GWM Gaussian, PP delta=1e-05"]):
         m = todo[label]()
         assert e["label"] == label and e["mechanism"] == type(m).__name__
         assert puffer.guarantee_from_dict(e["guarantee"]) == m.guarantee
@@ -116,9 +118,9 @@ def test_ledger_matches_mechanism_guarantee(tmp_path, fw_file):
         assert e["rows"] == 1000 and e["columns"] == ["x"] and e["puffer_version"] == puffer.__version__
         assert e["rng"]["mode"] == "keyed-chacha20" and e["unit"]["mode"] == "answers"
         assert e["framework_description"]["config"]["model"] == FRAMEWORK["model"]
-        assert e["output_sha256"] == "sha256:" + sha(tmp_path / ("a.parquet" if label.startswith("W") else "b.parquet"))
+        assert e["output_sha256"] == "sha256:" + sha(tmp_path / ("a.parquet" if label.startswith("K") else "b.parquet"))
     # the noise is the mechanism's: same as Mechanism.release with the column's stream
-    m = todo["Wasserstein (Laplace)"]()
+    m = todo["Kantorovich Thm 2 (Laplace)"]()
     ref = m.release(t.column("x").to_numpy(), rng=stream(entries[0], "x"))
     assert np.array_equal(pq.read_table(tmp_path / "a.parquet").column("x").to_numpy(), ref)
 

@@ -55,7 +55,10 @@ def spark():
              .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4")
              .config("spark.sql.execution.arrow.maxRecordsPerBatch", "1000")
              .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-             .config("spark.driver.memory", "1g").getOrCreate())
+             .config("spark.driver.memory", "1g")
+             # heartbeats and RPCs wait long on a loaded machine; these timeouts only detect a hang
+             .config("spark.network.timeout", "900s").config("spark.executor.heartbeatInterval", "60s")
+             .getOrCreate())
     finally:
         for k, v in saved.items():
             if v is None:

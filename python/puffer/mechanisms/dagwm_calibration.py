@@ -1,4 +1,6 @@
-"""Calibration of the Distribution-Aware General Wasserstein Mechanism (Pierquin, Bellet,
+"""Calibration of the Distribution-Aware General Wasserstein Mechanism to a target.
+
+Calibration of the Distribution-Aware General Wasserstein Mechanism (Pierquin, Bellet,
 Tommasi, Boussard 2024, Thm 4.5): the smallest noise scale whose certified
 eps(alpha) = log(Delta_G^{zeta,q,alpha}) / (q (alpha - 1)) meets a target.
 
@@ -22,11 +24,21 @@ if TYPE_CHECKING:
 
 
 def calibrate_dagwm(cls: type[DistributionAwareWasserstein], framework: Framework, noise: NoiseFamily, *,
-                    alpha: float, eps: float, q: float = 1.0, rtol: float = 1e-9) -> DistributionAwareWasserstein:
+                    eps: float, alpha: float | None = None, delta: float | None = None, q: float = 1.0,
+                    rtol: float = 1e-9) -> DistributionAwareWasserstein:
     """A ``cls`` (DistributionAwareWasserstein) instance with the smallest verified scale of
-    ``noise``'s family such that its eps(alpha) <= eps."""
-    alpha = V.alpha("alpha", alpha, allow_inf=False)
+    ``noise``'s family such that its eps(alpha) <= eps, or (``delta`` instead of ``alpha``) such that
+    its Renyi curve converts to (eps, delta)-PP: the search converts by Canonne, Kamath & Steinke 2020,
+    Prop 12 (fast), the returned object is verified with the least cited conversion and carries
+    ``PP(eps, delta)``."""
     eps = V.positive("eps", eps)
+    if (alpha is None) == (delta is None):
+        raise ParameterError("delta", delta, "exactly one of alpha (an RPP target) and delta (a PP target)")
+    if alpha is not None:
+        alpha = V.alpha("alpha", alpha, allow_inf=False)
+    else:
+        delta = V.delta_open("delta", delta)
+        rtol = max(rtol, 1e-7)     # each step converts a Renyi curve: fewer, coarser steps
     if not hasattr(noise, "_with_scale"):
         raise ParameterError("noise", noise, "a 1-D puffer noise family (its scale is calibrated)")
 
@@ -34,7 +46,11 @@ def calibrate_dagwm(cls: type[DistributionAwareWasserstein], framework: Framewor
         return cls(framework, noise._with_scale(scale), q=q)
 
     def ok(scale: float) -> bool:
-        return mech(scale).epsilon(alpha) <= eps
+        m = mech(scale)
+        if alpha is not None:
+            return m.epsilon(alpha) <= eps
+        assert delta is not None
+        return m.rpp_curve.to_pp(delta, method="cks").eps <= eps
 
     s0 = noise.scale
     lo, hi = s0, s0
@@ -59,14 +75,27 @@ def calibrate_dagwm(cls: type[DistributionAwareWasserstein], framework: Framewor
         else:
             lo = mid
     m = mech(hi)
-    if not m.epsilon(alpha) <= eps:  # re-check the returned object itself
+    if alpha is not None:
+        if not m.epsilon(alpha) <= eps:  # re-check the returned object itself
+            raise NumericalError("DAGWM calibration did not verify")
+        m.target = {"alpha": alpha, "eps": eps}
+        return m
+    assert delta is not None
+    pp = m.rpp_curve.to_pp(delta)
+    if not pp.eps <= eps:
         raise NumericalError("DAGWM calibration did not verify")
-    m.target = {"alpha": alpha, "eps": eps}
+    from ..guarantees import PP
+    from ..refs import Ref
+
+    m.refs = type(m).refs + (pp.provenance.refs[-1] if pp.provenance and pp.provenance.refs else
+                             Ref("canonne2020", "Prop 12"),)
+    m.guarantee = PP(eps, delta, m._provenance(f"(eps, delta) from the Renyi curve ({pp.provenance.notes if pp.provenance else ''})"))
+    m.target = {"eps": eps, "delta": delta}
     return m
 
 # The paper results implemented here (read by scripts/theorems.py for docs/theorems.md).
 from ..refs import Ref  # noqa: E402
 
 REFERENCES = {
-    "calibrate_dagwm": (Ref("pierquin2024", "Thm 4.5"),),
+    "calibrate_dagwm": (Ref("pierquin2024", "Thm 4.5"), Ref("canonne2020", "Prop 12")),
 }

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ParameterError, ParameterTypeError, PufferIOError
+from ._files import fsync_dir, write_new
 
 __all__ = ["Key", "keygen", "load_key", "as_key", "weakness", "KEY_BYTES", "HEADER", "SEED_REFUSED"]
 
@@ -172,31 +173,8 @@ def keygen(path: str | os.PathLike[str]) -> Key:
         raise ParameterError("path", p, "a path in an existing folder")
     key = Key(_fresh_secret(), _new_id(), "file", path=os.path.abspath(p))
     doc = _render(key.key_id, key.secret)
-    try:
-        fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        raise ParameterError("path", p, "a path where no file exists (a key is never overwritten)") from None
-    except OSError as exc:
-        raise PufferIOError(p, "creating the key file", exc.strerror or type(exc).__name__) from None
-    try:
-        os.fchmod(fd, 0o600)  # whatever the umask
-        os.write(fd, doc.encode("ascii"))
-        os.fsync(fd)
-    except BaseException as exc:  # a full disk, or a signal: no partial key file is left
-        os.close(fd)
-        os.unlink(p)
-        if isinstance(exc, OSError):
-            raise PufferIOError(p, "writing the key file", exc.strerror or type(exc).__name__) from None
-        raise
-    os.close(fd)
-    try:
-        dfd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
-    except OSError:
-        pass  # some file systems cannot fsync a folder; the key file itself is durable
+    write_new(p, doc.encode("ascii"), 0o600, "key")  # 0600, never overwritten, nothing partial left
+    fsync_dir(folder)
     return key
 
 

@@ -176,8 +176,19 @@ def prepare(mechanism: Any, columns: Any, options: PublishOptions, *, default_le
         key = as_key(o.key, insecure_seed=o.insecure_seed)  # a bad key file: refused before any work
     cfg = {"nulls": o.nulls, "select": o.select, "granularity": o.granularity, "allow_unnoised": o.allow_unnoised,
            **(config or {})}
+    post: tuple[PostStep, ...] = ()
+    if (o.clamp is not None and o.clamp is not False) or o.lattice:
+        # post-processing to the query's range (recorded in the entry; a re-run must ask the same)
+        from ..mechanisms.postprocess import RangePost
+
+        fw = None if plan.mechanism is None else plan.mechanism.framework
+        step = RangePost.resolve(fw, o.clamp, o.lattice)
+        if step is not None:
+            post = (step,)
+        cfg["clamp"] = o.clamp if not isinstance(o.clamp, tuple) else list(o.clamp)
+        cfg["lattice"] = o.lattice
     hasher = None if spec.column is None else unit_hasher(led.path, led.signing_key)
-    return Prepared(o, cols, plan, spec, led, key, cfg, framework_description(mechanism, plan), hasher)
+    return Prepared(o, cols, plan, spec, led, key, cfg, framework_description(mechanism, plan), hasher, post)
 
 
 def ledger_path(ledger: Any, default: str) -> str:

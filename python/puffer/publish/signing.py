@@ -24,6 +24,7 @@ import stat
 from typing import Any
 
 from ..errors import ParameterError, ParameterTypeError, PufferIOError
+from ._files import fsync_dir, write_new
 from .keys import shown_path
 
 __all__ = ["SigningKey", "PublicKey", "signing_keygen", "load_signing_key", "load_public_key", "as_signing_key",
@@ -56,7 +57,7 @@ class PublicKey:
 
     def __init__(self, raw: bytes) -> None:
         if not isinstance(raw, bytes) or len(raw) != 32:
-            raise ParameterError("public_key", f"{len(raw) if isinstance(raw, bytes) else type(raw).__name__}",
+            raise ParameterError("public_key", f"{len(raw)} bytes" if isinstance(raw, bytes) else raw,
                                  "32 bytes of an Ed25519 public key")
         self.raw = raw
         self.hex = raw.hex()
@@ -129,24 +130,6 @@ class SigningKey:
         return hmac.new(raw, b"puffer/v1/derive\x00" + label, hashlib.sha256).digest()
 
 
-def _write_new(path: str, data: bytes, mode: int, what: str) -> None:
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-    except FileExistsError:
-        raise ParameterError("path", path, "a path where no file exists (a key is never overwritten)") from None
-    except OSError as exc:
-        raise PufferIOError(path, f"creating the {what}", exc.strerror or exc) from None
-    try:
-        os.fchmod(fd, mode)  # whatever the umask
-        os.write(fd, data)
-        os.fsync(fd)
-    except OSError as exc:
-        os.close(fd)
-        os.unlink(path)
-        raise PufferIOError(path, f"writing the {what}", exc.strerror or exc) from None
-    os.close(fd)
-
-
 def signing_keygen(path: str | os.PathLike[str]) -> SigningKey:
     """Write a new Ed25519 signing key to ``path`` (mode 0600) and its public key to
     ``path + ".pub"``; neither is ever overwritten.
@@ -174,20 +157,13 @@ def signing_keygen(path: str | os.PathLike[str]) -> SigningKey:
                                 serialization.NoEncryption())
     pub = private.public_key().public_bytes(serialization.Encoding.PEM,
                                             serialization.PublicFormat.SubjectPublicKeyInfo)
-    _write_new(p, pem, 0o600, "signing key")
+    write_new(p, pem, 0o600, "signing key")
     try:
-        _write_new(p + ".pub", pub, 0o644, "public key")
+        write_new(p + ".pub", pub, 0o644, "public key")
     except BaseException:
         os.unlink(p)
         raise
-    try:
-        dfd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
-    except OSError:
-        pass  # some file systems cannot fsync a folder; the files themselves are durable
+    fsync_dir(folder)
     return key
 
 

@@ -63,6 +63,7 @@ def new_nonce() -> str:
 
 
 def check_nonce(nonce: Any) -> str:
+    """A validated release nonce: 32 lower-case hex digits (128 bits)."""
     if not isinstance(nonce, str) or not _HEX.match(nonce):
         raise ParameterError("nonce", nonce, "32 lower-case hex digits (a 128-bit release nonce)")
     return nonce

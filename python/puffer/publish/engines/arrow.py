@@ -54,6 +54,7 @@ def check_schema(schema: Any, columns: list[str], where: str = "input", row_id: 
 
 
 def output_schema(schema: Any, columns: list[str]) -> Any:
+    """The output schema: the noised ``columns`` as float64 (float32 stays float32), the others unchanged."""
     pa = pyarrow()
     fields = []
     for f in schema:

@@ -294,7 +294,7 @@ def add_noise(data: Any, columns: Any, mechanism: Any, *, options: PublishOption
     cols = as_columns(columns)
     is_array = isinstance(data, da.Array)
     if not is_array and not isinstance(data, dd.DataFrame):
-        raise ParameterTypeError("data", type(data).__name__, "a dask.array.Array or a dask.dataframe.DataFrame")
+        raise ParameterTypeError("data", data, "a dask.array.Array or a dask.dataframe.DataFrame")
     if row_id is not None and not isinstance(row_id, str):
         raise ParameterTypeError("row_id", row_id, "a column name or None")
     if is_array:

@@ -231,7 +231,7 @@ def add_noise(df: Any, columns: Any, mechanism: Any, *, options: PublishOptions 
         raise ModuleNotFoundError("puffer.spark needs pyspark: pip install 'puffer-privacy[spark]'") from exc
 
     if not isinstance(df, DataFrame):
-        raise ParameterTypeError("df", type(df).__name__, "a pyspark.sql.DataFrame")
+        raise ParameterTypeError("df", df, "a pyspark.sql.DataFrame")
     opts = PublishOptions.of(options, **keywords)
     cols = as_columns(columns)
     nulls = opts.nulls

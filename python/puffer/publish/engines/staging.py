@@ -29,7 +29,7 @@ import stat
 from collections.abc import Callable
 from typing import Any
 
-from ..ledger import _fsync_dir
+from .._files import fsync_dir
 
 __all__ = ["StagingFile", "clean_stale", "STAGING", "HELD_BACK"]
 
@@ -142,7 +142,7 @@ class StagingFile:
         os.fchmod(self.fd, 0o666 & ~_umask())
         os.replace(self.path, self.dst)
         self.published = True
-        _fsync_dir(os.path.dirname(self.dst))
+        fsync_dir(os.path.dirname(self.dst))
 
     def discard(self) -> None:
         """Remove the staging file (not published); the descriptor is closed by :meth:`close_fd`."""
