@@ -46,6 +46,7 @@ _REFS = {
 
 
 def check_method(method: object) -> str:
+    """A validated conversion ``method=`` (one of ``METHODS``)."""
     if method not in METHODS:
         raise ParameterError("method", method, f"one of {', '.join(METHODS)}")
     return str(method)
