@@ -140,7 +140,7 @@ class GeneralWasserstein(Mechanism):
     noise: NoiseFamily | IID | None
     #: the Rényi curve of the noise at Delta_G (valid at every order)
     rpp_curve: RPPCurve
-    #: how an (eps, delta) target was met: "profile" or "rpp" (None: no such target)
+    #: how an (eps, delta) target was met, "profile" or "rpp" (None without such a target)
     route: str | None
 
     theorem = "Pierquin et al. 2024, Thm 3.3 / Cor 3.1 (General Wasserstein Mechanism)"
