@@ -10,6 +10,7 @@
 #include "bindings/registry.hpp"
 #include "common/errors.hpp"
 #include "models/markov.hpp"
+#include "models/markov_skip.hpp"
 #include "models/poisson_binomial.hpp"
 
 namespace py = pybind11;
@@ -99,7 +100,7 @@ PUFFER_BIND_SUBMODULE(models, m) {
   m.def(
       "markov_w_inf",
       [](const CArr& trans, const CArr& init, const IArr& values, std::size_t T, unsigned threads, double tol,
-         bool reference, const py::object& progress, const py::object& positions) {
+         bool reference, const py::object& progress, const py::object& positions, bool full) {
         MarkovChainSpec spec = puffer::bind::markov_spec(trans, init, values, T);
         puffer::models::validate(spec, tol);
         const std::size_t n_pairs = spec.k * (spec.k - 1) / 2;
@@ -124,6 +125,7 @@ PUFFER_BIND_SUBMODULE(models, m) {
         opt.arithmetic = reference ? Arithmetic::kLogReference : Arithmetic::kAuto;
         opt.control = &ctl;
         opt.positions = mask.empty() ? nullptr : mask.data();
+        opt.skip_interior = !full;
         puffer::bind::run_job(ctl, progress, [&] { used = puffer::models::w_inf_all_pairs(spec, threads, w, opt); });
         py::array_t<bool> L(used.size());
         for (std::size_t j = 0; j < used.size(); ++j) L.mutable_data()[j] = used[j] != 0;
@@ -131,13 +133,62 @@ PUFFER_BIND_SUBMODULE(models, m) {
       },
       py::arg("trans"), py::arg("init"), py::arg("values"), py::arg("T"), py::arg("threads") = 0,
       py::arg("tol") = 1e-9, py::arg("reference") = false, py::arg("progress") = py::none(),
-      py::arg("positions") = py::none(),
+      py::arg("positions") = py::none(), py::arg("full") = false,
       "W_inf between the laws given X_i = a and X_i = b, shape (n_theta, T, k(k-1)/2); -1 where a secret is\n"
       "impossible; per prior, whether some law needed the extended range. reference=True: log-space\n"
       "reference arithmetic. progress: None or callable(done, total) (units: priors x positions).\n"
       "Interruptible (Ctrl-C raises KeyboardInterrupt within ~0.1 s). positions: None (all) or the positions\n"
-      "to compute (the others are NaN).");
+      "to compute (the others are NaN). full=True: the direct computation at every position; False (default):\n"
+      "interior positions whose value a representative certifies are not computed (docs/long-chains.md;\n"
+      "the same values).");
 
+  m.def(
+      "markov_skip_plan",
+      [](const CArr& trans, const CArr& init, const IArr& values, std::size_t T, std::size_t prior, double eta) {
+        MarkovChainSpec spec = puffer::bind::markov_spec(trans, init, values, T);
+        puffer::models::validate(spec, 1e-9);
+        puffer::require(prior < spec.n_theta, "prior", prior, "a prior index below n_theta");
+        puffer::models::SkipPlan plan;
+        {
+          py::gil_scoped_release nogil;
+          plan = puffer::models::plan_skip(spec, prior, eta, nullptr);
+        }
+        py::dict d;
+        d["usable"] = plan.usable;
+        d["m"] = plan.drift.m;
+        d["period"] = plan.drift.period;
+        d["omega"] = py::array_t<double>(plan.drift.omega.size(), plan.drift.omega.data());
+        d["reps"] = py::array_t<std::size_t>(plan.reps.size(), plan.reps.data());
+        d["lo"] = plan.lo;
+        d["hi"] = plan.hi;
+        return d;
+      },
+      py::arg("trans"), py::arg("init"), py::arg("values"), py::arg("T"), py::arg("prior") = 0, py::arg("eta") = 1e-6,
+      "The skipping plan of one prior (docs/long-chains.md): usable, window m, period p, omega (p * k: the\n"
+      "certified log-oscillation per step of each phase and state), reps (one position per phase), lo / hi\n"
+      "(the interior).");
+  m.def(
+      "markov_window_drift",
+      [](const CArr& trans, const CArr& init, const IArr& values, std::size_t T, std::size_t m_, std::size_t period,
+         std::size_t prior) {
+        MarkovChainSpec spec = puffer::bind::markov_spec(trans, init, values, T);
+        puffer::models::validate(spec, 1e-9);
+        puffer::require(prior < spec.n_theta, "prior", prior, "a prior index below n_theta");
+        puffer::require(m_ >= 1, "m", m_, "a window m >= 1");
+        puffer::require(period >= 1 && spec.period % puffer::models::minimal_period(spec, prior) == 0 &&
+                            period % puffer::models::minimal_period(spec, prior) == 0,
+                        "period", period, "a multiple of the chain's period");
+        puffer::models::WindowDrift d;
+        {
+          py::gil_scoped_release nogil;
+          d = puffer::models::window_drift(spec, prior, period, m_, nullptr);
+        }
+        return py::array_t<double>(d.omega.size(), d.omega.data()).reshape({period, spec.k});
+      },
+      py::arg("trans"), py::arg("init"), py::arg("values"), py::arg("T"), py::arg("m"), py::arg("period") = 1,
+      py::arg("prior") = 0,
+      "The certified window oscillation omega[phase, state] of Lemma 2 of docs/long-chains.md: for\n"
+      "interior positions t, t + period of that phase, |log L_{t+period}(s) / L_t(s)| <= omega for every atom s.");
   m.def(
       "markov_workspace_bytes",
       [](std::size_t k, std::size_t T, std::size_t span, bool reference, std::size_t period) {

@@ -12,10 +12,28 @@
 #include "common/parallel.hpp"
 #include "common/modp.hpp"
 #include "models/markov_ext.hpp"
+#include "models/markov_internal.hpp"
 #include "models/markov_modp.hpp"
 #include "transport/w_inf_ranges.hpp"
 
 namespace puffer::models {
+
+Geometry geometry(const MarkovChainSpec& spec) {
+  Geometry g;
+  g.k = spec.k;
+  g.T = spec.T;
+  std::int64_t vmin = spec.values[0], vmax = spec.values[0];
+  for (std::size_t x = 0; x < g.k; ++x) {
+    vmin = std::min(vmin, spec.values[x]);
+    vmax = std::max(vmax, spec.values[x]);
+  }
+  g.dv.resize(g.k);
+  for (std::size_t x = 0; x < g.k; ++x) g.dv[x] = static_cast<std::size_t>(spec.values[x] - vmin);
+  g.span = static_cast<std::size_t>(vmax - vmin);
+  g.R = g.T * g.span + 1;
+  return g;
+}
+
 namespace {
 
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
@@ -28,12 +46,6 @@ constexpr std::int64_t kLawRange = 1000;
 // blocks' entries are >= 2^-(2 * 450 + 2) of the pair's largest (normal, with margin).
 constexpr std::int64_t kBlockRange = 450;
 
-struct Geometry {
-  std::size_t k, T, span, R;
-  std::vector<std::size_t> dv;  // values - min value
-  std::size_t lf(std::size_t t) const { return (t + 1) * span + 1; }      // forward slice t
-  std::size_t lb(std::size_t t) const { return (T - 1 - t) * span + 1; }  // backward slice t
-};
 
 // ------------------------------------------------------------------ extended-range passes
 // Backward slices B_t[x][s] = P(sum of v(X_{t+1..T-1}) = s + ... | X_t = x) (slice t has lb(t)
@@ -325,12 +337,12 @@ void convolve_blocks(const double* fm, const std::int32_t* fe, Range rf, const d
 }
 
 // Law (i, a) from F_i[a] and B_i[a] into row J / JE; returns whether the extended form was kept.
-bool law_from(const Geometry& g, const double* fm, const std::int32_t* fe, const double* bm, const std::int32_t* be,
-              std::size_t nb, Scratch& S, std::size_t a, const std::vector<double>& grid, Law& law) {
+bool law_from(const Geometry& g, const double* fm, const std::int32_t* fe, std::size_t nf, const double* bm,
+              const std::int32_t* be, std::size_t nb, Scratch& S, std::size_t a, const std::vector<double>& grid, Law& law) {
   const std::size_t RJ = g.R + 8;
   double* Jrow = S.J.data() + a * RJ;
   std::int32_t* Erow = S.JE.data() + a * RJ;
-  const Range rf = reachable_range(fm, g.R);
+  const Range rf = reachable_range(fm, nf);
   if (rf.empty) return false;  // P(X_i = a) = 0: the secret is impossible (empty law)
   const Range rb = reachable_range(bm, nb);
   const std::size_t lo = rf.lo + rb.lo, hi = rf.hi + rb.hi;
@@ -407,7 +419,7 @@ bool law_from(const Geometry& g, const double* fm, const std::int32_t* fe, const
 // Returns whether some law kept the extended form.
 bool run_positions(const Geometry& g, std::size_t th, const double* P, const double* init, const StepCoefs& C,
                    const Checkpoints& ck, Scratch& S, std::size_t i0, std::size_t i1, const std::vector<double>& grid,
-                   const PositionFn& emit, JobControl* ctl, const std::uint8_t* mask) {
+                   const PositionFn& emit, JobControl* ctl, const std::uint8_t* mask, bool advance_skipped) {
   const std::size_t k = g.k;
   bool used_ext = false;
   int q = 0;
@@ -428,7 +440,7 @@ bool run_positions(const Geometry& g, std::size_t th, const double* P, const dou
     if (i < i0) continue;
     poll(ctl);
     if (mask != nullptr && mask[i] == 0) {
-      advance(ctl);
+      if (advance_skipped) advance(ctl);
       continue;
     }
     if (S.seg.j != i / ck.C) load_segment(g, C, ck, S.seg, i / ck.C, S.acc);
@@ -436,7 +448,7 @@ bool run_positions(const Geometry& g, std::size_t th, const double* P, const dou
       Law& law = S.laws[a];
       law = Law{};
       law.secret_prob = S.marg[a];
-      used_ext |= law_from(g, S.fm[q].data() + a * g.R, S.fe[q].data() + a * g.R, S.seg.bm(g, i, a), S.seg.be(g, i, a), g.lb(i),
+      used_ext |= law_from(g, S.fm[q].data() + a * g.R, S.fe[q].data() + a * g.R, g.lf(i), S.seg.bm(g, i, a), S.seg.be(g, i, a), g.lb(i),
                            S, a, grid, law);
     }
     emit(th, i, S.laws);
@@ -549,21 +561,6 @@ void run_log_reference(const Geometry& g, std::size_t th, const double* P, std::
   }
 }
 
-Geometry geometry(const MarkovChainSpec& spec) {
-  Geometry g;
-  g.k = spec.k;
-  g.T = spec.T;
-  std::int64_t vmin = spec.values[0], vmax = spec.values[0];
-  for (std::size_t x = 0; x < g.k; ++x) {
-    vmin = std::min(vmin, spec.values[x]);
-    vmax = std::max(vmax, spec.values[x]);
-  }
-  g.dv.resize(g.k);
-  for (std::size_t x = 0; x < g.k; ++x) g.dv[x] = static_cast<std::size_t>(spec.values[x] - vmin);
-  g.span = static_cast<std::size_t>(vmax - vmin);
-  g.R = g.T * g.span + 1;
-  return g;
-}
 
 // Worker-owned buffers, handed out to tasks and freed when the call returns.
 template <class W>
@@ -686,30 +683,48 @@ std::vector<std::uint8_t> sum_laws(const MarkovChainSpec& spec, unsigned threads
   for (std::size_t s = 0; s < R; ++s) grid[s] = base + static_cast<double>(s);
   std::vector<std::uint8_t> used(spec.n_theta, 0);
   JobControl* ctl = options.control;
+  auto mask_of = [&](std::size_t th) {
+    return options.prior_positions != nullptr ? options.prior_positions + th * T : options.positions;
+  };
 
   if (options.arithmetic == Arithmetic::kLogReference) {
     parallel_for(spec.n_theta, threads, [&](std::size_t th) {
-      run_log_reference(g, th, spec.prior(th), spec.period, spec.init + th * k, grid, emit, ctl, options.positions);
+      run_log_reference(g, th, spec.prior(th), spec.period, spec.init + th * k, grid, emit, ctl, mask_of(th));
       used[th] = 1;
     });
     return used;
   }
 
   const unsigned hw = threads == 0 ? std::min(hardware_threads(), kMaxThreads) : threads;
+  // one past the last position of prior th to emit (0: none; its passes are not run)
+  auto end_of = [&](std::size_t th) {
+    const std::uint8_t* m = mask_of(th);
+    if (m == nullptr) return T;
+    std::size_t e = 0;
+    for (std::size_t i = 0; i < T; ++i)
+      if (m[i] != 0) e = i + 1;
+    if (e == 0 && options.advance_skipped) advance(ctl, T);
+    return e;
+  };
   if (options.concurrent_positions && spec.n_theta < hw && T > 1) {
     // Few priors: one backward store per prior, positions split into chunks of equal
     // convolution cost; each chunk streams its own forward pass from position 0.
     const std::size_t n_chunks = std::min<std::size_t>(T, 4 * static_cast<std::size_t>(hw));
-    std::vector<double> cum(T + 1, 0.0);
-    for (std::size_t i = 0; i < T; ++i)
-      cum[i + 1] = cum[i] + static_cast<double>(g.lf(i)) * static_cast<double>(g.lb(i)) + static_cast<double>(R);
-    std::vector<std::size_t> cut(n_chunks + 1, T);
-    cut[0] = 0;
-    for (std::size_t c = 1; c < n_chunks; ++c)
-      cut[c] = static_cast<std::size_t>(std::lower_bound(cum.begin(), cum.end(), cum[T] * c / n_chunks) - cum.begin());
-    for (std::size_t c = 1; c <= n_chunks; ++c) cut[c] = std::max(cut[c], cut[c - 1]);
     Pool<Scratch> scratch;
     for (std::size_t th = 0; th < spec.n_theta; ++th) {
+      const std::uint8_t* mask = mask_of(th);
+      const std::size_t end = end_of(th);
+      if (end == 0) continue;
+      std::vector<double> cum(T + 1, 0.0);
+      for (std::size_t i = 0; i < T; ++i)
+        cum[i + 1] = cum[i] + (mask == nullptr || mask[i] != 0
+                                   ? static_cast<double>(g.lf(i)) * static_cast<double>(g.lb(i)) + static_cast<double>(R)
+                                   : 0.0);
+      std::vector<std::size_t> cut(n_chunks + 1, T);
+      cut[0] = 0;
+      for (std::size_t c = 1; c < n_chunks; ++c)
+        cut[c] = static_cast<std::size_t>(std::lower_bound(cum.begin(), cum.end(), cum[T] * c / n_chunks) - cum.begin());
+      for (std::size_t c = 1; c <= n_chunks; ++c) cut[c] = std::max(cut[c], cut[c - 1]);
       const double* P = spec.prior(th);
       const double* init = spec.init + th * k;
       const StepCoefs C = split_matrices(P, k, spec.period);
@@ -720,11 +735,16 @@ std::vector<std::uint8_t> sum_laws(const MarkovChainSpec& spec, unsigned threads
       }
       std::mutex mu;
       parallel_for(n_chunks, threads, [&](std::size_t c) {
-        if (cut[c] == cut[c + 1]) return;
+        const std::size_t i1 = std::min(cut[c + 1], end);
+        if (cut[c] >= i1) {  // nothing to emit in this chunk
+          if (options.advance_skipped && cut[c + 1] > cut[c]) advance(ctl, cut[c + 1] - cut[c]);
+          return;
+        }
         auto S = scratch.take();
         S->size(g);
-        const bool u = run_positions(g, th, P, init, C, B, *S, cut[c], cut[c + 1], grid, emit, ctl, options.positions);
+        const bool u = run_positions(g, th, P, init, C, B, *S, cut[c], i1, grid, emit, ctl, mask, options.advance_skipped);
         scratch.give(std::move(S));
+        if (options.advance_skipped && cut[c + 1] > i1) advance(ctl, cut[c + 1] - i1);
         if (u) {
           std::lock_guard<std::mutex> lk(mu);
           used[th] = 1;
@@ -740,399 +760,206 @@ std::vector<std::uint8_t> sum_laws(const MarkovChainSpec& spec, unsigned threads
   };
   Pool<Worker> workers;
   parallel_for(spec.n_theta, threads, [&](std::size_t th) {
+    const std::size_t end = end_of(th);
+    if (end == 0) return;
     auto w = workers.take();
     const double* P = spec.prior(th);
     const double* init = spec.init + th * k;
     const StepCoefs C = split_matrices(P, k, spec.period);
     w->S.size(g);
     backward_checkpoints(g, C, w->B, w->S.acc, ctl);
-    used[th] = run_positions(g, th, P, init, C, w->B, w->S, 0, T, grid, emit, ctl, options.positions) ? 1 : 0;
+    used[th] = run_positions(g, th, P, init, C, w->B, w->S, 0, end, grid, emit, ctl, mask_of(th),
+                             options.advance_skipped) ? 1 : 0;
+    if (options.advance_skipped && end < T) advance(ctl, T - end);
     workers.give(std::move(w));
   });
   return used;
 }
 
+}  // namespace puffer::models
+
+// ------------------------------------------------------------------ streams (skipping)
+namespace puffer::models {
 namespace {
 
-// Extended-range value m 2^e (m in [1, 2) or 0) for the cumulative levels of the laws.
-struct XVal {
-  double m = 0.0;
-  std::int64_t e = 0;
-};
-
-inline void xadd(XVal& a, double m, std::int64_t e) {  // a += m 2^e, m > 0 normal
-  const std::int32_t q0 = ext::exponent_of(m);
-  m *= ext::pow2i(-q0);
-  e += q0;
-  if (a.m == 0.0) {
-    a.m = m;
-    a.e = e;
-    return;
-  }
-  const std::int64_t d = e - a.e;
-  if (d <= 0) {
-    if (d >= -ext::kDrop) a.m += m * ext::pow2i(d);
-  } else {
-    a.m = d <= ext::kDrop ? a.m * ext::pow2i(-d) + m : m;
-    a.e = e;
-  }
-  const std::int32_t q = ext::exponent_of(a.m);
-  a.m *= ext::pow2i(-q);
-  a.e += q;
+std::vector<double> sum_grid(const MarkovChainSpec& spec, const Geometry& g) {
+  const double base = static_cast<double>(g.T) * static_cast<double>(spec.values[0] - static_cast<std::int64_t>(g.dv[0]));
+  std::vector<double> grid(g.R);
+  for (std::size_t s = 0; s < g.R; ++s) grid[s] = base + static_cast<double>(s);
+  return grid;
 }
 
-// Cumulative levels of one law for the certified W_inf walk (reachable atoms only): F_u / total
-// and S_u / total (mass strictly above atom u) as m 2^e with m in [1, 2) (sm = 0 at the top atom),
-// each with relative error <= err; g is the atom's index on the sum grid.
-struct Levels {
-  std::vector<double> x, fm, sm;
-  std::vector<std::int64_t> fe, se;
-  std::vector<std::size_t> g;
-  double err = 0.0;
-  bool f_half(std::size_t u) const { return fe[u] < -1 || (fe[u] == -1 && fm[u] == 1.0); }  // F <= 1/2
-};
-
-inline void xdiv(const XVal& a, const XVal& b, double& m, std::int64_t& e) {  // a / b, a, b > 0
-  m = a.m / b.m;  // in (1/2, 2)
-  e = a.e - b.e;
-  if (m < 1.0) {
-    m *= 2.0;
-    --e;
+// P(X_t = x) for t = 0 .. t_end (row t at t k).
+std::vector<double> marginals(const MarkovChainSpec& spec, std::size_t th, std::size_t t_end) {
+  const std::size_t k = spec.k;
+  std::vector<double> m((t_end + 1) * k, 0.0);
+  std::copy(spec.init + th * k, spec.init + th * k + k, m.begin());
+  for (std::size_t t = 1; t <= t_end; ++t) {
+    const double* P = spec.step(th, t - 1);
+    for (std::size_t x = 0; x < k; ++x)
+      for (std::size_t y = 0; y < k; ++y) m[t * k + y] += m[(t - 1) * k + x] * P[x * k + y];
   }
+  return m;
 }
 
-// err: relative error bound of a computed mass (markov.hpp: sums of products of positive terms,
-// ~(T (k + 1) + R) ulps; taken with a 2x margin) plus the n-term level sum and the division.
-void make_levels(const Law& law, double base, std::size_t T, std::size_t k, std::size_t R, Levels& L) {
-  L.x.clear();
-  L.g.clear();
-  std::vector<double> lm;
-  std::vector<std::int64_t> le;
-  double log_extent = 0.0;
-  if (law.log_space) {
-    double mx = -std::numeric_limits<double>::infinity();
-    for (std::size_t j = 0; j < law.n; ++j) mx = std::max(mx, law.mass[j]);
-    for (std::size_t j = 0; j < law.n; ++j)
-      if (law.reachable(j)) {
-        // m 2^e = exp(l - mx): split the exponent so that no value underflows
-        const double l2 = (law.mass[j] - mx) / 0.69314718055994530942;
-        const double fl = std::floor(l2);
-        L.x.push_back(law.atoms[j]);
-        lm.push_back(std::exp2(l2 - fl));
-        le.push_back(static_cast<std::int64_t>(fl));
-        log_extent = std::max(log_extent, std::fabs(law.mass[j]) + std::fabs(mx));
-      }
-  } else {
-    for (std::size_t j = 0; j < law.n; ++j)
-      if (law.reachable(j)) {
-        L.x.push_back(law.atoms[j]);
-        lm.push_back(law.mass[j]);
-        le.push_back(law.exp2 == nullptr ? 0 : law.exp2[j]);
-      }
+// The laws of position i from forward rows fm/fe (row a at a * nf) and backward rows (a * nb).
+bool laws_at(const Geometry& g, Scratch& S, const std::vector<double>& grid, const double* marg, const double* fm,
+             const std::int32_t* fe, std::size_t nf, const double* bm, const std::int32_t* be, std::size_t nb) {
+  bool used = false;
+  for (std::size_t a = 0; a < g.k; ++a) {
+    Law& law = S.laws[a];
+    law = Law{};
+    law.secret_prob = marg[a];
+    used |= law_from(g, fm + a * nf, fe + a * nf, nf, bm + a * nb, be + a * nb, nb, S, a, grid, law);
   }
-  const std::size_t n = L.x.size();
-  for (std::size_t u = 0; u < n; ++u) L.g.push_back(static_cast<std::size_t>(L.x[u] - base));
-  const double TT = static_cast<double>(T), K = static_cast<double>(k), RR = static_cast<double>(R);
-  L.err = (4.0 * TT * (K + 2.0) + 4.0 * RR + 64.0) * 0x1p-53;
-  // the log-space reference path: log-sum-exp rounding grows with the magnitude of the logs
-  if (law.log_space) L.err += 8.0 * (TT * K + RR) * (1.0 + log_extent) * 0x1p-53;
-  L.fm.resize(n);
-  L.fe.resize(n);
-  L.sm.resize(n);
-  L.se.resize(n);
-  XVal F, S, tot;
-  for (std::size_t u = 0; u < n; ++u) xadd(tot, lm[u], le[u]);
-  for (std::size_t u = 0; u < n; ++u) {
-    xadd(F, lm[u], le[u]);
-    xdiv(F, tot, L.fm[u], L.fe[u]);
-  }
-  L.sm[n - 1] = 0.0;
-  L.se[n - 1] = 0;
-  for (std::size_t u = n - 1; u-- > 0;) {
-    xadd(S, lm[u + 1], le[u + 1]);
-    xdiv(S, tot, L.sm[u], L.se[u]);
-  }
-}
-
-// a versus b (positive, m in [1, 2)) with relative tolerance band: -1, +1, or 0 (too close).
-inline int rel_cmp(double am, std::int64_t ae, double bm, std::int64_t be, double band) {
-  const std::int64_t d = ae - be;
-  if (d >= 2) return 1;
-  if (d <= -2) return -1;
-  const double a = am * ext::pow2i(d);
-  const double diff = a - bm, mx = a > bm ? a : bm;
-  if (std::fabs(diff) <= band * mx) return 0;
-  return diff < 0.0 ? -1 : 1;
-}
-
-enum class Mode { kUpper, kLower, kCertified };
-
-// Exact equality of the levels F_u (law a) and G_v (law b) modulo both primes, by
-// cross-multiplication with the totals.
-inline bool mod_equal(const ModChain& mc, const std::vector<std::uint64_t>* ca, const std::vector<std::uint64_t>* cb,
-                      std::size_t ga, std::size_t gb) {
-  const std::size_t top = mc.grid_size() - 1;
-  for (int q = 0; q < kModPrimes; ++q) {
-    const std::uint64_t p = mc.prime(q);
-    if (modp::mul(ca[q][ga], cb[q][top], p) != modp::mul(cb[q][gb], ca[q][top], p)) return false;
-  }
-  return true;
-}
-
-// The three-valued comparison F_u (law P) versus G_v (law Q) of the certified walk.
-struct PairCmp {
-  const Levels& P;
-  const Levels& Q;
-  double band;
-  Mode mode = Mode::kUpper;
-  bool close = false;
-  const ModChain* mc = nullptr;
-  const std::vector<std::uint64_t>*ca = nullptr, *cb = nullptr;
-
-  PairCmp(const Levels& p, const Levels& q) : P(p), Q(q), band(p.err + q.err + 4.0 * 0x1p-53) {}
-
-  transport::LevelCmp operator()(std::size_t u, std::size_t v) {
-    using transport::LevelCmp;
-    int r;
-    if (P.f_half(u) || Q.f_half(v)) {
-      r = rel_cmp(P.fm[u], P.fe[u], Q.fm[v], Q.fe[v], band);
-    } else if (P.sm[u] == 0.0 || Q.sm[v] == 0.0) {  // a top atom: its level is exactly 1
-      r = P.sm[u] == Q.sm[v] ? 2 : (P.sm[u] == 0.0 ? 1 : -1);
-    } else {
-      r = -rel_cmp(P.sm[u], P.se[u], Q.sm[v], Q.se[v], band);
-    }
-    if (r == 2) return LevelCmp::kEqual;
-    if (r < 0) return LevelCmp::kLess;
-    if (r > 0) return LevelCmp::kGreater;
-    close = true;
-    if (mode == Mode::kUpper) return LevelCmp::kUnknown;
-    if (mode == Mode::kLower) return LevelCmp::kEqual;
-    return mod_equal(*mc, ca, cb, P.g[u], Q.g[v]) ? LevelCmp::kEqual : LevelCmp::kUnknown;
-  }
-
-  // An upper bound (> 0) on the exact overlap of the level intervals of atoms u and v: the two
-  // algebraically equal forms min(F_u, G_v) - max(F_{u-1}, G_{v-1}) and
-  // min(S_{u-1}, T_{v-1}) - max(S_u, T_v) (S, T: mass above), each from the levels with their
-  // relative error bounds and the absolute error of a subnormal.
-  double overlap_ub(std::size_t u, std::size_t v) const {
-    const double e = P.err + Q.err + 8.0 * 0x1p-53, tiny = 0x1p-1070;
-    auto val = [](double m, std::int64_t ex) {
-      return ex < -1100 ? 0.0 : std::ldexp(m, static_cast<int>(std::min<std::int64_t>(ex, 1100)));
-    };
-    auto F = [&](const Levels& L, std::size_t j) { return val(L.fm[j], L.fe[j]); };
-    auto S = [&](const Levels& L, std::size_t j) { return L.sm[j] == 0.0 ? 0.0 : val(L.sm[j], L.se[j]); };
-    const double f_hi = std::min(F(P, u), F(Q, v));
-    const double f_lo = std::max(u > 0 ? F(P, u - 1) : 0.0, v > 0 ? F(Q, v - 1) : 0.0);
-    const double s_hi = std::min(u > 0 ? S(P, u - 1) : 1.0, v > 0 ? S(Q, v - 1) : 1.0);
-    const double s_lo = std::max(S(P, u), S(Q, v));
-    const double ub_f = f_hi * (1.0 + e) - f_lo * (1.0 - e) + tiny;
-    const double ub_s = s_hi * (1.0 + e) - s_lo * (1.0 - e) + tiny;
-    return std::max(std::min({ub_f, ub_s, 1.0}), std::numeric_limits<double>::denorm_min());
-  }
-};
-
-}  // namespace
-
-std::vector<std::uint8_t> w_inf_all_pairs(const MarkovChainSpec& spec, unsigned threads, double* out,
-                                          const SumLawsOptions& options) {
-  using transport::LevelCmp;
-  const std::size_t k = spec.k, T = spec.T, n_pairs = k * (k - 1) / 2, n_theta = spec.n_theta;
-  const Geometry g = geometry(spec);
-  const double base = static_cast<double>(T) * static_cast<double>(spec.values[0] - static_cast<std::int64_t>(g.dv[0]));
-  SumLawsOptions opt = options;
-  opt.concurrent_positions = true;  // every (theta, i) writes its own entries of out
-
-  // Exact images of a prior's laws, built when one of its positions first needs a tie
-  // certified and released after its last position.
-  std::uint64_t primes[kModPrimes];
-  {
-    std::random_device rd;
-    std::mt19937_64 rng((static_cast<std::uint64_t>(rd()) << 32) ^ rd());
-    for (int q = 0; q < kModPrimes;) {
-      primes[q] = modp::random_prime(rng);
-      if (std::find(primes, primes + q, primes[q]) == primes + q) ++q;  // distinct primes
-    }
-  }
-  std::size_t per_prior = T;
-  if (options.positions != nullptr) {
-    per_prior = 0;
-    for (std::size_t i = 0; i < T; ++i) per_prior += options.positions[i] != 0;
-  }
-  std::vector<std::shared_ptr<const ModChain>> chains(n_theta);
-  std::unique_ptr<std::mutex[]> chain_mu(new std::mutex[n_theta]);
-  std::unique_ptr<std::atomic<std::size_t>[]> remaining(new std::atomic<std::size_t>[n_theta]);
-  for (std::size_t th = 0; th < n_theta; ++th) remaining[th] = per_prior;
-  auto chain_of = [&](std::size_t th) {
-    std::lock_guard<std::mutex> lk(chain_mu[th]);
-    if (!chains[th])
-      chains[th] = std::make_shared<const ModChain>(k, T, g.span, g.dv.data(), spec.prior(th), spec.period,
-                                                    spec.init + th * k, primes, options.control);
-    return chains[th];
-  };
-
-  // Recomputed segments of the exact images (one per worker in use; a worker takes the one
-  // holding its position's segment when there is one).
-  std::mutex seg_mu;
-  std::vector<std::unique_ptr<ModSegment>> segs;
-  auto take_segment = [&](const ModChain& mc, std::size_t i) {
-    std::lock_guard<std::mutex> lk(seg_mu);
-    if (segs.empty()) return std::make_unique<ModSegment>();
-    std::size_t pick = segs.size() - 1;
-    for (std::size_t q = 0; q < segs.size(); ++q)
-      if (segs[q]->holds(mc, i)) pick = q;
-    auto s = std::move(segs[pick]);
-    segs.erase(segs.begin() + static_cast<std::ptrdiff_t>(pick));
-    return s;
-  };
-  auto give_segment = [&](std::unique_ptr<ModSegment> s) {
-    std::lock_guard<std::mutex> lk(seg_mu);
-    segs.push_back(std::move(s));
-  };
-
-  auto used = sum_laws(spec, threads, [&](std::size_t th, std::size_t i, const std::vector<Law>& laws) {
-    double* o = out + (th * T + i) * n_pairs;
-    std::vector<Levels> L(k);
-    for (std::size_t a = 0; a < k; ++a)
-      if (laws[a].n != 0) make_levels(laws[a], base, T, k, g.R, L[a]);
-    std::shared_ptr<const ModChain> mc;
-    std::unique_ptr<ModSegment> seg;
-    struct Return {  // the segment goes back to the pool however emit ends (Cancelled included)
-      std::unique_ptr<ModSegment>& s;
-      decltype(give_segment)& give;
-      ~Return() {
-        if (s) give(std::move(s));
-      }
-    } ret{seg, give_segment};
-    std::vector<std::vector<std::uint64_t>> cum(kModPrimes * k);
-    auto cum_of = [&](std::size_t a) {
-      if (!mc) mc = chain_of(th);
-      if (!seg) seg = take_segment(*mc, i);
-      if (cum[kModPrimes * a].empty()) seg->cumulative(*mc, i, a, &cum[kModPrimes * a]);
-      return &cum[kModPrimes * a];
-    };
-    for (std::size_t a = 0; a < k; ++a)
-      for (std::size_t b = a + 1; b < k; ++b, ++o) {
-        if (laws[a].n == 0 || laws[b].n == 0) {
-          *o = -1.0;
-          continue;
-        }
-        const Levels &P = L[a], &Q = L[b];
-        PairCmp cmp(P, Q);
-        const double upper = transport::w_inf_ranges(P.x.data(), P.x.size(), Q.x.data(), Q.x.size(), cmp);
-        if (!cmp.close) {  // every comparison was decided by the float levels
-          *o = upper;
-          continue;
-        }
-        cmp.mode = Mode::kLower;
-        if (transport::w_inf_ranges(P.x.data(), P.x.size(), Q.x.data(), Q.x.size(), cmp) == upper) {
-          *o = upper;
-          continue;
-        }
-        cmp.mode = Mode::kCertified;
-        cmp.ca = cum_of(a);
-        cmp.cb = cum_of(b);
-        cmp.mc = mc.get();
-        *o = transport::w_inf_ranges(P.x.data(), P.x.size(), Q.x.data(), Q.x.size(), cmp);
-      }
-    if (--remaining[th] == 0) {
-      mc.reset();
-      std::lock_guard<std::mutex> lk(chain_mu[th]);
-      chains[th].reset();
-    }
-  }, opt);
   return used;
 }
 
-// ------------------------------------------------------------------ LevelCertifier
-struct LevelCertifier::Impl {
-  const MarkovChainSpec& spec;
-  Geometry g;
-  double base;
-  const JobControl* control;
-  std::uint64_t primes[kModPrimes];
-  std::vector<std::shared_ptr<const ModChain>> chains;
-  std::unique_ptr<std::mutex[]> chain_mu;
-  std::unique_ptr<std::atomic<std::size_t>[]> remaining;
+}  // namespace
 
-  Impl(const MarkovChainSpec& s, std::size_t per_prior, const JobControl* ctl)
-      : spec(s), g(geometry(s)), control(ctl), chains(s.n_theta), chain_mu(new std::mutex[s.n_theta]),
-        remaining(new std::atomic<std::size_t>[s.n_theta]) {
-    base = static_cast<double>(g.T) * static_cast<double>(s.values[0] - static_cast<std::int64_t>(g.dv[0]));
-    std::random_device rd;
-    std::mt19937_64 rng((static_cast<std::uint64_t>(rd()) << 32) ^ rd());
-    for (int q = 0; q < kModPrimes;) {
-      primes[q] = modp::random_prime(rng);
-      if (std::find(primes, primes + q, primes[q]) == primes + q) ++q;  // distinct primes
+bool stream_laws(const MarkovChainSpec& spec, std::size_t th, int which, const std::vector<std::size_t>& positions,
+                 KeptSlices& keep, const PositionFn& emit, JobControl* ctl) {
+  const Geometry g = geometry(spec);
+  const std::size_t k = g.k, T = g.T, R = g.R;
+  const std::vector<double> grid = sum_grid(spec, g);
+  const StepCoefs C = split_matrices(spec.prior(th), k, spec.period);
+  Scratch S;
+  S.size(g);
+  bool used = false;
+  if (which == 0) {
+    keep.fm.assign(keep.at.size(), {});
+    keep.fe.assign(keep.at.size(), {});
+    // backward slices of the positions near the right end, from the terminal slice
+    const std::size_t t_lo = positions.empty() ? T - 1 : positions.front();
+    std::vector<std::size_t> off(T - t_lo + 1, 0);
+    for (std::size_t t = t_lo; t < T; ++t) off[t - t_lo + 1] = off[t - t_lo] + k * g.lb(t);
+    std::vector<double> bm(off.back(), 0.0);
+    std::vector<std::int32_t> be(off.back(), ext::kNoExp);
+    if (!positions.empty()) {
+      terminal_slice(g, bm.data() + off[T - 1 - t_lo], be.data() + off[T - 1 - t_lo]);
+      for (std::size_t t = T - 1; t-- > t_lo;) {
+        if ((t & 63) == 0) poll(ctl);
+        backward_step(g, C, bm.data() + off[t + 1 - t_lo], be.data() + off[t + 1 - t_lo], bm.data() + off[t - t_lo],
+                      be.data() + off[t - t_lo], t, S.acc, S.src);
+      }
     }
-    for (std::size_t th = 0; th < s.n_theta; ++th) remaining[th] = per_prior;
-  }
-  std::shared_ptr<const ModChain> chain_of(std::size_t th) {
-    std::lock_guard<std::mutex> lk(chain_mu[th]);
-    if (!chains[th])
-      chains[th] = std::make_shared<const ModChain>(g.k, g.T, g.span, g.dv.data(), spec.prior(th), spec.period,
-                                                    spec.init + th * g.k, primes, control);
-    return chains[th];
-  }
-};
-
-struct LevelCertifier::Position::Impl {
-  LevelCertifier::Impl* owner;
-  std::size_t th, i;
-  std::vector<Levels> L;
-  std::shared_ptr<const ModChain> mc;
-  std::vector<std::vector<std::uint64_t>> cum;
-  // the position's segment of the exact images, recomputed from the chain's checkpoints when a
-  // pair first needs certifying (rare: only for an entry the float plan lacks)
-  std::unique_ptr<ModSegment> seg;
-  const std::vector<std::uint64_t>* cum_of(std::size_t a) {
-    if (!mc) mc = owner->chain_of(th);
-    if (cum[kModPrimes * a].empty()) {
-      if (!seg) seg = std::make_unique<ModSegment>();
-      seg->cumulative(*mc, i, a, &cum[kModPrimes * a]);
+    const std::size_t last = std::max(positions.empty() ? 0 : positions.back(), keep.at.empty() ? 0 : keep.at.back());
+    if (positions.empty() && keep.at.empty()) return false;
+    const std::vector<double> marg = marginals(spec, th, last);
+    int q = 0;
+    forward_init(g, spec.init + th * k, S, q);
+    std::size_t pi = 0, ki = 0;
+    for (std::size_t i = 0; i <= last; ++i) {
+      if (i > 0) {
+        forward_step(g, C, S, i - 1, q);
+        q = 1 - q;
+      }
+      if ((i & 63) == 0) poll(ctl);
+      if (ki < keep.at.size() && keep.at[ki] == i) {
+        const std::size_t nf = g.lf(i);
+        keep.fm[ki].resize(k * nf);
+        keep.fe[ki].resize(k * nf);
+        for (std::size_t a = 0; a < k; ++a) {
+          std::copy(S.fm[q].begin() + static_cast<std::ptrdiff_t>(a * R),
+                    S.fm[q].begin() + static_cast<std::ptrdiff_t>(a * R + nf), keep.fm[ki].begin() + static_cast<std::ptrdiff_t>(a * nf));
+          std::copy(S.fe[q].begin() + static_cast<std::ptrdiff_t>(a * R),
+                    S.fe[q].begin() + static_cast<std::ptrdiff_t>(a * R + nf), keep.fe[ki].begin() + static_cast<std::ptrdiff_t>(a * nf));
+        }
+        ++ki;
+      }
+      if (pi < positions.size() && positions[pi] == i) {
+        poll(ctl);
+        // laws_at reads row a of the forward slice at a R (rows of the scratch buffer)
+        for (std::size_t a = 0; a < k; ++a) {
+          Law& law = S.laws[a];
+          law = Law{};
+          law.secret_prob = marg[i * k + a];
+          used |= law_from(g, S.fm[q].data() + a * R, S.fe[q].data() + a * R, g.lf(i), bm.data() + off[i - t_lo] + a * g.lb(i),
+                           be.data() + off[i - t_lo] + a * g.lb(i), g.lb(i), S, a, grid, law);
+        }
+        emit(th, i, S.laws);
+        ++pi;
+      }
     }
-    return &cum[kModPrimes * a];
+    return used;
   }
-};
-
-LevelCertifier::LevelCertifier(const MarkovChainSpec& spec, std::size_t positions_per_prior,
-                               const JobControl* control)
-    : impl_(new Impl(spec, positions_per_prior, control)) {}
-LevelCertifier::~LevelCertifier() = default;
-LevelCertifier::Position::Position(std::unique_ptr<Impl> p) : impl_(std::move(p)) {}
-LevelCertifier::Position::Position(Position&&) noexcept = default;
-LevelCertifier::Position::~Position() = default;
-
-LevelCertifier::Position LevelCertifier::at(std::size_t th, std::size_t i, const std::vector<Law>& laws) {
-  std::unique_ptr<Position::Impl> p(new Position::Impl{impl_.get(), th, i, {}, nullptr, {}, nullptr});
-  const std::size_t k = impl_->g.k;
-  p->L.resize(k);
-  p->cum.resize(kModPrimes * k);
-  for (std::size_t a = 0; a < k; ++a)
-    if (laws[a].n != 0) make_levels(laws[a], impl_->base, impl_->g.T, k, impl_->g.R, p->L[a]);
-  return Position(std::move(p));
+  keep.bm.assign(keep.at.size(), {});
+  keep.be.assign(keep.at.size(), {});
+  // forward slices of the positions near the left end
+  const std::size_t t_hi = positions.empty() ? 0 : positions.back();
+  std::vector<std::size_t> off(t_hi + 2, 0);
+  for (std::size_t t = 0; t <= t_hi; ++t) off[t + 1] = off[t] + k * g.lf(t);
+  std::vector<double> fm(positions.empty() ? 0 : off.back(), 0.0);
+  std::vector<std::int32_t> fe(positions.empty() ? 0 : off.back(), ext::kNoExp);
+  std::vector<double> marg;
+  if (!positions.empty()) {
+    int q = 0;
+    forward_init(g, spec.init + th * k, S, q);
+    for (std::size_t t = 0;; ++t) {
+      for (std::size_t a = 0; a < k; ++a) {
+        std::copy(S.fm[q].begin() + static_cast<std::ptrdiff_t>(a * R),
+                  S.fm[q].begin() + static_cast<std::ptrdiff_t>(a * R + g.lf(t)), fm.begin() + static_cast<std::ptrdiff_t>(off[t] + a * g.lf(t)));
+        std::copy(S.fe[q].begin() + static_cast<std::ptrdiff_t>(a * R),
+                  S.fe[q].begin() + static_cast<std::ptrdiff_t>(a * R + g.lf(t)), fe.begin() + static_cast<std::ptrdiff_t>(off[t] + a * g.lf(t)));
+      }
+      if (t == t_hi) break;
+      if ((t & 63) == 0) poll(ctl);
+      forward_step(g, C, S, t, q);
+      q = 1 - q;
+    }
+    marg = marginals(spec, th, t_hi);
+  }
+  if (positions.empty() && keep.at.empty()) return false;
+  const std::size_t first = std::min(positions.empty() ? T - 1 : positions.front(), keep.at.empty() ? T - 1 : keep.at.front());
+  std::vector<double> bm[2] = {std::vector<double>(k * R, 0.0), std::vector<double>(k * R, 0.0)};
+  std::vector<std::int32_t> be[2] = {std::vector<std::int32_t>(k * R, ext::kNoExp),
+                                     std::vector<std::int32_t>(k * R, ext::kNoExp)};
+  terminal_slice(g, bm[0].data(), be[0].data());
+  int q = 0;  // bm[q]: slice t
+  std::size_t pi = positions.size(), ki = keep.at.size();
+  for (std::size_t t = T - 1;; --t) {
+    if (t < T - 1) {
+      backward_step(g, C, bm[q].data(), be[q].data(), bm[1 - q].data(), be[1 - q].data(), t, S.acc, S.src);
+      q = 1 - q;
+    }
+    if ((t & 63) == 0) poll(ctl);
+    const std::size_t nb = g.lb(t);
+    if (ki > 0 && keep.at[ki - 1] == t) {
+      --ki;
+      keep.bm[ki].assign(bm[q].begin(), bm[q].begin() + static_cast<std::ptrdiff_t>(k * nb));
+      keep.be[ki].assign(be[q].begin(), be[q].begin() + static_cast<std::ptrdiff_t>(k * nb));
+    }
+    if (pi > 0 && positions[pi - 1] == t) {
+      --pi;
+      poll(ctl);
+      used |= laws_at(g, S, grid, marg.data() + t * k, fm.data() + off[t], fe.data() + off[t], g.lf(t), bm[q].data(),
+                      be[q].data(), nb);
+      emit(th, t, S.laws);
+    }
+    if (t == first) break;
+  }
+  return used;
 }
 
-void LevelCertifier::done(std::size_t th) {
-  if (--impl_->remaining[th] == 0) {
-    std::lock_guard<std::mutex> lk(impl_->chain_mu[th]);
-    impl_->chains[th].reset();
-  }
+bool kept_laws(const MarkovChainSpec& spec, std::size_t th, const KeptSlices& keep, std::size_t j, const PositionFn& emit) {
+  const Geometry g = geometry(spec);
+  const std::size_t r = keep.at[j];
+  const std::vector<double> grid = sum_grid(spec, g);
+  const std::vector<double> marg = marginals(spec, th, r);
+  Scratch S;
+  S.size(g);
+  const bool used = laws_at(g, S, grid, marg.data() + r * g.k, keep.fm[j].data(), keep.fe[j].data(), g.lf(r),
+                            keep.bm[j].data(), keep.be[j].data(), g.lb(r));
+  emit(th, r, S.laws);
+  return used;
 }
 
-void LevelCertifier::Position::entries(std::size_t a, std::size_t b, bool certify, std::vector<CouplingEntry>& out) {
-  out.clear();
-  const Levels &P = impl_->L[a], &Q = impl_->L[b];
-  if (P.x.empty() || Q.x.empty()) return;
-  PairCmp cmp(P, Q);
-  if (certify) {
-    cmp.mode = Mode::kCertified;
-    cmp.ca = impl_->cum_of(a);
-    cmp.cb = impl_->cum_of(b);
-    cmp.mc = impl_->mc.get();
-  }
-  transport::coupled_ranges(P.x.size(), Q.x.size(), cmp, [&](std::size_t u, std::size_t lo, std::size_t hi) {
-    for (std::size_t v = lo; v <= hi; ++v) out.push_back(CouplingEntry{P.x[u], Q.x[v], cmp.overlap_ub(u, v)});
-  });
+double stream_bytes(std::size_t k, std::size_t T, std::size_t span, std::size_t m, std::size_t n_kept) {
+  const double K = static_cast<double>(k), R = static_cast<double>(T * span + 1) + 80.0;
+  const double ends = 12.0 * K * (static_cast<double>(m) + 1.0) * (static_cast<double>(m * span) + 2.0);
+  // scratch (forward slices 24 k R, law rows 12 k R, convolution buffers 80 R), the backward
+  // stream's two slices (24 k R), the end slices, the kept slices (12 k R per position)
+  return (60.0 * K + 96.0) * R + ends + 12.0 * K * R * static_cast<double>(n_kept);
 }
 
 }  // namespace puffer::models

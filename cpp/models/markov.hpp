@@ -137,6 +137,15 @@ struct SumLawsOptions {
   // Optional mask of T flags: only positions i with positions[i] != 0 are emitted (the passes
   // still run in full). nullptr: every position.
   const std::uint8_t* positions = nullptr;
+  // Optional masks per prior (n_theta * T flags, prior th at th * T), in place of `positions`.
+  const std::uint8_t* prior_positions = nullptr;
+  // Whether a position left out by a mask counts as done for the progress (control->done).
+  bool advance_skipped = true;
+  // w_inf_all_pairs only: certified skipping of interior positions (docs/long-chains.md,
+  // markov_skip.hpp): the same values as the direct computation at every position (false),
+  // which remains its fallback wherever the certificate fails. Ignored with kLogReference and
+  // with prior_positions.
+  bool skip_interior = true;
 };
 
 // Calls emit(theta, i, laws) for every theta and position i in [0, T), with laws[a] the law
@@ -149,7 +158,9 @@ std::vector<std::uint8_t> sum_laws(const MarkovChainSpec& spec, unsigned threads
 
 // W_inf(law | X_i = a, law | X_i = b) for every theta, position i and pair a < b (pairs in
 // lexicographic order), by the certified level walk above on the laws as they are computed
-// (no law is stored). out has n_theta * T * k(k-1)/2 entries; a pair with an impossible secret
+// (no law is stored). With options.skip_interior, the positions far from both ends get the
+// value of a representative position when the certificate of docs/long-chains.md (Theorems 6
+// and 7) proves it is the value the walk would give there; the others are computed. out has n_theta * T * k(k-1)/2 entries; a pair with an impossible secret
 // gets -1; entries of positions left out by options.positions are not written. Returns the
 // per-theta flags of sum_laws.
 std::vector<std::uint8_t> w_inf_all_pairs(const MarkovChainSpec& spec, unsigned threads, double* out,
