@@ -2,6 +2,8 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
 #include <mutex>
 
@@ -10,6 +12,7 @@
 #include "bindings/registry.hpp"
 #include "common/errors.hpp"
 #include "models/markov.hpp"
+#include "models/markov_internal.hpp"
 #include "models/markov_skip.hpp"
 #include "models/poisson_binomial.hpp"
 
@@ -100,7 +103,7 @@ PUFFER_BIND_SUBMODULE(models, m) {
   m.def(
       "markov_w_inf",
       [](const CArr& trans, const CArr& init, const IArr& values, std::size_t T, unsigned threads, double tol,
-         bool reference, const py::object& progress, const py::object& positions, bool full) {
+         bool reference, const py::object& progress, const py::object& positions, bool full, std::size_t window) {
         MarkovChainSpec spec = puffer::bind::markov_spec(trans, init, values, T);
         puffer::models::validate(spec, tol);
         const std::size_t n_pairs = spec.k * (spec.k - 1) / 2;
@@ -126,6 +129,7 @@ PUFFER_BIND_SUBMODULE(models, m) {
         opt.control = &ctl;
         opt.positions = mask.empty() ? nullptr : mask.data();
         opt.skip_interior = !full;
+        opt.skip_window = window;
         puffer::bind::run_job(ctl, progress, [&] { used = puffer::models::w_inf_all_pairs(spec, threads, w, opt); });
         py::array_t<bool> L(used.size());
         for (std::size_t j = 0; j < used.size(); ++j) L.mutable_data()[j] = used[j] != 0;
@@ -133,25 +137,26 @@ PUFFER_BIND_SUBMODULE(models, m) {
       },
       py::arg("trans"), py::arg("init"), py::arg("values"), py::arg("T"), py::arg("threads") = 0,
       py::arg("tol") = 1e-9, py::arg("reference") = false, py::arg("progress") = py::none(),
-      py::arg("positions") = py::none(), py::arg("full") = false,
+      py::arg("positions") = py::none(), py::arg("full") = false, py::arg("window") = 0,
       "W_inf between the laws given X_i = a and X_i = b, shape (n_theta, T, k(k-1)/2); -1 where a secret is\n"
       "impossible; per prior, whether some law needed the extended range. reference=True: log-space\n"
       "reference arithmetic. progress: None or callable(done, total) (units: priors x positions).\n"
       "Interruptible (Ctrl-C raises KeyboardInterrupt within ~0.1 s). positions: None (all) or the positions\n"
       "to compute (the others are NaN). full=True: the direct computation at every position; False (default):\n"
       "interior positions whose value a representative certifies are not computed (docs/long-chains.md;\n"
-      "the same values).");
+      "the same values). window: the skipping's window m (0: chosen per prior; tests).");
 
   m.def(
       "markov_skip_plan",
-      [](const CArr& trans, const CArr& init, const IArr& values, std::size_t T, std::size_t prior, double eta) {
+      [](const CArr& trans, const CArr& init, const IArr& values, std::size_t T, std::size_t prior, double eta,
+         std::size_t window) {
         MarkovChainSpec spec = puffer::bind::markov_spec(trans, init, values, T);
         puffer::models::validate(spec, 1e-9);
         puffer::require(prior < spec.n_theta, "prior", prior, "a prior index below n_theta");
         puffer::models::SkipPlan plan;
         {
           py::gil_scoped_release nogil;
-          plan = puffer::models::plan_skip(spec, prior, eta, nullptr);
+          plan = puffer::models::plan_skip(spec, prior, eta, nullptr, window);
         }
         py::dict d;
         d["usable"] = plan.usable;
@@ -164,6 +169,7 @@ PUFFER_BIND_SUBMODULE(models, m) {
         return d;
       },
       py::arg("trans"), py::arg("init"), py::arg("values"), py::arg("T"), py::arg("prior") = 0, py::arg("eta") = 1e-6,
+      py::arg("window") = 0,
       "The skipping plan of one prior (docs/long-chains.md): usable, window m, period p, omega (p * k: the\n"
       "certified log-oscillation per step of each phase and state), reps (one position per phase), lo / hi\n"
       "(the interior).");
@@ -189,6 +195,43 @@ PUFFER_BIND_SUBMODULE(models, m) {
       py::arg("prior") = 0,
       "The certified window oscillation omega[phase, state] of Lemma 2 of docs/long-chains.md: for\n"
       "interior positions t, t + period of that phase, |log L_{t+period}(s) / L_t(s)| <= omega for every atom s.");
+  m.def(
+      "markov_drift_walks",
+      [](const IArr& xa, const CArr& pa, const IArr& xb, const CArr& pb, double eta, std::size_t T, std::size_t k) {
+        puffer::require(xa.ndim() == 1 && pa.ndim() == 1 && xa.shape(0) == pa.shape(0) && xa.shape(0) > 0, "a",
+                        xa.shape(0), "atoms and masses of equal length >= 1");
+        puffer::require(xb.ndim() == 1 && pb.ndim() == 1 && xb.shape(0) == pb.shape(0) && xb.shape(0) > 0, "b",
+                        xb.shape(0), "atoms and masses of equal length >= 1");
+        // both laws on one integer grid [lo, hi] (the masses of absent sums 0)
+        std::int64_t lo = xa.data()[0], hi = xa.data()[0];
+        for (const IArr* x : {&xa, &xb})
+          for (py::ssize_t j = 0; j < x->shape(0); ++j) {
+            lo = std::min(lo, x->data()[j]);
+            hi = std::max(hi, x->data()[j]);
+            puffer::require(j == 0 || x->data()[j] > x->data()[j - 1], "atoms", x->data()[j], "increasing atoms");
+          }
+        puffer::require(hi - lo < 100000, "atoms", hi - lo, "a range below 1e5");
+        const std::size_t R = static_cast<std::size_t>(hi - lo + 1);
+        std::vector<double> grid(R), ma(R, 0.0), mb(R, 0.0);
+        for (std::size_t s = 0; s < R; ++s) grid[s] = static_cast<double>(lo + static_cast<std::int64_t>(s));
+        for (py::ssize_t j = 0; j < xa.shape(0); ++j) ma[static_cast<std::size_t>(xa.data()[j] - lo)] = pa.data()[j];
+        for (py::ssize_t j = 0; j < xb.shape(0); ++j) mb[static_cast<std::size_t>(xb.data()[j] - lo)] = pb.data()[j];
+        for (double v : ma) puffer::require(std::isfinite(v) && v >= 0.0, "mass", v, "finite masses >= 0");
+        for (double v : mb) puffer::require(std::isfinite(v) && v >= 0.0, "mass", v, "finite masses >= 0");
+        puffer::models::Law a, b;
+        a.atoms = b.atoms = grid.data();
+        a.mass = ma.data();
+        b.mass = mb.data();
+        a.n = b.n = R;
+        double up = 0.0, low = 0.0;
+        puffer::models::drift_walks(a, b, T, k, R, static_cast<double>(lo), eta, up, low);
+        return py::make_tuple(up, low);
+      },
+      py::arg("atoms_a"), py::arg("mass_a"), py::arg("atoms_b"), py::arg("mass_b"), py::arg("eta"), py::arg("T") = 1,
+      py::arg("k") = 2,
+      "Tests of the skipping certificate (docs/long-chains.md, Theorem 6): the upper and lower W_inf walks of\n"
+      "two plain laws whose levels may each move by a factor exp(+-eta) (levels with the rounding bound of a\n"
+      "chain of length T with k states). Equal: every such perturbation has this W_inf.");
   m.def(
       "markov_workspace_bytes",
       [](std::size_t k, std::size_t T, std::size_t span, bool reference, std::size_t period) {

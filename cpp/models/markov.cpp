@@ -661,9 +661,28 @@ double peak_bytes(std::size_t k, std::size_t T, std::size_t span, std::size_t n_
   const double per_prior = checkpoint_bytes(k, T, span) + ModChain::bytes(k, T, span, period) +
                            16.0 * static_cast<double>(period * k * k);
   const double per_worker = worker_bytes(k, T, span) + ModSegment::bytes(k, T, span);
+  double direct;
   if (n_theta < hw && T > 1)  // sum_laws: one prior at a time, its positions split between the threads
-    return per_prior + static_cast<double>(std::min<std::size_t>(hw, T)) * per_worker;
-  return static_cast<double>(std::min<std::size_t>(hw, n_theta)) * (per_prior + per_worker);
+    direct = per_prior + static_cast<double>(std::min<std::size_t>(hw, T)) * per_worker;
+  else
+    direct = static_cast<double>(std::min<std::size_t>(hw, n_theta)) * (per_prior + per_worker);
+  // The skipping of w_inf_all_pairs (markov_skip.hpp) runs first and frees its buffers before the
+  // direct computation of the positions it leaves: per prior in flight, its two streams (the
+  // end slices of the largest window, m <= T / sqrt(2 C), and the slices of at most
+  // T / (2 C + 1) + 64 representatives), the window polynomials, and the exact images a
+  // certified representative may build.
+  const std::size_t C = checkpoint_stride(T);
+  const std::size_t m_max = static_cast<std::size_t>(static_cast<double>(T) / std::sqrt(2.0 * static_cast<double>(C)));
+  const std::size_t p_max = T / (2 * C + 1) + 64;
+  const double windows = 48.0 * static_cast<double>(k * k) * static_cast<double>((m_max + p_max) * span + 1) * 4.0;
+  // (the streams of a prior run one after the other when priors run in parallel, side by side
+  // when there are fewer priors than threads; the representatives' slices, F_r and B_r, add up
+  // to about one row of R per state)
+  const double streams = (n_theta < hw ? 2.0 : 1.0) * stream_bytes(k, T, span, m_max, 0) +
+                         12.0 * static_cast<double>(k) * static_cast<double>(T * span + 1) * static_cast<double>(p_max);
+  const double skip_prior = streams + windows + ModChain::bytes(k, T, span, period) + ModSegment::bytes(k, T, span);
+  const double skip = static_cast<double>(std::min<std::size_t>(hw, n_theta)) * skip_prior;
+  return std::max(direct, skip);
 }
 
 double prior_operations(std::size_t k, std::size_t T, std::size_t span) {

@@ -146,6 +146,8 @@ struct SumLawsOptions {
   // which remains its fallback wherever the certificate fails. Ignored with kLogReference and
   // with prior_positions.
   bool skip_interior = true;
+  // The window m of the skipping (0: chosen per prior; > 0: that window, tests).
+  std::size_t skip_window = 0;
 };
 
 // Calls emit(theta, i, laws) for every theta and position i in [0, T), with laws[a] the law

@@ -46,4 +46,10 @@ bool kept_laws(const MarkovChainSpec& spec, std::size_t th, const KeptSlices& ke
 // slices of n_kept positions).
 double stream_bytes(std::size_t k, std::size_t T, std::size_t span, std::size_t m, std::size_t n_kept);
 
+// Tests of the skipping certificate (docs/long-chains.md, Lemma 5 and Theorem 6): the upper and
+// the lower walk on the comparison table A'_eta of two plain laws (atoms on the integer grid
+// from `base`, levels with the error bound of a chain of length T, k states and R sums).
+void drift_walks(const Law& a, const Law& b, std::size_t T, std::size_t k, std::size_t R, double base, double eta,
+                 double& upper, double& lower);
+
 }  // namespace puffer::models

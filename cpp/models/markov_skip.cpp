@@ -361,13 +361,41 @@ bool choose_window(const MarkovChainSpec& spec, std::size_t th, std::size_t p, d
   return have;
 }
 
+// The plan for a chosen window: the interior and one representative per phase in its middle.
+SkipPlan with_reps(const MarkovChainSpec& spec, WindowDrift d) {
+  SkipPlan plan;
+  const std::size_t T = spec.T;
+  plan.usable = true;
+  plan.drift = std::move(d);
+  const std::size_t p = plan.drift.period;
+  plan.lo = plan.drift.m;
+  plan.hi = T - 1 - plan.drift.m;
+  // one representative per phase, in the middle of the interior
+  const std::size_t mid = (plan.lo + plan.hi) / 2;
+  plan.reps.assign(p, 0);
+  for (std::size_t phi = 0; phi < p; ++phi) {
+    std::size_t r = mid - (mid % p) + phi;
+    if (r > plan.hi) r -= p;
+    if (r < plan.lo) r += p;
+    plan.reps[phi] = r;
+  }
+  return plan;
+}
+
 }  // namespace
 
-SkipPlan plan_skip(const MarkovChainSpec& spec, std::size_t th, double eta_target, const JobControl* ctl) {
+SkipPlan plan_skip(const MarkovChainSpec& spec, std::size_t th, double eta_target, const JobControl* ctl,
+                   std::size_t window) {
   SkipPlan plan;
   const std::size_t T = spec.T, k = spec.k;
   const std::size_t p0 = minimal_period(spec, th);
   if (4 * p0 >= T) return plan;
+  if (window > 0) {
+    if (2 * window + 4 * p0 > T) return plan;
+    WindowDrift d = window_drift(spec, th, p0, window, ctl);
+    if (!std::isfinite(d.max_omega())) return plan;
+    return with_reps(spec, std::move(d));
+  }
   const Shape S = shape_of(spec, p0);
   const double Td = static_cast<double>(T), sp = static_cast<double>(std::max<std::size_t>(S.span, 1));
   const double K = static_cast<double>(k);
@@ -396,21 +424,7 @@ SkipPlan plan_skip(const MarkovChainSpec& spec, std::size_t th, double eta_targe
   }
   // no window forgets the position well enough for even a short range to be certified
   if (chosen.omega.empty() || !(chosen.max_omega() < 0.05)) return plan;
-  plan.usable = true;
-  plan.drift = std::move(chosen);
-  const std::size_t p = plan.drift.period;
-  plan.lo = plan.drift.m;
-  plan.hi = T - 1 - plan.drift.m;
-  // one representative per phase, in the middle of the interior
-  const std::size_t mid = (plan.lo + plan.hi) / 2;
-  plan.reps.assign(p, 0);
-  for (std::size_t phi = 0; phi < p; ++phi) {
-    std::size_t r = mid - (mid % p) + phi;
-    if (r > plan.hi) r -= p;
-    if (r < plan.lo) r += p;
-    plan.reps[phi] = r;
-  }
-  return plan;
+  return with_reps(spec, std::move(chosen));
 }
 
 }  // namespace puffer::models

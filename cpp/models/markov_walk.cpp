@@ -432,7 +432,7 @@ std::vector<std::uint8_t> w_inf_all_pairs(const MarkovChainSpec& spec, unsigned 
   // counted done at once).
   auto plan = [&](std::size_t th) {
     auto ps = std::make_unique<PriorSkip>();
-    ps->plan = plan_skip(spec, th, 1e-6, ctl);
+    ps->plan = plan_skip(spec, th, 1e-6, ctl, options.skip_window);
     const SkipPlan& pl = ps->plan;
     std::size_t masked_out = 0;
     for (std::size_t i = 0; i < T; ++i) {
@@ -580,6 +580,17 @@ std::vector<std::uint8_t> w_inf_all_pairs(const MarkovChainSpec& spec, unsigned 
     for (std::size_t th = 0; th < n_theta; ++th) used[th] |= u[th];
   }
   return used;
+}
+
+void drift_walks(const Law& a, const Law& b, std::size_t T, std::size_t k, std::size_t R, double base, double eta,
+                 double& upper, double& lower) {
+  Levels P, Q;
+  make_levels(a, base, T, k, R, P);
+  make_levels(b, base, T, k, R, Q);
+  DriftCmp cmp{P, Q, drift_band(P, Q, eta)};
+  upper = transport::w_inf_ranges(P.x.data(), P.x.size(), Q.x.data(), Q.x.size(), cmp);
+  cmp.mode = Mode::kLower;
+  lower = transport::w_inf_ranges(P.x.data(), P.x.size(), Q.x.data(), Q.x.size(), cmp);
 }
 
 // ------------------------------------------------------------------ LevelCertifier
