@@ -341,9 +341,26 @@ struct SymMag {
   }
 };
 
-// Above this half-shift c the folded integral is split at the peak's centre y = c and
-// integrated in w = |y - c| (SymW); below it y is exact enough (ulp(2) / a peak width >= 1e-2).
+// Up to this half-shift c the folded integral is integrated in y (vectorised, SymRenyiFn): the
+// nodes near the peak at y = c are then within ulp(2) = 4e-16 of where the rule puts them,
+// below 1e-13 of a peak width >= 1e-2 (alpha <= 1e4). Beyond, it is split at the peak's centre
+// and integrated in w = |y - c| (SymW) -- unless the peak is wide and the terms small enough
+// for y to stay exact (y_space below: the common moderate shifts keep the vectorised path).
 constexpr double kSplitC = 2.0;
+
+bool y_space(int fam, const Shape& s, double alpha, double c) {
+  if (c <= kSplitC) return true;
+  // the peak's width is >= ~1 / alpha; ulp(c) / width <= 1e-14 needs c <= 45 / alpha
+  if (c > 45.0 / std::max(alpha, 1.0)) return false;
+  // and the log-integrand's terms (its rounding, relative in D) at most ~1e3
+  const double a = std::max(alpha, 1.0) + 1.0;
+  switch (fam) {
+    case 2: return a * s.k * std::log1p(4.0 * c * c / s.nu) <= 1e3;
+    case 3: return a * 2.0 * c <= 1e3;
+    case 4: return a * std::pow(2.0 * c, s.beta) <= 1e3;
+    default: return a * c * c <= 1e3;
+  }
+}
 // Absolute rounding error of the log-integrand (at its peak) up to which the quadrature is
 // trusted: its values are then within e^0.25 of the exact ones and the rounding margin (8x the
 // noise) covers them. Larger noise is accepted only where log J is so large that the margin is
@@ -387,7 +404,7 @@ double quad_divergence(int fam, const Shape& s, double alpha, double u) {
   const double c = 0.5 * u;
   const double logZ = log_normalizer(fam, s);
   double logJ, margin;
-  if (c <= kSplitC) {
+  if (y_space(fam, s, alpha, c)) {
     Sym S{fam, s, c, logZ};
     SymRenyiFn f{S, alpha, beta, kl};
     std::vector<double> kinks;
