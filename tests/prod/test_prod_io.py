@@ -22,7 +22,7 @@ from puffer import cli
 from puffer.errors import LedgerError, ParameterError, ParameterTypeError
 
 N = 1_000_000
-KEY = bytes(range(100, 132))  # a 256-bit test key given as bytes
+KEY = hashlib.sha256(b"puffer test release key").digest()  # a 256-bit test key given as bytes
 
 
 def stream(entry, column, key=KEY):
@@ -93,7 +93,7 @@ def test_ledger_matches_mechanism_guarantee(tmp_path, fw_file):
     pq.write_table(t, src)
     led = tmp_path / "ledger.jsonl"
     got = []
-    for sel, out in ((None, "a.parquet"), ("PP delta", "b.parquet")):
+    for sel, out in ((None, "a.parquet"), ("GWM Gaussian, PP delta=1e-05", "b.parquet")):
         got.append(pio.noise_file(src, tmp_path / out, "x", fw_file, key=KEY, select=sel, ledger=led,
                                   per_unit=True, allow_uncomposed=sel is not None))
     text = led.read_text()
@@ -105,7 +105,9 @@ def test_ledger_matches_mechanism_guarantee(tmp_path, fw_file):
     from puffer.config import build_framework, build_mechanisms
 
     todo = dict(build_mechanisms(build_framework(FRAMEWORK["model"]), FRAMEWORK["target"]))
-    for e, label in zip(entries, ["Wasserstein (Laplace)", "GWM Gaussian, PP delta=1e-05"]):
+    # no --select: the least noise for the file's target (1, 1e-5)-PP, Kantorovich Thm 2's Laplace(1.542)
+    # (issue 32: it used to be the first row, Wasserstein's Laplace(2))
+    for e, label in zip(entries, ["Kantorovich Thm 2 (Laplace)", "GWM Gaussian, PP delta=1e-05"]):
         m = todo[label]()
         assert e["label"] == label and e["mechanism"] == type(m).__name__
         assert puffer.guarantee_from_dict(e["guarantee"]) == m.guarantee
@@ -116,9 +118,9 @@ def test_ledger_matches_mechanism_guarantee(tmp_path, fw_file):
         assert e["rows"] == 1000 and e["columns"] == ["x"] and e["puffer_version"] == puffer.__version__
         assert e["rng"]["mode"] == "keyed-chacha20" and e["unit"]["mode"] == "answers"
         assert e["framework_description"]["config"]["model"] == FRAMEWORK["model"]
-        assert e["output_sha256"] == "sha256:" + sha(tmp_path / ("a.parquet" if label.startswith("W") else "b.parquet"))
+        assert e["output_sha256"] == "sha256:" + sha(tmp_path / ("a.parquet" if label.startswith("K") else "b.parquet"))
     # the noise is the mechanism's: same as Mechanism.release with the column's stream
-    m = todo["Wasserstein (Laplace)"]()
+    m = todo["Kantorovich Thm 2 (Laplace)"]()
     ref = m.release(t.column("x").to_numpy(), rng=stream(entries[0], "x"))
     assert np.array_equal(pq.read_table(tmp_path / "a.parquet").column("x").to_numpy(), ref)
 
@@ -191,13 +193,15 @@ def test_int64_beyond_2_53_is_refused_in_files(tmp_path):
     src = tmp_path / "in.parquet"
     pq.write_table(pa.table({"n": pa.array([3, -(2**53), 2**62 + 1], pa.int64()),
                              "u": pa.array([0, 2**53 + 2, 1], pa.uint64())}), src)
+    # (a scale of 4096 = 2048 float spacings at 2^53: above the data's resolution, puffer.publish.values)
+    wide = ("laplace", {"b": 4096.0})
     for col, want in (("n", "4611686018427387905 at row 2"), ("u", "9007199254740994 at row 1")):
         with pytest.raises(ParameterError, match=want):
-            pio.noise_file(src, tmp_path / "o.parquet", [col], ("laplace", {"b": 1.0}), key=KEY, batch_size=2)
+            pio.noise_file(src, tmp_path / "o.parquet", [col], wide, key=KEY, batch_size=2)
         assert not (tmp_path / "o.parquet").exists()
     ok = tmp_path / "ok.parquet"
     pq.write_table(pa.table({"n": pa.array([3, -(2**53), 2**53], pa.int64())}), ok)
-    pio.noise_file(ok, tmp_path / "o.parquet", ["n"], ("laplace", {"b": 1.0}), key=KEY)
+    pio.noise_file(ok, tmp_path / "o.parquet", ["n"], wide, key=KEY)
     assert pq.read_table(tmp_path / "o.parquet").column("n").type == pa.float64()
 
 

@@ -1,4 +1,6 @@
-"""One composed release (guarantee + selector + scope) and the per-edge distance n_i it sees
+"""One composed release (guarantee, selector, scope) and the distance it sees on an edge.
+
+One composed release (guarantee + selector + scope) and the per-edge distance n_i it sees
 (Guerra-Balboa et al. 2024; the unified reduction of Thms III.3, VI.3, VI.12, VI.20).
 
 On an edge D ~_G D' of the target granularity, release i contributes through
@@ -214,6 +216,7 @@ def n_one_both(r: Release, target: GR.Granularity, domain: DB.DatabaseClass) -> 
 
 
 def raise_incompatible(G: Any, target: Any) -> None:
+    """Refuse a release whose granularity cannot be compared with the target without enumeration."""
     from ..errors import ParameterError
     raise ParameterError("granularity", G, f"a granularity comparable with the target {target!r} "
                          "without enumeration (FreeLunch, Unbounded, Bounded on multisets; OrderedBounded "

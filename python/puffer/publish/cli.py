@@ -30,6 +30,7 @@ _ONE_PARAM = {"laplace": "b", "gaussian": "sigma", "cauchy": "gamma", "logistic"
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``puffer noise``, ``puffer keygen`` and ``puffer ledger`` and their options."""
     p = sub.add_parser("noise", help="publish columns of a Parquet/CSV file with calibrated noise (writes Parquet "
                                      "and a ledger entry)")
     p.add_argument("input", help="input .parquet/.pq or .csv file")
@@ -41,11 +42,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     src.add_argument("--mechanism", help="framework file (.toml/.json, the schema of `puffer run`)")
     src.add_argument("--noise", choices=sorted(_ONE_PARAM), help="a plain noise (needs --scale; no guarantee)")
     p.add_argument("--scale", type=float, help="the scale of --noise")
-    p.add_argument("--select", help="which mechanism of the file (a substring of its label; default: the "
-                                    "first one `puffer run` lists)")
+    p.add_argument("--select", help="which mechanism of the file (a substring of its label; default: the one "
+                                    "`puffer run` marks, the least noise for the file's target)")
     rng = p.add_mutually_exclusive_group()
-    rng.add_argument("--key", help="key file written by `puffer keygen` (default: fresh OS entropy; the release "
-                                   "then cannot be re-run)")
+    rng.add_argument("--key", metavar="PATH", help="the path of a key file written by `puffer keygen`, never the "
+                                                    "key itself (default: fresh OS entropy; the release then cannot "
+                                                    "be re-run)")
     rng.add_argument("--secure", action="store_true", help="exact lattice noise from OS entropy (no key)")
     rng.add_argument("--seed", type=int, help=argparse.SUPPRESS)  # refused with an explanation
     p.add_argument("--sign", metavar="PATH", help="sign the ledger entries and checkpoint with this Ed25519 key "
@@ -62,6 +64,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--allow-unnoised", action="store_true",
                    help="publish unnoised values when the mechanism needs no noise (sensitivity 0)")
     p.add_argument("--budget", type=float, help="refuse a release that would take a unit's total eps above this")
+    p.add_argument("--clamp", nargs="?", const="framework", metavar="LO,HI",
+                   help="post-processing (no privacy cost, recorded): clamp the noisy values to the query's range "
+                        "from the framework (a Markov sum: [T min v, T max v]), or to LO,HI")
+    p.add_argument("--lattice", action="store_true",
+                   help="post-processing: round the noisy values to the query's lattice (an integer-valued query)")
     p.add_argument("--batch-size", type=int, default=1 << 18, help="rows per record batch (default 262144)")
     p.add_argument("--nulls", choices=("error", "keep"), default="error", help="what to do with null values")
     p.add_argument("--threads", type=int, help="threads for the noise (default: all cores)")
@@ -102,6 +109,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``puffer noise``, ``keygen`` or ``ledger``; returns the exit code."""
     if args.cmd == "keygen":
         return _keygen(args)
     if args.cmd == "ledger":
@@ -174,11 +182,22 @@ def _noise(args: argparse.Namespace) -> int:
         from .keys import refuse_seed
         refuse_seed(args.seed)
     ledger = ledger_path(args.ledger, default_ledger_path(args.output))
+    clamp: Any = None
+    if args.clamp == "framework":
+        clamp = True
+    elif args.clamp is not None:
+        parts = args.clamp.split(",")
+        try:
+            clamp = tuple(None if p.strip() == "" else float(p) for p in parts)
+        except ValueError:
+            raise ParameterError("--clamp", args.clamp, "LO,HI (numbers; either may be empty: unbounded)") from None
+        if len(clamp) != 2:
+            raise ParameterError("--clamp", args.clamp, "LO,HI (two numbers separated by a comma)")
     entry = noise_file(args.input, args.output, args.columns, mechanism, key=args.key, secure=args.secure,
                        select=args.select, ledger=args.ledger, unit=args.unit, order=args.order, per_unit=args.per_unit,
                        rerun=args.rerun, allow_uncomposed=args.allow_uncomposed, allow_unnoised=args.allow_unnoised,
                        budget=args.budget, batch_size=args.batch_size, nulls=args.nulls, threads=args.threads,
-                       input_format=args.input_format, signing_key=args.sign)
+                       input_format=args.input_format, signing_key=args.sign, clamp=clamp, lattice=args.lattice)
     from .ledger import checkpoint
 
     cp = checkpoint(ledger)

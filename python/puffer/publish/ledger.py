@@ -62,6 +62,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import LedgerError, ParameterError, ParameterTypeError, PufferIOError
+from ._files import fsync_dir
 from .digest import output_state
 from .signing import CHECKPOINT_DOMAIN, ENTRY_DOMAIN, PublicKey, SigningKey, as_public_key, as_signing_key
 from .unitsets import load_units
@@ -106,17 +107,15 @@ def checkpoint_path(ledger: str | os.PathLike[str]) -> str:
     return os.path.abspath(os.fspath(ledger)) + ".checkpoint"
 
 
-def _fsync_dir(folder: str) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass  # not every file system can fsync a folder
-    finally:
-        os.close(fd)
+def _starting_worker() -> bool:
+    """True while a spawned or forkserver worker process (Dask's nannies, multiprocessing's
+    "spawn") re-runs the main script to start up: the flag multiprocessing itself checks to refuse
+    starting processes at that point (``spawn._check_not_importing_main``). A script without an
+    ``if __name__ == "__main__":`` guard would otherwise publish once more from every worker."""
+    import sys
+
+    mp = sys.modules.get("multiprocessing.process")   # not imported: no worker start-up under way
+    return mp is not None and bool(getattr(mp.current_process(), "_inheriting", False))
 
 
 def _split(data: bytes) -> tuple[list[bytes], bytes]:
@@ -214,7 +213,7 @@ def _write_checkpoint(path: str, cp: dict[str, Any]) -> None:
         finally:
             os.close(fd)
         os.replace(tmp, path)
-        _fsync_dir(folder)
+        fsync_dir(folder)
     except OSError as exc:
         with contextlib.suppress(OSError):
             os.remove(tmp)
@@ -285,7 +284,13 @@ class Ledger:
     # ------------------------------------------------------------------ checks
     def check_writable(self) -> None:
         """Refuse (PufferIOError) a ledger that cannot be appended to: a missing or read-only
-        folder, a read-only file, a folder at the path. Called before anything is published."""
+        folder, a read-only file, a folder at the path. Called before anything is published.
+        Also refused (ParameterError): a process that is re-running the main script while it
+        starts (a spawned Dask or multiprocessing worker; see :func:`_starting_worker`)."""
+        if _starting_worker():
+            raise ParameterError("ledger", self.path, "a release from the main process: this process is a worker "
+                                 "(Dask, multiprocessing) re-running the main script while it starts; put the "
+                                 "script's work under `if __name__ == \"__main__\":`")
         folder = os.path.dirname(self.path)
         if os.path.isdir(self.path):
             raise ParameterError("ledger", self.path, "a file, not a folder")
@@ -339,7 +344,7 @@ class Ledger:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             if created:
-                _fsync_dir(os.path.dirname(self.path))
+                fsync_dir(os.path.dirname(self.path))
             self._fd, self._depth = fd, 1
             yield self
         finally:

@@ -10,9 +10,10 @@ A :class:`NoisePlan` is resolved once from what the user calls the *mechanism*:
 * a calibrated :class:`puffer.mechanisms.Mechanism` (its noise, sensitivity and guarantee);
 * a framework file (``.toml``/``.json``, the schema ``puffer run`` reads: see
   :mod:`puffer.config.schema`) or its parsed dict: the mechanisms ``puffer run`` lists are
-  calibrated and the one named by ``select`` (a case-insensitive substring of the label;
-  default: the first row, Wasserstein with Laplace noise, the one ``puffer run`` releases with)
+  calibrated and the one named by ``select`` (a label, or a case-insensitive substring of exactly one)
   is used;
+  by default the one ``puffer run`` marks and releases with, the least noise among the rows that
+  give the file's target (:func:`puffer.mechanisms.best`);
 * a plain noise: a noise family instance or a ``(kind, params)`` tuple such as
   ``("laplace", {"b": 2.0})`` (no calibration, so the ledger records no guarantee).
 
@@ -215,7 +216,7 @@ def resolve(mechanism: Any, *, select: str | None = None) -> NoisePlan:
             raise ParameterError("select", select, "None when a Mechanism object is given")
         return _from_mechanism(mechanism, type(mechanism).__name__, "object")
     if isinstance(mechanism, (str, os.PathLike, dict)):
-        from ..config import build_framework, build_mechanisms, load_config, validate_config
+        from ..config import build_framework, build_mechanisms, load_config, markov_quilt_mechanisms, validate_config
 
         if isinstance(mechanism, dict):
             cfg, source = validate_config(mechanism), "dict"
@@ -224,14 +225,23 @@ def resolve(mechanism: Any, *, select: str | None = None) -> NoisePlan:
         if "release" in cfg:
             raise ParameterError("mechanism", source, "a framework file without a [release] table (the values "
                                  "to release come from the columns)")
-        todo = build_mechanisms(build_framework(cfg["model"]), cfg["target"])
+        fw = build_framework(cfg["model"])
+        todo = build_mechanisms(fw, cfg["target"]) + markov_quilt_mechanisms(fw, cfg["target"])
         labels = [lab for lab, _ in todo]
         if select is None:
-            label, make = todo[0]
+            from ..mechanisms.best import calibrate_rows, selection_target
+            from ..mechanisms.best import select as choose
+
+            rows = calibrate_rows(todo)
+            if all(isinstance(m, BaseException) for _, m in rows):
+                raise rows[0][1]
+            sel = choose(rows, selection_target(cfg["target"]))
+            return _from_mechanism(sel.mechanism, sel.label, source)
         else:
             if not isinstance(select, str):
                 raise ParameterTypeError("select", select, f"a string matching one of {labels}")
-            hits = [(lab, mk) for lab, mk in todo if select.lower() in lab.lower()]
+            hits = [(lab, mk) for lab, mk in todo if select.lower() == lab.lower()] or \
+                [(lab, mk) for lab, mk in todo if select.lower() in lab.lower()]
             if len(hits) != 1:
                 raise ParameterError("select", select, f"a substring of exactly one of {labels}")
             label, make = hits[0]
@@ -323,4 +333,5 @@ def as_columns(columns: Any) -> list[str]:
 
 
 def threads_arg(threads: Any) -> int | None:
+    """A validated ``threads=`` (None or an integer >= 1)."""
     return None if threads is None else V.threads(threads, lo=1)
