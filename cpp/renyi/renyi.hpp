@@ -78,9 +78,8 @@ double custom_shift_divergence(const LogPdfBatch& logpdf, bool symmetric, double
 
 // Certified upper bound on D_alpha(p(. - u) || p) from the claim |log p(x) - log p(y)| <= L |x - y|
 // alone (lipschitz.cpp): per-gap bounds between nodes, refined until they give a divergence within
-// rtol of the trapezoid rule's (10 rtol when max_nodes are used up; NumericalFailure beyond);
-// the claim is checked at every pair of neighbouring nodes (InvalidArgument "log_lipschitz"
-// when violated). The tails beyond a window that holds all but ~e^-40 of J - 1 are integrated as above.
+// rtol of the trapezoid rule's or max_nodes are used (the bound as it stands, looser); the claim
+// is checked at every pair of neighbouring nodes (InvalidArgument "log_lipschitz" when violated). The tails beyond a window that holds all but ~e^-40 of J - 1 are integrated as above.
 double custom_shift_divergence_lipschitz(const LogPdfBatch& logpdf, double alpha, double u, double L,
                                          double scale_hint, const double* breaks = nullptr, std::size_t n_breaks = 0,
                                          double rtol = 1e-3, std::size_t max_nodes = std::size_t{1} << 21);
