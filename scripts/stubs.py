@@ -43,6 +43,7 @@ PRECISE: dict[tuple[str, str], dict[str, str]] = {
     ("capacity.pyi", "restricted_renyi_poly"): {"-> dict:": "-> dict[str, typing.Any]:"},
     ("renyi.pyi", "custom_mass"): {"logpdf: collections.abc.Callable,": f"logpdf: {_LOGPDF},"},
     ("renyi.pyi", "custom_shift_divergence"): {"logpdf: collections.abc.Callable,": f"logpdf: {_LOGPDF},"},
+    ("renyi.pyi", "custom_shift_divergence_lipschitz"): {"logpdf: collections.abc.Callable,": f"logpdf: {_LOGPDF},"},
     ("profile.pyi", "custom_hockey_stick"): {"logpdf: collections.abc.Callable,": f"logpdf: {_LOGPDF},"},
 }
 _BARE = re.compile(r"(?<![\w.])(?:tuple|dict|list|collections\.abc\.Callable)(?![\w\[.])")

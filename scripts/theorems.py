@@ -23,7 +23,6 @@ from __future__ import annotations
 import ast
 import functools
 import importlib
-import os
 import re
 import subprocess
 import sys
@@ -210,9 +209,7 @@ def _closure(node: ast.AST, aliases: dict[str, str], helpers: dict[str, ast.AST]
 def _tests(root: Path | None = None) -> list[_Test]:
     """Every test function (``path::name``) and test method (``path::Class::name``) with the
     qualified names it refers to, through its file's helpers and fixtures (conftest.py included)."""
-    root = root or TESTS
-    if str(PKG.parent) not in sys.path:
-        sys.path.insert(0, str(PKG.parent))
+    root = root or TESTS   # names resolve through the installed puffer (a fresh clone's source tree has no core)
     out = []
     for path in sorted(root.rglob("test_*.py")):
         tree = ast.parse(path.read_text())
@@ -303,9 +300,9 @@ def command_problems(item: str, output: str) -> list[str]:
 
 def run_commands(scripts: set[Path]) -> dict[Path, str]:
     """The ``--quick`` output of each paper command (run side by side)."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(PKG.parent), os.environ.get("PYTHONPATH")]))}
+    # the installed puffer (the source tree has no compiled core on a fresh clone)
     procs = {p: subprocess.Popen([sys.executable, str(p), "--quick"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                 text=True, env=env, cwd=ROOT) for p in sorted(scripts) if p.is_file()}
+                                 text=True, cwd=ROOT) for p in sorted(scripts) if p.is_file()}
     out = {}
     for p, proc in procs.items():
         stdout, stderr = proc.communicate()

@@ -131,8 +131,3 @@ class Interrupter:
         assert self._sent is not None
         return cpu_seconds() - self._sent
 
-
-# Dask's connection and start-up timeouts (dask.config.set(DASK_PATIENT)) detect a dead cluster,
-# not a slow one: worker processes that import numpy, distributed and puffer start in seconds
-# alone and in minutes on a loaded machine.
-DASK_PATIENT = {"distributed.comm.timeouts.connect": "900s", "distributed.comm.timeouts.tcp": "900s"}

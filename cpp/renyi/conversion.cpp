@@ -58,7 +58,7 @@ double gamma_at(double alpha, double t2, double K_log, double delta, double* t1_
 // lambda t^alpha) and M = sup_{t>=0} ((1 - b) t - lambda t^alpha), the choice a = max(A1, M - gamma)
 // satisfies (t - gamma)_+ <= a + b t + lambda t^alpha for all t >= 0, so
 // E[(T - gamma)_+] <= a + b + lambda K <= delta as soon as A1 + b + lambda K <= delta and
-// gamma >= M + A1 + b + lambda K - delta. Returns that gamma (rounded up), or inf when the point
+// gamma >= M + b + lambda K - delta. Returns that gamma (rounded up), or inf when the point
 // is infeasible. Every (t2, lambda) gives a valid gamma; the optimiser only makes it small.
 double gamma_dual(double alpha, double t2, double lambda, double K_up, double delta) {
   const double am1 = alpha - 1.0;
@@ -83,9 +83,9 @@ double gamma_dual(double alpha, double t2, double lambda, double K_up, double de
   const double err_s = 8.0 * kEps * (std::fabs(A1) + std::fabs(b) + lk);
   if (!(S + err_s <= delta)) return kInf;
   const double M = sup_concave(1.0 - b);
-  const double G = M + S - delta;
+  const double G = M + b + lk - delta;
   if (!std::isfinite(G)) return kInf;
-  return round_up(G + err_s + 8.0 * kEps * (std::fabs(M) + delta), 2);
+  return round_up(G + err_s + 8.0 * kEps * (std::fabs(M) + std::fabs(b) + lk + delta), 2);
 }
 
 // The least certified gamma over lambda for a fixed t2. Feasibility, A1 + b + lambda K <= delta,

@@ -24,7 +24,9 @@ Exit codes (also in the README):
       wrongly signed entry, entries cut off the end of a checkpoint (the
       message names the entry)
 130   interrupted (Ctrl-C)
-143   terminated (SIGTERM)
+141   the reader of the output went away (a broken pipe, e.g. ``| head``): quiet
+143   terminated (SIGTERM), at any moment (also during an import; before
+      start-up ends, the signal's own status, which shells report as 143)
 ====  ===========================================================================
 """
 from __future__ import annotations
@@ -41,7 +43,7 @@ if TYPE_CHECKING:
     from .mechanisms._base import Mechanism
 
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_INPUT, EXIT_NUMERIC, EXIT_INTERRUPT = 0, 1, 2, 3, 4, 130
-EXIT_IO, EXIT_LEDGER, EXIT_TERM = 6, 7, 143
+EXIT_IO, EXIT_LEDGER, EXIT_PIPE, EXIT_TERM = 6, 7, 141, 143
 
 DEMO = {
     "name": "household activity: 2-state Markov chain (away/home), T = 48 half-hours, 8 x 8 prior grid",
@@ -87,18 +89,9 @@ def run(config: dict[str, Any], out: Any = None, *, as_json: bool = False) -> in
         return _run(config, out, as_json=as_json)
 
 
-def selection_target(target: dict[str, Any]) -> dict[str, Any]:
-    """The target the least-noise row is chosen for: (eps, delta)-PP when the file gives delta, else
-    (alpha, eps)-RPP when it gives alpha, else eps-PP (the rows for the other targets are listed too)."""
-    t = {"eps": target["eps"], "delta": target.get("delta"), "alpha": None}
-    if t["delta"] is None:
-        t["alpha"] = target.get("alpha")
-    return t
-
-
 def _run(config: dict[str, Any], out: Any = None, *, as_json: bool = False) -> int:
     from .config import build_framework, build_mechanisms, markov_quilt_mechanisms, validate_config
-    from .mechanisms.best import calibrate_rows, select, target_text
+    from .mechanisms.best import calibrate_rows, select, selection_target, target_text
 
     out = sys.stdout if out is None else out
     config = validate_config(config)
@@ -223,7 +216,7 @@ def _parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="puffer", description="Calibrated noise for Pufferfish privacy.",
                                      epilog="exit codes: 0 ok, 1 internal error, 2 usage, 3 bad input, "
                                             "4 numerical failure / unbounded sensitivity, 6 I/O failure, 7 ledger "
-                                            "verification failed, 130 interrupted, 143 terminated")
+                                            "verification failed, 130 interrupted, 141 broken pipe, 143 terminated")
     parser.add_argument("--version", action="version", version=f"puffer {__version__}")
     sub = parser.add_subparsers(dest="cmd", required=True)
     d = sub.add_parser("demo", help="run the built-in correlated-data example")
@@ -274,8 +267,95 @@ class _Terminated(BaseException):
     """SIGTERM, raised in the main thread so that a release cleans up as on Ctrl-C."""
 
 
-def _on_term(signum: int, frame: Any) -> None:
-    raise _Terminated()
+class _Signals:
+    """SIGTERM -> :class:`_Terminated` and SIGINT -> ``KeyboardInterrupt`` in the main thread, raised
+    at the first moment that is safe:
+
+    * never inside an import: an exception raised while a library initialises is swallowed or
+      garbled by it (SIGTERM during the lazy pandas import ended in exit 1 with an AttributeError
+      traceback, or in a release finishing with exit 0); the signal is remembered and raised
+      within 10 ms of the import's end (a SIGALRM timer polls);
+    * once: a second signal during the clean-up the first one started is ignored.
+
+    ``received`` (the first signal's number) maps any exception that follows to 143 / 130."""
+
+    def __init__(self) -> None:
+        self.received: int | None = None
+        self._deferred: int | None = None
+        self._old: dict[int, Any] = {}
+
+    def install(self) -> None:
+        import signal
+
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            self._old[sig] = signal.signal(sig, self._handler)
+
+    def restore(self) -> None:
+        import signal
+
+        if signal.SIGALRM in self._old:  # only a deferred signal arms the timer (a caller's stays untouched)
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        for sig, old in self._old.items():
+            signal.signal(sig, old)
+        self._old.clear()
+
+    def _poll_soon(self) -> None:
+        import signal
+
+        if signal.SIGALRM not in self._old:
+            self._old[signal.SIGALRM] = signal.signal(signal.SIGALRM, self._handler)
+        signal.setitimer(signal.ITIMER_REAL, 0.01)
+
+    @staticmethod
+    def _importing(frame: Any) -> bool:
+        while frame is not None:
+            if frame.f_code.co_filename.startswith("<frozen importlib._bootstrap"):
+                return True
+            frame = frame.f_back
+        return False
+
+    def _handler(self, signum: int, frame: Any) -> None:
+        import signal
+
+        if signum == signal.SIGALRM:
+            if self._deferred is None:
+                return
+            signum = self._deferred
+        elif self.received is not None or self._deferred is not None:
+            return  # the first signal is being handled: ignore repeats during its clean-up
+        if self._importing(frame):
+            self._deferred = signum
+            self._poll_soon()
+            return
+        self._deferred = None
+        self.received = signum
+        if signum == signal.SIGTERM:
+            raise _Terminated()
+        raise KeyboardInterrupt()
+
+
+def _say(msg: str) -> None:
+    """A line on stderr; a closed stderr (a broken pipe) is not an error of its own."""
+    try:
+        print(msg, file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
+
+
+def _quiet_stdout() -> None:
+    """After a broken pipe: point stdout at /dev/null, so that the interpreter's final flush
+    does not print "Exception ignored ... BrokenPipeError"."""
+    import os
+
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return  # not a real file (tests capture stdout)
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, fd)
+    finally:
+        os.close(null)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -284,31 +364,37 @@ def main(argv: list[str] | None = None) -> int:
 
     from .errors import LedgerError, NumericalError, PufferError, PufferIOError, UnboundedSensitivityError
 
-    old = None
+    sigs = _Signals()
     if threading.current_thread() is threading.main_thread():
-        old = signal.signal(signal.SIGTERM, _on_term)
+        sigs.install()
     try:
         argv = sys.argv[1:] if argv is None else list(argv)
         args = _parser(argv).parse_args(argv)  # exits with 2 on usage errors
         return _dispatch(args)
     except LedgerError as exc:
-        print(f"puffer: error: {exc}", file=sys.stderr)
+        _say(f"puffer: error: {exc}")
         return EXIT_LEDGER
     except PufferIOError as exc:
-        print(f"puffer: error: {exc}", file=sys.stderr)
+        _say(f"puffer: error: {exc}")
         return EXIT_IO
-    except _Terminated:
-        print("puffer: terminated", file=sys.stderr)
-        return EXIT_TERM
     except (NumericalError, UnboundedSensitivityError) as exc:
-        print(f"puffer: error: {exc}", file=sys.stderr)
+        _say(f"puffer: error: {exc}")
         return EXIT_NUMERIC
     except PufferError as exc:
-        print(f"puffer: error: {exc}", file=sys.stderr)
+        _say(f"puffer: error: {exc}")
         return EXIT_INPUT
-    except KeyboardInterrupt:
-        print("puffer: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPT
+    except BrokenPipeError:
+        # the reader went away (`puffer ledger show --json L | head`): quiet, as `cat` is
+        _quiet_stdout()
+        return EXIT_PIPE
+    except BaseException as exc:
+        # a signal arrived (also if a library turned it into another exception): its exit code
+        if sigs.received == signal.SIGTERM or isinstance(exc, _Terminated):
+            _say("puffer: terminated")
+            return EXIT_TERM
+        if sigs.received == signal.SIGINT or isinstance(exc, KeyboardInterrupt):
+            _say("puffer: interrupted")
+            return EXIT_INTERRUPT
+        raise
     finally:
-        if old is not None:
-            signal.signal(signal.SIGTERM, old)
+        sigs.restore()

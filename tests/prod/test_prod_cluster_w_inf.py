@@ -19,21 +19,7 @@ import puffer.spark as pspark
 from puffer.errors import ClusterError, ParameterTypeError
 from puffer.models import markov_chain
 from puffer.publish.engines.w_inf import _plan
-from timing import DASK_PATIENT, cpu_seconds
-
-
-@pytest.fixture(scope="module")
-def client():
-    import dask
-    from distributed import Client, LocalCluster
-
-    with dask.config.set(DASK_PATIENT):
-        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                               memory_limit="2GiB")
-        c = Client(cluster)
-        yield c
-        c.close()
-        cluster.close()
+from timing import cpu_seconds
 
 
 def test_plan_covers_every_cell_once():
@@ -63,6 +49,12 @@ def test_bad_engine_is_refused():
         pspark.w_inf(FW_ONE, object())
     with pytest.raises(ParameterTypeError, match="fw"):
         pspark.w_inf("not a framework", object())
+    # the message names the value and its type (it said "'NoneType' (type str)", issue 30)
+    with pytest.raises(ParameterTypeError, match=r"^parameter 'client' = None \(type NoneType\): expected a "
+                                                 r"distributed\.Client$"):
+        pdask.w_inf(FW_ONE, None)
+    with pytest.raises(ParameterTypeError, match=r"^parameter 'fw' = 42 \(type int\): expected a MarkovChainFramework"):
+        pdask.w_inf(42, None)
 
 
 def test_killed_worker_gives_the_same_result_or_a_clear_error(client):

@@ -22,7 +22,7 @@ from puffer import cli
 from puffer.errors import LedgerError, ParameterError, ParameterTypeError
 
 N = 1_000_000
-KEY = bytes(range(100, 132))  # a 256-bit test key given as bytes
+KEY = hashlib.sha256(b"puffer test release key").digest()  # a 256-bit test key given as bytes
 
 
 def stream(entry, column, key=KEY):
@@ -193,13 +193,15 @@ def test_int64_beyond_2_53_is_refused_in_files(tmp_path):
     src = tmp_path / "in.parquet"
     pq.write_table(pa.table({"n": pa.array([3, -(2**53), 2**62 + 1], pa.int64()),
                              "u": pa.array([0, 2**53 + 2, 1], pa.uint64())}), src)
+    # (a scale of 4096 = 2048 float spacings at 2^53: above the data's resolution, puffer.publish.values)
+    wide = ("laplace", {"b": 4096.0})
     for col, want in (("n", "4611686018427387905 at row 2"), ("u", "9007199254740994 at row 1")):
         with pytest.raises(ParameterError, match=want):
-            pio.noise_file(src, tmp_path / "o.parquet", [col], ("laplace", {"b": 1.0}), key=KEY, batch_size=2)
+            pio.noise_file(src, tmp_path / "o.parquet", [col], wide, key=KEY, batch_size=2)
         assert not (tmp_path / "o.parquet").exists()
     ok = tmp_path / "ok.parquet"
     pq.write_table(pa.table({"n": pa.array([3, -(2**53), 2**53], pa.int64())}), ok)
-    pio.noise_file(ok, tmp_path / "o.parquet", ["n"], ("laplace", {"b": 1.0}), key=KEY)
+    pio.noise_file(ok, tmp_path / "o.parquet", ["n"], wide, key=KEY)
     assert pq.read_table(tmp_path / "o.parquet").column("n").type == pa.float64()
 
 

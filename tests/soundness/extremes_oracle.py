@@ -47,6 +47,19 @@ def log_z(kind: str, sh: dict) -> mp.mpf:
     return -mp.log(2) - mp.loggamma(1 + 1 / b)
 
 
+def _lsinh(x: mp.mpf) -> mp.mpf:
+    """log sinh(x), x > 0, without exponentials of huge arguments (mpmath would compute log 2 to
+    as many digits as x has)."""
+    if x > 1e4:
+        return x - mp.log(2)
+    return mp.log(mp.sinh(x))
+
+
+def _exp_rel(v: mp.mpf) -> mp.mpf:
+    """exp(v) for v <= 0, 0 below e^-10000 (far below every tolerance)."""
+    return mp.exp(v) if v > -1e4 else mp.mpf(0)
+
+
 def _md_folded(kind: str, sh: dict, y: mp.mpf, c: mp.mpf) -> tuple[mp.mpf, mp.mpf]:
     """m(y), d(y) of the folded form, free of cancellation."""
     if kind == "t":
@@ -130,12 +143,12 @@ def _integrate(ell, guess: float, scale: float, lo, kinks: list, hi=mp.inf) -> m
             # a power-law tail (Student k = 1.05) decays exponentially
             a, sgn = (p, 1) if q == mp.inf else (q, -1)
             r0 = max(abs(a - X), mp.mpf(1))
-            v, e = mp.quad(lambda x: mp.exp(ell(x) - M), sorted([a, a + sgn * r0]), error=True, maxdegree=10)
-            v2, e2 = mp.quad(lambda t: mp.exp(ell(a + sgn * mp.exp(t)) - M + t), [mp.log(r0), mp.inf],
-                             error=True, maxdegree=10)
+            v, e = mp.quad(lambda x: _exp_rel(ell(x) - M), sorted([a, a + sgn * r0]), error=True, maxdegree=10)
+            v2, e2 = mp.quad(lambda t: _exp_rel(ell(a + sgn * mp.exp(t)) - M + t) if t < 1e4 else mp.mpf(0),
+                             [mp.log(r0), mp.inf], error=True, maxdegree=10)
             v, e = v + v2, e + e2
         else:
-            v, e = mp.quad(lambda x: mp.exp(ell(x) - M), [p, q], error=True, maxdegree=10)
+            v, e = mp.quad(lambda x: _exp_rel(ell(x) - M), [p, q], error=True, maxdegree=10)
         total += v
         err += e
     if not err <= mp.mpf(10) ** -22 * total:
@@ -163,7 +176,7 @@ def divergence(fam: str, sh: dict, alpha: float, u: float) -> mp.mpf:
             m, d = _md_folded(kind, sh, y, c)
             if not d > 0:
                 return -mp.inf
-            return lz + m + mp.log(4) + mp.log(mp.sinh(a * d)) + mp.log(mp.sinh(b1 * d))
+            return lz + m + mp.log(4) + _lsinh(a * d) + _lsinh(b1 * d)
         logJm1 = _integrate(ell, 1.0, 1.0, mp.mpf(0), [c] if kind == "gg" else [])
         return mp.log1p(mp.exp(logJm1)) / b1
     # u > 1: the definition in t = x - u, with the large part of (1 - alpha) h(t + u) taken out

@@ -41,7 +41,9 @@ def shape(kind: str, s: float, A: float, w: float, phi: float = 0.0):
             x = np.asarray(x, dtype=np.float64)
             return -np.abs(x) / s + np.log1p(A * np.cos(w * x + phi)) - lz
 
-        def mlp(x, lz_mp=mp.log(2 * s * (1 + A * mp.cos(phi) / (1 + (w * s) ** 2)))):
+        lz_mp = mp.log(2 * s * (1 + A * mp.cos(phi) / (1 + (w * s) ** 2)))
+
+        def mlp(x):
             return -abs(x) / s + mp.log1p(A * mp.cos(w * x + phi)) - lz_mp
         return lp, mlp, 1 / s + A * w / math.sqrt(1 - A * A), phi == 0.0
     if kind == "sine":
@@ -61,7 +63,9 @@ def shape(kind: str, s: float, A: float, w: float, phi: float = 0.0):
         x = np.asarray(x, dtype=np.float64)
         return -np.abs(x) / s + A * np.cos(w * x) - lz
 
-    def mlp(x, lz_mp=mp.log(Z)):
+    lz_mp = mp.log(Z)
+
+    def mlp(x):
         return -abs(x) / s + A * mp.cos(w * x) - lz_mp
     return lp, mlp, 1 / s + A * w, True
 

@@ -9,17 +9,15 @@ Truths: the definition integrated by mpmath at 40 digits, one period at a time
 is integrated on the spot). A declared L that is too small is an error, not a warning."""
 import json
 import math
-from pathlib import Path
 
 import mpmath as mp
 import numpy as np
+import oscillating_oracle as O  # tests/soundness: on sys.path (pytest rootdir-less import)
 import pytest
 
 import puffer
 from puffer.noise import Custom
 from puffer.noise.custom import LIPSCHITZ_RTOL
-
-import oscillating_oracle as O  # noqa: E402  (tests/soundness on the path via conftest's tests/)
 
 TRUTH = json.loads(O.TRUTH_FILE.read_text())["truth"] if O.TRUTH_FILE.exists() else {}
 

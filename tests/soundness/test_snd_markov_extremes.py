@@ -99,7 +99,7 @@ def _exact_dagwm_eps(fw, k, T, alpha):
 
 # seeds whose chain the old plan builder got wrong (DAGWM above or below the exact value, or
 # Theorem 2 off), and two it got right
-SEEDS = [3, 5, 9, 11, 16, 18, 0, 1]
+SEEDS = [0, 2, 5, 6, 7, 12, 18, 3]
 
 
 @pytest.mark.slow
@@ -146,7 +146,8 @@ def test_group_factor_in_log_space(n, eps):
     if exact > mp.mpf(np.finfo(np.float64).max):
         assert got == math.inf
     else:
-        assert exact <= got <= exact * (1 + 1e-12), (n, eps, got, exact)
+        # log space: the rounding of eps n (~1e3) is allowed for, 8 eps (eps n + 1) relative
+        assert exact <= got <= max(exact * (1 + 1e-11), 1e-320), (n, eps, got, exact)
 
 
 @pytest.mark.parametrize("selector", [lambda: A.Identity(), lambda: A.RecordFilter(["a"]),

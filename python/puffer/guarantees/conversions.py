@@ -36,15 +36,6 @@ __all__ = ["METHODS", "single", "cite"]
 #: the conversion methods ``to_pp(delta, method=...)`` accepts
 METHODS = ("best", "prop2.2", "cks", "optimal")
 
-_REFS = {
-    "prop2.2": Ref("pierquin2024", "Prop 2.2"),
-    "cks": Ref("canonne2020", "Prop 12"),
-    "optimal": Ref("asoodeh2021", "optimal RDP to (eps, delta) conversion",
-                   "single order, certified by a Lagrange dual bound"),
-    "pure": Ref("pierquin2024", "Def 2.2", "(inf, eps)-RPP is eps-PP"),
-}
-
-
 def check_method(method: object) -> str:
     """A validated conversion ``method=`` (one of ``METHODS``)."""
     if method not in METHODS:
@@ -53,8 +44,18 @@ def check_method(method: object) -> str:
 
 
 def cite(used: str) -> Ref:
-    """The reference of a conversion by the name :func:`single` returns."""
-    return _REFS[used]
+    """The reference of a conversion by the name :func:`single` returns.
+
+    >>> str(cite("cks"))
+    'Canonne et al. 2020, Prop 12'
+    """
+    return {
+        "prop2.2": Ref("pierquin2024", "Prop 2.2"),
+        "cks": Ref("canonne2020", "Prop 12"),
+        "optimal": Ref("asoodeh2021", "optimal RDP to (eps, delta) conversion",
+                       "single order, certified by a Lagrange dual bound"),
+        "pure": Ref("pierquin2024", "Def 2.2", "(inf, eps)-RPP is eps-PP"),
+    }[used]
 
 
 def _prop22(alpha: float, e: float, delta: float) -> float:

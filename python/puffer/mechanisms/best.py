@@ -36,12 +36,14 @@ from typing import TYPE_CHECKING, Any
 
 from .. import _validate as V
 from ..errors import ParameterError, ParameterTypeError, PufferError
+from ..guarantees import Provenance
+from ..refs import Ref
 
 if TYPE_CHECKING:
     from ..framework import Framework
     from ._base import Mechanism
 
-__all__ = ["best", "select", "Candidate", "Selection", "noise_loss", "meets"]
+__all__ = ["best", "select", "selection_target", "Candidate", "Selection", "noise_loss", "meets"]
 
 LOSSES = ("variance", "abs")
 
@@ -120,6 +122,16 @@ def _noise_text(noise: Any) -> str:
     return s if d == 1 else f"{s} x {d}"
 
 
+def selection_target(target: dict[str, Any]) -> dict[str, Any]:
+    """The target a framework file's least-noise row is chosen for (``puffer run``, ``puffer noise``):
+    (eps, delta)-PP when the file gives delta, else (alpha, eps)-RPP when it gives alpha, else eps-PP
+    (the rows for the other targets are listed too)."""
+    t = {"eps": target["eps"], "delta": target.get("delta"), "alpha": None}
+    if t["delta"] is None:
+        t["alpha"] = target.get("alpha")
+    return t
+
+
 def target_text(t: dict[str, Any]) -> str:
     if t.get("delta") is not None:
         return f"({t['eps']:g}, {t['delta']:g})-PP"
@@ -173,7 +185,8 @@ def meets(guarantee: Any, target: dict[str, Any]) -> tuple[bool, str]:
     eps, delta, alpha = target["eps"], target.get("delta"), target.get("alpha")
     tol = eps * 1e-12   # the targets' own rounding (a calibration meets eps to the last few ulps)
     if isinstance(guarantee, ApproxRPP) and math.isinf(guarantee.alpha):
-        guarantee = PP(guarantee.eps, guarantee.delta)          # Prop C.1
+        # (inf, eps, delta)-approximate RPP gives (eps, delta)-PP (Pierquin et al. 2024, Prop C.1)
+        guarantee = PP(guarantee.eps, guarantee.delta, Provenance().cite(Ref("pierquin2024", "Prop C.1")))
     if isinstance(guarantee, PP):
         if guarantee.eps > eps + tol:
             return False, f"its eps {guarantee.eps:.4g} > {eps:g}"

@@ -855,8 +855,8 @@ class MarkovChainFramework(Framework):
         positive mass with relative error ~T eps however small (no underflow), so W_inf never
         loses a tail atom. Memory grows like T^1.5 (checkpointed passes; :meth:`cost` gives the
         peak, e.g. ~0.6 GB for T = 17,520, k = 2 on 2 threads). ``progress``: None (a bar on
-        stderr once the job has run a second, when stderr is a terminal), True, False or a
-        callable ``f(done, total)`` (units: priors x positions). Ctrl-C stops the computation
+        a terminal once the job has run a second; into a pipe or a log file a plain line every
+        5 s), True, False or a callable ``f(done, total)`` (units: priors x positions). Ctrl-C stops the computation
         within ~0.1 s (KeyboardInterrupt). Memory is estimated first and a request that cannot
         fit is refused with the estimate in GiB.
 

@@ -174,7 +174,7 @@ def _table_columns(t: Any, names: list[str]) -> dict[str, np.ndarray]:
     elif hasattr(t, "columns") and hasattr(t, "__getitem__"):      # pandas DataFrame
         have = [str(c) for c in t.columns]
     else:
-        raise ParameterTypeError("traces", type(t).__name__, "a 2-D array, a pandas DataFrame, a pyarrow Table or "
+        raise ParameterTypeError("traces", t, "a 2-D array, a pandas DataFrame, a pyarrow Table or "
                                  "a Parquet / CSV path")
     for c in names:
         if c not in have:

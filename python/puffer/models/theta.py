@@ -236,7 +236,7 @@ def _fit_of(fw: Any) -> Any:
     from . import MarkovChainFramework
 
     if not isinstance(fw, MarkovChainFramework):
-        raise ParameterTypeError("fw", type(fw).__name__, "a MarkovChainFramework from puffer.models.fit_markov")
+        raise ParameterTypeError("fw", fw, "a MarkovChainFramework from puffer.models.fit_markov")
     if fw.fit is None:
         raise ParameterError("fw", fw.name, "a framework fitted by puffer.models.fit_markov (its credible box)")
     if np.isnan(fw.fit.lower).any():

@@ -37,8 +37,10 @@ def write_new(path: str, data: bytes, mode: int, what: str) -> None:
         if os.write(fd, data) != len(data):
             raise OSError(28, "short write (disk full?)")
         os.fsync(fd)
-    except OSError as exc:
+    except BaseException as exc:  # a full disk, or a signal: no partial file is left
         os.close(fd)
         os.unlink(path)
-        raise PufferIOError(path, f"writing the {what}", exc.strerror or exc) from None
+        if isinstance(exc, OSError):
+            raise PufferIOError(path, f"writing the {what}", exc.strerror or type(exc).__name__) from None
+        raise
     os.close(fd)

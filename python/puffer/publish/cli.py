@@ -45,8 +45,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--select", help="which mechanism of the file (a substring of its label; default: the one "
                                     "`puffer run` marks, the least noise for the file's target)")
     rng = p.add_mutually_exclusive_group()
-    rng.add_argument("--key", help="key file written by `puffer keygen` (default: fresh OS entropy; the release "
-                                   "then cannot be re-run)")
+    rng.add_argument("--key", metavar="PATH", help="the path of a key file written by `puffer keygen`, never the "
+                                                    "key itself (default: fresh OS entropy; the release then cannot "
+                                                    "be re-run)")
     rng.add_argument("--secure", action="store_true", help="exact lattice noise from OS entropy (no key)")
     rng.add_argument("--seed", type=int, help=argparse.SUPPRESS)  # refused with an explanation
     p.add_argument("--sign", metavar="PATH", help="sign the ledger entries and checkpoint with this Ed25519 key "

@@ -38,6 +38,7 @@ import numpy as np
 
 from ..errors import ParameterError
 from .plan import NoisePlan, add_rows
+from .values import check_floats
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -124,11 +125,13 @@ class ColumnNoise:
 
     def __init__(self, plan: NoisePlan, *, streams: dict[str, Any] | None = None,
                  secure: SecureNoise | str | None = None, granularity: float | None = None,
-                 threads: int | None = None, post: tuple[PostStep, ...] = ()) -> None:
+                 threads: int | None = None, post: tuple[PostStep, ...] = (), scale: float | None = None,
+                 allow_unnoised: bool = False) -> None:
         if secure is not None and not isinstance(secure, SecureNoise) and secure != "os":
             raise ParameterError("secure", secure, "None, 'os' or a SecureNoise")
         self.plan, self.streams, self.secure = plan, streams, secure
         self.granularity, self.threads, self.post = granularity, threads, tuple(post)
+        self.scale, self.allow_unnoised = scale, allow_unnoised
 
     def __repr__(self) -> str:
         how = "keyed" if self.secure is None else f"secure ({self.secure!r})"
@@ -137,7 +140,13 @@ class ColumnNoise:
     def add(self, values: NDArray[Any], column: str, rows: Any, valid: NDArray[np.bool_] | None = None
             ) -> NDArray[np.floating[Any]]:
         """``values`` plus the noise of positions ``rows`` (the first position, or int64
-        positions), then the post-processing steps. A new array; 0 where ``valid`` is False."""
+        positions), then the post-processing steps. A new array; 0 where ``valid`` is False.
+        The values are checked first (:func:`puffer.publish.values.check_floats`: within 2^53,
+        and the noise above their resolution unless ``allow_unnoised``)."""
+        v = np.asarray(values)
+        if v.dtype.kind == "f":
+            check_floats(v, column, rows, scale=None if self.plan.kind is None else self.scale,
+                         allow_unnoised=self.allow_unnoised)
         out = self._noisy(values, column, rows, valid)
         for step in self.post:
             out = step(out, column)

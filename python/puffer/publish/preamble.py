@@ -34,7 +34,7 @@ from .ledger import Ledger
 from .noise import ColumnNoise, PostStep, SecureNoise
 from .options import PublishOptions
 from .plan import NoisePlan, as_columns, resolve
-from .units import UnitSpec, unit_spec
+from .units import UnitSpec, check_order_type, check_unit_type, unit_spec
 from .unitsets import UnitHasher, unit_hasher
 
 if TYPE_CHECKING:
@@ -67,6 +67,16 @@ def framework_description(mechanism: Any, plan: NoisePlan) -> Any:
                            "priors": len(fw.thetas), "secrets": len(fw.secrets),
                            "secret_pairs": len(getattr(fw, "pairs", ())), "dim": int(fw.dim)}
     return json.loads(json.dumps(desc, default=str))
+
+
+def _noise_scale(plan: NoisePlan) -> float | None:
+    """The noise's scale (for the resolution check of :mod:`puffer.publish.values`), or None."""
+    if plan.kind is None:
+        return None
+    s = plan.describe().get("scale")
+    if s is None:
+        s = plan.params.get("scale")
+    return None if s is None else float(s)
 
 
 @dataclass
@@ -103,19 +113,31 @@ class Prepared:
                              post_processing=[p.describe() for p in self.post], units=units,
                              unit_hasher=self.hasher, is_busy=is_busy)
 
+    def check_input_types(self, type_of: Any) -> None:
+        """The declared types of the input's unit and order columns (``type_of(name)``: an Arrow
+        type, or a pandas/numpy dtype), before any work (:func:`puffer.publish.units.check_unit_type`,
+        :func:`~puffer.publish.units.check_order_type`); each engine calls it once it has the schema."""
+        if self.spec.column is not None:
+            check_unit_type(type_of(self.spec.column), self.spec.column)
+        if self.spec.order is not None:
+            check_order_type(type_of(self.spec.order), self.spec.order)
+
     def noise(self, rel: Release, *, threads: int | None, positional_secure: bool) -> ColumnNoise:
         """The noise of release ``rel`` (picklable, light: ship it to workers). Secure mode:
         ``positional_secure`` (Spark/Dask) keys lattice noise per block of positions
         (:class:`~puffer.publish.noise.SecureNoise`); the file engine draws it in row order."""
         o = self.options
         wplan = self.plan.for_workers(secure=o.secure, granularity=o.granularity)
+        scale, unnoised = _noise_scale(self.plan), o.allow_unnoised
         if not o.secure:
             streams = None if wplan.kind is None else rel.streams(self.columns)
-            return ColumnNoise(wplan, streams=streams, threads=threads, post=self.post)
+            return ColumnNoise(wplan, streams=streams, threads=threads, post=self.post, scale=scale,
+                               allow_unnoised=unnoised)
         secure: SecureNoise | str | None = None
         if wplan.kind is not None:
             secure = SecureNoise(wplan, o.granularity) if positional_secure else "os"
-        return ColumnNoise(wplan, secure=secure, granularity=o.granularity, threads=threads, post=self.post)
+        return ColumnNoise(wplan, secure=secure, granularity=o.granularity, threads=threads, post=self.post,
+                           scale=scale, allow_unnoised=unnoised)
 
 
 def prepare(mechanism: Any, columns: Any, options: PublishOptions, *, default_ledger: str,

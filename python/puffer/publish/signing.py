@@ -25,6 +25,7 @@ from typing import Any
 
 from ..errors import ParameterError, ParameterTypeError, PufferIOError
 from ._files import fsync_dir, write_new
+from .keys import shown_path
 
 __all__ = ["SigningKey", "PublicKey", "signing_keygen", "load_signing_key", "load_public_key", "as_signing_key",
            "as_public_key", "ENTRY_DOMAIN", "CHECKPOINT_DOMAIN", "signing_key_id"]
@@ -167,23 +168,24 @@ def signing_keygen(path: str | os.PathLike[str]) -> SigningKey:
 
 
 def _read(path: str, what: str, private: bool) -> bytes:
+    shown = shown_path(path) if private else path  # a private key's PEM given as the path is never echoed
     try:
         st = os.stat(path)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         hint = " (create one with `puffer keygen --signing PATH`)" if private else ""
-        raise ParameterError(what, path, f"an existing {'signing' if private else 'public'} key file{hint}") from None
+        raise ParameterError(what, shown, f"an existing {'signing' if private else 'public'} key file{hint}") from None
     except OSError as exc:
-        raise PufferIOError(path, f"reading the {what}", exc.strerror or exc) from None
+        raise PufferIOError(shown, f"reading the {what}", exc.strerror or exc) from None
     if not stat.S_ISREG(st.st_mode):
-        raise ParameterError(what, path, "a regular key file")
+        raise ParameterError(what, shown, "a regular key file")
     if private and st.st_mode & 0o077:
-        raise ParameterError(what, path, f"a signing key file only its owner can access (mode is "
-                             f"{oct(st.st_mode & 0o777)}; run `chmod 600 {path}`)")
+        raise ParameterError(what, shown, f"a signing key file only its owner can access (mode is "
+                             f"{oct(st.st_mode & 0o777)}; run `chmod 600` on it)")
     try:
         with open(path, "rb") as fh:
             return fh.read(1 << 16)
     except OSError as exc:
-        raise PufferIOError(path, f"reading the {what}", exc.strerror or exc) from None
+        raise PufferIOError(shown, f"reading the {what}", exc.strerror or exc) from None
 
 
 def load_signing_key(path: str | os.PathLike[str]) -> SigningKey:
@@ -198,7 +200,7 @@ def load_signing_key(path: str | os.PathLike[str]) -> SigningKey:
     except (ValueError, TypeError):  # the parser's message is not shown: it may quote key bytes
         private = None
     if not isinstance(private, _crypto().Ed25519PrivateKey):
-        raise ParameterError("signing_key", p, "an unencrypted Ed25519 private key in PEM (written by `puffer "
+        raise ParameterError("signing_key", shown_path(p), "an unencrypted Ed25519 private key in PEM (written by `puffer "
                              "keygen --signing PATH`)")
     return SigningKey(private, os.path.abspath(p))
 
