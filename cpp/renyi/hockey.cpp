@@ -13,14 +13,17 @@
 #include "common/errors.hpp"
 #include "common/parallel.hpp"
 #include "common/rounding.hpp"
+#include "renyi/log_terms.hpp"
 #include "renyi/logquad.hpp"
 
 namespace puffer::renyi {
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kEps = std::numeric_limits<double>::epsilon();
+using detail::kEps;
+using detail::kInf;
+using detail::kLn2;
+using detail::kLn4;
 constexpr double kSqrt1_2 = 0.70710678118654752440;
 constexpr double kLog2Pi = 1.83787706640934548356;
 
@@ -114,8 +117,7 @@ struct Centred {
       }
       case 3: {  // logistic, h = -2 log cosh(x/2)
         const double A = 0.5 * (y + c), B = 0.5 * (y - c);
-        auto lcosh = [](double x) { const double a = std::fabs(x); return a + std::log1p(std::exp(-2.0 * a)) - 0.69314718055994530942; };
-        m = -(lcosh(A) + lcosh(B));
+        m = -(detail::lcosh(A) + detail::lcosh(B));
         if (y <= 40.0 && c <= 40.0) d = std::log1p(2.0 * std::sinh(0.5 * y) * std::sinh(0.5 * c) / std::cosh(B));
         else d = std::min(y, c) + std::log1p(std::exp(-2.0 * std::fabs(A))) - std::log1p(std::exp(-2.0 * std::fabs(B)));
         return;
@@ -141,8 +143,8 @@ struct Centred {
 double log_normalizer(int fam, const Shape& s) {
   switch (fam) {
     case 2: return std::log(boost::math::tgamma_delta_ratio(0.5 * s.k, -0.5)) - 0.5 * std::log(s.nu * M_PI);
-    case 3: return -1.38629436111989061883;
-    default: return -0.69314718055994530942 - std::lgamma(1.0 + 1.0 / s.beta);
+    case 3: return -kLn4;
+    default: return -kLn2 - std::lgamma(1.0 + 1.0 / s.beta);
   }
 }
 

@@ -89,18 +89,9 @@ def run(config: dict[str, Any], out: Any = None, *, as_json: bool = False) -> in
         return _run(config, out, as_json=as_json)
 
 
-def selection_target(target: dict[str, Any]) -> dict[str, Any]:
-    """The target the least-noise row is chosen for: (eps, delta)-PP when the file gives delta, else
-    (alpha, eps)-RPP when it gives alpha, else eps-PP (the rows for the other targets are listed too)."""
-    t = {"eps": target["eps"], "delta": target.get("delta"), "alpha": None}
-    if t["delta"] is None:
-        t["alpha"] = target.get("alpha")
-    return t
-
-
 def _run(config: dict[str, Any], out: Any = None, *, as_json: bool = False) -> int:
     from .config import build_framework, build_mechanisms, markov_quilt_mechanisms, validate_config
-    from .mechanisms.best import calibrate_rows, select, target_text
+    from .mechanisms.best import calibrate_rows, select, selection_target, target_text
 
     out = sys.stdout if out is None else out
     config = validate_config(config)

@@ -46,7 +46,7 @@ __all__ = ["multiset", "size", "symdiff_size", "restrict", "add_record", "remove
 ENUMERATION_LIMIT = 200_000
 
 Multiset = frozenset
-#: the canonical multiset type: (record, multiplicity >= 1) pairs
+#: the canonical multiset type, (record, multiplicity >= 1) pairs
 MultisetT: TypeAlias = "frozenset[tuple[Hashable, int]]"
 
 

@@ -39,9 +39,9 @@ class FunctionClass:
     contains_constants = True
     negation_closed = True
     affine_precomposition_closed = True
-    #: polynomial degree in each coordinate (None: unbounded)
+    #: polynomial degree in each coordinate (None if unbounded)
     degree: int | None = None
-    #: input dimension (None: any)
+    #: input dimension (None for any)
     d: int | None = None
 
     def __ge__(self, other: FunctionClass) -> bool:  # self ⊇ other

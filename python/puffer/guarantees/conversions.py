@@ -37,6 +37,7 @@ __all__ = ["METHODS", "single", "cite"]
 METHODS = ("best", "prop2.2", "cks", "optimal")
 
 def check_method(method: object) -> str:
+    """A validated conversion ``method=`` (one of ``METHODS``)."""
     if method not in METHODS:
         raise ParameterError("method", method, f"one of {', '.join(METHODS)}")
     return str(method)

@@ -66,12 +66,12 @@ class Mechanism:
     theorem = ""
     #: the results the mechanism implements, cited in every guarantee's provenance
     refs: tuple[Ref, ...] = ()
-    #: the calibrated noise: a :mod:`puffer.noise` family with its scale (or the exponential-mechanism
+    #: the calibrated noise, a :mod:`puffer.noise` family with its scale (or the exponential-mechanism
     #: noise of :class:`~puffer.mechanisms.Kantorovich`); None when no noise is needed (sensitivity 0)
     noise: Any
     #: the sensitivity the noise is calibrated to, with its witness (the prior and secret pair that bind)
     sensitivity: Sensitivity
-    #: the guarantee: its eps and delta are certified upper bounds; its provenance cites the theorem
+    #: the guarantee, whose eps and delta are certified upper bounds and whose provenance cites the theorem
     guarantee: PufferfishGuarantee
     #: the noise group DP would need for the same target (:class:`GroupComparison`), or None
     #: where the framework defines no group

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from ..framework import Framework
     from ._base import Mechanism
 
-__all__ = ["best", "select", "Candidate", "Selection", "noise_loss", "meets"]
+__all__ = ["best", "select", "selection_target", "Candidate", "Selection", "noise_loss", "meets"]
 
 LOSSES = ("variance", "abs")
 
@@ -120,6 +120,16 @@ def _noise_text(noise: Any) -> str:
     d = getattr(noise, "d", 1)
     s = f"{type(base).__name__}({base.scale:.4g})"
     return s if d == 1 else f"{s} x {d}"
+
+
+def selection_target(target: dict[str, Any]) -> dict[str, Any]:
+    """The target a framework file's least-noise row is chosen for (``puffer run``, ``puffer noise``):
+    (eps, delta)-PP when the file gives delta, else (alpha, eps)-RPP when it gives alpha, else eps-PP
+    (the rows for the other targets are listed too)."""
+    t = {"eps": target["eps"], "delta": target.get("delta"), "alpha": None}
+    if t["delta"] is None:
+        t["alpha"] = target.get("alpha")
+    return t
 
 
 def target_text(t: dict[str, Any]) -> str:

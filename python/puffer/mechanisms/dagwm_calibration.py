@@ -15,12 +15,17 @@ import math
 from typing import TYPE_CHECKING
 
 from .. import _validate as V
-from ..errors import NumericalError, ParameterError
+from ..errors import NumericalError, ParameterError, PufferError
+from ..guarantees import RPPCurve
 
 if TYPE_CHECKING:
     from ..framework import Framework
     from ..noise import NoiseFamily
     from .wasserstein import DistributionAwareWasserstein
+
+
+#: the orders the (eps, delta) search converts from (to_pp refines between them)
+_SEARCH_ORDERS = (1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0, 64.0, 128.0)
 
 
 def calibrate_dagwm(cls: type[DistributionAwareWasserstein], framework: Framework, noise: NoiseFamily, *,
@@ -42,17 +47,29 @@ def calibrate_dagwm(cls: type[DistributionAwareWasserstein], framework: Framewor
     if not hasattr(noise, "_with_scale"):
         raise ParameterError("noise", noise, "a 1-D puffer noise family (its scale is calibrated)")
 
-    def mech(scale: float) -> DistributionAwareWasserstein:
-        return cls(framework, noise._with_scale(scale), q=q)
+    def mech(scale: float, curve: bool = True) -> DistributionAwareWasserstein:
+        return cls(framework, noise._with_scale(scale), q=q, _curve=curve)
 
     def ok(scale: float) -> bool:
-        m = mech(scale)
+        m = mech(scale, curve=False)
         if alpha is not None:
             return m.epsilon(alpha) <= eps
         assert delta is not None
-        return m.rpp_curve.to_pp(delta, method="cks").eps <= eps
+        # a few orders, refined continuously by to_pp (any order gives a valid bound)
+        c = RPPCurve.from_function(m.epsilon, _SEARCH_ORDERS)
+        return c.to_pp(delta, method="cks").eps <= eps
 
+    # start from the GWM scale at Delta_G: the distribution-aware eps(alpha) is never above
+    # R_alpha(zeta, Delta_G), so that scale meets the target (the search goes down from it)
     s0 = noise.scale
+    try:
+        dg = mech(s0, curve=False).sensitivity.value
+        if dg > 0:
+            g = noise.calibrate(alpha=alpha, eps=eps, sensitivity=dg) if alpha is not None else \
+                noise.calibrate_pp(eps=eps, delta=delta, sensitivity=dg)   # type: ignore[arg-type]
+            s0 = g.scale
+    except PufferError:
+        pass
     lo, hi = s0, s0
     for _ in range(400):
         if ok(hi):

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     # families.Laplace in annotations: puffer.capacity.restricted has a Laplace too
     from ..noise import families
 
-    #: the row / column of a plan that binds Theorem 2: ("row" | "col", x), None when none does
+    #: the row / column of a plan that binds Theorem 2, ("row" | "col", x); None when none does
     _Where = tuple[str, float] | None
     #: (prior, pair, sup of d over the plan)
     _Rec = tuple[Any, Any, float]
@@ -351,7 +351,7 @@ class Kantorovich(Mechanism):
     noise: families.Laplace | _ExponentialNoise | None
     #: (prior, pair, binding row/column) of the pair that sets theta (plan methods), else None
     binding: tuple[Any, Any, _Where] | None
-    #: method="best": the noise parameter of each theorem computed ({"thm1": theta, "thm2": theta})
+    #: with method="best", the noise parameter of each theorem computed ({"thm1": theta, "thm2": theta})
     alternatives: dict[str, float]
 
     def __init__(self, framework: Framework, eps: float, *, method: str = "best",

@@ -101,7 +101,7 @@ if TYPE_CHECKING:
     # families.Laplace in annotations: puffer.capacity.restricted has a Laplace too
     from ..noise import families
 
-#: a node's best quilt: (sigma, a, b, card, max-influence, index of the binding pair among the
+#: a node's best quilt, (sigma, a, b, card, max-influence, index of the binding pair among the
 #: possible ones); a / b None: no quilt node on that side
 _Best = tuple[float, int | None, int | None, int, float, int | None]
 

@@ -140,7 +140,7 @@ class GeneralWasserstein(Mechanism):
     noise: NoiseFamily | IID | None
     #: the Rényi curve of the noise at Delta_G (valid at every order)
     rpp_curve: RPPCurve
-    #: how an (eps, delta) target was met: "profile" or "rpp" (None: no such target)
+    #: how an (eps, delta) target was met, "profile" or "rpp" (None without such a target)
     route: str | None
 
     theorem = "Pierquin et al. 2024, Thm 3.3 / Cor 3.1 (General Wasserstein Mechanism)"
@@ -462,7 +462,8 @@ class DistributionAwareWasserstein(Mechanism):
     theorem = "Pierquin et al. 2024, Thm 4.5 (Distribution-Aware General Wasserstein Mechanism)"
     refs: tuple[Ref, ...] = (Ref("pierquin2024", "Thm 4.5"),)
 
-    def __init__(self, framework: Framework, noise: Any, *, q: float = 1.0):
+    def __init__(self, framework: Framework, noise: Any, *, q: float = 1.0, _curve: bool = True):
+        # _curve=False: no Renyi curve evaluated (the calibration's probes only need epsilon(alpha))
         self.framework = self._check_framework(framework)
         if framework.dim != 1:
             raise ParameterError("framework", f"query on R^{framework.dim}", "a 1-D query")
@@ -479,10 +480,12 @@ class DistributionAwareWasserstein(Mechanism):
         k = int(np.argmax(w))
         from ..framework import Sensitivity
         self.sensitivity = Sensitivity(float(w[k]), "w_inf", self._meta[k])
+        self.group = None
+        if not _curve:
+            return
         self.rpp_curve = RPPCurve.from_function(self.epsilon, provenance=self._provenance(
             "eps(alpha) from the exponential-moment cost on the quantile coupling"))
         self.guarantee = self.rpp_curve
-        self.group = None
 
     def log_moment(self, alpha: float) -> tuple[float, tuple[Any, Any]]:
         """(log Delta_G^{zeta,q,alpha}, witness (theta, pair)) at order ``alpha`` (finite, > 1),

@@ -401,24 +401,51 @@ def fit_markov(traces: Any, *, T: int, period: int | None = None, groups: Any = 
                threads: int = 0) -> MarkovChainFramework:
     """A Markov-chain framework whose Theta is fitted from traces (see the module docstring).
 
-    traces: records (unit, order, state) -- a 2-D array (units x orders; NaN / masked = missing),
+    Parameters
+    ----------
+    traces : array, DataFrame, pyarrow Table or path
+        Records (unit, order, state): a 2-D array (units x orders; NaN / masked = missing),
         a pandas DataFrame, a pyarrow Table or a Parquet / CSV path (``columns`` names them).
         Transitions are counted between consecutive orders of a unit; the phase of a record is
         its order mod ``period`` (arrays: the column index), so order 0 must be phase 0.
-    T: the length of the released chain (e.g. 336 half-hours for a week); it starts at phase 0.
-    period: P for per-phase matrices (e.g. 48: time of day); None: one matrix per group.
-    groups: a column (tables) or labels per unit / per record (arrays); each group gets its own
+    T : int
+        The length of the released chain (e.g. 336 half-hours for a week); it starts at phase 0.
+    period : int, optional
+        P for per-phase matrices (e.g. 48: time of day); None: one matrix per group.
+    groups : column name or labels, optional
+        A column (tables) or labels per unit / per record (arrays); each group gets its own
         matrices, and Theta is the union of the groups' sets.
-    level: the probability that the box holds the true matrices (simultaneously for all rows).
-    method: ``"bootstrap"`` (units resampled ``n_boot`` times, ``seed``) or ``"dirichlet"``
+    level : float
+        The probability that the box holds the true matrices (simultaneously for all rows).
+    method : str
+        ``"bootstrap"`` (units resampled ``n_boot`` times, ``seed``) or ``"dirichlet"``
         (posterior Dir(counts + ``prior``)).
-    states, values: the states in order (default: sorted distinct values) and their values in
-        the sum query (default: the states if numeric, else 0 .. k - 1).
-    min_count: rows with fewer transitions are reported as thin (:class:`FitWarning` and the
+    states, values : sequence, optional
+        The states in order (default: sorted distinct values) and their values in the sum query
+        (default: the states if numeric, else 0 .. k - 1).
+    columns : (str, str, str)
+        The unit, order and state columns of a table or file.
+    prior : float
+        The Dirichlet pseudo-count of ``method="dirichlet"``.
+    n_boot : int
+        Bootstrap resamples of ``method="bootstrap"``.
+    seed : int, optional
+        The bootstrap's seed.
+    min_count : int
+        Rows with fewer transitions are reported as thin (:class:`FitWarning` and the
         record's ``warnings``).
+    init : "stationary" or array
+        The initial law of each fitted chain.
+    threads : int
+        Threads for the chain's computations (0: the default).
 
-    The framework's :attr:`~puffer.models.MarkovChainFramework.fit` holds the record.
+    Returns
+    -------
+    MarkovChainFramework
+        Its :attr:`~puffer.models.MarkovChainFramework.fit` holds the record of the fit.
 
+    Examples
+    --------
     >>> import numpy as np
     >>> rng = np.random.default_rng(1)
     >>> x = (rng.random((200, 48)) < 0.3).astype(int)          # 200 units, i.i.d. for brevity

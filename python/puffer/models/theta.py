@@ -204,7 +204,7 @@ def sample_beliefs(fw: MarkovChainFramework, n: int = 8, corners: int = 8, *, se
     """Beliefs in the fit's credible box: ``n`` draws from the rows' posteriors Dir(counts +
     prior) kept inside the box (a row outside is redrawn, up to 50 times, then taken at a
     random corner), and ``corners`` random corners (each group's phases and rows pushed to a
-    random extreme of the box). Shape (n + corners, *fw.transitions.shape[1:])."""
+    random extreme of the box). Shape ``(n + corners, *fw.transitions.shape[1:])``."""
     from .fit import _corner
 
     fit = _fit_of(fw)
@@ -327,7 +327,7 @@ def close_adversary(fw: MarkovChainFramework, mechanism: Any, *, beliefs: Any = 
     """The guarantee of ``mechanism`` (calibrated on the fitted ``fw``, Laplace noise, pure PP)
     against adversaries whose beliefs lie in the fit's credible box (see the module docstring).
 
-    ``beliefs``: matrices to assess (shape (m, *fw.transitions.shape[1:])); default
+    ``beliefs``: matrices to assess (shape ``(m, *fw.transitions.shape[1:])``); default
     :func:`sample_beliefs` (``n`` posterior draws and ``corners`` random corners, ``seed``).
     """
     from ..noise import Laplace

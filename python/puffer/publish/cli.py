@@ -30,6 +30,7 @@ _ONE_PARAM = {"laplace": "b", "gaussian": "sigma", "cauchy": "gamma", "logistic"
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``puffer noise``, ``puffer keygen`` and ``puffer ledger`` and their options."""
     p = sub.add_parser("noise", help="publish columns of a Parquet/CSV file with calibrated noise (writes Parquet "
                                      "and a ledger entry)")
     p.add_argument("input", help="input .parquet/.pq or .csv file")
@@ -108,6 +109,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``puffer noise``, ``keygen`` or ``ledger``; returns the exit code."""
     if args.cmd == "keygen":
         return _keygen(args)
     if args.cmd == "ledger":

@@ -229,8 +229,7 @@ def resolve(mechanism: Any, *, select: str | None = None) -> NoisePlan:
         todo = build_mechanisms(fw, cfg["target"]) + markov_quilt_mechanisms(fw, cfg["target"])
         labels = [lab for lab, _ in todo]
         if select is None:
-            from ..cli import selection_target
-            from ..mechanisms.best import calibrate_rows
+            from ..mechanisms.best import calibrate_rows, selection_target
             from ..mechanisms.best import select as choose
 
             rows = calibrate_rows(todo)
