@@ -142,9 +142,11 @@ double custom_shift_divergence_lipschitz(const LogPdfBatch& logpdf, double alpha
     check_claim(L, p.x - u, q.x - u, p.a, q.a);
     check_claim(L, p.x, q.x, p.b, q.b);
     const double hL = L * std::max(h, ha) * (1.0 + 4.0 * kEps);
-    const double sm = 0.5 * ((p.a - p.b) + (q.a - q.b));
-    const double core = std::max(log_core(beta, kl, sm - hL), log_core(beta, kl, sm + hL));
-    u_out = std::log(h) + 0.5 * (p.a + q.a + hL) + core;
+    // the tents' peaks, never below the end values (check_claim lets the user's rounding through)
+    const double s0 = p.a - p.b, s1 = q.a - q.b, sm = 0.5 * (s0 + s1);
+    const double slo = std::min({sm - hL, s0, s1}), shi = std::max({sm + hL, s0, s1});
+    const double core = std::max(log_core(beta, kl, slo), log_core(beta, kl, shi));
+    u_out = std::log(h) + std::max(0.5 * (p.a + q.a + hL), std::max(p.a, q.a)) + core;
     const double gm = std::max(p.g, q.g);
     t_out = gm == -kInf ? -kInf : std::log(0.5 * h) + gm + std::log1p(std::exp(std::min(p.g, q.g) - gm));
   };
