@@ -144,29 +144,33 @@ class ColumnNoise:
         The values are checked first (:func:`puffer.publish.values.check_floats`: within 2^53,
         and the noise above their resolution unless ``allow_unnoised``)."""
         v = np.asarray(values)
-        if v.dtype.kind == "f":
+        checked = v.dtype.kind == "f"
+        if checked:
+            if valid is not None:
+                v = np.where(valid, v, 0.0)  # a null row's placeholder is not released
             check_floats(v, column, rows, scale=None if self.plan.kind is None else self.scale,
                          allow_unnoised=self.allow_unnoised)
-        out = self._noisy(values, column, rows, valid)
+        out = self._noisy(values, column, rows, valid, checked)
         for step in self.post:
             out = step(out, column)
             if valid is not None:
                 out[~valid] = 0.0
         return out
 
-    def _noisy(self, values: NDArray[Any], column: str, rows: Any, valid: NDArray[np.bool_] | None
-               ) -> NDArray[np.floating[Any]]:
+    def _noisy(self, values: NDArray[Any], column: str, rows: Any, valid: NDArray[np.bool_] | None,
+               checked: bool = False) -> NDArray[np.floating[Any]]:
         plan = self.plan
         if plan.kind is None:  # zero sensitivity: nothing to add
-            return add_rows(plan, values, None, rows, valid=valid, threads=self.threads, column=column)
+            return add_rows(plan, values, None, rows, valid=valid, threads=self.threads, column=column,
+                            checked=checked)
         if self.secure is None:
             if self.streams is None:
                 raise AssertionError("a keyed release needs its column streams")
             return add_rows(plan, values, self.streams[column], rows, valid=valid, threads=self.threads,
-                            column=column)
+                            column=column, checked=checked)
         if self.secure == "os":
             return add_rows(plan, values, None, rows, valid=valid, secure_granularity=self.granularity,
-                            threads=self.threads, column=column)
+                            threads=self.threads, column=column, checked=checked)
         assert isinstance(self.secure, SecureNoise)
         n = np.asarray(values).size
         pos = (np.arange(n, dtype=np.int64) + int(rows)) if isinstance(rows, (int, np.integer)) \

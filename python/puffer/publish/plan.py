@@ -255,14 +255,15 @@ def resolve(mechanism: Any, *, select: str | None = None) -> NoisePlan:
 
 
 def add_rows(plan: NoisePlan, values: NDArray[Any], stream: Any, rows: Any, *, valid: NDArray[np.bool_] | None = None,
-             secure_granularity: float | None = None, threads: int | None = None, column: str = ""
-             ) -> NDArray[np.floating[Any]]:
+             secure_granularity: float | None = None, threads: int | None = None, column: str = "",
+             checked: bool = False) -> NDArray[np.floating[Any]]:
     """A new array: ``values`` (1-D float32/float64) plus the noise of rows ``rows``.
 
     ``rows`` is an int (the first row: the rows are consecutive) or an int64 array of row ids
     (the same length as ``values``; consecutive runs are filled in one call each). ``valid``:
     a boolean mask, False where the value is null (no noise is added there; the row still owns
     its stream position, so other rows are unaffected). ``stream`` None means secure mode.
+    ``checked``: the values are known finite (:func:`puffer.publish.values.check_floats` ran).
     """
     from .. import _core
     from ..sampling import KINDS, _params, _threads
@@ -275,9 +276,9 @@ def add_rows(plan: NoisePlan, values: NDArray[Any], stream: Any, rows: Any, *, v
     n = vals.size
     if valid is not None:
         vals[~valid] = 0.0
-    bad = np.flatnonzero(~np.isfinite(vals))
-    if bad.size:
-        i = int(bad[0])
+    # two reductions (no temporary array; NaN propagates into both) before locating a bad value
+    if n and not checked and not (np.isfinite(vals.min()) and np.isfinite(vals.max())):
+        i = int(np.flatnonzero(~np.isfinite(vals))[0])
         where = rows + i if isinstance(rows, (int, np.integer)) else int(np.asarray(rows)[i])
         raise ParameterError(f"column {column!r}" if column else "values", f"{vals[i]} at row {where}",
                              "finite values (NaN and +-inf cannot be released)")
