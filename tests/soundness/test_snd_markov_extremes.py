@@ -134,10 +134,12 @@ def test_theorem2_on_near_deterministic_chains_matches_the_reference(seed):
 
 
 def test_issue_chain_dagwm_and_theorem2():
-    # 2 states, entries 1e-300 off the diagonal, T = 4 (stationary law (1, 0) in float)
+    # 2 states, entries 1e-300 off the diagonal, T = 4: stationary law (1/2, 1/2) exactly (GTH;
+    # a linear solve of pi (P - I) = 0 gave (1, 0), and with it eps(2) = 2.5946 and Delta_G = 3)
     fw = puffer.models.markov_chain(np.array([[1.0, 1e-300], [1e-300, 1.0]]), 4)
+    assert fw.initial_laws.tolist() == [[0.5, 0.5]]
     exact = _exact_dagwm_eps(fw, 2, 4, 2.0)
-    assert abs(exact - mp.mpf("2.59459659489021")) < 1e-12
+    assert abs(exact - mp.mpf("3.59453796399329")) < 1e-12
     got = DistributionAwareWasserstein(fw, Laplace(1.0)).epsilon(2.0)
     assert exact <= got <= exact * (1 + 1e-9)
 

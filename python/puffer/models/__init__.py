@@ -144,6 +144,30 @@ def average_salary(query: str = "average") -> Framework:
                      group_note="one record changes from 1 to 100")
 
 
+def _gth(M: np.ndarray) -> np.ndarray | None:
+    """Stationary laws of row-stochastic matrices (n, k, k) by Grassmann-Taksar-Heyman state
+    reduction (Grassmann, Taksar & Heyman, Operations Research 33(5), 1985): it reads only the
+    off-diagonal entries and never subtracts, so every component comes out to a small relative
+    error however close the chain is to deterministic (solving pi (P - I) = 0 formed 1 - P_ii,
+    which rounds to 0 for P_ii = 1 - 1e-300 and gave (1, 0) for [[1, 1e-300], [1e-300, 1]] whose
+    law is (1/2, 1/2)). None when a reduced state cannot reach the lower ones (a zero pivot)."""
+    A = M.astype(np.float64, copy=True)
+    n, k, _ = A.shape
+    for m in range(k - 1, 0, -1):
+        S = A[:, m, :m].sum(axis=1)
+        if not (S > 0.0).all():
+            return None
+        A[:, :m, m] /= S[:, None]
+        A[:, :m, :m] += A[:, :m, m, None] * A[:, m, None, :m]
+    x = np.zeros((n, k))
+    x[:, 0] = 1.0
+    for j in range(1, k):
+        x[:, j] = np.einsum("ni,ni->n", x[:, :j], A[:, :j, j])
+    if not np.isfinite(x).all():
+        return None
+    return cast(np.ndarray, x / x.sum(axis=1, keepdims=True))
+
+
 def stationary_distribution(trans: Any) -> np.ndarray:
     """Stationary law(s) of transition matrices of shape (k, k) or (n, k, k): the solution of
     pi P = pi, sum pi = 1 (unique for irreducible chains; an error otherwise)."""
@@ -156,19 +180,21 @@ def stationary_distribution(trans: Any) -> np.ndarray:
     if (M < 0).any() or (M > 1).any() or (np.abs(M.sum(axis=2) - 1) > 1e-9).any():
         raise ParameterError("trans", "a matrix with entries outside [0, 1] or rows not summing to 1",
                              "row-stochastic matrices")
-    A = np.transpose(M, (0, 2, 1)) - np.eye(k)[None]
-    A[:, -1, :] = 1.0
-    b = np.zeros((n, k))
-    b[:, -1] = 1.0
-    try:
-        pi = np.linalg.solve(A, b[..., None])[..., 0]
-    except np.linalg.LinAlgError as exc:
-        raise ParameterError("trans", "a reducible chain", "irreducible transition matrices "
-                             "(or pass init= explicitly)") from exc
-    if (pi < -1e-12).any() or not np.isfinite(pi).all():
-        raise ParameterError("trans", "a chain without a unique stationary law", "irreducible matrices")
-    pi = np.clip(pi, 0.0, None)
-    pi /= pi.sum(axis=1, keepdims=True)
+    pi = _gth(M)
+    if pi is None:   # a state that cannot reach the lower ones (transient states): a linear solve
+        A = np.transpose(M, (0, 2, 1)) - np.eye(k)[None]
+        A[:, -1, :] = 1.0
+        b = np.zeros((n, k))
+        b[:, -1] = 1.0
+        try:
+            pi = np.linalg.solve(A, b[..., None])[..., 0]
+        except np.linalg.LinAlgError as exc:
+            raise ParameterError("trans", "a reducible chain", "irreducible transition matrices "
+                                 "(or pass init= explicitly)") from exc
+        if (pi < -1e-12).any() or not np.isfinite(pi).all():
+            raise ParameterError("trans", "a chain without a unique stationary law", "irreducible matrices")
+        pi = np.clip(pi, 0.0, None)
+        pi /= pi.sum(axis=1, keepdims=True)
     return cast(np.ndarray, pi[0] if single else pi)
 
 
