@@ -223,7 +223,8 @@ def _parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     d.add_argument("--json", action="store_true", help="print the results as JSON")
     d.add_argument("--plot", metavar="DIR", help="also write the figures (PNG) into DIR (needs puffer-privacy[plot])")
     r = sub.add_parser("run", help="calibrate the mechanisms for a framework described in a TOML/JSON file")
-    r.add_argument("file")
+    r.add_argument("file", help="a TOML/JSON framework description: [model], [target] (eps, optional delta, "
+                                "alpha), optional [release] values (the schema: puffer.config.SCHEMA_DOC)")
     r.add_argument("--json", action="store_true", help="print the results as JSON")
     # top-level options take no value, so the first word that is not an option names the subcommand
     chosen = None if argv is None else next((a for a in argv if not a.startswith("-")), None)
