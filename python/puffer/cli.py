@@ -359,6 +359,20 @@ def _quiet_stdout() -> None:
         os.close(null)
 
 
+def quiet_on_broken_pipe(main: Callable[[], int]) -> int:
+    """``main()``'s exit code; if the reader of stdout went away (``... | head``): exit 141, as
+    ``cat`` gives, with no traceback and no "Exception ignored" at exit. stdout is flushed in
+    here, so a reader gone before the last buffered bytes is caught too. The ``puffer`` command
+    and the paper commands (examples/papers/) run through it."""
+    try:
+        code = main()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _quiet_stdout()
+        return EXIT_PIPE
+    return code
+
+
 def main(argv: list[str] | None = None) -> int:
     import signal
     import threading
@@ -371,7 +385,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         argv = sys.argv[1:] if argv is None else list(argv)
         args = _parser(argv).parse_args(argv)  # exits with 2 on usage errors
-        return _dispatch(args)
+        # the reader went away (`puffer ledger show --json L | head`): quiet, as `cat` is
+        return quiet_on_broken_pipe(lambda: _dispatch(args))
     except LedgerError as exc:
         _say(f"puffer: error: {exc}")
         return EXIT_LEDGER
@@ -384,10 +399,6 @@ def main(argv: list[str] | None = None) -> int:
     except PufferError as exc:
         _say(f"puffer: error: {exc}")
         return EXIT_INPUT
-    except BrokenPipeError:
-        # the reader went away (`puffer ledger show --json L | head`): quiet, as `cat` is
-        _quiet_stdout()
-        return EXIT_PIPE
     except BaseException as exc:
         # a signal arrived (also if a library turned it into another exception): its exit code
         if sigs.received == signal.SIGTERM or isinstance(exc, _Terminated):

@@ -251,6 +251,22 @@ def test_broken_pipe_is_quiet(tmp_path):
         assert r.returncode == 141 and r.stderr == "", (cmd, r.returncode, r.stderr[-1500:])
 
 
+def test_broken_pipe_is_quiet_when_stdout_is_buffered(tmp_path):
+    # With stdout buffered (the default outside PYTHONUNBUFFERED), a short output reaches the pipe
+    # only in the interpreter's final flush: `puffer keygen K | head -0` printed "Exception ignored
+    # ... BrokenPipeError" and exited 120. stdout is now flushed while the pipe error is handled.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    rd, wr = os.pipe()
+    os.close(rd)
+    try:
+        r = subprocess.run([sys.executable, "-m", "puffer", "keygen", str(tmp_path / "k.key")], stdout=wr,
+                           stderr=subprocess.PIPE, text=True, env=env, timeout=300)
+    finally:
+        os.close(wr)
+    assert (r.returncode, r.stderr) == (141, ""), r.stderr[-1500:]
+    assert (tmp_path / "k.key").exists()
+
+
 # ---- unit ids of one type --------------------------------------------------------------------------------
 
 def test_mixed_type_unit_ids_on_dask_are_refused(tmp_path):
