@@ -446,6 +446,51 @@ def test_stream_pickles_for_workers():
                           sampling.draw("laplace", {"b": 1.0}, 50, rng=t))
 
 
+@pytest.mark.forks_threads  # TSan dies on "starting new threads after multi-threaded fork"
+@pytest.mark.parametrize("keyed", [False, True])
+def test_stream_draws_in_a_child_forked_while_another_thread_holds_its_lock(keyed):
+    # A Dask/Spark/multiprocessing worker forked while another thread of the parent is inside a
+    # draw (holding the stream's lock while it reserves its range): the child inherited the lock
+    # held, with no thread to release it, and its first draw from the stream waited forever.
+    # Here another thread holds the lock exactly as a draw does, and stays inside until after the
+    # fork. A hung child is detected by progress (tests/timing.py): no CPU time for 30 s.
+    import pickle
+    import threading
+
+    from timing import wait_child
+
+    s = sampling.KeyedStream(bytes(range(32)), word=7) if keyed else sampling.Stream(5)
+    s.position = 123
+    # what the child's copy draws: the parent's next values (as a forked numpy Generator does)
+    want = sampling.draw("laplace", {"b": 1.0}, 1000, rng=pickle.loads(pickle.dumps(s)), threads=1)
+    inside, leave = threading.Event(), threading.Event()
+
+    def draw_in_progress():
+        with s._lock:
+            inside.set()
+            leave.wait()
+
+    t = threading.Thread(target=draw_in_progress)
+    t.start()
+    inside.wait()
+    try:
+        pid = os.fork()
+        if pid == 0:
+            code = 3
+            try:
+                x = sampling.draw("laplace", {"b": 1.0}, 1000, rng=s, threads=1)
+                code = 0 if np.array_equal(x, want) and s.position == 1123 else 4
+            finally:
+                os._exit(code)
+    finally:
+        leave.set()
+        t.join()
+    assert os.waitstatus_to_exitcode(wait_child(pid)) == 0
+    # the parent's stream is untouched by the child and draws the same values next
+    assert np.array_equal(sampling.draw("laplace", {"b": 1.0}, 1000, rng=s, threads=1), want)
+    assert s.position == 1123
+
+
 # ---------------------------------------------------------------- transforms, value by value
 
 M32 = np.uint64(0xFFFFFFFF)
