@@ -66,8 +66,8 @@ Fork (multiprocessing, and Dask or Spark workers started by ``fork``)
 
     Published noise cannot repeat through a fork. A release's noise at position ``p`` is value
     ``p`` of the keyed stream of (key, nonce, column) (:mod:`puffer.publish.streams`), and the
-    publishing engines compute ``p`` from the row or the unit id and draw there
-    (``_fill_at``), never from a stream's own position. So a child that derives a column's
+    publishing engines compute ``p`` from the row or the unit id and draw at ``p``, never at a
+    stream's own position. So a child that derives a column's
     stream again, or uses one inherited or shipped to it, gets for a row exactly the value any
     other process gets for that row of that release: the one published value, reproducible, not
     a second draw. What makes two releases differ (a release's nonce, secure mode's secret or
