@@ -436,6 +436,38 @@ def test_add_noise_rejects_nonfinite_before_writing(dtype):
     assert C.first_nonfinite(v, 2) == -1
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_first_nonfinite_by_bit_pattern(dtype):
+    # the core tests the exponent field on the bits (exponent + 1 carries into the sign bit):
+    # every NaN/inf pattern is caught wherever it lies (lane offsets, task boundaries at 2^16, the
+    # last value), the first of several is reported, and the largest finite values, subnormals
+    # and signed zeros are not flagged
+    u = np.uint64 if dtype == np.float64 else np.uint32
+    bits = 64 if dtype == np.float64 else 32
+    m = 52 if dtype == np.float64 else 23
+    exp = ((1 << (bits - 1 - m)) - 1) << m          # the exponent field, all ones
+    sign = 1 << (bits - 1)
+    bad = [exp, exp | sign, exp | 1, exp | (1 << (m - 1)), exp | sign | ((1 << m) - 1)]  # +-inf, NaNs
+    fin = np.finfo(dtype)
+    good = np.array([fin.max, -fin.max, fin.smallest_subnormal, -fin.smallest_subnormal, 0.0, -0.0, fin.tiny],
+                    dtype=dtype)
+    n = 2 * 65536 + 5
+    v = np.resize(good, n)
+    assert C.first_nonfinite(v, 1) == C.first_nonfinite(v, 2) == -1
+    for pattern in bad:
+        x = np.array([pattern], dtype=u).view(dtype)[0]
+        assert not np.isfinite(x)
+        for at in (0, 1, 3, 7, 8, 65535, 65536, 65537, n - 2, n - 1):
+            w = v.copy()
+            w[at] = x
+            assert C.first_nonfinite(w, 1) == C.first_nonfinite(w, 2) == at, (hex(pattern), at)
+    w = v.copy()
+    w[[70_000, 65_535, 3]] = np.inf
+    assert C.first_nonfinite(w, 2) == 3
+    assert C.first_nonfinite(w[4:], 2) == 65_531
+    assert C.first_nonfinite(v[:0], 2) == -1
+
+
 def test_stream_pickles_for_workers():
     import pickle
     s = sampling.Stream(3)
