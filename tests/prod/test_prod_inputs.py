@@ -126,6 +126,26 @@ def test_key_file_format_header_and_check(tmp_path):
         pio.load_key(f)
 
 
+def test_every_secret_file_is_refused_when_others_can_read_it(tmp_path):
+    # the release key (above), the signing key and the ledger's unit secret share one rule
+    from puffer.publish.signing import load_public_key, load_signing_key
+    from puffer.publish.unitsets import _secret_file, unit_hasher
+
+    sk = tmp_path / "s.sign"
+    pio.signing_keygen(sk)
+    led = str(tmp_path / "l.jsonl")
+    unit_hasher(led, None)          # creates the unit secret beside the ledger
+    for f in (sk, _secret_file(led)):
+        os.chmod(f, 0o640)
+    with pytest.raises(ParameterError, match=r"a signing key file only its owner can access \(mode is 0o640; run "
+                                             r"`chmod 600` on it\)"):
+        load_signing_key(sk)
+    load_public_key(f"{sk}.pub")    # a public key may be readable by anyone
+    with pytest.raises(ParameterError, match=r"a unit secret file only its owner can access \(mode is 0o640; run "
+                                             r"`chmod 600 .*`\)"):
+        unit_hasher(led, None)
+
+
 def test_earlier_key_files(tmp_path):
     # files keygen wrote before (JSON, 32 bytes) still load, so their releases can be re-run
     secret, kid = os.urandom(32), os.urandom(16).hex()
