@@ -91,6 +91,12 @@ def test_nulls_and_bad_inputs(client, tmp_path):
     dup = dd.from_pandas(pdf.assign(rid=pdf["id"] % 7), npartitions=2)
     with pytest.raises(ParameterError, match="duplicates"):
         pdask.add_noise(dup, ["x"], GAU, key=KEY, row_id="rid", nulls="keep", ledger=led)
+    neg = dd.from_pandas(pdf.assign(rid=-pdf["id"] - 1), npartitions=2)
+    with pytest.raises(ParameterError, match=r"row ids >= 0 \(minimum -100\)"):
+        pdask.add_noise(neg, ["x"], GAU, key=KEY, row_id="rid", nulls="keep", ledger=led)
+    holes = dd.from_pandas(pdf.assign(rid=pdf["id"].astype("Int64").mask(pdf["id"] % 50 == 3)), npartitions=2)
+    with pytest.raises(ParameterError, match=r"a column without nulls \(2 null ids\)"):
+        pdask.add_noise(holes, ["x"], GAU, key=KEY, row_id="rid", nulls="keep", ledger=led)
     with pytest.raises(ParameterError, match="2 column name"):
         pdask.add_noise(da.zeros((10, 2), chunks=5), ["a"], GAU, key=KEY, ledger=led)
     with pytest.raises(ParameterTypeError, match="data"):

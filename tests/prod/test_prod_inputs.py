@@ -126,6 +126,26 @@ def test_key_file_format_header_and_check(tmp_path):
         pio.load_key(f)
 
 
+def test_every_secret_file_is_refused_when_others_can_read_it(tmp_path):
+    # the release key (above), the signing key and the ledger's unit secret share one rule
+    from puffer.publish.signing import load_public_key, load_signing_key
+    from puffer.publish.unitsets import _secret_file, unit_hasher
+
+    sk = tmp_path / "s.sign"
+    pio.signing_keygen(sk)
+    led = str(tmp_path / "l.jsonl")
+    unit_hasher(led, None)          # creates the unit secret beside the ledger
+    for f in (sk, _secret_file(led)):
+        os.chmod(f, 0o640)
+    with pytest.raises(ParameterError, match=r"a signing key file only its owner can access \(mode is 0o640; run "
+                                             r"`chmod 600` on it\)"):
+        load_signing_key(sk)
+    load_public_key(f"{sk}.pub")    # a public key may be readable by anyone
+    with pytest.raises(ParameterError, match=r"a unit secret file only its owner can access \(mode is 0o640; run "
+                                             r"`chmod 600 .*`\)"):
+        unit_hasher(led, None)
+
+
 def test_earlier_key_files(tmp_path):
     # files keygen wrote before (JSON, 32 bytes) still load, so their releases can be re-run
     secret, kid = os.urandom(32), os.urandom(16).hex()
@@ -249,6 +269,22 @@ def test_broken_pipe_is_quiet(tmp_path):
         finally:
             os.close(wr)
         assert r.returncode == 141 and r.stderr == "", (cmd, r.returncode, r.stderr[-1500:])
+
+
+def test_broken_pipe_is_quiet_when_stdout_is_buffered(tmp_path):
+    # With stdout buffered (the default outside PYTHONUNBUFFERED), a short output reaches the pipe
+    # only in the interpreter's final flush: `puffer keygen K | head -0` printed "Exception ignored
+    # ... BrokenPipeError" and exited 120. stdout is now flushed while the pipe error is handled.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    rd, wr = os.pipe()
+    os.close(rd)
+    try:
+        r = subprocess.run([sys.executable, "-m", "puffer", "keygen", str(tmp_path / "k.key")], stdout=wr,
+                           stderr=subprocess.PIPE, text=True, env=env, timeout=300)
+    finally:
+        os.close(wr)
+    assert (r.returncode, r.stderr) == (141, ""), r.stderr[-1500:]
+    assert (tmp_path / "k.key").exists()
 
 
 # ---- unit ids of one type --------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from fractions import Fraction
-from typing import Any, cast, overload
+from typing import Any, TypeVar, cast, overload
 
 import numpy as np
 
@@ -301,7 +301,31 @@ def _gib(b: float) -> str:
     return f"{b / 2**30:.3g} GiB"
 
 
-class _MarkovSecrets(Sequence[str]):
+_Item = TypeVar("_Item")
+
+
+class _Lazy(Sequence[_Item]):
+    """A sequence whose items are made on demand by ``_item(i)`` (0 <= i < len): indexing with
+    negative indices and slices as a list's."""
+
+    def _item(self, i: int) -> _Item:
+        raise NotImplementedError
+
+    @overload
+    def __getitem__(self, i: int) -> _Item: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[_Item]: ...
+    def __getitem__(self, i: int | slice) -> _Item | list[_Item]:
+        if isinstance(i, slice):
+            return [self._item(j) for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return self._item(i)
+
+
+class _MarkovSecrets(_Lazy[str]):
     """The secrets X_t = a, t < T, a < k, generated on demand (never T k Python strings);
     ``names`` are the state names used in the labels (default "0" .. "k-1")."""
 
@@ -313,17 +337,7 @@ class _MarkovSecrets(Sequence[str]):
     def __len__(self) -> int:
         return self._T * self._k
 
-    @overload
-    def __getitem__(self, i: int) -> str: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[str]: ...
-    def __getitem__(self, i: int | slice) -> str | list[str]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        if i < 0:
-            i += len(self)
-        if not 0 <= i < len(self):
-            raise IndexError(i)
+    def _item(self, i: int) -> str:
         return f"X{i // self._k}={self._names[i % self._k]}"
 
     def __contains__(self, s: object) -> bool:
@@ -333,7 +347,7 @@ class _MarkovSecrets(Sequence[str]):
         return t.isdigit() and int(t) < self._T and a in self._index and s == f"X{int(t)}={a}"
 
 
-class _MarkovPairs(Sequence[tuple[str, str]]):
+class _MarkovPairs(_Lazy[tuple[str, str]]):
     """The pairs (X_t = a, X_t = b), a < b, generated on demand (never O(T k^2) Python tuples)."""
 
     def __init__(self, T: int, k: int, names: Sequence[str] | None = None):
@@ -344,17 +358,7 @@ class _MarkovPairs(Sequence[tuple[str, str]]):
     def __len__(self) -> int:
         return self._T * len(self._ab)
 
-    @overload
-    def __getitem__(self, i: int) -> tuple[str, str]: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[tuple[str, str]]: ...
-    def __getitem__(self, i: int | slice) -> tuple[str, str] | list[tuple[str, str]]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        if i < 0:
-            i += len(self)
-        if not 0 <= i < len(self):
-            raise IndexError(i)
+    def _item(self, i: int) -> tuple[str, str]:
         t, j = divmod(i, len(self._ab))
         a, b = self._ab[j]
         return (f"X{t}={self._names[a]}", f"X{t}={self._names[b]}")

@@ -137,16 +137,11 @@ def _check_frame(ddf: Any, cols: list[str], row_id: Any, spec_cols: list[tuple[s
 
 
 def _unique_ids(ddf: Any, ident: str, what: str, nonneg: bool) -> None:
+    from ..units import check_id_counts
+
     ids = ddf[ident]
     n, distinct, nonnull, lo = (_compute(ids.size, ids.nunique(), ids.count(), ids.min() if nonneg else ids.size))
-    n, distinct, nonnull = int(n), int(distinct), int(nonnull)
-    if nonnull != n:
-        raise ParameterError(what, ident, f"a column without nulls ({n - nonnull} null ids)")
-    if distinct != n:
-        raise ParameterError(what, ident, f"unique ids ({n - distinct} duplicates: rows sharing an id would "
-                             "share their noise)")
-    if nonneg and n and int(lo) < 0:
-        raise ParameterError("row_id", ident, f"row ids >= 0 (minimum {lo})")
+    check_id_counts(what, ident, n, distinct, nonnull, lo if nonneg else None)
 
 
 def _one_id_type(ddf: Any, column: str) -> None:
