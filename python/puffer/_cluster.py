@@ -5,8 +5,8 @@ the noise of a value must be a pure function of the release and of the value's *
 never of the task that happens to draw it.
 
 * Floating-point noise: value ``p`` of the column's stream (:func:`puffer.io.plan.add_rows`).
-* Secure (lattice) noise, :class:`SecureNoise`: exact discrete Laplace / Gaussian integers from
-  the core's ChaCha20 samplers (Canonne, Kamath & Steinke 2020, Alg. 1-3, :mod:`puffer.secure`),
+* Secure (lattice) noise, :class:`SecureNoise`: exact rounded-Laplace / discrete-Gaussian
+  integers from the core's keyed lattice sampler (:mod:`puffer.lattice`, :mod:`puffer.secure`),
   keyed per block of :data:`BLOCK` positions by ``HMAC-SHA256(secret, column || block)``
   (RFC 2104, HMAC as a pseudorandom function), where ``secret`` is 256 bits of OS entropy drawn
   once per release on the driver and never stored. The sample of position ``p`` is sample
@@ -73,8 +73,8 @@ class SecureNoise:
         order = np.argsort(inv, kind="stable")
         cuts = np.searchsorted(inv[order], np.arange(blocks.size + 1))
         for j in range(blocks.size):
-            z = _core.sampling.secure_sample(sp.kind, sp.num, sp.den, sp.t, int(need[j]), 1,
-                                             self._block_key(column, int(blocks[j])))
+            z = _core.sampling.lattice_sample(sp.law.code, sp.law.S, self._block_key(column, int(blocks[j])), 0, 0,
+                                              int(need[j]), 1)
             idx = order[cuts[j]:cuts[j + 1]]
             out[idx] = z[within[idx]]
         return out

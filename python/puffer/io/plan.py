@@ -165,9 +165,11 @@ class NoisePlan:
         if key not in self._secure:
             sens = self.mechanism.sensitivity
             # a d-vector moves by up to d g/2 in L1 when snapped: pad in the sensitivity's norm
-            # (L1, the largest padding, for any norm other than 2); a scalar: per coordinate
+            # (L1, the largest padding, for any norm other than 2); a scalar: per coordinate.
+            # The padded quantity is the one the mechanism's theorem scales with.
             norm = ("l2" if sens.norm == 2 else "l1") if self.dim > 1 else "coordinate"
-            self._secure[key] = secure_plan((self.kind, self.params), self.dim, sensitivity=sens.value,
+            self._secure[key] = secure_plan((self.kind, self.params), self.dim,
+                                            sensitivity=self.mechanism.lattice_sensitivity(),
                                             granularity=granularity, norm=norm)
         return self._secure[key]
 
@@ -281,7 +283,7 @@ def add_rows(plan: NoisePlan, values: NDArray[Any], stream: Any, rows: Any, *, v
             raise ParameterError(f"column {column!r}" if column else "values", big,
                                  f"|x| <= 2^52 * granularity = {lim:.3g} in secure mode")
         x = vals.astype(np.float64, copy=False)
-        _core.sampling.secure_add(sp.kind, sp.num, sp.den, sp.t, sp.g_exp, x, x, thr)
+        _core.sampling.lattice_add(sp.law.code, sp.law.S, sp.g_exp, os.urandom(32), 0, 0, x, x, thr)
         if valid is not None:
             x[~valid] = 0.0
         return x

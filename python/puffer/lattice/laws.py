@@ -99,7 +99,8 @@ class LatticeLaw:
             raise ParameterError("scale", float(sc), "a number > 0")
         limit = MAX_BETA if family == "laplace" else MAX_SIGMA
         if sc > Fraction(limit):
-            raise ParameterError("scale", float(sc), f"a {family} scale of at most 2^{int(math.log2(limit))} lattice "
+            big = float(sc) if sc < Fraction(10) ** 300 else math.inf
+            raise ParameterError("scale", big, f"a {family} scale of at most 2^{int(math.log2(limit))} lattice "
                                  "units (noise / granularity); use a coarser granularity")
         x = 1 / (2 * sc) if family == "laplace" else 1 / (2 * sc * sc)
         S = _param_for(x)

@@ -154,8 +154,8 @@ def lattice_plan(noise: Any, n: int = 1, *, sensitivity: float | None, granulari
             coarsened = True
             continue
         if coarsened and ratio > Fraction(101, 100):
-            raise ParameterError("granularity", None, f"a lattice for a noise of {lat * gq:.4g} against a sensitivity "
+            raise ParameterError("granularity", None, f"a lattice for a noise of {scale:.4g} against a sensitivity "
                                  f"of {delta:.4g}: the finest lattice the samplers hold (2^{g_exp}) inflates the noise "
-                                 f"by {float(ratio - 1):.2%}; pass granularity= explicitly to accept that")
+                                 f"by {_float(ratio - 1):.2%}; pass granularity= explicitly to accept that")
         law = LatticeLaw.for_scale(kind, lat)
         return LatticePlan(law, float(gq), g_exp, delta, norm, n, padded, float(ratio), scale)

@@ -118,6 +118,17 @@ class Mechanism:
         gs = float(scale_for(g))
         return GroupComparison(g, gs, (gs / scale) if scale > 0 else math.inf, self.framework.group_note)
 
+    def lattice_sensitivity(self) -> float:
+        """The quantity Delta that a lattice release pads (:mod:`puffer.lattice.plan`): snapping
+        the query values to g Z moves this quantity by at most c g, and the theorem's guarantee
+        depends on the noise only through (this quantity) / scale, so the noise scale inflated
+        by (Delta + c g) / Delta keeps the guarantee on the lattice (rounded Laplace: by
+        post-processing, at every order; discrete Gaussian: CKS20 Prop 5, for Rényi curves).
+        A mechanism whose theorem is not of that form refuses lattice releases, naming why."""
+        raise ParameterError("secure", True, f"a mechanism certified on a lattice: {type(self).__name__}'s theorem "
+                             "is not a function of a transport radius over the noise scale, so snapping to a "
+                             "lattice is not covered by padding the noise")
+
     # the result's type follows the values (see puffer.sampling.add_noise): an array gives a float
     # array (float32 stays float32 unless secure=True or no noise is added, other dtypes become
     # float64), a sequence of numbers a float64 array, a Python / numpy scalar a numpy float64 or
@@ -149,9 +160,11 @@ class Mechanism:
         ``secure=True`` here or :func:`puffer.io.noise_file` with a key (``puffer keygen``).
 
         ``secure=True``: the exact lattice mode of :mod:`puffer.secure` with this mechanism's own
-        sensitivity and noise (Laplace or Gaussian): each value of a scalar query is its own
-        release (padding per coordinate); a d-dimensional query releases one d-vector, padded in
-        the sensitivity's norm. ``granularity``/``bound`` as in :func:`puffer.secure.secure_add_noise`.
+        noise (Laplace or Gaussian), padded for :meth:`lattice_sensitivity`: each value of a
+        scalar query is its own release (padding per coordinate); a d-dimensional query releases
+        one d-vector, padded in the sensitivity's norm. The guarantee holds on the lattice at
+        every order (:mod:`puffer.secure`); mechanisms it is not certified for refuse.
+        ``granularity``/``bound`` as in :func:`puffer.secure.secure_add_noise`.
 
         A mechanism whose sensitivity is 0 adds no noise: it refuses to release unless
         ``allow_unnoised=True`` says that publishing the values as they are is intended.
@@ -191,6 +204,7 @@ class Mechanism:
         base = getattr(self.noise, "base", self.noise)
         dim = 1 if self.framework is None else int(self.framework.dim)
         sens = self.sensitivity
+        padded = self.lattice_sensitivity()
         if dim > 1:
             size = int(np.size(values))
             if size != dim:
@@ -200,7 +214,7 @@ class Mechanism:
             norm = "l2" if sens.norm == 2 else "l1"
         else:
             norm = "coordinate"
-        return sampling.add_noise(values, base, secure=True, sensitivity=float(sens.value), norm=norm,
+        return sampling.add_noise(values, base, secure=True, sensitivity=float(padded), norm=norm,
                                   granularity=granularity, bound=bound, out=out, threads=threads)
 
     def close_adversary(self, alpha: float | None = None, *, w_inf: float | None = None,
