@@ -26,7 +26,7 @@ import puffer
 from puffer import sampling
 from puffer.errors import ParameterError, ParameterTypeError
 from puffer.io import release_stream
-from puffer.io.keys import as_key
+from puffer.publish.keys import as_key
 
 C = puffer._core.sampling
 ALPHA = 1e-4

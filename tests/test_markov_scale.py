@@ -302,17 +302,19 @@ def test_progress_callback_and_interrupt():
     assert puffer.models.markov_chain([[0.9, 0.1], [0.2, 0.8]], T=5).w_inf(threads=2).value == 5.0
 
 
-def _peak_closed_form(k, T, span, n, threads):
+def _peak_closed_form(k, T, span, n, threads, period=1):
     """cpp/models/markov.hpp: per prior in flight, the backward checkpoints (every C-th slice,
-    C = ceil(sqrt(T / 2)), plus two pass buffers) and the exact images' checkpoints (forward and
-    backward, 3 primes); per worker, one segment of C backward slices, the exact images' segment
-    and (84 k + 96)(R + 80) bytes of buffers."""
+    C = ceil(sqrt(T / 2)), plus two pass buffers), the exact images' checkpoints (forward and
+    backward, 3 primes) and the prior's period matrices (split: 16 bytes an entry, residues: 24);
+    per worker, one segment of C backward slices, the exact images' segment and
+    (84 k + 96)(R + 80) bytes of buffers."""
     C = math.ceil(math.sqrt(T / 2))
     R = T * span + 1
     lf = lambda t: (t + 1) * span + 1     # noqa: E731
     lb = lambda t: (T - 1 - t) * span + 1  # noqa: E731
     ck = 12 * k * (sum(lb(t) for t in range(C, T, C)) + (2 * lb(C) if C < T else 0))
-    mod = 24 * k * (sum(lf(t) for t in range(0, T, C)) + sum(lb(t) for t in range(C, T, C))) + 16 * k * R + 16 * R
+    mod = 24 * k * (sum(lf(t) for t in range(0, T, C)) + sum(lb(t) for t in range(C, T, C))) + 16 * k * R + 16 * R \
+        + 40 * period * k * k
     worker = 12 * k * sum(lb(t) for t in range(min(C, T))) + (84 * k + 96) * (R + 80)
     modseg = 24 * k * sum(lf(t) + lb(t) for t in range(min(C, T))) + 16 * R + 24 * k * R
     if n < threads and T > 1:

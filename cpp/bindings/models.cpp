@@ -140,21 +140,24 @@ PUFFER_BIND_SUBMODULE(models, m) {
 
   m.def(
       "markov_workspace_bytes",
-      [](std::size_t k, std::size_t T, std::size_t span, bool reference) {
-        return puffer::models::workspace_bytes(k, T, span, reference ? Arithmetic::kLogReference : Arithmetic::kAuto);
+      [](std::size_t k, std::size_t T, std::size_t span, bool reference, std::size_t period) {
+        return puffer::models::workspace_bytes(k, T, span, reference ? Arithmetic::kLogReference : Arithmetic::kAuto,
+                                               period);
       },
-      py::arg("k"), py::arg("T"), py::arg("span"), py::arg("reference") = false,
-      "Bytes one worker of the Markov kernel allocates (backward store + buffers).");
+      py::arg("k"), py::arg("T"), py::arg("span"), py::arg("reference") = false, py::arg("period") = 1,
+      "Bytes one worker of the Markov kernel allocates (backward store + buffers); period: matrices per prior.");
   m.def(
       "markov_peak_bytes",
-      [](std::size_t k, std::size_t T, std::size_t span, std::size_t n_theta, unsigned threads, bool reference) {
+      [](std::size_t k, std::size_t T, std::size_t span, std::size_t n_theta, unsigned threads, bool reference,
+         std::size_t period) {
         return puffer::models::peak_bytes(k, T, span, n_theta, threads,
-                                          reference ? Arithmetic::kLogReference : Arithmetic::kAuto);
+                                          reference ? Arithmetic::kLogReference : Arithmetic::kAuto, period);
       },
       py::arg("k"), py::arg("T"), py::arg("span"), py::arg("n_theta"), py::arg("threads") = 0,
-      py::arg("reference") = false,
+      py::arg("reference") = false, py::arg("period") = 1,
       "Upper bound of the bytes the Markov kernel allocates for n_theta priors on `threads` threads\n"
-      "(0: all), as it schedules them (checkpoints, per-worker buffers, exact images; the output excluded).");
+      "(0: all), as it schedules them (checkpoints, per-worker buffers, exact images; the output excluded);\n"
+      "period: transition matrices per prior (1: time-homogeneous).");
   m.def("markov_prior_operations", &puffer::models::prior_operations, py::arg("k"), py::arg("T"), py::arg("span"),
         "Multiply-adds of the Markov kernel for one prior (convolutions + passes).");
   m.def(

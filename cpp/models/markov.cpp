@@ -67,11 +67,19 @@ struct Coef {
   std::int32_t pe;
 };
 
-std::vector<Coef> split_matrix(const double* P, std::size_t k) {
-  std::vector<Coef> c(k * k, Coef{0.0, ext::kNoExp});
-  for (std::size_t j = 0; j < k * k; ++j)
-    if (P[j] > 0.0) ext::split(P[j], c[j].pm, c[j].pe);
-  return c;
+// The split matrices of one prior, one per phase: the step X_t -> X_{t+1} uses at(t)
+// (MarkovChainSpec::step; period 1 for a time-homogeneous chain).
+struct StepCoefs {
+  std::vector<Coef> c;
+  std::size_t k = 0, period = 1;
+  const Coef* at(std::size_t t) const { return c.data() + (t % period) * k * k; }
+};
+
+StepCoefs split_matrices(const double* P, std::size_t k, std::size_t period) {
+  StepCoefs s{std::vector<Coef>(period * k * k, Coef{0.0, ext::kNoExp}), k, period};
+  for (std::size_t j = 0; j < period * k * k; ++j)
+    if (P[j] > 0.0) ext::split(P[j], s.c[j].pm, s.c[j].pe);
+  return s;
 }
 
 // Forward/convolution scratch of one worker.
@@ -105,9 +113,10 @@ struct Scratch {
 };
 
 // Slice t (dst) from slice t + 1 (src).
-void backward_step(const Geometry& g, const std::vector<Coef>& C, const double* sm, const std::int32_t* se, double* dm,
+void backward_step(const Geometry& g, const StepCoefs& SC, const double* sm, const std::int32_t* se, double* dm,
                    std::int32_t* de, std::size_t t, std::vector<double>& acc, std::vector<ext::Src>& src) {
   const std::size_t k = g.k, ns = g.lb(t + 1), nd = g.lb(t);
+  const Coef* C = SC.at(t);  // the step X_t -> X_{t+1}
   for (std::size_t x = 0; x < k; ++x) {
     src.clear();
     for (std::size_t y = 0; y < k; ++y)
@@ -126,7 +135,7 @@ void terminal_slice(const Geometry& g, double* m, std::int32_t* e) {  // B_{T-1}
 std::size_t n_checkpoints(std::size_t T, std::size_t C) { return (T + C - 1) / C; }
 
 // One backward pass keeping the slices t = j C, j >= 1.
-void backward_checkpoints(const Geometry& g, const std::vector<Coef>& C, Checkpoints& ck, std::vector<double>& acc,
+void backward_checkpoints(const Geometry& g, const StepCoefs& C, Checkpoints& ck, std::vector<double>& acc,
                           const JobControl* ctl) {
   const std::size_t k = g.k, T = g.T, st = checkpoint_stride(T), n_ck = n_checkpoints(T, st);
   ck.C = st;
@@ -156,7 +165,7 @@ void backward_checkpoints(const Geometry& g, const std::vector<Coef>& C, Checkpo
 }
 
 // The slices of segment j = [j C, min(j C + C, T)) from checkpoint j + 1 (or the terminal slice).
-void load_segment(const Geometry& g, const std::vector<Coef>& C, const Checkpoints& ck, Segment& seg, std::size_t j,
+void load_segment(const Geometry& g, const StepCoefs& C, const Checkpoints& ck, Segment& seg, std::size_t j,
                   std::vector<double>& acc) {
   const std::size_t k = g.k, T = g.T, t0 = j * ck.C, t1 = std::min(T, t0 + ck.C);
   seg.s.off.assign(t1 - t0 + 1, 0);
@@ -195,8 +204,9 @@ void forward_init(const Geometry& g, const double* init, Scratch& S, int q) {
 }
 
 // Forward slice t + 1 (buffer 1 - q) from slice t (buffer q).
-void forward_step(const Geometry& g, const std::vector<Coef>& C, Scratch& S, std::size_t t, int q) {
+void forward_step(const Geometry& g, const StepCoefs& SC, Scratch& S, std::size_t t, int q) {
   const std::size_t k = g.k, R = g.R;
+  const Coef* C = SC.at(t);  // the step X_t -> X_{t+1}
   for (std::size_t y = 0; y < k; ++y) {
     S.src.clear();
     for (std::size_t x = 0; x < k; ++x)
@@ -395,7 +405,7 @@ bool law_from(const Geometry& g, const double* fm, const std::int32_t* fe, const
 
 // Positions [i0, i1) of one prior: forward pass streamed from position 0, laws emitted in order.
 // Returns whether some law kept the extended form.
-bool run_positions(const Geometry& g, std::size_t th, const double* P, const double* init, const std::vector<Coef>& C,
+bool run_positions(const Geometry& g, std::size_t th, const double* P, const double* init, const StepCoefs& C,
                    const Checkpoints& ck, Scratch& S, std::size_t i0, std::size_t i1, const std::vector<double>& grid,
                    const PositionFn& emit, JobControl* ctl, const std::uint8_t* mask) {
   const std::size_t k = g.k;
@@ -410,8 +420,9 @@ bool run_positions(const Geometry& g, std::size_t th, const double* P, const dou
       forward_step(g, C, S, i - 1, q);
       q = 1 - q;
       std::fill(S.next.begin(), S.next.end(), 0.0);
+      const double* Pi = P + ((i - 1) % C.period) * k * k;  // the step X_{i-1} -> X_i
       for (std::size_t x = 0; x < k; ++x)
-        for (std::size_t y = 0; y < k; ++y) S.next[y] += S.marg[x] * P[x * k + y];
+        for (std::size_t y = 0; y < k; ++y) S.next[y] += S.marg[x] * Pi[x * k + y];
       S.marg.swap(S.next);
     }
     if (i < i0) continue;
@@ -448,7 +459,9 @@ inline double lse(double a, double b) {
   return a > b ? a + std::log1p(std::exp(b - a)) : b + std::log1p(std::exp(a - b));
 }
 
-void forward_backward_log(LogWork& w, const double* P, const double* init, const std::vector<std::size_t>& dv) {
+// P: the prior's `period` matrices; the step t -> t + 1 uses matrix t mod period.
+void forward_backward_log(LogWork& w, const double* P, std::size_t period, const double* init,
+                          const std::vector<std::size_t>& dv) {
   const std::size_t T = w.T, k = w.k, R = w.R;
   w.F.assign(T * k * R, kNegInf);
   w.B.assign(T * k * R, kNegInf);
@@ -457,7 +470,7 @@ void forward_backward_log(LogWork& w, const double* P, const double* init, const
   for (std::size_t t = 0; t + 1 < T; ++t)
     for (std::size_t y = 0; y < k; ++y)
       for (std::size_t x = 0; x < k; ++x) {
-        const double p = P[x * k + y];
+        const double p = P[(t % period) * k * k + x * k + y];
         if (p == 0.0) continue;
         const double lp = std::log(p);
         for (std::size_t s = 0; s + dv[y] < R; ++s) {
@@ -469,7 +482,7 @@ void forward_backward_log(LogWork& w, const double* P, const double* init, const
   for (std::size_t t = T - 1; t-- > 0;)
     for (std::size_t x = 0; x < k; ++x)
       for (std::size_t y = 0; y < k; ++y) {
-        const double p = P[x * k + y];
+        const double p = P[(t % period) * k * k + x * k + y];
         if (p == 0.0) continue;
         const double lp = std::log(p);
         for (std::size_t s = 0; s + dv[y] < R; ++s) {
@@ -479,12 +492,12 @@ void forward_backward_log(LogWork& w, const double* P, const double* init, const
       }
 }
 
-void run_log_reference(const Geometry& g, std::size_t th, const double* P, const double* init,
+void run_log_reference(const Geometry& g, std::size_t th, const double* P, std::size_t period, const double* init,
                        const std::vector<double>& grid, const PositionFn& emit, JobControl* ctl,
                        const std::uint8_t* mask) {
   const std::size_t k = g.k, T = g.T, R = g.R, RJ = R + 8;
   LogWork w{T, k, R, {}, {}};
-  forward_backward_log(w, P, init, g.dv);
+  forward_backward_log(w, P, period, init, g.dv);
   std::vector<Law> laws(k);
   std::vector<double> J(k * RJ, kNegInf);
   std::vector<double> marg(init, init + k), next(k);
@@ -492,8 +505,9 @@ void run_log_reference(const Geometry& g, std::size_t th, const double* P, const
     poll(ctl);
     if (i > 0) {
       std::fill(next.begin(), next.end(), 0.0);
+      const double* Pi = P + ((i - 1) % period) * k * k;
       for (std::size_t x = 0; x < k; ++x)
-        for (std::size_t y = 0; y < k; ++y) next[y] += marg[x] * P[x * k + y];
+        for (std::size_t y = 0; y < k; ++y) next[y] += marg[x] * Pi[x * k + y];
       marg.swap(next);
     }
     if (mask != nullptr && mask[i] == 0) {
@@ -578,6 +592,7 @@ void validate(const MarkovChainSpec& spec, double tol) {
   require(spec.k >= 1 && spec.k <= 64, "k", spec.k, "1 to 64 states");
   require(spec.T >= 1 && spec.T <= 100000, "T", spec.T, "a chain length in [1, 100000]");
   require(spec.n_theta >= 1, "n_theta", spec.n_theta, "at least one prior");
+  require(spec.period >= 1, "period", spec.period, "at least one transition matrix per prior");
   std::int64_t vmin = spec.values[0], vmax = spec.values[0];
   for (std::size_t x = 0; x < spec.k; ++x) {
     vmin = std::min(vmin, spec.values[x]);
@@ -587,21 +602,25 @@ void validate(const MarkovChainSpec& spec, double tol) {
   require(static_cast<double>(spec.T) * static_cast<double>(vmax - vmin) <= 5e7, "T * value span",
           static_cast<double>(spec.T) * static_cast<double>(vmax - vmin), "a sum range <= 5e7");
   for (std::size_t th = 0; th < spec.n_theta; ++th) {
-    const double* P = spec.trans + th * spec.k * spec.k;
     const double* pi = spec.init + th * spec.k;
     double s0 = 0.0;
     for (std::size_t x = 0; x < spec.k; ++x) {
       require(std::isfinite(pi[x]) && pi[x] >= 0.0, "init", pi[x], "finite probabilities >= 0");
       s0 += pi[x];
-      double s = 0.0;
-      for (std::size_t y = 0; y < spec.k; ++y) {
-        const double p = P[x * spec.k + y];
-        require(std::isfinite(p) && p >= 0.0, "transition", p, "finite probabilities >= 0");
-        s += p;
-      }
-      require(std::fabs(s - 1.0) <= tol, "transition row sum", s, "rows summing to 1");
     }
     require(std::fabs(s0 - 1.0) <= tol, "init sum", s0, "an initial law summing to 1");
+    for (std::size_t ph = 0; ph < spec.period; ++ph) {
+      const double* P = spec.prior(th) + ph * spec.k * spec.k;
+      for (std::size_t x = 0; x < spec.k; ++x) {
+        double s = 0.0;
+        for (std::size_t y = 0; y < spec.k; ++y) {
+          const double p = P[x * spec.k + y];
+          require(std::isfinite(p) && p >= 0.0, "transition", p, "finite probabilities >= 0");
+          s += p;
+        }
+        require(std::fabs(s - 1.0) <= tol, "transition row sum", s, "rows summing to 1");
+      }
+    }
   }
 }
 
@@ -626,22 +645,24 @@ double worker_bytes(std::size_t k, std::size_t T, std::size_t span) {
 }
 }  // namespace
 
-double workspace_bytes(std::size_t k, std::size_t T, std::size_t span, Arithmetic arithmetic) {
+double workspace_bytes(std::size_t k, std::size_t T, std::size_t span, Arithmetic arithmetic, std::size_t period) {
   const double K = static_cast<double>(k), TT = static_cast<double>(T), S = static_cast<double>(span);
   const double R = TT * S + 1.0;
   if (arithmetic == Arithmetic::kLogReference) return 16.0 * TT * K * R + 8.0 * K * (R + 8);
   // + the exact images (ModChain and a ModSegment), built only for a prior whose levels need a
-  // tie certified
-  return checkpoint_bytes(k, T, span) + worker_bytes(k, T, span) + ModChain::bytes(k, T, span) +
-         ModSegment::bytes(k, T, span);
+  // tie certified, + the prior's split matrices (16 bytes an entry)
+  return checkpoint_bytes(k, T, span) + worker_bytes(k, T, span) + ModChain::bytes(k, T, span, period) +
+         ModSegment::bytes(k, T, span) + 16.0 * static_cast<double>(period) * K * K;
 }
 
 double peak_bytes(std::size_t k, std::size_t T, std::size_t span, std::size_t n_theta, unsigned threads,
-                  Arithmetic arithmetic) {
+                  Arithmetic arithmetic, std::size_t period) {
   const unsigned hw = threads == 0 ? std::min(hardware_threads(), kMaxThreads) : threads;
   if (arithmetic == Arithmetic::kLogReference)
-    return static_cast<double>(std::min<std::size_t>(hw, n_theta)) * workspace_bytes(k, T, span, arithmetic);
-  const double per_prior = checkpoint_bytes(k, T, span) + ModChain::bytes(k, T, span);
+    return static_cast<double>(std::min<std::size_t>(hw, n_theta)) * workspace_bytes(k, T, span, arithmetic, period);
+  // per prior in flight: checkpoints, exact images and the split matrices (16 bytes an entry)
+  const double per_prior = checkpoint_bytes(k, T, span) + ModChain::bytes(k, T, span, period) +
+                           16.0 * static_cast<double>(period * k * k);
   const double per_worker = worker_bytes(k, T, span) + ModSegment::bytes(k, T, span);
   if (n_theta < hw && T > 1)  // sum_laws: one prior at a time, its positions split between the threads
     return per_prior + static_cast<double>(std::min<std::size_t>(hw, T)) * per_worker;
@@ -668,7 +689,7 @@ std::vector<std::uint8_t> sum_laws(const MarkovChainSpec& spec, unsigned threads
 
   if (options.arithmetic == Arithmetic::kLogReference) {
     parallel_for(spec.n_theta, threads, [&](std::size_t th) {
-      run_log_reference(g, th, spec.trans + th * k * k, spec.init + th * k, grid, emit, ctl, options.positions);
+      run_log_reference(g, th, spec.prior(th), spec.period, spec.init + th * k, grid, emit, ctl, options.positions);
       used[th] = 1;
     });
     return used;
@@ -689,9 +710,9 @@ std::vector<std::uint8_t> sum_laws(const MarkovChainSpec& spec, unsigned threads
     for (std::size_t c = 1; c <= n_chunks; ++c) cut[c] = std::max(cut[c], cut[c - 1]);
     Pool<Scratch> scratch;
     for (std::size_t th = 0; th < spec.n_theta; ++th) {
-      const double* P = spec.trans + th * k * k;
+      const double* P = spec.prior(th);
       const double* init = spec.init + th * k;
-      const std::vector<Coef> C = split_matrix(P, k);
+      const StepCoefs C = split_matrices(P, k, spec.period);
       Checkpoints B;
       {
         std::vector<double> acc(R);
@@ -720,9 +741,9 @@ std::vector<std::uint8_t> sum_laws(const MarkovChainSpec& spec, unsigned threads
   Pool<Worker> workers;
   parallel_for(spec.n_theta, threads, [&](std::size_t th) {
     auto w = workers.take();
-    const double* P = spec.trans + th * k * k;
+    const double* P = spec.prior(th);
     const double* init = spec.init + th * k;
-    const std::vector<Coef> C = split_matrix(P, k);
+    const StepCoefs C = split_matrices(P, k, spec.period);
     w->S.size(g);
     backward_checkpoints(g, C, w->B, w->S.acc, ctl);
     used[th] = run_positions(g, th, P, init, C, w->B, w->S, 0, T, grid, emit, ctl, options.positions) ? 1 : 0;
@@ -944,7 +965,7 @@ std::vector<std::uint8_t> w_inf_all_pairs(const MarkovChainSpec& spec, unsigned 
   auto chain_of = [&](std::size_t th) {
     std::lock_guard<std::mutex> lk(chain_mu[th]);
     if (!chains[th])
-      chains[th] = std::make_shared<const ModChain>(k, T, g.span, g.dv.data(), spec.trans + th * k * k,
+      chains[th] = std::make_shared<const ModChain>(k, T, g.span, g.dv.data(), spec.prior(th), spec.period,
                                                     spec.init + th * k, primes, options.control);
     return chains[th];
   };
@@ -1048,7 +1069,7 @@ struct LevelCertifier::Impl {
   std::shared_ptr<const ModChain> chain_of(std::size_t th) {
     std::lock_guard<std::mutex> lk(chain_mu[th]);
     if (!chains[th])
-      chains[th] = std::make_shared<const ModChain>(g.k, g.T, g.span, g.dv.data(), spec.trans + th * g.k * g.k,
+      chains[th] = std::make_shared<const ModChain>(g.k, g.T, g.span, g.dv.data(), spec.prior(th), spec.period,
                                                     spec.init + th * g.k, primes, control);
     return chains[th];
   }

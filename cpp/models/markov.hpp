@@ -67,13 +67,24 @@
 
 namespace puffer::models {
 
+// Time-varying chains: each prior has `period` transition matrices; the step X_t -> X_{t+1}
+// (t = 0 .. T-2) uses matrix t mod period of its prior. period = 1: a time-homogeneous chain (the
+// historical layout n_theta * k * k); period = T - 1: one matrix per step; otherwise a periodic
+// chain whose X_0 is at phase 0 (e.g. 48 half-hours of a day, a release starting at midnight).
+// Every kernel below reads the matrices through step(), so the recursions are the same for all.
 struct MarkovChainSpec {
-  const double* trans;   // n_theta * k * k, row-major, row = from-state (rows sum to 1)
-  const double* init;    // n_theta * k, law of X_1
+  const double* trans;   // n_theta * period * k * k, row-major, row = from-state (rows sum to 1)
+  const double* init;    // n_theta * k, law of X_0
   std::size_t n_theta;
   std::size_t k;
   const std::int64_t* values;  // k integer state values
   std::size_t T;
+  std::size_t period = 1;      // matrices per prior (>= 1)
+
+  // The matrices of prior th (period of them, k * k each).
+  const double* prior(std::size_t th) const { return trans + th * period * k * k; }
+  // The k x k matrix of the step X_t -> X_{t+1} of prior th.
+  const double* step(std::size_t th, std::size_t t) const { return prior(th) + (t % period) * k * k; }
 };
 
 // Validates the spec; throws puffer::InvalidArgument naming the bad entry.
@@ -190,12 +201,14 @@ class LevelCertifier {
 
 // Bytes one worker allocates for one prior, everything included (see the header comment);
 // span = max value - min value.
-double workspace_bytes(std::size_t k, std::size_t T, std::size_t span, Arithmetic arithmetic);
+double workspace_bytes(std::size_t k, std::size_t T, std::size_t span, Arithmetic arithmetic,
+                       std::size_t period = 1);
 
 // Upper bound of the bytes sum_laws / w_inf_all_pairs allocate for n_theta priors on `threads`
 // threads (0: all), as they schedule them (the output table excluded).
+// period: matrices per prior (their split copies and exact images are counted per prior in flight).
 double peak_bytes(std::size_t k, std::size_t T, std::size_t span, std::size_t n_theta, unsigned threads,
-                  Arithmetic arithmetic);
+                  Arithmetic arithmetic, std::size_t period = 1);
 
 // Multiply-adds of one prior: k sum_i |F_i| |B_i| for the convolutions (plain-double path) and
 // 2 T k^2 R for the passes.

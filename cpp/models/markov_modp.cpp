@@ -26,13 +26,15 @@ double ck_sum(std::size_t T, std::size_t C, std::size_t j0, L len) {
 }
 }  // namespace
 
-double ModChain::bytes(std::size_t k, std::size_t T, std::size_t span) {
+double ModChain::bytes(std::size_t k, std::size_t T, std::size_t span, std::size_t period) {
   const std::size_t C = checkpoint_stride(T);
   const double f = ck_sum(T, C, 0, [&](std::size_t t) { return (t + 1) * span + 1; });
   const double b = ck_sum(T, C, 1, [&](std::size_t t) { return (T - 1 - t) * span + 1; });
   // + two pass buffers of k lb(0) residues and their 128-bit accumulator (construction only)
   const double R = static_cast<double>(T * span + 1);
-  return kModPrimes * 8.0 * static_cast<double>(k) * (f + b) + 16.0 * static_cast<double>(k) * R + 16.0 * R;
+  // + the matrices' residues
+  return kModPrimes * 8.0 * static_cast<double>(k) * (f + b) + 16.0 * static_cast<double>(k) * R + 16.0 * R +
+         kModPrimes * 8.0 * static_cast<double>(period * k * k);
 }
 
 double ModSegment::bytes(std::size_t k, std::size_t T, std::size_t span) {
@@ -48,12 +50,13 @@ void ModChain::forward_step(int q, std::size_t t, const u64* src, u64* dst) cons
   // f_{t+1}(y, s + dv[y]) = sum_x f_t(x, s) P[x][y]
   const u64 p = p_[q];
   const std::size_t k = k_, ns = lf(t), nd = lf(t + 1);
+  const u64* P = Pm(q, t);
   std::vector<u128> acc(ns);
   std::fill(dst, dst + k * nd, u64{0});
   for (std::size_t y = 0; y < k; ++y) {
     std::fill(acc.begin(), acc.end(), u128{0});
     for (std::size_t x = 0; x < k; ++x) {
-      const u64 c = Pm_[q][x * k + y];
+      const u64 c = P[x * k + y];
       if (c == 0) continue;
       const u64* fx = src + x * ns;
       for (std::size_t s = 0; s < ns; ++s) acc[s] += static_cast<u128>(fx[s]) * c;
@@ -67,11 +70,12 @@ void ModChain::backward_step(int q, std::size_t t, const u64* src, u64* dst) con
   // b_t(x, s + dv[y]) = sum_y P[x][y] b_{t+1}(y, s)
   const u64 p = p_[q];
   const std::size_t k = k_, ns = lb(t + 1), nd = lb(t);
+  const u64* P = Pm(q, t);
   std::vector<u128> acc(nd);
   for (std::size_t x = 0; x < k; ++x) {
     std::fill(acc.begin(), acc.end(), u128{0});
     for (std::size_t y = 0; y < k; ++y) {
-      const u64 c = Pm_[q][x * k + y];
+      const u64 c = P[x * k + y];
       if (c == 0) continue;
       const u64* by = src + y * ns;
       u128* ax = acc.data() + dv_[y];
@@ -85,8 +89,8 @@ void ModChain::backward_step(int q, std::size_t t, const u64* src, u64* dst) con
 // Residues are < 2^50, products < 2^100: every sum below (k <= 64 terms in the passes, at most
 // R <= 5e7 < 2^28 in a convolution) fits a 128-bit accumulator unreduced.
 ModChain::ModChain(std::size_t k, std::size_t T, std::size_t span, const std::size_t* dv, const double* P,
-                   const double* init, const std::uint64_t primes[kModPrimes], const JobControl* ctl)
-    : k_(k), T_(T), span_(span), R_(T * span + 1), C_(checkpoint_stride(T)), dv_(dv, dv + k) {
+                   std::size_t period, const double* init, const std::uint64_t primes[kModPrimes], const JobControl* ctl)
+    : k_(k), T_(T), span_(span), R_(T * span + 1), C_(checkpoint_stride(T)), period_(period), dv_(dv, dv + k) {
   static std::atomic<std::uint64_t> next_id{1};
   id_ = next_id.fetch_add(1);
   const std::size_t n_ck = (T + C_ - 1) / C_;  // checkpoints j = 0 .. n_ck - 1 at t = j C < T
@@ -100,8 +104,8 @@ ModChain::ModChain(std::size_t k, std::size_t T, std::size_t span, const std::si
   for (int q = 0; q < kModPrimes; ++q) {
     p_[q] = primes[q];
     const modp::Field fld(p_[q]);
-    Pm_[q].resize(k * k);
-    for (std::size_t j = 0; j < k * k; ++j) Pm_[q][j] = fld.of(P[j]);
+    Pm_[q].resize(period * k * k);
+    for (std::size_t j = 0; j < period * k * k; ++j) Pm_[q][j] = fld.of(P[j]);
     fck_[q].assign(fck_off_[n_ck], 0);
     bck_[q].assign(bck_off_[n_ck], 0);
     // forward: f_0(x, dv[x]) = init[x]

@@ -37,10 +37,11 @@ class ModSegment;
 
 class ModChain {
  public:
-  // P: k x k row-major transition matrix, init: law of X_1, dv: state values minus the
+  // P: `period` k x k row-major transition matrices (the step X_t -> X_{t+1} uses matrix
+  // t mod period, MarkovChainSpec::step), init: law of X_0, dv: state values minus the
   // smallest (the sum grid of markov.cpp: index s = sum of dv over the chain).
   ModChain(std::size_t k, std::size_t T, std::size_t span, const std::size_t* dv, const double* P,
-           const double* init, const std::uint64_t primes[kModPrimes], const JobControl* ctl);
+           std::size_t period, const double* init, const std::uint64_t primes[kModPrimes], const JobControl* ctl);
 
   std::uint64_t prime(int q) const { return p_[q]; }
   std::size_t grid_size() const { return R_; }
@@ -49,7 +50,7 @@ class ModChain {
   std::uint64_t id() const { return id_; }
 
   // Bytes of the checkpoints (one per prior that needs a tie certified).
-  static double bytes(std::size_t k, std::size_t T, std::size_t span);
+  static double bytes(std::size_t k, std::size_t T, std::size_t span, std::size_t period = 1);
 
  private:
   friend class ModSegment;
@@ -58,7 +59,9 @@ class ModChain {
   // slice t + 1 from slice t (forward) / slice t from slice t + 1 (backward), prime q
   void forward_step(int q, std::size_t t, const std::uint64_t* src, std::uint64_t* dst) const;
   void backward_step(int q, std::size_t t, const std::uint64_t* src, std::uint64_t* dst) const;
-  std::size_t k_, T_, span_, R_, C_;
+  // residues of the matrix of the step X_t -> X_{t+1}, prime q
+  const std::uint64_t* Pm(int q, std::size_t t) const { return Pm_[q].data() + (t % period_) * k_ * k_; }
+  std::size_t k_, T_, span_, R_, C_, period_;
   std::uint64_t id_;
   std::vector<std::size_t> dv_;
   std::uint64_t p_[kModPrimes];

@@ -2,7 +2,8 @@
 // (markov.hpp, sum_laws) and the exact images (markov_modp.hpp, ModChain / ModSegment) give
 // every position's joint masses P(S = s, X_i = a) equal to a brute-force enumeration of all
 // k^T paths, for lengths that cut the positions into several segments (C = checkpoint_stride),
-// in any order of positions (a segment is recomputed when a worker comes back to it).
+// in any order of positions (a segment is recomputed when a worker comes back to it), for
+// time-homogeneous and time-varying chains (the step X_t -> X_{t+1} uses matrix t mod period).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -20,19 +21,23 @@ using puffer::models::Law;
 using puffer::models::MarkovChainSpec;
 
 struct Chain {
-  std::size_t k, T;
-  std::vector<double> P, init;
+  std::size_t k, T, period;
+  std::vector<double> P, init;  // period matrices
   std::vector<std::int64_t> values;
+  // entry (x, y) of the step X_{t-1} -> X_t
+  double p(std::size_t t, std::size_t x, std::size_t y) const { return P[((t - 1) % period) * k * k + x * k + y]; }
 };
 
-Chain random_chain(std::size_t k, std::size_t T, std::uint64_t seed) {
+Chain random_chain(std::size_t k, std::size_t T, std::uint64_t seed, std::size_t period = 1) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(0.05, 1.0);
-  Chain c{k, T, std::vector<double>(k * k), std::vector<double>(k), std::vector<std::int64_t>(k)};
-  for (std::size_t x = 0; x < k; ++x) {
+  Chain c{k, T, period, std::vector<double>(period * k * k), std::vector<double>(k), std::vector<std::int64_t>(k)};
+  for (std::size_t x = 0; x < period * k; ++x) {
     double s = 0;
     for (std::size_t y = 0; y < k; ++y) s += c.P[x * k + y] = u(rng);
     for (std::size_t y = 0; y < k; ++y) c.P[x * k + y] /= s;
+  }
+  for (std::size_t x = 0; x < k; ++x) {
     c.init[x] = 1.0 / static_cast<double>(k);
     c.values[x] = static_cast<std::int64_t>(x * x);  // span (k - 1)^2: uneven steps
   }
@@ -58,16 +63,17 @@ TEST(MarkovCheckpoints, StrideIsAboutTheSquareRootOfHalfTheLength) {
 }
 
 TEST(MarkovCheckpoints, SumLawsEqualPathEnumerationAcrossSegments) {
+  for (std::size_t period : {1u, 3u})
   for (std::size_t T : {1u, 2u, 5u, 9u, 11u}) {
-    const Chain c = random_chain(2, T, 7 + T);
-    const MarkovChainSpec spec{c.P.data(), c.init.data(), 1, c.k, c.values.data(), T};
+    const Chain c = random_chain(2, T, 7 + T, period);
+    const MarkovChainSpec spec{c.P.data(), c.init.data(), 1, c.k, c.values.data(), T, period};
     const std::size_t R = T * 1 + 1;
     std::vector<double> joint(T * c.k * R, 0.0);  // P(S = s, X_i = a)
     each_path(c.k, T, [&](const std::vector<std::size_t>& x) {
       double p = c.init[x[0]];
       std::size_t s = 0;
       for (std::size_t t = 0; t < T; ++t) {
-        if (t > 0) p *= c.P[x[t - 1] * c.k + x[t]];
+        if (t > 0) p *= c.p(t, x[t - 1], x[t]);
         s += static_cast<std::size_t>(c.values[x[t]]);
       }
       for (std::size_t t = 0; t < T; ++t) joint[(t * c.k + x[t]) * R + s] += p;
@@ -100,12 +106,13 @@ TEST(MarkovCheckpoints, ModSegmentsEqualPathEnumerationInAnyOrder) {
   const std::uint64_t primes[puffer::models::kModPrimes] = {puffer::modp::random_prime(rng),
                                                            puffer::modp::random_prime(rng),
                                                            puffer::modp::random_prime(rng)};
+  for (std::size_t period : {1u, 4u})
   for (std::size_t T : {1u, 3u, 8u, 10u}) {
-    const Chain c = random_chain(3, T, 100 + T);
+    const Chain c = random_chain(3, T, 100 + T, period);
     std::vector<std::size_t> dv(c.k);
     for (std::size_t x = 0; x < c.k; ++x) dv[x] = static_cast<std::size_t>(c.values[x]);
     const std::size_t span = 4, R = T * span + 1;
-    puffer::models::ModChain mc(c.k, T, span, dv.data(), c.P.data(), c.init.data(), primes, nullptr);
+    puffer::models::ModChain mc(c.k, T, span, dv.data(), c.P.data(), period, c.init.data(), primes, nullptr);
     for (int q = 0; q < puffer::models::kModPrimes; ++q) {
       const puffer::modp::Field fld(mc.prime(q));
       const std::uint64_t p = mc.prime(q);
@@ -114,7 +121,7 @@ TEST(MarkovCheckpoints, ModSegmentsEqualPathEnumerationInAnyOrder) {
         std::uint64_t w = fld.of(c.init[x[0]]);
         std::size_t s = 0;
         for (std::size_t t = 0; t < T; ++t) {
-          if (t > 0) w = puffer::modp::mul(w, fld.of(c.P[x[t - 1] * c.k + x[t]]), p);
+          if (t > 0) w = puffer::modp::mul(w, fld.of(c.p(t, x[t - 1], x[t])), p);
           s += dv[x[t]];
         }
         for (std::size_t t = 0; t < T; ++t) {

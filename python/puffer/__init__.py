@@ -32,7 +32,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
 _SUBMODULES = ("refs", "guarantees", "transport", "noise", "sampling", "secure", "lattice", "framework",
                "models", "mechanisms", "audit", "dist", "accounting", "partial", "plot", "capacity", "iteration", "sensitivities",
                "config")
-_SUBMODULES += ("io", "spark", "dask")  # type: ignore[assignment]  # issue 16: optional extras, lazy
+_SUBMODULES += ("io", "spark", "dask", "publish")  # type: ignore[assignment]  # issue 16: optional extras, lazy
 
 __all__ = ["__version__", "PufferError", "ParameterError", "ParameterTypeError", "NumericalError",
            "UnboundedSensitivityError", *_LAZY, *_SUBMODULES]

@@ -114,9 +114,11 @@ def _run(config: dict[str, Any], out: Any = None, *, as_json: bool = False) -> i
         label, m = mechs[0]
         release = {"mechanism": label, "seed": rel.get("seed"), "values": vals.tolist(),
                    "noisy": m.release(vals, rng=rel.get("seed")).tolist()}
+    fit = getattr(fw, "fit", None)   # how Theta was fitted from traces (puffer.models.fit_markov)
     if as_json:
         doc = {"name": config.get("name"), "framework": repr(fw), "gain_definition": GAIN_NOTE,
                "group_sensitivity": fw.group_sensitivity, "group_note": fw.group_note,
+               "fit": None if fit is None else fit.to_dict(),
                "rows": [{"label": r["label"], **r["mechanism"].to_dict(), "group_scale": r["group_scale"],
                          "gain": r["gain"], "seconds": r["seconds"]} for r in rows],
                "release": release}
@@ -125,6 +127,8 @@ def _run(config: dict[str, Any], out: Any = None, *, as_json: bool = False) -> i
         return EXIT_OK
     print(f"puffer: {config.get('name', 'framework from file')}", file=out)
     print(f"  {fw!r}", file=out)
+    if fit is not None:   # Theta fitted from traces: how (issue 33)
+        print("  " + fit.summary().replace("\n", "\n  "), file=out)
     table = []
     for r in rows:
         m = r["mechanism"]
@@ -171,10 +175,10 @@ _SUBCOMMANDS: dict[str, tuple[str, str]] = {
               "violation is proved)"),
     "capacity-table": ("puffer.capacity.cli", "print Table 1 of capacity bounded DP (exact, sound and printed "
                        "values)"),
-    "noise": ("puffer.io.cli", "publish columns of a Parquet/CSV file with calibrated noise (writes Parquet "
+    "noise": ("puffer.publish.cli", "publish columns of a Parquet/CSV file with calibrated noise (writes Parquet "
               "and a ledger entry)"),
-    "keygen": ("puffer.io.cli", "write a new 256-bit release key file (mode 0600, never overwritten)"),
-    "ledger": ("puffer.io.cli", "verify a release ledger or show its per-unit totals"),
+    "keygen": ("puffer.publish.cli", "write a new 256-bit release key file (mode 0600, never overwritten)"),
+    "ledger": ("puffer.publish.cli", "verify a release ledger or show its per-unit totals"),
 }
 
 
@@ -200,7 +204,7 @@ def _parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     # top-level options take no value, so the first word that is not an option names the subcommand
     chosen = None if argv is None else next((a for a in argv if not a.startswith("-")), None)
     chosen_module = _SUBCOMMANDS[chosen][0] if chosen in _SUBCOMMANDS else None
-    built: set[str] = set()  # one module may add several subcommands (puffer.io.cli: noise, keygen, ledger)
+    built: set[str] = set()  # one module may add several subcommands (puffer.publish.cli: noise, keygen, ledger)
     for name, (module, help_line) in _SUBCOMMANDS.items():
         if argv is None or module == chosen_module:
             if module not in built:

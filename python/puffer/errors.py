@@ -23,6 +23,7 @@ __all__ = [
     "UnboundedSensitivityError",
     "PufferIOError",
     "LedgerError",
+    "ClusterError",
 ]
 
 
@@ -159,3 +160,8 @@ class LedgerError(PufferError, ValueError):
 
     def __reduce__(self) -> tuple[type, tuple[object, ...]]:
         return (type(self), (self.path, self.entry, self.reason))
+
+
+class ClusterError(PufferError, RuntimeError):
+    """A Spark/Dask computation could not deliver every part of its result (e.g. a slice of the
+    Markov W table of :func:`puffer.dask.w_inf`): no partial result is returned."""

@@ -7,6 +7,8 @@
   (the comparison ``puffer demo`` prints, as a picture).
 * :func:`audit_chart` — claimed eps against the empirical lower bound of :func:`puffer.audit.empirical`.
 * :func:`demo_figures` — all four for the ``puffer demo`` framework (``puffer demo --plot DIR``).
+* :func:`theta_profile` — Delta_G of a Markov framework fitted from traces against the fit's
+  level, beside the point estimate's and group DP's (:func:`puffer.models.theta_profile`).
 
 Every function returns a :class:`matplotlib.figure.Figure` (or draws on ``ax=``); :func:`save`
 writes one to a file. The non-interactive Agg backend is used unless pyplot was already set up.
@@ -26,7 +28,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
     from numpy.typing import NDArray
 
-__all__ = ["transport_plan", "epsilon_curves", "noise_vs_eps", "audit_chart", "save", "demo_figures"]
+__all__ = ["transport_plan", "epsilon_curves", "noise_vs_eps", "audit_chart", "save", "demo_figures", "theta_profile"]
 
 
 def _mpl() -> type[Figure]:
@@ -177,6 +179,27 @@ def noise_vs_eps(framework: Any, *, eps: Sequence[float] | None = None,
     ax.set_ylabel("noise scale")
     ax.set_title(title or "noise needed against the privacy target")
     ax.legend(fontsize=6)
+    return fig
+
+
+def theta_profile(profile: Any, *, ax: Any = None, title: str | None = None) -> Figure:
+    """Delta_G against the level of the fitted Theta (a :class:`puffer.models.theta.ThetaProfile`),
+    with the point estimate's Delta_G and group DP's sensitivity as horizontal references (log
+    scale: the gain over group DP is the gap)."""
+    from .models.theta import ThetaProfile
+
+    if not isinstance(profile, ThetaProfile):
+        raise ParameterTypeError("profile", type(profile).__name__, "a ThetaProfile (puffer.models.theta_profile)")
+    fig, ax = _fig_ax(ax, (5.6, 3.8))
+    x = np.asarray(profile.levels, float) * 100
+    ax.plot(x, profile.delta_g, marker="o", label="Delta_G, Theta fitted at this level")
+    ax.axhline(profile.estimate, color="tab:green", ls=":", lw=1, label="Delta_G, point estimate alone")
+    ax.axhline(profile.group, color="grey", ls="--", lw=1, label="group DP (the whole chain)")
+    ax.set_yscale("log")
+    ax.set_xlabel("level of the fitted Theta (%)")
+    ax.set_ylabel("sensitivity (noise scale x eps)")
+    ax.set_title(title or f"how Delta_G depends on Theta (T = {profile.T})")
+    ax.legend(fontsize=7)
     return fig
 
 

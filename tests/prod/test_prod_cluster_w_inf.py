@@ -12,13 +12,13 @@ import time
 
 import numpy as np
 import pytest
-from w_inf_cases import FW_ONE, FW_PRIORS, _same
+from w_inf_cases import FW_ONE, FW_PERIODIC, FW_PRIORS, _same
 
 import puffer.dask as pdask
 import puffer.spark as pspark
-from puffer._cluster_w_inf import ClusterError, _plan
-from puffer.errors import ParameterTypeError
+from puffer.errors import ClusterError, ParameterTypeError
 from puffer.models import markov_chain
+from puffer.publish.engines.w_inf import _plan
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +34,7 @@ def client():
 
 
 def test_plan_covers_every_cell_once():
-    for fw, n in ((FW_PRIORS, 3), (FW_PRIORS, 20), (FW_ONE, 7), (FW_ONE, 500)):
+    for fw, n in ((FW_PRIORS, 3), (FW_PRIORS, 20), (FW_ONE, 7), (FW_ONE, 500), (FW_PERIODIC, 9)):
         cover = np.zeros((len(fw.priors), fw.length), int)
         for a, b, p0, p1, units in _plan(fw, n):
             cover[a:b, p0:p1] += 1
@@ -43,7 +43,7 @@ def test_plan_covers_every_cell_once():
 
 
 def test_dask_bitwise_equal_for_prior_and_position_splits(client):
-    for fw, tasks in ((FW_PRIORS, None), (FW_PRIORS, 3), (FW_ONE, 6)):
+    for fw, tasks in ((FW_PRIORS, None), (FW_PRIORS, 3), (FW_ONE, 6), (FW_PERIODIC, 5)):
         _same(pdask.w_inf(fw, client, tasks=tasks), fw.w_inf())
 
 

@@ -72,7 +72,7 @@ def test_dataframe_positional_and_row_id(client, tmp_path):
         assert np.array_equal(got["k"].to_numpy(), puffer.add_noise(pdf["k"].to_numpy(float), GAU, rng=st["k"]()))
         assert got["s"].tolist() == pdf["s"].tolist()
         digests.add(e["input_sha256"])
-    assert len(digests) == 2  # the content digest is per partition layout (see puffer._cluster)
+    assert len(digests) == 2  # the content digest is per partition layout (see puffer.publish.digest)
     shuffled = pdf.sample(frac=1.0, random_state=0)
     got, _, st = release(dd.from_pandas(shuffled, npartitions=5, sort=False), ["x"], GAU, tmp_path, row_id="id")
     got = got.sort_values("id")

@@ -21,7 +21,7 @@ import puffer
 import puffer.io as pio
 from puffer import cli
 from puffer.errors import LedgerError, ParameterError, PufferIOError
-from puffer.io.files import sha256_file
+from puffer.publish.digest import sha256_file
 
 LAP = ("laplace", {"b": 1.0})
 MARKOV = {"name": "households", "model": {"kind": "markov_chain", "T": 4, "trans": [[0.8, 0.2], [0.3, 0.7]]},
@@ -84,7 +84,7 @@ def test_seed_search_over_every_ledger_field_finds_nothing(tmp_path):
 def cli_show(led):
     import io
 
-    from puffer.io.cli import ledger_report, print_report
+    from puffer.publish.cli import ledger_report, print_report
     buf = io.StringIO()
     print_report(ledger_report(str(led)), buf)
     return buf.getvalue()
@@ -141,10 +141,14 @@ def test_forged_ledgers_are_caught_by_verify(tmp_path, capsys):
         assert "entry" in capsys.readouterr().err
         with pytest.raises(LedgerError):  # and nothing is appended to a forged ledger
             pio.noise_file(src, tmp_path / "more.parquet", "x", LAP, ledger=led)
-    # a forger who recomputes the last hash is caught by a head kept elsewhere
+    # a forger who cuts the last entry is caught by the checkpoint beside the ledger, and, once
+    # that file is gone too, by a head kept elsewhere
     led.write_text(good)
     head = pio.verify(led)["head"]
     led.write_text("".join(lines[:-1]))
+    with pytest.raises(LedgerError, match="cut off"):
+        pio.verify(led)
+    os.remove(str(led) + ".checkpoint")
     assert pio.verify(led)["entries"] == len(lines) - 1
     with pytest.raises(LedgerError, match="cut off"):
         pio.verify(led, head=head)
@@ -362,7 +366,7 @@ def test_read_only_ledger_or_full_disk_at_the_publish_step(tmp_path, monkeypatch
     published, no temporary file stays, the ledger stays intact, and a rerun later works."""
     import errno
 
-    from puffer.io import ledger as L
+    from puffer.publish import ledger as L
 
     src = tmp_path / "in.parquet"
     pq.write_table(pa.table({"x": np.linspace(0, 1, 10_000)}), src)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
-from w_inf_cases import FW_ONE, FW_PRIORS, _same
+from w_inf_cases import FW_ONE, FW_PERIODIC, FW_PRIORS, _same
 
 import puffer
 import puffer.io as pio
@@ -237,7 +237,7 @@ def test_python_workers_get_this_interpreter(spark, tmp_path):
 
 # ---- one dataset, one key and nonce: file, Spark and Dask releases (acceptance 2) -------------
 PATH_FIELDS = {"path", "input", "output", "input_sha256", "output_sha256", "release_id", "time", "seconds",
-               "seq", "prev", "hash", "digests", "partitions", "config"}
+               "seq", "prev", "hash", "sig", "digests", "partitions", "config"}
 
 
 def comparable(e):
@@ -254,10 +254,14 @@ def test_file_spark_and_dask_releases_are_bitwise_equal(spark, tmp_path, monkeyp
     import pyarrow.parquet as pq
     from distributed import Client, LocalCluster
 
+    from puffer.publish import PublishOptions
+
     keyfile = tmp_path / "release.key"
     pio.keygen(keyfile)
+    signer = tmp_path / "ledger.sign"
+    pio.signing_keygen(signer)
     nonce = pio.new_nonce()
-    monkeypatch.setattr("puffer.io.release.new_nonce", lambda: nonce)  # one nonce for the three paths
+    monkeypatch.setattr("puffer.publish.release.new_nonce", lambda: nonce)  # one nonce for the three paths
     rng = np.random.default_rng(11)
     units = 500
     hh = np.repeat(rng.permutation(10**6)[:units], 4)
@@ -277,13 +281,14 @@ def test_file_spark_and_dask_releases_are_bitwise_equal(spark, tmp_path, monkeyp
 
         for name, (cols, mech, kw, sort) in cases.items():
             led = {p: tmp_path / f"{name}-{p}.jsonl" for p in ("file", "spark", "dask")}
-            pio.noise_file(src, tmp_path / f"{name}.parquet", cols, mech, key=keyfile, ledger=led["file"], **kw)
+            opts = PublishOptions(key=keyfile, signing_key=signer, **kw)  # one options object, three engines
+            pio.noise_file(src, tmp_path / f"{name}.parquet", cols, mech, options=opts, ledger=led["file"])
             f_out = pq.read_table(tmp_path / f"{name}.parquet").to_pandas()
             sdf = spark.read.parquet(str(src))
-            s_out = pspark.add_noise(sdf.repartition(3) if sort else sdf, cols, mech, key=keyfile,
-                                     ledger=led["spark"], **kw).toPandas()
+            s_out = pspark.add_noise(sdf.repartition(3) if sort else sdf, cols, mech, options=opts,
+                                     ledger=led["spark"]).toPandas()
             ddf = dd.read_parquet(str(src)) if not sort else dd.from_pandas(table.to_pandas(), npartitions=3)
-            d_out = pdask.add_noise(ddf, cols, mech, key=keyfile, ledger=led["dask"], **kw).compute()
+            d_out = pdask.add_noise(ddf, cols, mech, options=opts, ledger=led["dask"]).compute()
             if sort:
                 s_out, d_out, f_out = (x.sort_values(sort).reset_index(drop=True) for x in (s_out, d_out, f_out))
             for c in [cols] if isinstance(cols, str) else cols:
@@ -297,6 +302,8 @@ def test_file_spark_and_dask_releases_are_bitwise_equal(spark, tmp_path, monkeyp
             for p, es in entries.items():
                 assert [e["event"] for e in es] == ["pending", "completed"], p
                 assert es[0]["nonce"] == nonce
+                v = pio.verify(led[p], pub=str(signer) + ".pub", checkpoint=pio.checkpoint(led[p]))
+                assert v["authenticated"] and v["entries"] == 2, p
             want = comparable(entries["file"][0])
             for p in ("spark", "dask"):
                 got = comparable(entries[p][0])
@@ -310,6 +317,6 @@ def test_file_spark_and_dask_releases_are_bitwise_equal(spark, tmp_path, monkeyp
 
 # ---- Markov Delta_G on Spark (the Dask side: test_prod_cluster_w_inf.py) ----------------------
 def test_spark_bitwise_equal_for_prior_and_position_splits(spark):
-    for fw, tasks in ((FW_PRIORS, None), (FW_ONE, 5)):
+    for fw, tasks in ((FW_PRIORS, None), (FW_ONE, 5), (FW_PERIODIC, 3)):
         _same(pspark.w_inf(fw, spark, tasks=tasks), fw.w_inf())
     _same(pspark.w_inf(FW_PRIORS, spark.sparkContext, tasks=2), FW_PRIORS.w_inf())

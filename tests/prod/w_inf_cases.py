@@ -23,3 +23,5 @@ def _same(a, b):
 
 FW_PRIORS = markov_chain(_chains(7, 3, 1), T=25, values=[0, 1, 3])
 FW_ONE = markov_chain([[0.95, 0.05], [0.1, 0.9]], T=120)
+# a periodic chain (issue 33): two priors, one period of 6 matrices each
+FW_PERIODIC = markov_chain(_chains(12, 2, 3).reshape(2, 6, 2, 2), T=50, period=6)

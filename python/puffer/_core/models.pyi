@@ -3,10 +3,11 @@ import numpy
 import numpy.typing
 import typing
 __all__: list[str] = ['markov_peak_bytes', 'markov_prior_operations', 'markov_sum_laws', 'markov_w_inf', 'markov_workspace_bytes', 'poisson_binomial']
-def markov_peak_bytes(k: typing.SupportsInt | typing.SupportsIndex, T: typing.SupportsInt | typing.SupportsIndex, span: typing.SupportsInt | typing.SupportsIndex, n_theta: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex = 0, reference: bool = False) -> float:
+def markov_peak_bytes(k: typing.SupportsInt | typing.SupportsIndex, T: typing.SupportsInt | typing.SupportsIndex, span: typing.SupportsInt | typing.SupportsIndex, n_theta: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex = 0, reference: bool = False, period: typing.SupportsInt | typing.SupportsIndex = 1) -> float:
     """
     Upper bound of the bytes the Markov kernel allocates for n_theta priors on `threads` threads
-    (0: all), as it schedules them (checkpoints, per-worker buffers, exact images; the output excluded).
+    (0: all), as it schedules them (checkpoints, per-worker buffers, exact images; the output excluded);
+    period: transition matrices per prior (1: time-homogeneous).
     """
 def markov_prior_operations(k: typing.SupportsInt | typing.SupportsIndex, T: typing.SupportsInt | typing.SupportsIndex, span: typing.SupportsInt | typing.SupportsIndex) -> float:
     """
@@ -26,9 +27,9 @@ def markov_w_inf(trans: typing.Annotated[numpy.typing.ArrayLike, numpy.float64],
     Interruptible (Ctrl-C raises KeyboardInterrupt within ~0.1 s). positions: None (all) or the positions
     to compute (the others are NaN).
     """
-def markov_workspace_bytes(k: typing.SupportsInt | typing.SupportsIndex, T: typing.SupportsInt | typing.SupportsIndex, span: typing.SupportsInt | typing.SupportsIndex, reference: bool = False) -> float:
+def markov_workspace_bytes(k: typing.SupportsInt | typing.SupportsIndex, T: typing.SupportsInt | typing.SupportsIndex, span: typing.SupportsInt | typing.SupportsIndex, reference: bool = False, period: typing.SupportsInt | typing.SupportsIndex = 1) -> float:
     """
-    Bytes one worker of the Markov kernel allocates (backward store + buffers).
+    Bytes one worker of the Markov kernel allocates (backward store + buffers); period: matrices per prior.
     """
 def poisson_binomial(p: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], skip: typing.SupportsInt | typing.SupportsIndex = -1) -> numpy.typing.NDArray[numpy.float64]:
     """

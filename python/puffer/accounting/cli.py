@@ -115,7 +115,7 @@ def _is_ledger(path: str) -> bool:
 def run(args: argparse.Namespace, out: Any = None) -> int:
     out = out or sys.stdout
     if _is_ledger(args.file):
-        from ..io.cli import ledger_report, print_report
+        from ..publish.cli import ledger_report, print_report
 
         rep = ledger_report(args.file)
         if args.json:

@@ -118,6 +118,8 @@ def _model_key(fw: Any) -> str:
         priors = sorted(digest(np.ascontiguousarray(M).tobytes(), np.ascontiguousarray(pi).tobytes())
                         for M, pi in zip(fw.transitions, fw.initial_laws))
         body = [b"markov", repr((fw.length, fw.state_values.tolist())).encode(), *priors]
+        if fw.time_varying:   # the matrices' layout is part of the model (one per step, or a period)
+            body.insert(1, repr(("time-varying", fw.transitions.shape[1:], fw.period)).encode())
     else:
         per_theta = []
         for th in fw.thetas:

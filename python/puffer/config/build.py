@@ -27,7 +27,13 @@ def build_framework(model: dict[str, Any]) -> Framework:
         else:
             trans, labels = model["trans"], model.get("labels")
         return models.markov_chain(trans, model["T"], init=model.get("init", "stationary"),
-                                   values=model.get("values"), labels=labels, normalize=model.get("normalize"))
+                                   values=model.get("values"), labels=labels, normalize=model.get("normalize"),
+                                   period=model.get("period"))
+    if kind == "fit_markov":
+        keys = ("period", "groups", "level", "method", "states", "values", "prior", "n_boot", "seed", "min_count",
+                "init")
+        return models.fit_markov(model["data"], T=model["T"], columns=model.get("columns", ("unit", "order", "state")),
+                                 **{k: model[k] for k in keys if k in model})
     if kind == "independent_users":
         return models.independent_users(model["p"], users=model.get("users"))
     if kind == "correlated_pair":
@@ -80,5 +86,8 @@ def markov_quilt_mechanisms(fw: Framework, target: dict[str, Any]) -> list[tuple
     if not isinstance(fw, MarkovChainFramework):
         return []
     eps = target["eps"]
-    return [("Markov quilt, MQMExact (Laplace)", lambda: MarkovQuilt(fw, eps=eps, method="exact")),
-            ("Markov quilt, MQMApprox (Laplace)", lambda: MarkovQuilt(fw, eps=eps, method="approx"))]
+    rows: list[tuple[str, Callable[[], Mechanism]]] = [
+        ("Markov quilt, MQMExact (Laplace)", lambda: MarkovQuilt(fw, eps=eps, method="exact"))]
+    if not fw.time_varying:   # MQMApprox bounds the influence by one matrix's spectral gap
+        rows.append(("Markov quilt, MQMApprox (Laplace)", lambda: MarkovQuilt(fw, eps=eps, method="approx")))
+    return rows

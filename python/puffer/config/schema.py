@@ -4,8 +4,8 @@ A file is a table with these keys (TOML shown; JSON has the same structure)::
 
     name = "household activity"        # optional
     [model]                            # required
-    kind = "markov_chain"              # markov_chain | independent_users | correlated_pair
-                                       # | joint_counts | conditionals
+    kind = "markov_chain"              # markov_chain | fit_markov | independent_users
+                                       # | correlated_pair | joint_counts | conditionals
     ...                                # the keys of that kind (below)
     [target]                           # required: no default privacy parameters
     eps = 1.0                          # required, > 0
@@ -22,7 +22,15 @@ Model keys by kind:
   pair); optional ``init`` ("stationary" or a probability vector), ``values`` (the state values),
   ``labels`` (one per prior), ``normalize`` (a row-sum tolerance, at most 0.01: rows of matrices
   estimated from data and rounded, within it of 1, are divided by their sum; recorded in the
-  framework).
+  framework), ``period`` (an integer P >= 1: ``trans`` is one period of P matrices per prior,
+  the step X_t -> X_(t+1) using matrix t mod P; without it, a list of T - 1 matrices per prior is
+  a matrix per step).
+* fit_markov: Theta fitted from traces (:func:`puffer.models.fit_markov`): ``data`` (a Parquet or
+  CSV file of records, relative to the description's folder), ``T``; optional ``period``,
+  ``columns`` ([unit, order, state] column names), ``groups`` (a column name), ``level``,
+  ``method`` ("bootstrap" or "dirichlet"), ``states``, ``values``, ``prior``, ``n_boot``,
+  ``seed``, ``min_count``, ``init``. The fit is printed by ``puffer run`` and stored in the
+  ledger entries of releases made with it.
 * independent_users: ``p`` (list of probabilities), optional ``users``.
 * correlated_pair: optional ``p`` (default 0.5), ``rho`` (default 0.3).
 * joint_counts: ``counts``, ``secrets``, ``x_values``, optional ``pairs``.
@@ -49,7 +57,10 @@ _TARGET = {"eps": True, "delta": False, "alpha": False}
 _RELEASE = {"values": True, "seed": False}
 _MODEL = {
     "markov_chain": {"kind": True, "T": True, "trans": False, "grid": False, "init": False,
-                     "values": False, "labels": False, "normalize": False},
+                     "values": False, "labels": False, "normalize": False, "period": False},
+    "fit_markov": {"kind": True, "data": True, "T": True, "period": False, "columns": False, "groups": False,
+                   "level": False, "method": False, "states": False, "values": False, "prior": False,
+                   "n_boot": False, "seed": False, "min_count": False, "init": False},
     "independent_users": {"kind": True, "p": True, "users": False},
     "correlated_pair": {"kind": True, "p": False, "rho": False},
     "joint_counts": {"kind": True, "counts": True, "secrets": True, "x_values": True, "pairs": False},
@@ -81,6 +92,32 @@ def _number(where: str, x: Any) -> float:
     if not math.isfinite(v):
         raise ParameterError(where, x, "a finite number")
     return v
+
+
+def _int_key(model: dict[str, Any], key: str, lo: int) -> None:
+    v = model.get(key)
+    if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < lo):
+        raise ParameterError(f"model.{key}", v, f"an integer >= {lo}")
+
+
+def _fit_keys(model: dict[str, Any]) -> None:
+    """The fit_markov keys' types (their values are checked again by fit_markov)."""
+    if not isinstance(model["data"], str) or not model["data"].endswith((".parquet", ".csv")):
+        raise ParameterError("model.data", model["data"], "the path of a .parquet or .csv file of records")
+    _int_key(model, "T", 1)
+    for key, lo in (("period", 1), ("n_boot", 2), ("seed", 0), ("min_count", 0)):
+        _int_key(model, key, lo)
+    if "level" in model and not 0.0 < _number("model.level", model["level"]) < 1.0:
+        raise ParameterError("model.level", model["level"], "a probability in (0, 1)")
+    if "prior" in model and not _number("model.prior", model["prior"]) > 0.0:
+        raise ParameterError("model.prior", model["prior"], "a pseudo-count > 0")
+    if model.get("method", "bootstrap") not in ("bootstrap", "dirichlet"):
+        raise ParameterError("model.method", model["method"], "'bootstrap' or 'dirichlet'")
+    cols = model.get("columns", ["unit", "order", "state"])
+    if not (isinstance(cols, list) and len(cols) == 3 and all(isinstance(c, str) for c in cols)):
+        raise ParameterError("model.columns", cols, "three column names [unit, order, state]")
+    if "groups" in model and not isinstance(model["groups"], str):
+        raise ParameterTypeError("model.groups", model["groups"], "a column name")
 
 
 def validate_config(cfg: Any) -> dict[str, Any]:
@@ -120,6 +157,13 @@ def validate_config(cfg: Any) -> dict[str, Any]:
             raise ParameterError("model.normalize", model["normalize"], "a row-sum tolerance in (0, 0.01]")
         if isinstance(model["T"], bool) or not isinstance(model["T"], int) or model["T"] < 1:
             raise ParameterError("model.T", model["T"], "an integer >= 1")
+        per = model.get("period")
+        if per is not None and (isinstance(per, bool) or not isinstance(per, int) or per < 1):
+            raise ParameterError("model.period", per, "an integer >= 1 (matrices per period)")
+        if per is not None and "grid" in model:
+            raise ParameterError("model.period", per, "no period with 'grid' (a grid gives homogeneous priors)")
+    if kind == "fit_markov":
+        _fit_keys(model)
     target = _keys("target", cfg["target"], _TARGET)
     if _number("target.eps", target["eps"]) <= 0:
         raise ParameterError("target.eps", target["eps"], "eps > 0")
@@ -167,4 +211,8 @@ def load_config(path: str | os.PathLike[str]) -> dict[str, Any]:
             cfg = json.loads(data)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise ParameterError("file", p, f"valid JSON ({exc})") from None
-    return validate_config(cfg)
+    cfg = validate_config(cfg)
+    m = cfg["model"]
+    if m["kind"] == "fit_markov" and not os.path.isabs(m["data"]):
+        m["data"] = os.path.join(os.path.dirname(p), m["data"])   # relative to the description's folder
+    return cfg

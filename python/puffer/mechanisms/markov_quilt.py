@@ -181,11 +181,15 @@ def _pairs(k: int) -> list[tuple[int, int]]:
 class _Tables:
     """Influence factors for quilt distances 1..n (bounds, rounded outward).
 
-    U[g, a-1, p] >= max over u in support-pattern g of M^a(u, s) / M^a(u, t) (upstream, pair
-    p = (s, t)); pid[i]: the pattern of the support of P(X_i = .), so node t at distance a uses
-    U[pid[t - a], a - 1] (states u with P(X_{t-a} = u) = 0 are not quilt values);
-    D[b-1, p] >= max_w M^b(s, w) / M^b(t, w) (downstream); R[i, p] >= P(X_i = t) / P(X_i = s);
-    ok[i, p]: both secrets X_i = s and X_i = t are possible."""
+    U[g, h, a-1, p] >= max over u in support-pattern g of Pi(u, s) / Pi(u, t) with Pi the
+    product of the a step matrices from X_{t-a} to X_t of a node t of phase h (upstream, pair
+    p = (s, t); M^a for a time-homogeneous chain); pid[i]: the pattern of the support of
+    P(X_i = .), so node t at distance a uses U[pid[t - a], h(t), a - 1] (states u with
+    P(X_{t-a} = u) = 0 are not quilt values); D[h, b-1, p] >= max_w Pi'(s, w) / Pi'(t, w) with
+    Pi' the product of the b step matrices from X_t to X_{t+b} (downstream); R[i, p] >=
+    P(X_i = t) / P(X_i = s); ok[i, p]: both secrets X_i = s and X_i = t are possible. The phase
+    of node t is h(t) = t mod phases: phases = 1 for a time-homogeneous chain, P for a periodic
+    one (the tables of a phase hold for every node of that phase), T for a matrix per step."""
 
     U: np.ndarray
     D: np.ndarray
@@ -194,9 +198,13 @@ class _Tables:
     pid: np.ndarray
     n: int
     prs: list[tuple[int, int]]
+    phases: int = 1
 
     def up(self, t: int, a: np.ndarray) -> np.ndarray:
-        return cast(np.ndarray, self.U[self.pid[t - a], a - 1])
+        return cast(np.ndarray, self.U[self.pid[t - a], t % self.phases, a - 1])
+
+    def down(self, t: int, b: np.ndarray) -> np.ndarray:
+        return cast(np.ndarray, self.D[t % self.phases, b - 1])
 
 
 def _exact_tables(M: np.ndarray, init: np.ndarray, T: int, worst_upstream: bool, n: int | None = None) -> _Tables:
@@ -250,7 +258,70 @@ def _exact_tables(M: np.ndarray, init: np.ndarray, T: int, worst_upstream: bool,
         den = law[:, S] * (1 - lrel[:, None]) - _ABS
         with np.errstate(divide="ignore", invalid="ignore"):
             R = np.where(den > 0, _up(num / np.where(den > 0, den, 1.0)), np.inf)
-    return _Tables(U, D, R, ok, pid, n, prs)
+    return _Tables(U[:, None], D[None], R, ok, pid, n, prs)
+
+
+def _varying_tables(Ms: np.ndarray, periodic: bool, init: np.ndarray, T: int, n: int | None = None) -> _Tables:
+    """The MQMExact factors of a time-varying chain for distances 1..n (default T - 1): ``Ms``
+    of shape (S, k, k), the step X_t -> X_{t+1} using Ms[t mod S] (``periodic``) or Ms[t] (a
+    matrix per step, S = T - 1). The products of a matrices carry the same componentwise error
+    bound as a power M^a (a (k + 1) u: sums of products of non-negative terms), so the ratios
+    are bounded exactly as in :func:`_exact_tables`; the tables are built per phase (t mod S for
+    a periodic chain, t for a matrix per step)."""
+    S_, k = Ms.shape[0], Ms.shape[-1]
+    n = max(T - 1, 1) if n is None else max(min(n, T - 1), 1)
+    H = S_ if periodic else T          # phases
+    prs = _pairs(k)
+    S = np.array([s for s, _ in prs])
+    Tt = np.array([t for _, t in prs])
+    from ..models import _check_memory
+    _check_memory("framework", 8.0 * (H * n * len(prs) * 3 + 4 * H * k * k),
+                  "MarkovQuilt on a long time-varying chain: a periodic chain (period=P) needs tables per phase "
+                  "only; a matrix per step needs them per node")
+
+    def mat(idx: np.ndarray) -> np.ndarray:
+        # the matrices of the steps idx (clipped: entries outside [0, T - 2] are never read)
+        j = np.mod(idx, S_) if periodic else np.clip(idx, 0, S_ - 1)
+        return cast(np.ndarray, Ms[j])
+
+    # forward laws P(X_i = .) with their positivity pattern
+    law = np.empty((T, k))
+    pos = np.empty((T, k), dtype=bool)
+    law[0], pos[0] = init, init > 0
+    for i in range(1, T):
+        Mi = mat(np.array(i - 1))
+        law[i] = law[i - 1] @ Mi
+        pos[i] = (pos[i - 1].astype(np.int64) @ (Mi > 0).astype(np.int64)) > 0
+    pats, pid = np.unique(pos, axis=0, return_inverse=True)
+    pid = np.asarray(pid).reshape(-1)
+    U = np.empty((pats.shape[0], H, n, len(prs)))
+    D = np.empty((H, n, len(prs)))
+    h = np.arange(H)
+    eye = np.broadcast_to(np.eye(k), (H, k, k))
+    up, dn = eye.copy(), eye.copy()                  # products over the last / next a steps
+    bup, bdn = eye > 0, eye > 0
+    for a in range(1, n + 1):
+        Ma, Mb = mat(h - a), mat(h + a - 1)          # prepend the step t-a -> t-a+1, append t+a-1 -> t+a
+        up = Ma @ up
+        bup = (((Ma > 0).astype(np.int64)) @ bup.astype(np.int64)) > 0
+        dn = dn @ Mb
+        bdn = (bdn.astype(np.int64) @ (Mb > 0).astype(np.int64)) > 0
+        rel = np.array([1.01 * (a * (k + 1) + 2) * _U])
+        for g, pat in enumerate(pats):
+            U[g, :, a - 1] = _ratio_max(up[:, pat][:, :, S], up[:, pat][:, :, Tt], bup[:, pat][:, :, S],
+                                        bup[:, pat][:, :, Tt], np.broadcast_to(rel, (H,)), axis=1)
+        D[:, a - 1] = _ratio_max(dn[:, S, :], dn[:, Tt, :], bdn[:, S, :], bdn[:, Tt, :], np.broadcast_to(rel, (H,)),
+                                 axis=2)
+    U = np.maximum(U, 0.0)
+    D = np.maximum(D, 0.0)
+    # the forward laws: i steps, each a sum of k products (the same bound as law[i] = init M^i)
+    lrel = 1.01 * (np.arange(T) * (k + 1) + 2) * _U
+    ok = pos[:, S] & pos[:, Tt]
+    num = law[:, Tt] * (1 + lrel[:, None]) + _ABS
+    den = law[:, S] * (1 - lrel[:, None]) - _ABS
+    with np.errstate(divide="ignore", invalid="ignore"):
+        R = np.where(den > 0, _up(num / np.where(den > 0, den, 1.0)), np.inf)
+    return _Tables(U, D, R, ok, pid, n, prs, H)
 
 
 def _log_up(x: np.ndarray) -> np.ndarray:
@@ -274,7 +345,6 @@ def _node_sigma(t: int, T: int, eps: float, tab: _Tables, Rt: np.ndarray | None,
     if not ok.any():
         return None
     okc = np.flatnonzero(ok)
-    D = tab.D
 
     def up_rows(a: np.ndarray) -> np.ndarray:
         rows = tab.up(t, a)[:, okc]
@@ -287,7 +357,7 @@ def _node_sigma(t: int, T: int, eps: float, tab: _Tables, Rt: np.ndarray | None,
         # rows: a in a_rng plus "no left"; cols: b in b_rng plus "no right"
         extra = 0 if two_sided_only else 1
         A = np.concatenate([up_rows(a_rng), np.ones((extra, okc.size))])
-        Bv = np.concatenate([D[b_rng - 1][:, okc], np.ones((extra, okc.size))])
+        Bv = np.concatenate([tab.down(t, b_rng)[:, okc], np.ones((extra, okc.size))])
         if A.shape[0] == 0 or Bv.shape[0] == 0:
             return best
         prod = _up(A[:, None, :] * Bv[None, :, :])
@@ -312,7 +382,7 @@ def _node_sigma(t: int, T: int, eps: float, tab: _Tables, Rt: np.ndarray | None,
     m = min(nl, nr)
     if m:
         diag = np.arange(1, m + 1)
-        A = up_rows(diag) * D[diag - 1][:, okc]
+        A = up_rows(diag) * tab.down(t, diag)[:, okc]
         jd = A.argmax(axis=1)
         infl = _log_up(_up(A[np.arange(m), jd]))
         lam = _down(eps - infl)
@@ -349,7 +419,7 @@ def _search(nodes: list[int], T: int, eps: float, tab: _Tables) -> tuple[_Best, 
         m = np.arange(1, min(last, tab.n) + 1)
         if m.size:
             c = ok[last]
-            A = _up(_up(tab.up(last, m)[:, c] * Rz[last][c][None, :]) * tab.D[m - 1][:, c]).max(axis=1)
+            A = _up(_up(tab.up(last, m)[:, c] * Rz[last][c][None, :]) * tab.down(last, m)[:, c]).max(axis=1)
             lam = _down(eps - _log_up(A))
             with np.errstate(divide="ignore", invalid="ignore"):
                 sig = np.where(lam > 0, _up((2.0 * m - 1) / np.where(lam > 0, lam, 1.0)), np.inf)
@@ -360,42 +430,75 @@ def _search(nodes: list[int], T: int, eps: float, tab: _Tables) -> tuple[_Best, 
     change = np.flatnonzero(tab.pid[1:] != tab.pid[:-1])
     s0 = int(change[-1]) + 1 if change.size else 0
     interior = np.array([t for t in nodes if r <= t <= T - 1 - r and t - r >= s0], dtype=np.int64)
-    group: list[int] = []
-    if interior.size:
-        ref = int(interior[-1])
-        Rr, okr = Rz[ref], ok[ref]
-        close = (ok[interior] == okr).all(axis=1) & (np.abs(Rz[interior] - Rr) <= 1e-9 * Rr).all(axis=1)
-        group = [int(t) for t in interior[close]]
-    gset = set(group)
+    # one group per phase (the quilt tables of a phase are those of every node of that phase); a
+    # chain with a matrix per step has a phase per node: every node on its own
+    groups: list[list[int]] = []
+    if interior.size and tab.phases < T:
+        for h in range(tab.phases):
+            mem = interior[interior % tab.phases == h]
+            if not mem.size:
+                continue
+            ref = int(mem[-1])
+            Rr, okr = Rz[ref], ok[ref]
+            close = (ok[mem] == okr).all(axis=1) & (np.abs(Rz[mem] - Rr) <= 1e-9 * Rr).all(axis=1)
+            groups.append([int(t) for t in mem[close]])
+    gset = {t for g in groups for t in g}
     best: tuple[_Best, int] | None = None
     for t in [t for t in nodes if t not in gset]:
         res = _node_sigma(t, T, eps, tab, R[t] if t > 0 else None, ok[t])
         if res is not None and (best is None or res[0] > best[0][0]):
             best = (res, t)
-    if group:
+    for group in groups:
+        if not group:
+            continue
         Rg = Rz[group].max(axis=0)
-        # every member has >= r nodes on both sides and the same support pattern r steps back:
-        # the two-sided quilts with a, b <= r (and the trivial one) are quilts of each member,
-        # with influence <= the one computed from Rg
+        # every member has >= r nodes on both sides, the same phase and the same support pattern
+        # r steps back: the two-sided quilts with a, b <= r (and the trivial one) are quilts of
+        # each member, with influence <= the one computed from Rg
         res = _node_sigma(group[0], T, eps, tab, Rg, ok[group[0]], cap=r, two_sided_only=True)
         if res is not None and (best is None or res[0] > best[0][0]):
             best = (res, group[0])
     return best
 
 
+def _varying(M: np.ndarray, T: int, period: int | None) -> bool | None:
+    """None for one (k, k) matrix; for a time-varying chain (S, k, k) whether it is periodic
+    (``period`` = S) or has a matrix per step (S = T - 1)."""
+    if M.ndim == 2:
+        if period is not None:
+            raise ParameterError("period", period, "None for a single (k, k) matrix (a periodic chain gives one "
+                                 "period of matrices, shape (P, k, k))")
+        return None
+    if period is not None:
+        P = V.integer("period", period, lo=1)
+        if M.shape[0] != P:
+            raise ParameterError("trans", f"shape {M.shape}", f"one period of {P} matrices, shape ({P}, k, k)")
+        return True
+    if M.shape[0] != T - 1:
+        raise ParameterError("trans", f"shape {M.shape}", f"a matrix per step, shape ({T - 1}, k, k) for T = {T} "
+                             "(or one period of matrices with period=P)")
+    return False
+
+
 def mqm_sigma(trans: Any, init: Any, T: int, eps: float, *, method: str = "exact",
-              _compat: str | None = None) -> tuple[float, QuiltChoice]:
+              period: int | None = None, _compat: str | None = None) -> tuple[float, QuiltChoice]:
     """sigma (the Laplace scale for a 1-Lipschitz query) of MQMExact / MQMApprox for one prior
     (transition matrix ``trans`` (k, k), initial law ``init``, length ``T``), and the binding
     quilt. Upper bounds, rounded up (see the module docstring).
+
+    Time-varying chains (MQMExact only): ``trans`` of shape (T - 1, k, k), the step
+    X_t -> X_{t+1} using trans[t], or one period (P, k, k) with ``period=P`` (trans[t mod P]).
+    The max-influence of a quilt is then computed from the products of the step matrices
+    between the node and its quilt nodes (for a homogeneous chain, matrix powers). MQMApprox
+    bounds the influence through the spectral gap of one matrix and is refused for them.
 
     >>> s, q = mqm_sigma([[0.9, 0.1], [0.1, 0.9]], [0.5, 0.5], 100, 1.0)
     >>> round(s, 6), (q.a, q.b)      # the authors' MATLAB: 31.737788616902648
     (31.737789, (12, 12))
     """
-    M = V.float_array("trans", trans, ndim=2)
-    k = M.shape[0]
-    if M.shape != (k, k) or k < 2:
+    M = V.float_array("trans", trans, ndim=(2, 3))
+    k = M.shape[-1]
+    if M.shape[-2] != k or k < 2:
         raise ParameterError("trans", f"shape {M.shape}", "a square transition matrix with k >= 2 states")
     T = V.integer("T", T, lo=1, hi=100_000)
     eps = V.positive("eps", eps)
@@ -403,6 +506,27 @@ def mqm_sigma(trans: Any, init: Any, T: int, eps: float, *, method: str = "exact
         raise ParameterError("method", method, "'exact' (MQMExact) or 'approx' (MQMApprox)")
     if _compat not in _COMPAT:
         raise ParameterError("_compat", _compat, "None, 'synthetic' or 'realdata'")
+    periodic = _varying(M, T, period)
+    if periodic is not None:
+        if method != "exact" or _compat is not None:
+            raise ParameterError("method", method, "'exact' for a time-varying chain (MQMApprox bounds the "
+                                 "max-influence through the spectral gap of one transition matrix)")
+        pi0 = V.float_array("init", init, ndim=1)
+        if pi0.shape != (k,):
+            raise ParameterError("init", f"shape {pi0.shape}", f"an initial law over the {k} states")
+        n = min(T - 1, 64)
+        while True:
+            tab = _varying_tables(M, periodic, pi0, T, n=n)
+            best = _search(list(range(T)), T, eps, tab)
+            if best is None or n >= T - 1 or n >= math.floor(eps * best[0][0]):
+                break
+            n = min(T - 1, max(2 * n, int(math.floor(eps * best[0][0])) + 1))
+        if best is None:
+            raise ParameterError("init", "no node with two possible states", "a chain with at least one secret pair")
+        (s, a, b, card, infl, pj), t = best
+        if pj is None:
+            pj = int(np.flatnonzero(tab.ok[t])[0])
+        return s, QuiltChoice(t, a, b, card, infl, s, tab.prs[pj])
     if _compat == "synthetic":
         init = np.linalg.matrix_power(M, 100)[0]
     pi0 = V.float_array("init", init, ndim=1)
@@ -427,8 +551,8 @@ def mqm_sigma(trans: Any, init: Any, T: int, eps: float, *, method: str = "exact
         prs = [(0, 1)]
         # the approximate influences do not depend on the pair (one column) nor on the node; the
         # upstream side counts twice: ((1 + D_a) / (1 - D_a))^2
-        tab = _Tables(_up(q * q)[None, :, None], q[:, None], np.ones((T, 1)), np.ones((T, 1), dtype=bool),
-                      np.zeros(T, dtype=np.int64), q.size, prs)
+        tab = _Tables(_up(q * q)[None, None, :, None], q[None, :, None], np.ones((T, 1)),
+                      np.ones((T, 1), dtype=bool), np.zeros(T, dtype=np.int64), q.size, prs)
         best = _search(list(nodes), T, eps, tab)
     if best is None:
         raise ParameterError("init", "no node with two possible states", "a chain with at least one secret pair")
@@ -439,20 +563,24 @@ def mqm_sigma(trans: Any, init: Any, T: int, eps: float, *, method: str = "exact
     return s, QuiltChoice(t, a, b, card, infl, s, pair)
 
 
-def quilt_influence(trans: Any, init: Any, T: int, node: int, a: int | None, b: int | None) -> float:
+def quilt_influence(trans: Any, init: Any, T: int, node: int, a: int | None, b: int | None, *,
+                    period: int | None = None) -> float:
     """An upper bound (rounded up, natural log) of the max-influence e(X_Q | X_node) of the quilt
     X_Q = {X_{node-a}, X_{node+b}} (a or b None: no quilt node on that side) in the chain
     (``trans``, ``init``, length ``T``), as MQMExact uses it: the max over the secret pairs
     (x, x') possible at ``node`` and over x_Q of log P(X_Q = x_Q | X_node = x) / P(X_Q = x_Q |
     X_node = x'); quilt values x_Q range over every state (exact when all are reachable).
+    ``trans`` (T - 1, k, k) or one period (P, k, k) with ``period=P``: a time-varying chain (as
+    in :func:`mqm_sigma`).
 
     >>> e = quilt_influence([[0.9, 0.1], [0.2, 0.8]], [2 / 3, 1 / 3], 10, 5, 1, None)
     >>> import math; 0 <= e - math.log(8) < 1e-14      # P(X_4 = 1 | X_5 = 1) / P(X_4 = 1 | X_5 = 0) = 8
     True
     """
-    M = V.float_array("trans", trans, ndim=2)
+    M = V.float_array("trans", trans, ndim=(2, 3))
     pi0 = V.float_array("init", init, ndim=1)
     T = V.integer("T", T, lo=1, hi=100_000)
+    periodic = _varying(M, T, period)
     t = V.integer("node", node, lo=0, hi=T - 1)
     if a is not None:
         a = V.integer("a", a, lo=1, hi=max(t, 1))
@@ -462,7 +590,7 @@ def quilt_influence(trans: Any, init: Any, T: int, node: int, a: int | None, b: 
         b = V.integer("b", b, lo=1, hi=max(T - 1 - t, 1))
         if b > T - 1 - t:
             raise ParameterError("b", b, f"a distance <= T - 1 - node = {T - 1 - t}")
-    tab = _exact_tables(M, pi0, T, worst_upstream=False)
+    tab = _exact_tables(M, pi0, T, worst_upstream=False) if periodic is None else _varying_tables(M, periodic, pi0, T)
     ok = tab.ok[t]
     if not ok.any():
         raise ParameterError("node", node, "a node with two possible states")
@@ -470,7 +598,7 @@ def quilt_influence(trans: Any, init: Any, T: int, node: int, a: int | None, b: 
     if a is not None:
         f = _up(_up(tab.up(t, np.array([a]))[0][ok] * tab.R[t][ok]) * f)
     if b is not None:
-        f = _up(tab.D[b - 1][ok] * f)
+        f = _up(tab.down(t, np.array([b]))[0][ok] * f)
     return float(_log_up(f.max()))
 
 
@@ -586,8 +714,12 @@ class MarkovQuilt(Mechanism):
         M, P0 = framework.transitions, framework.initial_laws
         worst: tuple[float, Hashable, QuiltChoice] | None = None
         self.per_prior: dict[Hashable, QuiltChoice] = {}
+        if framework.time_varying and method != "exact":
+            raise ParameterError("method", method, "'exact' for a time-varying chain (MQMApprox bounds the "
+                                 "max-influence through the spectral gap of one transition matrix)")
         for j, th in enumerate(framework.priors):
-            s, q = mqm_sigma(M[j], P0[j], framework.length, self.eps, method=method, _compat=_compat)
+            s, q = mqm_sigma(M[j], P0[j], framework.length, self.eps, method=method, _compat=_compat,
+                             period=framework.period)
             self.per_prior[th] = q
             if worst is None or s > worst[0]:
                 worst = (s, th, q)

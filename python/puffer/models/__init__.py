@@ -21,14 +21,15 @@ from typing import Any, cast, overload
 
 import numpy as np
 
-from . import _core
-from . import _validate as V
-from .dist import DiscreteDist
-from .errors import ParameterError, ParameterTypeError
-from .framework import Cost, Framework, PairRecord, Sensitivity
+from .. import _core
+from .. import _validate as V
+from ..dist import DiscreteDist
+from ..errors import ParameterError, ParameterTypeError
+from ..framework import Cost, Framework, PairRecord, Sensitivity
 
 __all__ = ["independent_users", "correlated_pair", "average_salary", "markov_chain",
-           "MarkovChainFramework", "stationary_distribution"]
+           "MarkovChainFramework", "stationary_distribution", "periodic_stationary_distribution",
+           "fit_markov", "refit", "MarkovFit", "close_adversary", "theta_profile"]
 
 ABSENT = "⊥"
 
@@ -164,6 +165,64 @@ def stationary_distribution(trans: Any) -> np.ndarray:
     return cast(np.ndarray, pi[0] if single else pi)
 
 
+def periodic_stationary_distribution(trans: Any) -> np.ndarray:
+    """The law at phase 0 of periodic chains: for one period of matrices M_0 .. M_{P-1} (shape
+    (P, k, k), or (n, P, k, k) for n priors; the step X_t -> X_{t+1} uses M_{t mod P}), the
+    stationary law pi_0 of the product Q = M_0 M_1 ... M_{P-1}, i.e. the law of X_0 that the
+    chain returns to after every full period (pi_0 Q = pi_0; then X_s has law pi_0 M_0 ... M_{s-1}
+    at every t = s mod P). Unique when Q is irreducible; an error otherwise.
+
+    >>> day = [[[0.9, 0.1], [0.5, 0.5]], [[0.5, 0.5], [0.1, 0.9]]]   # two phases
+    >>> pi0 = periodic_stationary_distribution(day)
+    >>> import numpy as np; bool(np.allclose(pi0 @ day[0] @ day[1], pi0))
+    True
+    """
+    M = V.float_array("trans", trans, ndim=(3, 4))
+    single = M.ndim == 3
+    M = M[None] if single else M
+    if M.shape[-1] != M.shape[-2]:
+        raise ParameterError("trans", f"shape {M.shape}", "square transition matrices: shape (P, k, k) or (n, P, k, k)")
+    Q = M[:, 0].copy()
+    for s in range(1, M.shape[1]):
+        Q = Q @ M[:, s]
+    # the product of row-stochastic matrices is row-stochastic up to rounding
+    Q = np.clip(Q, 0.0, 1.0)
+    Q /= Q.sum(axis=-1, keepdims=True)
+    try:
+        pi = stationary_distribution(Q)
+    except ParameterError as exc:
+        raise ParameterError("trans", "a period whose product M_0 M_1 ... M_{P-1} has no unique stationary law",
+                             "matrices whose product over a period is irreducible (or pass init= explicitly)") from exc
+    return cast(np.ndarray, pi[0] if single else pi)
+
+
+def _transition_layout(trans: Any, T: int, period: Any) -> tuple[np.ndarray, int | None]:
+    """The matrices as the framework holds them -- (n, k, k) for a time-homogeneous chain,
+    (n, P, k, k) for a periodic one (``period=P``) or (n, T - 1, k, k) for a matrix per step --
+    and the period (None unless periodic). A 3-D array is always (n, k, k) (n homogeneous
+    priors, as it always was) unless ``period`` is given, where (P, k, k) is one periodic prior."""
+    M = V.float_array("trans", trans, ndim=(2, 3, 4))
+    if M.shape[-1] != M.shape[-2]:
+        raise ParameterError("trans", f"shape {M.shape}", "square transition matrices: (k, k) or (n, k, k) "
+                             "(time-homogeneous), (n, T - 1, k, k) (a matrix per step) or (n, P, k, k) with "
+                             "period=P")
+    if period is None:
+        if M.ndim == 4 and M.shape[1] != T - 1:
+            raise ParameterError("trans", f"shape {M.shape}", f"a matrix per step: shape (n, T - 1, k, k) = "
+                                 f"(n, {T - 1}, k, k) for T = {T} (step t maps X_t to X_(t+1)); for one period of "
+                                 "matrices repeated over the chain, pass period=P with shape (n, P, k, k)")
+        return (M[None] if M.ndim == 2 else M), None
+    P = V.integer("period", period, lo=1, hi=100_000)
+    if M.ndim == 2:
+        raise ParameterError("trans", f"shape {M.shape}", f"one period of matrices for period={P}: shape "
+                             f"({P}, k, k) (one prior) or (n, {P}, k, k)")
+    M = M[None] if M.ndim == 3 else M
+    if M.shape[1] != P:
+        raise ParameterError("trans", f"shape {tuple(M.shape)}", f"one period of {P} matrices per prior: shape "
+                             f"({P}, k, k) or (n, {P}, k, k) for period={P}")
+    return M, P
+
+
 _MAX_STATES = 64   # the core's limit (cpp/models/markov.cpp)
 # the largest row-sum tolerance normalize= accepts: for rounding of estimated matrices, not for
 # turning a wrong matrix into another one
@@ -294,26 +353,33 @@ def _prior_name(labels: Sequence[Hashable] | None, j: int, n: int) -> str:
     return f"prior {j}"
 
 
-def _check_stochastic(M: np.ndarray, tol: float, labels: Sequence[Hashable] | None,
+def _check_stochastic(M4: np.ndarray, tol: float, labels: Sequence[Hashable] | None,
                       normalized: bool = False) -> None:
-    """Name the prior, row and entry that are not a probability law."""
-    n, k, _ = M.shape
+    """Name the prior (and matrix of a time-varying chain), row and entry that are not a
+    probability law; ``M4`` of shape (n, k, k) or (n, S, k, k)."""
+    n, k = M4.shape[0], M4.shape[-1]
+    S = M4.shape[1] if M4.ndim == 4 else 1
+    M = M4.reshape(n * S, k, k)
+
+    def who(j: int) -> str:
+        return _prior_name(labels, j // S, n) + (f", matrix {j % S}" if M4.ndim == 4 else "")
+
     bad = np.argwhere(M < 0)
     if bad.size:
         j, r, c = (int(v) for v in bad[0])
-        raise ParameterError("trans", f"{_prior_name(labels, j, n)}: entry [{r}, {c}] = {float(M[j, r, c]):.10g}",
+        raise ParameterError("trans", f"{who(j)}: entry [{r}, {c}] = {float(M[j, r, c]):.10g}",
                              "transition probabilities >= 0")
     bad = np.argwhere(M > 1)
     if bad.size:
         j, r, c = (int(v) for v in bad[0])
-        raise ParameterError("trans", f"{_prior_name(labels, j, n)}: entry [{r}, {c}] = {float(M[j, r, c]):.10g}",
+        raise ParameterError("trans", f"{who(j)}: entry [{r}, {c}] = {float(M[j, r, c]):.10g}",
                              "transition probabilities <= 1")
     sums = M.sum(axis=2)
     off = np.abs(sums - 1) > tol
     if off.any():
         j, r = (int(v) for v in np.argwhere(off)[0])
         what = f"the stated normalize={tol:.3g}" if normalized else "this dtype"
-        raise ParameterError("trans", f"{_prior_name(labels, j, n)}: row {r} = {M[j, r].tolist()} sums to "
+        raise ParameterError("trans", f"{who(j)}: row {r} = {M[j, r].tolist()} sums to "
                              f"{float(sums[j, r]):.10g}",
                              f"rows summing to 1 (tolerance {tol:.3g} for {what})" + (
                                  "" if normalized else "; for matrices estimated from data and rounded, "
@@ -386,17 +452,16 @@ class MarkovChainFramework(Framework):
 
     def __init__(self, trans: Any, T: int, *, init: Any = "stationary", values: Any = None,
                  labels: Sequence[Hashable] | None = None, threads: int = 0,
-                 states: Sequence[Hashable] | None = None, normalize: float | None = None):
+                 states: Sequence[Hashable] | None = None, normalize: float | None = None,
+                 period: int | None = None):
         raw = trans
         ntol = None if normalize is None else V.real(
             "normalize", normalize, lo=0.0, hi=_MAX_NORMALIZE, lo_open=True,
             expected=f"None or a row-sum tolerance in (0, {_MAX_NORMALIZE}] (rows within it of 1 are divided by "
                      "their sum)")
-        M = V.float_array("trans", trans, ndim=(2, 3))
-        M = M[None] if M.ndim == 2 else M
-        if M.shape[1] != M.shape[2]:
-            raise ParameterError("trans", f"shape {M.shape}", "square transition matrices (k, k) or (n, k, k)")
-        n, k, _ = M.shape
+        T = V.integer("T", T, lo=1, hi=100_000)
+        M, per = _transition_layout(trans, T, period)
+        n, k = M.shape[0], M.shape[-1]
         if k > _MAX_STATES:
             raise ParameterError("trans", f"{k} states", f"at most {_MAX_STATES} states (the core's limit)")
         if k < 2:
@@ -405,19 +470,19 @@ class MarkovChainFramework(Framework):
             raise ParameterTypeError("labels", labels, f"a sequence of {n} prior labels")
         lab = None if labels is None else list(labels)
         tol = _dtype_tolerance(raw)
-        row_err = float(np.max(np.abs(M.sum(axis=2) - 1.0)))
+        row_err = float(np.max(np.abs(M.sum(axis=-1) - 1.0)))
         # (+ 1e-12: the float row sum's own rounding, so that 0.999 passes normalize=1e-3)
         _check_stochastic(M, tol if ntol is None else max(tol, ntol + 1e-12), lab, normalized=ntol is not None)
         if tol > 1e-9 or ntol is not None:
             # a narrower float type: rows off by its rounding are renormalised in float64 (the
             # law the user meant); float64 input is used as given unless normalize= says otherwise
-            M = M / M.sum(axis=2, keepdims=True)
-        T = V.integer("T", T, lo=1, hi=100_000)
+            M = M / M.sum(axis=-1, keepdims=True)
         if isinstance(init, str):
             if init != "stationary":
-                raise ParameterError("init", init, "'stationary' (each prior's stationary law) or an array "
+                raise ParameterError("init", init, "'stationary' (each prior's stationary law"
+                                     + ("" if M.ndim == 3 else ", periodic: at phase 0") + ") or an array "
                                      f"of initial laws of shape ({k},) or ({n}, {k})")
-            pi = stationary_distribution(M)
+            pi = stationary_distribution(M) if M.ndim == 3 else periodic_stationary_distribution(M)
         else:
             pi = V.float_array("init", init, ndim=(1, 2))
             if pi.shape[-1] != k or (pi.ndim == 2 and pi.shape[0] != n):
@@ -458,7 +523,8 @@ class MarkovChainFramework(Framework):
                 raise ParameterError("states", list(states), "non-empty state names")
         self._normalization: dict[str, float] | None = (None if ntol is None else
                                                         {"tolerance": ntol, "max_row_error": row_err})
-        self._M: np.ndarray = np.ascontiguousarray(M)
+        self._M: np.ndarray = np.ascontiguousarray(M)     # (n, k, k), or (n, S, k, k) time-varying
+        self._period: int | None = per                     # P of a periodic chain, else None
         self._pi: np.ndarray = np.ascontiguousarray(pi)
         self._vals = grid.astype(np.int64)
         self._real: np.ndarray = real
@@ -477,17 +543,57 @@ class MarkovChainFramework(Framework):
             if step != 1.0 or offset != 0.0 else float(self._vals.max() - self._vals.min())
         self._setup(_MarkovSecrets(T, k, names), _MarkovPairs(T, k, names), thetas, {}, {}, 1,
                     f"Markov chain (k={k}, T={T}, |Theta|={n}" + (
+                        "" if M.ndim == 3 else f", period {per}" if per is not None else ", a matrix per step") + (
                         "" if ntol is None else f", rows renormalised within {ntol:g}") + ")",
                     _float_up(T * Fraction(span)),
                     "the whole chain is one correlated group: the sum changes by up to T * (max - min value)",
                     lazy=True)
         self._computed = False
+        self._fit: Any = None
+
+    def _set_fit(self, rec: Any) -> None:
+        """Attach the record of :func:`puffer.models.fit_markov` (once, at construction)."""
+        self._fit = rec
+        self._name = self._name[:-1] + f", fitted: {rec.method} at level {rec.level:g})"
+
+    @property
+    def fit(self) -> Any:
+        """None, or the :class:`~puffer.models.fit.MarkovFit` of a framework built by
+        :func:`~puffer.models.fit_markov` (how Theta was obtained: method, level, counts, data
+        digest, warnings, the credible box)."""
+        return self._fit
 
     # read-only views of the model (used by puffer.mechanisms.MarkovQuilt)
     @property
     def transitions(self) -> np.ndarray:
-        """The transition matrices, shape (|Theta|, k, k) (float64, rows summing to 1)."""
+        """The transition matrices (float64, rows summing to 1), as given: shape (|Theta|, k, k)
+        for a time-homogeneous chain, (|Theta|, P, k, k) for a periodic one (:attr:`period`) and
+        (|Theta|, T - 1, k, k) for one with a matrix per step; ``transitions[:, s]`` is the law
+        of X_{t+1} given X_t for every step t with t mod P = s (t = s for a matrix per step)."""
         return cast(np.ndarray, self._M.copy())
+
+    @property
+    def period(self) -> int | None:
+        """P for a periodic chain (``period=P``), else None (time-homogeneous, or a matrix per
+        step: see :attr:`time_varying`)."""
+        return self._period
+
+    @property
+    def time_varying(self) -> bool:
+        """True when the transition matrices depend on the step (periodic or per step)."""
+        return self._M.ndim == 4
+
+    def step_matrices(self, t: int) -> np.ndarray:
+        """The matrices of the step X_t -> X_{t+1} (0 <= t < T - 1) of every prior, shape
+        (|Theta|, k, k)."""
+        t = V.integer("t", t, lo=0, hi=max(self._T - 2, 0))
+        M = self._M if self._M.ndim == 3 else self._M[:, t % self._M.shape[1]]
+        return cast(np.ndarray, M.copy())
+
+    @property
+    def _core_period(self) -> int:
+        """Matrices per prior as the core reads them (1 for a time-homogeneous chain)."""
+        return 1 if self._M.ndim == 3 else int(self._M.shape[1])
 
     @property
     def initial_laws(self) -> np.ndarray:
@@ -574,7 +680,7 @@ class MarkovChainFramework(Framework):
             return
         import math
 
-        from ._transport_laws import LogDiscreteDist
+        from .._transport_laws import LogDiscreteDist
 
         k, T = self._k, self._T
         span = int(self._vals.max() - self._vals.min())
@@ -583,7 +689,8 @@ class MarkovChainFramework(Framework):
         support = min(T * span + 1, math.comb(T + k - 1, k - 1))
         self._check_exact_laws(T * span + 1)
         # + one backward store per worker (cpp/models/markov.hpp)
-        stores = _resident_bytes(_core.models.markov_peak_bytes(k, T, span, len(self._thetas), self._threads))
+        stores = _resident_bytes(_core.models.markov_peak_bytes(k, T, span, len(self._thetas), self._threads,
+                                                                period=self._core_period))
         _check_memory("framework", 16.0 * len(self._thetas) * T * k * support + stores,
                       lambda avail: self._alternatives(avail, "the conditional laws of every prior and position "
                                                        "are stored for conditional(), pair_laws() and the "
@@ -625,7 +732,8 @@ class MarkovChainFramework(Framework):
         span = int(self._vals.max() - self._vals.min())
         at_once = n if block is None else min(n, block)
         return 8.0 * n * T * (k * (k - 1) // 2) + \
-            _resident_bytes(_core.models.markov_peak_bytes(k, T, span, at_once, thr, reference))
+            _resident_bytes(_core.models.markov_peak_bytes(k, T, span, at_once, thr, reference,
+                                                           period=self._core_period))
 
     def _alternatives(self, avail: float, why: str) -> str:
         """What works when a law-storing computation does not fit: w_inf only when it fits."""
@@ -665,7 +773,8 @@ class MarkovChainFramework(Framework):
         per_prior = _core.models.markov_prior_operations(k, T, span)
         w_ops = float(T * k * (k - 1) // 2 * 2 * R)
         workers = self._threads_used(thr)   # priors, or the positions of fewer priors, in parallel
-        peak = _resident_bytes(_core.models.markov_peak_bytes(k, T, span, n, thr)) + 8.0 * n * T * (k * (k - 1) // 2)
+        peak = _resident_bytes(_core.models.markov_peak_bytes(k, T, span, n, thr, period=self._core_period)) \
+            + 8.0 * n * T * (k * (k - 1) // 2)
         seconds = n * (per_prior / _MARKOV_OPS_PER_SECOND + w_ops / _MARKOV_W_ATOMS_PER_SECOND
                        + T * k / _MARKOV_LAWS_PER_SECOND) / workers
         return Cost(n * (per_prior + w_ops), peak, seconds)
@@ -730,7 +839,7 @@ class MarkovChainFramework(Framework):
         On a cluster, :func:`puffer.dask.w_inf` / :func:`puffer.spark.w_inf` split the priors
         between the workers and return the same Sensitivity.
         """
-        from ._progress import resolve
+        from .._progress import resolve
 
         if norm is not None:
             # the sum of a chain is 1-D: every norm is |x - y|, and accepting one would hide a
@@ -759,18 +868,35 @@ class MarkovChainFramework(Framework):
         h = hashlib.sha256()
         for arr in (self._M, self._pi, self._vals, self._real, np.array([self._T])):
             h.update(np.ascontiguousarray(arr).tobytes())
+        if self._M.ndim == 4:   # (homogeneous chains keep the digest they always had)
+            h.update(repr(("time-varying", self._M.shape, self._period)).encode())
         h.update("\x00".join(self._names).encode())
         return "sha256:" + h.hexdigest()[:32]
 
 
 def markov_chain(trans: Any, T: int, *, init: Any = "stationary", values: Any = None,
                  labels: Sequence[Hashable] | None = None, threads: int = 0,
-                 states: Sequence[Hashable] | None = None, normalize: float | None = None) -> MarkovChainFramework:
+                 states: Sequence[Hashable] | None = None, normalize: float | None = None,
+                 period: int | None = None) -> MarkovChainFramework:
     """A :class:`MarkovChainFramework`: ``trans`` of shape (k, k) (one prior) or (n, k, k) (a set
     Theta; ``labels`` names the priors), ``init`` ``"stationary"`` or initial laws (shape (k,) for
     every prior or (n, k)), ``values`` the real state values (default 0..k-1; e.g. kWh levels),
     ``states`` the state names used in the secret labels (default "0".."k-1"); sum query
-    S = sum_t values[X_t] over T steps.
+    S = sum_t values[X_t] over T steps X_0 .. X_{T-1}.
+
+    Time-varying chains (Song, Wang, Chaudhuri 2017 and Pierquin et al. 2024 allow any transition
+    structure): ``trans`` of shape (n, T - 1, k, k) gives a matrix per step, ``trans[:, t]`` the
+    law of X_{t+1} given X_t; with ``period=P``, ``trans`` of shape (n, P, k, k) (or (P, k, k) for
+    one prior) is one period repeated over the chain: the step X_t -> X_{t+1} uses
+    ``trans[:, t % P]``, so X_0 is at phase 0 (e.g. P = 48 half-hours of a day and a release
+    starting at midnight; for a release starting at phase s pass ``np.roll(trans, -s, axis=1)``).
+    A 3-D array without ``period`` is always a set of time-homogeneous priors (n, k, k), as
+    before; a matrix-per-step chain of one prior is ``trans[None]``. ``init="stationary"`` is the
+    stationary law of each prior for a homogeneous chain and, for a time-varying one, the
+    periodic stationary law at phase 0 (:func:`periodic_stationary_distribution`: the
+    stationary law of the product of one period's matrices M_0 M_1 ... M_{P-1}; for a matrix per
+    step, of the T - 1 matrices in order). :attr:`MarkovChainFramework.transitions` holds the
+    matrices as given.
 
     float32 (or narrower) matrices are accepted with a row-sum tolerance of 16 k u of their
     dtype and renormalised in float64. Matrices estimated from data and rounded (rows summing to
@@ -795,12 +921,22 @@ def markov_chain(trans: Any, T: int, *, init: Any = "stationary", values: Any = 
     >>> est = markov_chain([[0.899, 0.1], [0.2, 0.8]], T=5, normalize=1e-3)   # a rounded estimate
     >>> est.normalization["tolerance"], round(est.normalization["max_row_error"], 12), float(est.transitions[0, 0, 0])
     (0.001, 0.001, 0.8998998998998999)
+
+    >>> import numpy as np
+    >>> markov_chain(np.full((1, 47, 2, 2), .5), T=48).w_inf().value       # a matrix per step
+    1.0
+    >>> day = np.array([[[0.95, 0.05], [0.3, 0.7]]] * 24 + [[[0.6, 0.4], [0.1, 0.9]]] * 24)  # night, day
+    >>> fw = markov_chain(day, T=96, period=48)
+    >>> fw.transitions.shape, fw.period
+    ((1, 48, 2, 2), 48)
     """
     return MarkovChainFramework(trans, T, init=init, values=values, labels=labels, threads=threads, states=states,
-                                normalize=normalize)
+                                normalize=normalize, period=period)
 
 # The paper results implemented here (read by scripts/theorems.py for docs/theorems.md).
-from .refs import Ref  # noqa: E402
+from ..refs import Ref  # noqa: E402
+from .fit import MarkovFit, fit_markov, refit  # noqa: E402
+from .theta import close_adversary, theta_profile  # noqa: E402
 
 REFERENCES = {
     "correlated_pair": (Ref("pierquin2024", "Example 1"),),

@@ -1,6 +1,6 @@
 """Parquet/CSV -> noisy Parquet, published with its ledger entry (``puffer noise``).
 
-Order of operations (what makes a killed run harmless, :mod:`puffer.io.release`):
+Order of operations (what makes a killed run harmless, :mod:`puffer.publish.release`):
 
 1. validate everything: paths, the key, the mechanism, the privacy unit, the ledger (writable
    folder, intact chain) and the composition rules; take the output's lock (one writer per
@@ -20,25 +20,27 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import hashlib
 import os
 import sys
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, cast
 
-from .. import _validate as V
-from ..errors import ParameterError, ParameterTypeError, PufferIOError
-from .arrow import check_schema, noise_batch, nulls_arg, output_schema, pyarrow
-from .keys import refuse_seed
-from .ledger import Ledger, _fsync_dir, default_ledger_path
-from .plan import as_columns, resolve, threads_arg
-from .release import begin_release
-from .units import check_answers, group_answers, unit_spec
+from ... import _validate as V
+from ...errors import ParameterError, PufferIOError
+from ..digest import sha256_file
+from ..keys import refuse_seed
+from ..ledger import _fsync_dir, default_ledger_path
+from ..options import PublishOptions
+from ..plan import as_columns, threads_arg
+from ..preamble import prepare
+from ..units import check_answers, group_answers
+from .arrow import check_schema, noise_batch, output_schema, pyarrow
 
 if TYPE_CHECKING:
-    from .plan import NoisePlan
-    from .units import UnitSpec
+    from ..noise import ColumnNoise
+    from ..units import UnitSpec
+    from ..unitsets import UnitHasher
 
 __all__ = ["noise_file", "FORMATS", "sha256_file"]
 
@@ -80,15 +82,6 @@ def _batches(path: str, fmt: str, batch_size: int, columns: list[str] | None = N
                 yield b.slice(lo, batch_size)
 
     return reader.schema, None, gen()
-
-
-def sha256_file(path: str) -> str:
-    """'sha256:<hex>' of a file's bytes."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for blk in iter(lambda: fh.read(1 << 22), b""):
-            h.update(blk)
-    return "sha256:" + h.hexdigest()
 
 
 def _progress_bar(enabled: bool, total: int | None) -> Any:
@@ -166,52 +159,25 @@ def _io(path: str, what: str) -> contextlib.AbstractContextManager[None]:
     return cm()
 
 
-def _framework_description(mechanism: Any, plan: Any) -> Any:
-    """The full framework description to embed: the file's config (priors, T, states, secrets),
-    or what a Mechanism object exposes (repr and digest)."""
-    m = plan.mechanism
-    if m is None:
-        return None
-    if isinstance(mechanism, dict):
-        from ..config import validate_config
-        return {"config": validate_config(mechanism), "digest": m.framework.digest()}
-    if isinstance(mechanism, (str, os.PathLike)):
-        from ..config import load_config
-        return {"config": load_config(mechanism), "file": os.path.abspath(os.fspath(mechanism)),
-                "digest": m.framework.digest()}
-    fw = m.framework
-    return {"repr": repr(fw), "digest": fw.digest(), "secrets": len(fw.secrets), "priors": [repr(t) for t in fw.thetas]}
-
-
-def _jsonable(x: Any) -> Any:
-    import json
-    return json.loads(json.dumps(x, default=str))
-
-
 def noise_file(input: str | os.PathLike[str], output: str | os.PathLike[str], columns: Any, mechanism: Any, *,
-               key: Any = None, ledger: str | os.PathLike[str] | None = None, unit: str | None = None,
-               order: str | None = None, per_unit: bool = False, rerun: str | None = None,
-               allow_uncomposed: bool = False, budget: float | None = None, allow_unnoised: bool = False,
-               insecure_seed: int | None = None, seed: Any = None, secure: bool = False, select: str | None = None,
-               batch_size: int = 1 << 18, nulls: str = "error", threads: int | None = None,
-               granularity: float | None = None, input_format: str | None = None, progress: bool | None = None,
-               compression: str = "zstd", row_group_size: int = 1 << 20) -> dict[str, Any]:
+               options: PublishOptions | None = None, batch_size: int = 1 << 18, threads: int | None = None,
+               input_format: str | None = None, progress: bool | None = None, compression: str = "zstd",
+               row_group_size: int = 1 << 20, **keywords: Any) -> dict[str, Any]:
     """Publish ``columns`` of a Parquet/CSV file with calibrated noise as Parquet, with its ledger
     entry; returns the (pending) ledger entry.
 
     ``mechanism``: a Mechanism, a framework file (TOML/JSON, as ``puffer run`` reads), its dict,
     or a plain noise (see :func:`puffer.io.resolve`; ``select`` picks a mechanism of a file).
-    ``key``: a key file (``puffer keygen``), the key's bytes (>= 16), or None for fresh OS
-    entropy (the release cannot be re-run). Integer seeds are refused (``insecure_seed=`` is for
-    tests and is recorded as insecure). ``ledger``: default ``puffer-ledger.jsonl`` beside the
-    output. ``unit``/``order``/``per_unit``: the privacy unit (:mod:`puffer.io.units`).
-    ``rerun``: a release id of the ledger to reproduce (same key, input and options).
-    ``allow_uncomposed``/``budget``: see :mod:`puffer.io.totals`. ``allow_unnoised``: publish the
-    values unnoised when the mechanism needs no noise (zero sensitivity).
-    ``secure=True``: lattice + exact discrete noise from OS entropy (no key, not reproducible).
-    ``nulls``: "error" or "keep". ``progress``: a bar on stderr (default: when stderr is a terminal).
-    The output's bytes depend only on the input, the options, the key and the nonce (row groups
-    of ``row_group_size`` rows whatever ``batch_size``).
+    The release's options: ``options=`` a :class:`~puffer.publish.PublishOptions` and/or its
+    fields as keywords (``key``, ``ledger`` -- default ``puffer-ledger.jsonl`` beside the
+    output --, ``unit``/``order``/``per_unit``, ``rerun``, ``allow_uncomposed``, ``budget``,
+    ``allow_unnoised``, ``secure``, ``granularity``, ``select``, ``nulls``, ``insecure_seed``;
+    an integer ``seed`` is refused), the same for every engine.
+    This engine's own: ``batch_size`` (rows per record batch: memory), ``threads`` (default all
+    cores), ``input_format`` ("parquet" or "csv"; default from the extension), ``progress`` (a
+    bar on stderr; default when stderr is a terminal), ``compression`` and ``row_group_size``
+    of the output. The output's bytes depend only on the input, the options, the key and the
+    nonce (row groups of ``row_group_size`` rows whatever ``batch_size``).
 
     >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq, puffer.io
     >>> d = tempfile.mkdtemp()
@@ -223,7 +189,8 @@ def noise_file(input: str | os.PathLike[str], output: str | os.PathLike[str], co
     (3, True, 1)
     """
     t0 = time.perf_counter()
-    refuse_seed(seed)
+    opts = PublishOptions.of(options, **keywords)
+    refuse_seed(opts.seed)
     src, dst = os.fspath(input), os.path.abspath(os.fspath(output))
     cols = as_columns(columns)
     fmt = _format(src, input_format)
@@ -241,28 +208,11 @@ def noise_file(input: str | os.PathLike[str], output: str | os.PathLike[str], co
         raise PufferIOError(dst, "writing the output", "its folder is read-only")
     batch_size = V.integer("batch_size", batch_size, lo=1)
     row_group_size = V.integer("row_group_size", row_group_size, lo=1)
-    nulls = nulls_arg(nulls)
     thr = threads_arg(threads)
-    for name, flag in (("secure", secure), ("allow_unnoised", allow_unnoised)):
-        if not isinstance(flag, bool):
-            raise ParameterTypeError(name, flag, "True or False")
-    led_path = default_ledger_path(dst) if ledger is None else os.path.abspath(os.fspath(ledger))
-    if os.path.realpath(led_path) in (os.path.realpath(src), os.path.realpath(dst)):
-        raise ParameterError("ledger", led_path, "a file other than the input and the output")
-    led = Ledger(led_path)
-    led.check_writable()  # a read-only or missing ledger folder: refused before any work
-    led.entries()         # a broken chain: refused before any work
-    plan = resolve(mechanism, select=select)
-    plan.check_columns(cols)
-    if plan.kind is None and not allow_unnoised:
-        raise ParameterError("allow_unnoised", False, f"permission to publish unnoised values: the mechanism "
-                             f"({plan.label}) has sensitivity 0, so it adds no noise and the output would be the "
-                             "raw data (pass allow_unnoised=True / --allow-unnoised if that is intended)")
-    spec = unit_spec(plan, unit, order, per_unit, cols)
-    if secure:
-        plan.secure_plan(granularity)  # refuse an impossible lattice before reading
-    elif granularity is not None:
-        raise ParameterError("granularity", granularity, "None unless secure=True")
+    format_out = {"compression": compression, "row_group_size": row_group_size}
+    prep = prepare(mechanism, cols, opts, default_ledger=default_ledger_path(dst), avoid=(src, dst),
+                   config={"format_out": format_out})
+    spec, nulls = prep.spec, opts.nulls
     pa = pyarrow()
 
     try:
@@ -274,18 +224,13 @@ def noise_file(input: str | os.PathLike[str], output: str | os.PathLike[str], co
         if name not in schema.names:
             raise ParameterError("unit" if name == spec.column else "order", repr(name),
                                  f"a column of the input; it has {list(schema.names)}")
-    config = {"nulls": nulls, "select": select, "format_out": {"compression": compression,
-                                                               "row_group_size": row_group_size},
-              "granularity": granularity, "allow_unnoised": allow_unnoised}
     with _output_lock(dst):
         _clean_orphans(dst)
         with _io(src, "reading the input"):
             in_digest = sha256_file(src)
-        rel = begin_release(ledger=led, columns=cols, plan=plan, key=key, insecure_seed=insecure_seed,
-                            rerun=rerun, input_sha256=in_digest, input=src, config=config,
-                            unit=spec.describe(), framework=_jsonable(_framework_description(mechanism, plan)),
-                            allow_uncomposed=allow_uncomposed, budget=budget, secure=secure, is_busy=_busy)
-        streams = None if secure else rel.streams(cols)
+        units = None if prep.hasher is None else _unit_set(src, fmt, cast(str, spec.column), prep.hasher)
+        rel = prep.begin(input_sha256=in_digest, path_kind="file", input=src, units=units, is_busy=_busy)
+        noise = prep.noise(rel, threads=thr, positional_secure=False)
         tmp = os.path.join(out_dir, f".{os.path.basename(dst)}{_TMP}{os.getpid()}")
         bar = _progress_bar(sys.stderr.isatty() if progress is None else bool(progress), total)
         rows = 0
@@ -293,11 +238,10 @@ def noise_file(input: str | os.PathLike[str], output: str | os.PathLike[str], co
         try:
             with _io(tmp, "writing the output"):
                 if spec.mode == "records":
-                    rows = _write_units(src, fmt, tmp, schema, spec, cols, plan, streams, nulls, thr, granularity,
-                                        compression, row_group_size)
+                    rows = _write_units(src, fmt, tmp, spec, cols, noise, nulls, compression, row_group_size)
                 else:
-                    rows = _write_rows(batches, src, fmt, tmp, schema, spec, cols, plan, streams, nulls, thr,
-                                       granularity, compression, row_group_size, bar)
+                    rows = _write_rows(batches, src, fmt, tmp, schema, spec, cols, noise, nulls, compression,
+                                       row_group_size, bar)
                 fd = os.open(tmp, os.O_RDONLY)
                 try:
                     os.fsync(fd)
@@ -332,6 +276,28 @@ def noise_file(input: str | os.PathLike[str], output: str | os.PathLike[str], co
     return entry
 
 
+def _unit_set(src: str, fmt: str, column: str, hasher: UnitHasher) -> Any:
+    """The keyed hashes of the distinct ids in the input's unit column (the units the release
+    touches, :mod:`puffer.publish.unitsets`), read before any work."""
+    import numpy as np
+    import pyarrow.compute as pc
+    import pyarrow.csv as pcsv
+    import pyarrow.parquet as pq
+
+    pa = pyarrow()
+    try:
+        if fmt == "parquet":
+            col = pq.read_table(src, columns=[column], page_checksum_verification=True, pre_buffer=False).column(0)
+        else:
+            col = pcsv.read_csv(src, convert_options=pcsv.ConvertOptions(include_columns=[column])).column(0)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise ParameterError("input", src, f"a valid {fmt} file ({exc})") from None
+    if col.null_count:
+        raise ParameterError("unit", column, "no null unit ids")
+    ids = pc.unique(col).to_numpy(zero_copy_only=False)
+    return hasher.unit_set(np.asarray(ids))
+
+
 def _int_check(batch: Any, cols: list[str], out_schema: Any, rows: int) -> None:
     """64-bit integers that float64 cannot hold exactly (|x| > 2^53) are refused, never rounded
     (at 2^62 the float spacing is 1024 and Laplace(1) noise vanishes)."""
@@ -357,12 +323,11 @@ def _writer(tmp: str, schema: Any, compression: str) -> Any:
 
 
 def _write_rows(batches: Iterator[Any], src: str, fmt: str, tmp: str, schema: Any, spec: UnitSpec, cols: list[str],
-                plan: NoisePlan, streams: dict[str, Any] | None, nulls: str, thr: int | None,
-                granularity: float | None, compression: str, row_group_size: int, bar: Any) -> int:
+                noise: ColumnNoise, nulls: str, compression: str, row_group_size: int, bar: Any) -> int:
     """Rows mode / answers mode: one output row per input row."""
     import numpy as np
 
-    from .streams import unit_positions
+    from ..streams import unit_positions
     pa = pyarrow()
 
     out_schema = output_schema(schema, cols)
@@ -415,8 +380,7 @@ def _write_rows(batches: Iterator[Any], src: str, fmt: str, tmp: str, schema: An
                 for c in cols:
                     v = b.column(b.schema.get_field_index(c)).to_numpy(zero_copy_only=False)
                     check_answers(spec, c, np.asarray(v, dtype=np.float64), ids, rows)
-            pending.append(noise_batch(b, plan, cols, streams, where, nulls=nulls,
-                                       out_schema=out_schema, threads=thr, granularity=granularity))
+            pending.append(noise_batch(b, noise, cols, where, nulls=nulls, out_schema=out_schema))
             n_pending += b.num_rows
             rows += b.num_rows
             if n_pending >= row_group_size:
@@ -429,8 +393,7 @@ def _write_rows(batches: Iterator[Any], src: str, fmt: str, tmp: str, schema: An
     return rows
 
 
-def _write_units(src: str, fmt: str, tmp: str, schema: Any, spec: UnitSpec, cols: list[str], plan: NoisePlan,
-                 streams: dict[str, Any] | None, nulls: str, thr: int | None, granularity: float | None,
+def _write_units(src: str, fmt: str, tmp: str, spec: UnitSpec, cols: list[str], noise: ColumnNoise, nulls: str,
                  compression: str, row_group_size: int) -> int:
     """Records mode: group by unit, one noisy answer per unit."""
     pa = pyarrow()
@@ -456,7 +419,6 @@ def _write_units(src: str, fmt: str, tmp: str, schema: Any, spec: UnitSpec, cols
                 break
             b = part.combine_chunks().to_batches()
             batch = b[0] if b else pa.RecordBatch.from_pylist([], schema=out_schema)
-            noisy = noise_batch(batch, plan, cols, streams, pos[lo:lo + part.num_rows], nulls=nulls,
-                                out_schema=out_schema, threads=thr, granularity=granularity)
+            noisy = noise_batch(batch, noise, cols, pos[lo:lo + part.num_rows], nulls=nulls, out_schema=out_schema)
             writer.write_table(pa.Table.from_batches([noisy], schema=out_schema), row_group_size=row_group_size)
     return n

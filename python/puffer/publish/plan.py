@@ -145,10 +145,11 @@ class NoisePlan:
         if m is None:
             return {"mechanism": None, "label": self.label, "source": self.source, "framework": None,
                     "sensitivity": None, "noise": noise, "scale": scale, "guarantee": None, "dim": self.dim}
+        fit = getattr(m.framework, "fit", None)   # a Theta fitted from traces: how (puffer.models.fit_markov)
         return {"mechanism": type(m).__name__, "label": self.label, "source": self.source,
                 "framework": None if m.framework is None else m.framework.digest(), "sensitivity": m.sensitivity.to_dict(), "noise": noise,
                 "scale": scale, "guarantee": m.guarantee.to_dict(), "target": m.to_dict()["target"],
-                "dim": self.dim}
+                "dim": self.dim, **({"fit": fit.to_dict()} if fit is not None else {})}
 
     def secure_plan(self, granularity: float | None = None) -> SecurePlan:
         """The lattice plan of secure mode for one row-vector of ``dim`` coordinates."""

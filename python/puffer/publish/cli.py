@@ -1,13 +1,18 @@
-"""``puffer noise``, ``puffer keygen`` and ``puffer ledger verify|show``.
+"""``puffer noise``, ``puffer keygen`` and ``puffer ledger verify|checkpoint|show``.
 
 ``puffer noise IN OUT --column C (--mechanism FILE | --noise KIND --scale S) [--key PATH]
-[--ledger L] [--unit COL [--order COL] | --per-unit] [--rerun ID]`` reads Parquet or CSV in record
-batches, adds the noise of a mechanism (a framework file as ``puffer run`` reads it, or a plain
-``--noise``/``--scale``) keyed by the key file (default: fresh OS entropy, not re-runnable),
-writes Parquet and records the release in the ledger (default ``puffer-ledger.jsonl`` beside
-OUT). ``puffer keygen PATH`` writes a new key file (0600). ``puffer ledger verify L`` checks the
-hash chain (exit 0 when intact, 7 naming the first bad entry); ``puffer ledger show L [--json]``
-prints the releases and, per privacy unit, the total guarantee where a theorem gives one.
+[--sign PATH] [--ledger L] [--unit COL [--order COL] | --per-unit] [--rerun ID]`` reads Parquet or
+CSV in record batches, adds the noise of a mechanism (a framework file as ``puffer run`` reads
+it, or a plain ``--noise``/``--scale``) keyed by the key file (default: fresh OS entropy, not
+re-runnable), writes Parquet and records the release in the ledger (default
+``puffer-ledger.jsonl`` beside OUT), signed with ``--sign``; it prints the ledger's new
+checkpoint. ``puffer keygen PATH`` writes a new release key file (0600); ``puffer keygen
+--signing PATH`` an Ed25519 signing key (0600) and ``PATH.pub``. ``puffer ledger verify L
+[--pub PATH.pub] [--checkpoint C]`` checks the chain, the signatures and that the ledger extends
+the checkpoint (exit 0 when intact, 7 naming the first bad entry), and says whether
+authenticity was checked; ``puffer ledger checkpoint L`` prints the latest checkpoint (keep it
+elsewhere); ``puffer ledger show L [--json]`` prints the releases and, per population of units,
+the total guarantee where a theorem gives one.
 """
 from __future__ import annotations
 
@@ -41,6 +46,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                                    "then cannot be re-run)")
     rng.add_argument("--secure", action="store_true", help="exact lattice noise from OS entropy (no key)")
     rng.add_argument("--seed", type=int, help=argparse.SUPPRESS)  # refused with an explanation
+    p.add_argument("--sign", metavar="PATH", help="sign the ledger entries and checkpoint with this Ed25519 key "
+                                                  "(`puffer keygen --signing PATH`); required for a signed ledger")
     p.add_argument("--rerun", metavar="RELEASE_ID", help="reproduce a recorded release (same key, input, options)")
     p.add_argument("--ledger", help="ledger file (default: puffer-ledger.jsonl beside OUT)")
     p.add_argument("--unit", help="privacy-unit column: records are grouped per unit and the framework's query "
@@ -60,18 +67,36 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help="input format (default: from the extension)")
     p.add_argument("--json", action="store_true", help="print the ledger entry as JSON")
 
-    k = sub.add_parser("keygen", help="write a new 256-bit release key file (mode 0600, never overwritten)")
-    k.add_argument("path")
+    k = sub.add_parser("keygen", help="write a new 256-bit release key file (mode 0600, never overwritten)",
+                       description="Write a new 256-bit release key (PATH), or with --signing an Ed25519 signing "
+                                   "key for ledgers (PATH, mode 0600) and its public key (PATH.pub). Nothing is "
+                                   "ever overwritten.")
+    k.add_argument("path", nargs="?", help="where to write the release key file (mode 0600)")
+    k.add_argument("--signing", metavar="PATH", help="write an Ed25519 signing key to PATH (mode 0600) and its "
+                                                     "public key to PATH.pub, instead of a release key")
 
     led = sub.add_parser("ledger", help="verify a release ledger or show its per-unit totals")
     lsub = led.add_subparsers(dest="ledger_cmd", required=True)
-    v = lsub.add_parser("verify", help="check the hash chain (exit 0 intact, 7 naming the first bad entry)")
-    v.add_argument("ledger")
-    v.add_argument("--head", help="the head hash recorded elsewhere (detects entries cut off the end)")
-    v.add_argument("--json", action="store_true")
-    s = lsub.add_parser("show", help="releases and the total guarantee per privacy unit")
-    s.add_argument("ledger")
-    s.add_argument("--json", action="store_true")
+    v = lsub.add_parser("verify", help="check the chain, the signatures and the checkpoints (exit 0 intact, 7 "
+                                       "naming the first bad entry)")
+    v.add_argument("ledger", help="the ledger file (JSON lines written by `puffer noise`)")
+    v.add_argument("--pub", metavar="PATH.pub", help="the signer's public key (from `puffer keygen --signing`): "
+                                                     "every entry must carry its valid signature; without it, "
+                                                     "authenticity is not checked")
+    v.add_argument("--checkpoint", metavar="FILE", help="a checkpoint kept elsewhere (`puffer ledger checkpoint L > "
+                                                        "FILE`): the ledger must extend it (detects cut entries)")
+    v.add_argument("--head", help="a head hash kept elsewhere: the ledger must end with it")
+    v.add_argument("--json", action="store_true", help="print the result as JSON")
+    c = lsub.add_parser("checkpoint", help="print the latest checkpoint of a ledger (keep a copy elsewhere)")
+    c.add_argument("ledger", help="the ledger file")
+    c.add_argument("--sign", metavar="PATH", help="the signing key, to write a first checkpoint for a signed "
+                                                  "ledger that has none (written before checkpoints existed)")
+    s = lsub.add_parser("show", help="releases and the total guarantee per population of privacy units")
+    s.add_argument("ledger", help="the ledger file")
+    s.add_argument("--pub", metavar="PATH.pub", help="verify the signatures with the signer's public key first")
+    s.add_argument("--checkpoint", metavar="FILE", help="verify that the ledger extends this checkpoint first")
+    s.add_argument("--json", action="store_true", help="print the report as JSON (stable, documented in "
+                                                       "puffer.publish.report)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -84,14 +109,23 @@ def run(args: argparse.Namespace) -> int:
 
 def _keygen(args: argparse.Namespace) -> int:
     from .keys import keygen
+    from .signing import signing_keygen
 
+    if (args.path is None) == (args.signing is None):
+        raise ParameterError("path", args.path, "either PATH (a release key) or --signing PATH (a signing key)")
+    if args.signing is not None:
+        sk = signing_keygen(args.signing)
+        print(f"puffer keygen: wrote an Ed25519 signing key to {args.signing} (mode 0600) and its public key to "
+              f"{args.signing}.pub, key id {sk.key_id}. Keep the signing key secret; give the .pub file to whoever "
+              "verifies the ledger (`puffer ledger verify L --pub PATH.pub`).")
+        return 0
     k = keygen(args.path)
     print(f"puffer keygen: wrote a 256-bit key to {args.path} (mode 0600), key id {k.key_id}. Keep it secret; "
           "anyone holding it and a ledger can remove the noise.")
     return 0
 
 
-def ledger_report(path: str) -> dict[str, Any]:
+def ledger_report(path: str, *, pub: Any = None, checkpoint: Any = None) -> dict[str, Any]:
     """What ``puffer ledger show --json`` prints: verification, releases, totals per unit."""
     from .ledger import Ledger, release_states
     from .totals import unit_totals
@@ -99,7 +133,7 @@ def ledger_report(path: str) -> dict[str, Any]:
     led = Ledger(path)
     if not os.path.isfile(led.path):
         raise ParameterError("ledger", path, "an existing ledger file")
-    ver = led.verify()
+    ver = led.verify(pub=pub, checkpoint=checkpoint)
     entries = led.entries()
     rel = []
     for rid, st in release_states(entries).items():
@@ -119,13 +153,7 @@ def _gtext(g: Any) -> str:
 
 
 def print_report(rep: dict[str, Any], out: Any) -> None:
-    v = rep["verify"]
-    print(f"ledger {v['ledger']}: intact, {v['entries']} entries, head {v['head']}", file=out)
-    for p in v["pending"]:
-        print(f"  pending without completion: release {p['release_id']} (entry {p['entry']}), output "
-              f"{p.get('output_state')}", file=out)
-    if v["torn_tail"]:
-        print(f"  {v['torn_tail']['note']} ({v['torn_tail']['bytes']} bytes)", file=out)
+    print("\n".join(verify_lines(rep["verify"])), file=out)
     print("releases:", file=out)
     for r in rep["releases"]:
         extra = (f", re-run of {r['rerun_of']}" if r["rerun_of"] else "") + \
@@ -141,26 +169,44 @@ def print_report(rep: dict[str, Any], out: Any) -> None:
             print(f"  {u}: {_gtext(t['guarantee'])} over {t['releases']} release(s) ({t['theorem']})", file=out)
 
 
+def verify_lines(v: dict[str, Any]) -> list[str]:
+    """The text of ``puffer ledger verify`` for a :meth:`~puffer.publish.ledger.Ledger.verify` result."""
+    out = [f"ledger {v['ledger']}: intact, {v['entries']} entries, {v['releases']} completed releases, "
+           f"head {v['head']}"]
+    out.append(f"  {v['authenticity']}")
+    for a in v["anchors"]:
+        where = "kept elsewhere" if a["kept_elsewhere"] else f"{a['checkpoint']} (beside the ledger)"
+        out.append(f"  extends the checkpoint {where}: {a['entries']} entries, {a['note']}")
+    if v["unanchored"]:
+        out.append(f"  entries {v['anchored']}..{v['entries'] - 1} are not covered by a checkpoint kept elsewhere "
+                   "(--checkpoint): entries cut off the end would not be detected. Keep the output of `puffer "
+                   "ledger checkpoint` somewhere the ledger's writers cannot reach")
+    for p in v["pending"]:
+        out.append(f"  pending without completion: release {p['release_id']} (entry {p['entry']}), output "
+                   f"{p.get('output_state')}")
+    if v["torn_tail"]:
+        out.append(f"  {v['torn_tail']['note']} ({v['torn_tail']['bytes']} bytes)")
+    return out
+
+
 def _ledger(args: argparse.Namespace) -> int:
-    from .ledger import Ledger
+    from .ledger import Ledger, canonical, checkpoint
 
     if not os.path.isfile(args.ledger):
         raise ParameterError("ledger", args.ledger, "an existing ledger file")
     if args.ledger_cmd == "verify":
-        v = Ledger(args.ledger).verify(head=args.head)
+        v = Ledger(args.ledger).verify(head=args.head, checkpoint=args.checkpoint, pub=args.pub)
         if args.json:
             json.dump(v, sys.stdout, indent=1, sort_keys=True)
             sys.stdout.write("\n")
         else:
-            print(f"ledger {v['ledger']}: intact, {v['entries']} entries, {v['releases']} completed releases, "
-                  f"head {v['head']}")
-            for p in v["pending"]:
-                print(f"  pending without completion: release {p['release_id']} (entry {p['entry']}), output "
-                      f"{p['output_state']}")
-            if v["torn_tail"]:
-                print(f"  {v['torn_tail']['note']} ({v['torn_tail']['bytes']} bytes)")
+            print("\n".join(verify_lines(v)))
         return 0
-    rep = ledger_report(args.ledger)
+    if args.ledger_cmd == "checkpoint":
+        cp = checkpoint(args.ledger, signing_key=args.sign)
+        sys.stdout.write(canonical(cp).decode("ascii") + "\n")
+        return 0
+    rep = ledger_report(args.ledger, pub=args.pub, checkpoint=args.checkpoint)
     if args.json:
         json.dump(rep, sys.stdout, indent=1, sort_keys=True, default=str)
         sys.stdout.write("\n")
@@ -170,8 +216,9 @@ def _ledger(args: argparse.Namespace) -> int:
 
 
 def _noise(args: argparse.Namespace) -> int:
-    from .files import noise_file
-    from .ledger import default_ledger_path
+    from .engines.file import noise_file
+    from .ledger import canonical, default_ledger_path
+    from .preamble import ledger_path
 
     if args.noise is not None:
         if args.scale is None:
@@ -186,14 +233,17 @@ def _noise(args: argparse.Namespace) -> int:
     if args.seed is not None:
         from .keys import refuse_seed
         refuse_seed(args.seed)
-    ledger = args.ledger or default_ledger_path(args.output)
+    ledger = ledger_path(args.ledger, default_ledger_path(args.output))
     entry = noise_file(args.input, args.output, args.columns, mechanism, key=args.key, secure=args.secure,
-                       select=args.select, ledger=ledger, unit=args.unit, order=args.order, per_unit=args.per_unit,
+                       select=args.select, ledger=args.ledger, unit=args.unit, order=args.order, per_unit=args.per_unit,
                        rerun=args.rerun, allow_uncomposed=args.allow_uncomposed, allow_unnoised=args.allow_unnoised,
                        budget=args.budget, batch_size=args.batch_size, nulls=args.nulls, threads=args.threads,
-                       input_format=args.input_format)
+                       input_format=args.input_format, signing_key=args.sign)
+    from .ledger import checkpoint
+
+    cp = checkpoint(ledger)
     if args.json:
-        json.dump(entry, sys.stdout, indent=1, sort_keys=True)
+        json.dump({**entry, "checkpoint": cp}, sys.stdout, indent=1, sort_keys=True)
         sys.stdout.write("\n")
     else:
         g = entry["guarantee"]
@@ -206,4 +256,8 @@ def _noise(args: argparse.Namespace) -> int:
         ktxt = ("fresh OS entropy (not re-runnable)" if key["source"] == "os-entropy" else f"key id {key['key_id']}")
         print(f"puffer noise: release {entry['release_id']}: {entry['rows']} rows, columns {entry['columns']}, "
               f"{entry['label']}, scale {entry['scale']}; {gtxt}{ttxt}; {ktxt}; ledger {ledger}")
+        signed = f"signed by key {cp['signer']['key_id']}" if cp.get("signer") else "unsigned"
+        print(f"checkpoint ({signed}; keep a copy where the ledger's writers cannot reach it, and check with "
+              f"`puffer ledger verify {ledger} --checkpoint FILE`):")
+        print(canonical(cp).decode("ascii"))
     return 0

@@ -2,7 +2,7 @@
 
 Usage (the order of operations that makes a release crash-safe)::
 
-    rel = puffer.io.begin_release(ledger="ledger.jsonl", columns=["kwh"], plan=plan,
+    rel = puffer.publish.begin_release(ledger="ledger.jsonl", columns=["kwh"], plan=plan,
                                   key="release.key", input_sha256=digest, config={...})
     streams = rel.streams(["kwh"])          # column -> puffer.sampling.Stream (picklable)
     ...  # add noise: value p of streams[c] is the noise at position p (row or unit position)
@@ -10,15 +10,15 @@ Usage (the order of operations that makes a release crash-safe)::
     ...  # publish (rename into place, fsync)
     rel.commit()                             # the completion entry
 
-``begin_release`` validates everything before any work: the key (:mod:`puffer.io.keys`; an
+``begin_release`` validates everything before any work: the key (:mod:`puffer.publish.keys`; an
 integer ``seed=`` is refused), the ledger (writable folder, intact chain; dangling pending
 entries of earlier killed runs are resolved), the composition rules of
-:mod:`puffer.io.totals` (a release that would leave a unit without a total guarantee is
+:mod:`puffer.publish.totals` (a release that would leave a unit without a total guarantee is
 refused unless ``allow_uncomposed=True``, which is recorded; ``budget=`` caps the total), and
 for ``rerun=RELEASE_ID`` that the recorded release had the same key id, input digest and
 configuration (its nonce is then reused, so the bytes are reproduced; :meth:`Release.pending`
 refuses a rerun whose output digest differs from the recorded one). Anything else gets a fresh
-128-bit nonce, hence fresh noise (:mod:`puffer.io.streams`).
+128-bit nonce, hence fresh noise (:mod:`puffer.publish.streams`).
 
 The ledger never sees the key: only its random id and the nonce. Spark and Dask writers call
 ``rel.commit(output_sha256, rows)`` directly (it writes the pending and the completed entry).
@@ -30,10 +30,14 @@ import os
 import secrets as _secrets
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from ..errors import ParameterError, ParameterTypeError
+from .digest import output_state
 from .keys import Key, as_key, refuse_seed
-from .ledger import LEDGER_VERSION, Ledger, output_state, release_states
+from .ledger import LEDGER_VERSION, Ledger, release_states
 from .streams import check_nonce, new_nonce, release_stream
+from .unitsets import ALL, UnitHasher, describe_units
 
 if TYPE_CHECKING:
     from ..sampling import KeyedStream
@@ -50,12 +54,13 @@ def _now() -> str:
 
 class Release:
     """A release in progress (see the module docstring). Attributes: ``release_id``, ``nonce``,
-    ``key`` (:class:`~puffer.io.Key`), ``ledger`` (:class:`~puffer.io.ledger.Ledger`),
+    ``key`` (:class:`~puffer.publish.keys.Key`), ``ledger`` (:class:`~puffer.publish.ledger.Ledger`),
     ``entry`` (the fields of the pending entry, without output digest until :meth:`pending`)."""
 
     def __init__(self, ledger: Ledger, key: Key, nonce: str, fields: dict[str, Any], rerun_of: dict[str, Any] | None,
-                 allow_uncomposed: bool, budget: Any):
+                 allow_uncomposed: bool, budget: Any, units: Any = None, hasher: UnitHasher | None = None):
         self.ledger = ledger
+        self.units, self.hasher = units, hasher
         self.key = key
         self.nonce = nonce
         self.release_id = _secrets.token_hex(16)
@@ -97,9 +102,10 @@ class Release:
         with self.ledger.locked():
             entries = self.ledger.entries()
             # the composition rules again, under the lock (another process may have released since)
-            if self.rerun_of is None:
-                e["composition"] = check_new_release(entries, e, allow_uncomposed=self.allow_uncomposed,
-                                                     budget=self.budget)
+            e["composition"] = check_new_release(entries, e, allow_uncomposed=self.allow_uncomposed,
+                                                 budget=self.budget, units=self.units, ledger=self.ledger.path)
+            # the unit set (a large one in a side file, durable before the entry that names it)
+            e["units"] = describe_units(self.units, self.hasher, self.ledger.path, self.release_id)
             self.entry = self.ledger.append(e)
         self.state = "pending"
         return self.entry
@@ -164,13 +170,20 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
                   input_sha256: str | None = None, input: str | None = None, config: dict[str, Any] | None = None,
                   unit: dict[str, Any] | None = None, framework: Any = None, path_kind: str = "file",
                   allow_uncomposed: bool = False, budget: Any = None, secure: bool = False,
-                  is_busy: Any = None) -> Release:
+                  post_processing: list[dict[str, Any]] | None = None, signing_key: Any = None,
+                  units: Any = None, unit_hasher: UnitHasher | None = None, is_busy: Any = None) -> Release:
     """Validate a release and open it (see the module docstring); nothing is written yet.
 
-    ``plan``: the :class:`~puffer.io.NoisePlan`; ``config``: every option that changes the
+    ``plan``: the :class:`~puffer.publish.plan.NoisePlan`; ``config``: every option that changes the
     output (checked equal on ``rerun``); ``unit``: the privacy unit description
-    (:mod:`puffer.io.units`); ``framework``: the full framework description (the config dict
-    of a framework file) to embed; ``path_kind``: "file", "spark" or "dask".
+    (:mod:`puffer.publish.units`); ``framework``: the full framework description (the config dict
+    of a framework file) to embed; ``path_kind``: "file", "spark" or "dask";
+    ``post_processing``: the descriptions of the post-processing steps applied after the noise
+    (:class:`puffer.publish.noise.PostStep`), recorded in the entry; ``signing_key``: signs every
+    entry and checkpoint of the release (:mod:`puffer.publish.ledger`; a signed ledger needs it);
+    ``units``: the sorted keyed hashes of the unit ids the release touches, by ``unit_hasher``
+    (:mod:`puffer.publish.unitsets`), or None when its rows name no unit (then it touches every
+    unit: the safe side).
 
     >>> import os, tempfile, puffer.io as pio
     >>> d = tempfile.mkdtemp()
@@ -188,8 +201,13 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
         raise ParameterTypeError("allow_uncomposed", allow_uncomposed, "True or False")
     if path_kind not in ("file", "spark", "dask"):
         raise ParameterError("path_kind", path_kind, "'file', 'spark' or 'dask'")
-    led = ledger if isinstance(ledger, Ledger) else Ledger(ledger)
+    if isinstance(ledger, Ledger):
+        led = ledger if signing_key is None or ledger.signing_key is not None else Ledger(ledger.path,
+                                                                                          signing_key=signing_key)
+    else:
+        led = Ledger(ledger, signing_key=signing_key)
     led.check_writable()
+    led.check_signer()  # an unsigned release into a signed ledger, or another key: refused before any work
     k = as_key(key, insecure_seed=insecure_seed)
     if secure and (key is not None or insecure_seed is not None):
         raise ParameterError("key", "given", "no key in secure mode (its lattice noise comes from OS entropy "
@@ -199,8 +217,11 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
     resolve_dangling(led, is_busy=is_busy)
     entries = led.entries()
     desc = plan.describe()
+    post = list(post_processing or [])
     cfg = {"columns": list(columns), "plan": desc, "unit": unit, "input_sha256": input_sha256,
            "secure": bool(secure), **(config or {})}
+    if post:  # (absent when empty: re-runs of releases recorded before the field existed stay valid)
+        cfg["post_processing"] = post
     rerun_of = None
     if rerun is not None:
         if not isinstance(rerun, str):
@@ -234,13 +255,20 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
     fields = {
         "puffer_ledger": LEDGER_VERSION, "puffer_version": __version__, "path": path_kind,
         "input": None if input is None else os.path.abspath(input), "input_sha256": input_sha256,
-        "columns": list(columns), "unit": unit, **desc,
+        "columns": list(columns), "unit": unit, **desc, "post_processing": post,
         "framework_description": framework,
         "key": k.describe(), "nonce": None if secure else nonce,
         "rng": {"mode": "secure" if secure else "keyed-chacha20", "stream": None if secure else STREAM_NAME},
         "rerun_of": None if rerun_of is None else rerun_of["release_id"],
         "allow_uncomposed": allow_uncomposed, "budget": budget, "config": cfg,
     }
-    if rerun_of is None:  # refuse early, before any work (checked again under the lock in pending())
-        check_new_release(entries, fields, allow_uncomposed=allow_uncomposed, budget=budget)
-    return Release(led, k, nonce, fields, rerun_of, allow_uncomposed, budget)
+    if units is not None:
+        if unit_hasher is None:
+            raise ParameterError("unit_hasher", None, "the ledger's UnitHasher that made the unit hashes")
+        units = np.unique(np.asarray(units, dtype=np.uint64))
+    # what the composition rules read now; the full unit set is written with the pending entry
+    fields["units"] = dict(ALL) if units is None else {"kind": "ids", "count": int(units.size),
+                                                       "secret": None if unit_hasher is None else unit_hasher.secret_id}
+    # refuse early, before any work (checked again under the lock in pending())
+    check_new_release(entries, fields, allow_uncomposed=allow_uncomposed, budget=budget, units=units, ledger=led.path)
+    return Release(led, k, nonce, fields, rerun_of, allow_uncomposed, budget, units, unit_hasher)

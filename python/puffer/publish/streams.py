@@ -1,6 +1,6 @@
 """Release streams: the noise of a published value is a function of (key, nonce, column, position).
 
-For a release with key ``K`` (:mod:`puffer.io.keys`) and nonce ``N`` (128 random bits, drawn per
+For a release with key ``K`` (:mod:`puffer.publish.keys`) and nonce ``N`` (128 random bits, drawn per
 release and recorded in the ledger), column ``c`` gets the keyed ChaCha20 stream
 (:class:`puffer.sampling.KeyedStream`, RFC 8439 block function in counter mode) whose 256-bit
 key is the subkey ``HMAC-SHA256(K, "puffer/v2/stream" || 0x00 || N || 0x00 || c)`` (RFC 2104 with
@@ -73,7 +73,7 @@ def release_stream(key: Key, nonce: str, column: Any) -> KeyedStream:
     module docstring).
 
     >>> import numpy as np, puffer
-    >>> from puffer.io.keys import as_key
+    >>> from puffer.publish.keys import as_key
     >>> k, n = as_key(bytes(range(32))), new_nonce()
     >>> a = puffer.add_noise(np.zeros(4), ("laplace", {"b": 1.0}), rng=release_stream(k, n, "x"))
     >>> bool(np.array_equal(a, puffer.add_noise(np.zeros(4), ("laplace", {"b": 1.0}),

@@ -1,4 +1,4 @@
-"""Noise on Arrow record batches (shared by the file ETL and the Spark ``mapInArrow`` path).
+"""Noise on Arrow record batches (shared by the file engine and the Spark ``mapInArrow`` engine).
 
 Only integer and floating columns are accepted (booleans, decimals, strings, lists are not
 numbers puffer releases). float32 stays float32; every other numeric type becomes float64.
@@ -7,16 +7,15 @@ adds no noise there (the row still owns its stream position).
 """
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
-from ..errors import ParameterError, ParameterTypeError
-from .plan import NoisePlan, add_rows
+from ...errors import ParameterError, ParameterTypeError
+from ..noise import ColumnNoise
+from ..options import NULLS
 
 __all__ = ["pyarrow", "check_schema", "output_schema", "column_values", "noise_batch", "NULLS"]
-
-NULLS = ("error", "keep")
 
 
 def pyarrow() -> Any:
@@ -26,12 +25,6 @@ def pyarrow() -> Any:
     except ModuleNotFoundError as exc:  # pragma: no cover - the test set-up installs it
         raise ModuleNotFoundError("puffer.io needs pyarrow: pip install 'puffer-privacy[io]'") from exc
     return pa
-
-
-def nulls_arg(nulls: Any) -> str:
-    if nulls not in NULLS:
-        raise ParameterError("nulls", nulls, f"one of {NULLS}")
-    return cast(str, nulls)  # one of NULLS
 
 
 def _numeric(t: Any) -> bool:
@@ -100,12 +93,10 @@ def column_values(arr: Any, column: str, rows: Any, nulls: str, t: Any) -> tuple
     return raw.astype(t.to_pandas_dtype(), copy=False), valid
 
 
-def noise_batch(batch: Any, plan: NoisePlan, columns: list[str], streams: dict[str, Any] | None, rows: Any, *,
-                nulls: str = "error", out_schema: Any = None, threads: int | None = None,
-                granularity: float | None = None) -> Any:
-    """``batch`` with noise added to ``columns``; ``rows``: the first row (int) or row ids.
-
-    ``streams``: column -> :func:`~puffer.io.column_stream` (None: secure mode)."""
+def noise_batch(batch: Any, noise: ColumnNoise, columns: list[str], rows: Any, *, nulls: str = "error",
+                out_schema: Any = None) -> Any:
+    """``batch`` with the release's ``noise`` added to ``columns``; ``rows``: the first
+    position (int) or the positions of the batch's rows (:class:`~puffer.publish.noise.ColumnNoise`)."""
     pa = pyarrow()
     arrays = list(batch.columns)
     names = batch.schema.names
@@ -117,7 +108,7 @@ def noise_batch(batch: Any, plan: NoisePlan, columns: list[str], streams: dict[s
             arr = arr.combine_chunks()
         t = out_schema.field(c).type
         vals, valid = column_values(arr, c, rows, nulls, t)
-        noisy = add_rows(plan, vals, None if streams is None else streams[c], rows, valid=valid,
-                         secure_granularity=granularity, threads=threads, column=c)
-        arrays[i] = pa.array(noisy, type=t, mask=None if valid is None else ~valid)
+        noisy = noise.add(vals, c, rows, valid)
+        arrays[i] = pa.array(noisy.astype(t.to_pandas_dtype(), copy=False), type=t,
+                             mask=None if valid is None else ~valid)
     return pa.RecordBatch.from_arrays(arrays, schema=out_schema)

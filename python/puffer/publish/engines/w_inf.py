@@ -34,22 +34,18 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .errors import ParameterError, ParameterTypeError, PufferError
+from ...errors import ClusterError, ParameterError, ParameterTypeError
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-    from .framework import Sensitivity
+    from ...framework import Sensitivity
 
 __all__ = ["ClusterError", "dask_w_inf", "spark_w_inf"]
 
 
-class ClusterError(PufferError, RuntimeError):
-    """The cluster could not deliver every slice of the W table (no partial maximum is returned)."""
-
-
 def _check_fw(fw: Any) -> None:
-    from .models import MarkovChainFramework
+    from ...models import MarkovChainFramework
 
     if not isinstance(fw, MarkovChainFramework):
         raise ParameterTypeError("fw", type(fw).__name__, "a MarkovChainFramework (puffer.models.markov_chain)")
@@ -80,13 +76,14 @@ def _task_table(M: NDArray[np.float64], pi: NDArray[np.float64], vals: NDArray[n
                 threads: int, hook: Any) -> NDArray[np.float64]:
     """W_inf of the priors (M, pi) at positions [p0, p1): shape (n, p1 - p0, pairs), by the core
     kernel; ``hook(done, total)`` is its progress callback (raising in it cancels the kernel)."""
-    from . import _core
-    from .models import _check_memory, _resident_bytes
+    from ... import _core
+    from ...models import _check_memory, _resident_bytes
 
-    k = M.shape[1]
+    k = M.shape[-1]                       # M: (n, k, k), or (n, period, k, k) time-varying
     span = int(vals.max() - vals.min())
     _check_memory("framework", 8.0 * M.shape[0] * T * (k * (k - 1) // 2)
-                  + _resident_bytes(_core.models.markov_peak_bytes(k, T, span, M.shape[0], threads)))
+                  + _resident_bytes(_core.models.markov_peak_bytes(k, T, span, M.shape[0], threads,
+                                                                   period=M.shape[1] if M.ndim == 4 else 1)))
     positions = None if (p0, p1) == (0, T) else np.arange(p0, p1, dtype=np.int64)
     W, _ = _core.models.markov_w_inf(M, pi, vals, T, threads, 1e-9, False, hook, positions)
     return np.ascontiguousarray(W[:, p0:p1, :])
@@ -153,7 +150,7 @@ def dask_w_inf(fw: Any, client: Any, *, tasks: int | None = None, threads: int =
     positions). A worker that dies has its tasks run again elsewhere; if the cluster gives up,
     :class:`ClusterError` (never a partial maximum). Ctrl-C cancels the workers' kernels.
     """
-    from ._progress import resolve
+    from ..._progress import resolve
 
     d = _distributed()
     _check_fw(fw)
@@ -218,7 +215,7 @@ def spark_w_inf(fw: Any, spark: Any, *, tasks: int | None = None, threads: int =
     by Spark; if the job fails, :class:`ClusterError` (never a partial maximum). Ctrl-C cancels
     the job group (interrupting the workers).
     """
-    from ._progress import resolve
+    from ..._progress import resolve
 
     _check_fw(fw)
     sc = getattr(spark, "sparkContext", spark)

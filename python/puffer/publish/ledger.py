@@ -1,0 +1,641 @@
+"""The release ledger: append-only, hash-chained, signed JSON lines with checkpoints
+(``puffer ledger verify|checkpoint``).
+
+Format. One JSON object per line (keys sorted, compact). Entry ``i`` carries ``seq = i``,
+``prev`` = SHA-256 of the bytes of line ``i - 1`` (64 zeros for the first line) and ``hash`` =
+SHA-256 of its own canonical JSON without ``hash`` and ``sig``. :func:`verify` recomputes both
+for every line and names the first entry that fails: an edited field breaks that entry's
+``hash`` (or, if the forger recomputed it, the next entry's ``prev``), a deleted line or a swap
+breaks ``seq``/``prev``.
+
+Signatures. A chain alone is recomputable by anyone who can write the file. A ledger written
+with a signing key (``--sign PATH``, ``signing_key=``; :mod:`puffer.publish.signing`) carries in
+every entry ``signer`` (key id and Ed25519 public key, inside the hashed body) and ``sig``, the
+signature of ``ENTRY_DOMAIN || hash``. A ledger is signed from its first entry or not at all:
+once the first entry is signed, an unsigned append, or one by another key, is refused, and
+:func:`verify` fails on any entry without a valid signature of that key. With the public key
+from elsewhere (``verify(path, pub=...)``, ``--pub PATH.pub``) verification needs no secret
+and proves who wrote every entry; without it, :func:`verify` checks the signatures against the
+key the ledger names and says that authenticity was not checked (a forger may have re-signed
+everything with a key of their own).
+
+Checkpoints. What neither a chain nor signatures show is entries cut off the end. After every
+append a checkpoint ``{"entries": n, "head": SHA-256 of line n - 1, ...}``, signed like the
+entries (``CHECKPOINT_DOMAIN``), is written beside the ledger (``L.checkpoint``;
+:func:`checkpoint` reads it, ``puffer ledger checkpoint L`` prints it). Keep copies elsewhere:
+``verify(path, checkpoint=C)`` fails unless the ledger *extends* ``C`` (its first ``n`` lines
+are those ``C`` was taken of), so a checkpoint stays valid after later genuine releases while a
+cut or a rewrite of anything it covers is caught, as with the consistency proofs of
+certificate-transparency logs (RFC 6962). The checkpoint beside the ledger is checked too, but
+whoever can write the folder can replace it with an older one: only a copy kept elsewhere
+anchors the tail.
+
+Events. A publication writes two entries (see :mod:`puffer.publish.release`): ``pending`` (every
+field of the release, the output's digest, made durable *before* the output appears at its
+final path) and then ``completed``. A process killed in between leaves a pending entry
+without completion; :func:`verify` reports it (with whether the output is there with that
+digest) and the next release on the ledger resolves it with a ``resolved`` entry
+(``published``, or ``unknown`` when the output is not there with its digest; a run that knows
+it did not publish records ``aborted``). So no output is ever published without an entry.
+:func:`append_ledger` adds a ``note`` only: every entry that counts goes through the release.
+
+Writing. Appends take an exclusive ``fcntl`` lock on the ledger file, write each line with a
+single ``write`` and ``fsync`` the file (and the folder when the file is created). On a write
+error (disk full) the file is truncated back to its previous length; if even that fails, the
+torn last line (an incomplete JSON object after the last newline) is reported by :func:`verify`
+and removed by the next append, which records the removed bytes' length and SHA-256
+(``repaired_tail``) -- but only when the torn line cannot be a cut entry: it must not hold a
+complete entry (a removed newline is an attack, never an interrupted write), and every entry
+the checkpoint beside the ledger covers must still be there (a signed ledger without its
+checkpoint file is not repaired at all).
+"""
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import errno
+import fcntl
+import hashlib
+import json
+import os
+from collections.abc import Iterator
+from typing import Any
+
+from ..errors import LedgerError, ParameterError, ParameterTypeError, PufferIOError
+from .digest import output_state
+from .signing import CHECKPOINT_DOMAIN, ENTRY_DOMAIN, PublicKey, SigningKey, as_public_key, as_signing_key
+from .unitsets import load_units
+
+__all__ = ["Ledger", "LedgerError", "read_ledger", "append_ledger", "verify", "checkpoint", "LEDGER_VERSION",
+           "GENESIS", "default_ledger_path", "canonical", "checkpoint_path", "release_states"]
+
+LEDGER_VERSION = 3
+CHECKPOINT_VERSION = 1
+GENESIS = "0" * 64
+_UNHASHED = ("hash", "sig")  # what an entry's hash does not cover
+
+
+def canonical(obj: Any) -> bytes:
+    """The bytes an entry is hashed and written as (sorted keys, compact, ASCII, no NaN)."""
+    try:
+        return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
+                          allow_nan=False).encode("ascii")
+    except (TypeError, ValueError) as exc:
+        raise ParameterError("entry", repr(obj)[:80], f"a JSON-serialisable entry without NaN/inf ({exc})") from None
+
+
+def _sha(b: bytes) -> str:
+    return hashlib.sha256(b).hexdigest()
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def default_ledger_path(output: str | os.PathLike[str]) -> str:
+    """``puffer-ledger.jsonl`` in the output's folder (the CLI's and the API's default)."""
+    return os.path.join(os.path.dirname(os.path.abspath(os.fspath(output))), "puffer-ledger.jsonl")
+
+
+def checkpoint_path(ledger: str | os.PathLike[str]) -> str:
+    """Where the checkpoint of a ledger is written: ``L.checkpoint`` beside it."""
+    return os.path.abspath(os.fspath(ledger)) + ".checkpoint"
+
+
+def _fsync_dir(folder: str) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # not every file system can fsync a folder
+    finally:
+        os.close(fd)
+
+
+def _split(data: bytes) -> tuple[list[bytes], bytes]:
+    """(complete lines without their newline, trailing bytes after the last newline)."""
+    if not data:
+        return [], b""
+    parts = data.split(b"\n")
+    return parts[:-1], parts[-1]
+
+
+def _tail_problem(tail: bytes) -> str | None:
+    """None when ``tail`` (the bytes after the last newline) can be an interrupted append: the
+    start of one entry, an incomplete JSON object. Else why it cannot: our appends write a
+    whole line in one ``write``, so a complete entry without its newline means bytes were
+    removed (two releases' lines merged into a "torn" tail would vanish with it)."""
+    if not tail:
+        return None
+    if not tail.startswith(b"{"):
+        return "bytes after the last line that do not start an entry: the file was edited"
+    try:
+        json.JSONDecoder().raw_decode(tail.decode("utf-8", errors="replace"))
+    except json.JSONDecodeError:
+        return None
+    return ("a complete entry after the last newline: a newline was removed (an interrupted append leaves an "
+            "incomplete line, never a complete entry); restore the newline after checking the bytes")
+
+
+def _signer(e: dict[str, Any]) -> dict[str, Any] | None:
+    s = e.get("signer")
+    return s if isinstance(s, dict) else None
+
+
+# ---------------------------------------------------------------------- checkpoints
+def make_checkpoint(ledger_path: str, entries: int, head: str, signing_key: SigningKey | None) -> dict[str, Any]:
+    """A checkpoint of the first ``entries`` lines (``head``: SHA-256 of the last of them),
+    signed with ``signing_key`` if given."""
+    cp: dict[str, Any] = {"puffer_checkpoint": CHECKPOINT_VERSION, "ledger": os.path.basename(ledger_path),
+                          "entries": int(entries), "head": head, "time": _now()}
+    if signing_key is not None:
+        cp["signer"] = signing_key.public.describe()
+        cp["sig"] = signing_key.sign(CHECKPOINT_DOMAIN, canonical(cp))
+    return cp
+
+
+def _as_checkpoint(cp: Any, what: str) -> dict[str, Any]:
+    """A checkpoint dict from a dict, its JSON text, or a file holding it (validated)."""
+    if isinstance(cp, (str, os.PathLike)) and not (isinstance(cp, str) and cp.lstrip().startswith("{")):
+        p = os.fspath(cp)
+        try:
+            with open(p, encoding="utf-8") as fh:
+                cp = fh.read(1 << 16)
+        except FileNotFoundError:
+            raise ParameterError("checkpoint", p, "an existing checkpoint file (`puffer ledger checkpoint L > "
+                                 "FILE`)") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ParameterError("checkpoint", p, f"a readable checkpoint file ({exc})") from None
+    if isinstance(cp, str):
+        try:
+            cp = json.loads(cp)
+        except json.JSONDecodeError as exc:
+            raise ParameterError("checkpoint", what, f"a checkpoint in JSON ({exc})") from None
+    if not isinstance(cp, dict):
+        raise ParameterTypeError("checkpoint", what, "a checkpoint: a dict, its JSON text or a file")
+    ok = (cp.get("puffer_checkpoint") == CHECKPOINT_VERSION and isinstance(cp.get("entries"), int)
+          and not isinstance(cp.get("entries"), bool) and cp["entries"] >= 0 and isinstance(cp.get("head"), str)
+          and len(cp["head"]) == 64)
+    if not ok:
+        raise ParameterError("checkpoint", what, f"a puffer checkpoint (puffer_checkpoint {CHECKPOINT_VERSION}, "
+                             "entries, head)")
+    return cp
+
+
+def read_checkpoint(path: str) -> dict[str, Any] | None:
+    """The checkpoint written beside a ledger (None if there is none)."""
+    if not os.path.exists(path):
+        return None
+    return _as_checkpoint(path, path)
+
+
+def _write_checkpoint(path: str, cp: dict[str, Any]) -> None:
+    """Replace the checkpoint file atomically (temporary file, fsync, rename, fsync the folder)."""
+    folder, base = os.path.dirname(path), os.path.basename(path)
+    tmp = os.path.join(folder, f".{base}.tmp-{os.getpid()}")
+    data = canonical(cp) + b"\n"
+    try:
+        for name in os.listdir(folder):  # of killed runs (every writer holds the ledger's lock)
+            if name.startswith(f".{base}.tmp-") and name != os.path.basename(tmp):
+                with contextlib.suppress(OSError):
+                    os.remove(os.path.join(folder, name))
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            if os.write(fd, data) != len(data):
+                raise OSError(errno.ENOSPC, "short write (disk full?)")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+        _fsync_dir(folder)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise PufferIOError(path, "writing the ledger's checkpoint", exc.strerror or exc) from None
+
+
+def _check_checkpoint(path: str, cp: dict[str, Any], lines: list[bytes], signer: dict[str, Any] | None,
+                      pub: PublicKey | None, what: str, *, local: bool = False) -> str:
+    """Raise LedgerError unless the ledger (``lines``) extends checkpoint ``cp`` and its signature
+    (if any) is valid, by the ledger's signer and by ``pub`` when given; ``local``: the file
+    beside a signed ledger must be signed (puffer never writes it unsigned). Returns a note."""
+    n, want = cp["entries"], cp["head"]
+    note = ""
+    if local and signer is not None and cp.get("sig") is None:
+        raise LedgerError(path, max(n - 1, 0), f"{what}: unsigned, but the ledger is signed (puffer writes it "
+                          "signed): the checkpoint file was replaced")
+    if cp.get("sig") is not None or cp.get("signer") is not None:
+        s = cp.get("signer")
+        try:
+            key = PublicKey.from_hex(s.get("public_key") if isinstance(s, dict) else None, what="checkpoint signer")
+        except ParameterError:
+            raise LedgerError(path, max(n - 1, 0), f"{what}: its signer is not an Ed25519 public key") from None
+        body = {k: v for k, v in cp.items() if k != "sig"}
+        if not key.verify(CHECKPOINT_DOMAIN, canonical(body), cp.get("sig")):
+            raise LedgerError(path, max(n - 1, 0), f"{what}: its signature does not verify (the checkpoint was "
+                              "edited)")
+        if pub is not None and key != pub:
+            raise LedgerError(path, max(n - 1, 0), f"{what}: signed by key {key.key_id}, not by the key given "
+                              f"({pub.key_id})")
+        if signer is not None and signer.get("public_key") != key.hex:
+            raise LedgerError(path, max(n - 1, 0), f"{what}: signed by key {key.key_id}, not by the ledger's key "
+                              f"({signer.get('key_id')})")
+        note = f"signed by key {key.key_id}"
+    else:
+        note = "unsigned (trusted as given)"
+    if n > len(lines):
+        raise LedgerError(path, len(lines), f"missing: {what} records {n} entries and the ledger has "
+                          f"{len(lines)}: entries were cut off the end")
+    got = _sha(lines[n - 1]) if n else GENESIS
+    if got != want:
+        raise LedgerError(path, max(n - 1, 0), f"differs from {what} (its head is {want}, this entry hashes to "
+                          f"{got}): the ledger was rewritten up to here")
+    return note
+
+
+class Ledger:
+    """One ledger file. ``entries()`` reads, ``append(entry)`` chains, signs (with the
+    ``signing_key`` given here) and writes one entry durably under the lock, then its
+    checkpoint; ``locked()`` holds the lock across several steps."""
+
+    def __init__(self, path: str | os.PathLike[str], *, signing_key: Any = None):
+        p = os.fspath(path)
+        if not isinstance(p, str) or not p:
+            raise ParameterError("ledger", path, "a file path")
+        self.path = os.path.abspath(p)
+        self.signing_key = as_signing_key(signing_key)
+        self._fd: int | None = None
+        self._depth = 0
+
+    def __repr__(self) -> str:
+        signed = "" if self.signing_key is None else f", signing_key={self.signing_key!r}"
+        return f"Ledger({self.path!r}{signed})"
+
+    @property
+    def checkpoint_path(self) -> str:
+        return checkpoint_path(self.path)
+
+    # ------------------------------------------------------------------ checks
+    def check_writable(self) -> None:
+        """Refuse (PufferIOError) a ledger that cannot be appended to: a missing or read-only
+        folder, a read-only file, a folder at the path. Called before anything is published."""
+        folder = os.path.dirname(self.path)
+        if os.path.isdir(self.path):
+            raise ParameterError("ledger", self.path, "a file, not a folder")
+        if not os.path.isdir(folder):
+            raise PufferIOError(self.path, "opening the ledger", "its folder does not exist")
+        if os.path.exists(self.path):
+            if not os.access(self.path, os.W_OK):
+                raise PufferIOError(self.path, "opening the ledger", "the file is read-only")
+        elif not os.access(folder, os.W_OK | os.X_OK):
+            raise PufferIOError(self.path, "creating the ledger", "its folder is read-only")
+
+    def check_signer(self, entries: list[dict[str, Any]] | None = None) -> None:
+        """Refuse (ParameterError) appending with this object's signing key: an unsigned append to
+        a signed ledger, one by another key, or a signed append to a ledger started unsigned."""
+        es = self.entries() if entries is None else entries
+        if not es:
+            return
+        s0 = _signer(es[0])
+        sk = self.signing_key
+        if s0 is None and sk is not None:
+            raise ParameterError("signing_key", sk.key_id, "no signing key for this ledger: its first entry is "
+                                 "unsigned, and a ledger is signed from its first entry or not at all (start a new "
+                                 "ledger for signed releases)")
+        if s0 is not None and sk is None:
+            raise ParameterError("signing_key", None, f"the ledger's signing key (key id {s0.get('key_id')}): its "
+                                 "entries are signed, so every append must be (--sign PATH / signing_key=)")
+        if s0 is not None and sk is not None and s0.get("public_key") != sk.public.hex:
+            raise ParameterError("signing_key", sk.key_id, f"the ledger's signing key (key id {s0.get('key_id')}): "
+                                 "its entries are signed by that key only")
+
+    # ------------------------------------------------------------------ lock
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[Ledger]:
+        """Hold the ledger's exclusive lock (re-entrant within this object)."""
+        if self._depth:
+            self._depth += 1
+            try:
+                yield self
+            finally:
+                self._depth -= 1
+            return
+        self.check_writable()
+        created = not os.path.exists(self.path)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        except OSError as exc:
+            raise PufferIOError(self.path, "opening the ledger", exc.strerror or exc) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            if created:
+                _fsync_dir(os.path.dirname(self.path))
+            self._fd, self._depth = fd, 1
+            yield self
+        finally:
+            self._fd, self._depth = None, 0
+            os.close(fd)  # releases the lock
+
+    # ------------------------------------------------------------------ read
+    def _data(self) -> bytes:
+        try:
+            with open(self.path, "rb") as fh:
+                return fh.read()
+        except FileNotFoundError:
+            return b""
+        except IsADirectoryError:
+            raise ParameterError("ledger", self.path, "a file, not a folder") from None
+        except OSError as exc:
+            raise PufferIOError(self.path, "reading the ledger", exc.strerror or exc) from None
+
+    def _parse(self, lines: list[bytes]) -> list[dict[str, Any]]:
+        out = []
+        for k, line in enumerate(lines):
+            try:
+                e = json.loads(line.decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                raise LedgerError(self.path, k, f"not a JSON object ({exc})") from None
+            if not isinstance(e, dict):
+                raise LedgerError(self.path, k, f"a JSON {type(e).__name__}, not an object")
+            out.append(e)
+        return out
+
+    def entries(self, *, check: bool = True) -> list[dict[str, Any]]:
+        """Every complete entry (a torn trailing line is left out); ``check`` verifies the chain
+        and the signatures against the key the ledger names."""
+        lines, _ = _split(self._data())
+        if check:
+            self._verify_lines(lines)
+        return self._parse(lines)
+
+    # ------------------------------------------------------------------ verify
+    def _verify_lines(self, lines: list[bytes], *, pub: PublicKey | None = None, crypto_from: int = 0
+                      ) -> tuple[str, dict[str, Any] | None]:
+        """(head, signer of the first entry or None); LedgerError naming the first bad entry.
+        Signatures of entries before ``crypto_from`` (covered by a verified signed checkpoint)
+        are not checked again."""
+        prev = GENESIS
+        entries = self._parse(lines)
+        s0 = _signer(entries[0]) if entries else None
+        key0: PublicKey | None = None
+        if s0 is not None:
+            try:
+                key0 = PublicKey.from_hex(s0.get("public_key"), what="signer")
+            except ParameterError:
+                raise LedgerError(self.path, 0, "its signer is not an Ed25519 public key") from None
+            if s0.get("key_id") != key0.key_id:
+                raise LedgerError(self.path, 0, f"its signer's key id {s0.get('key_id')!r} is not the id of its "
+                                  f"public key ({key0.key_id})")
+        if pub is not None:
+            if key0 is None:
+                raise LedgerError(self.path, 0, f"not signed: the ledger is unsigned, so nothing in it can be "
+                                  f"checked against key {pub.key_id}")
+            if key0 != pub:
+                raise LedgerError(self.path, 0, f"signed by key {key0.key_id}, not by the key given ({pub.key_id})")
+        for k, (line, e) in enumerate(zip(lines, entries)):
+            if e.get("seq") != k:
+                raise LedgerError(self.path, k, f"seq is {e.get('seq')!r}, expected {k}: an entry was deleted, "
+                                  "inserted or moved")
+            if e.get("prev") != prev:
+                raise LedgerError(self.path, k, "prev does not match the SHA-256 of the entry before it: that "
+                                  "entry was edited, or entries were deleted or reordered")
+            body = {kk: v for kk, v in e.items() if kk not in _UNHASHED}
+            h = _sha(canonical(body))
+            if e.get("hash") != h:
+                raise LedgerError(self.path, k, "its hash does not match its content: the entry was edited")
+            if line != canonical(e):
+                raise LedgerError(self.path, k, "not in canonical form: the entry was rewritten")
+            s = _signer(e)
+            if key0 is None:
+                if s is not None or "sig" in e:
+                    raise LedgerError(self.path, k, "signed, but the ledger's first entry is not: a ledger is signed "
+                                      "from its first entry or not at all")
+            else:
+                if s is None or "sig" not in e:
+                    raise LedgerError(self.path, k, f"not signed: the ledger's entries are signed by key "
+                                      f"{key0.key_id}, so every entry must be (an unsigned entry was added)")
+                if s != s0:
+                    raise LedgerError(self.path, k, f"signed by key {s.get('key_id')}, not by the ledger's key "
+                                      f"{key0.key_id}")
+                if k >= crypto_from and not key0.verify(ENTRY_DOMAIN, bytes.fromhex(h), e.get("sig")):
+                    raise LedgerError(self.path, k, f"its signature does not verify under key {key0.key_id}: the "
+                                      "entry was edited or re-hashed")
+            prev = _sha(line)
+        return prev, s0
+
+    def verify(self, *, head: str | None = None, checkpoint: Any = None, pub: Any = None,
+               check_outputs: bool = True) -> dict[str, Any]:
+        """Check the whole ledger; raise :class:`LedgerError` naming the first bad entry.
+
+        ``pub``: the signer's public key (a ``.pub`` file, :class:`~puffer.publish.signing.PublicKey`):
+        every entry must carry a valid signature by it. ``checkpoint``: a checkpoint kept
+        elsewhere (a file, its JSON text or dict): the ledger must extend it. ``head``: a head
+        hash kept elsewhere: the ledger must end there. The checkpoint beside the ledger is
+        checked too. Returns ``{"ok", "ledger", "entries", "head", "releases", "pending",
+        "torn_tail", "signed", "signer", "authenticated", "authenticity", "anchors",
+        "anchored", "unanchored"}``: ``pending`` lists releases with a pending entry and no
+        completion, each with ``output_state`` ("published": the output is there with the
+        recorded digest; "absent"; "different"); ``anchored`` is the number of entries a
+        checkpoint or head given here covers."""
+        pk = as_public_key(pub)
+        data = self._data()
+        lines, tail = _split(data)
+        h, s0 = self._verify_lines(lines, pub=pk)
+        why = _tail_problem(tail)  # before the checkpoints: the more precise diagnosis
+        if why is not None:
+            raise LedgerError(self.path, len(lines), why)
+        anchors: list[dict[str, Any]] = []
+        anchored = 0
+        local = read_checkpoint(self.checkpoint_path)
+        if local is not None:
+            note = _check_checkpoint(self.path, local, lines, s0, pk, "the checkpoint file beside the ledger",
+                                     local=True)
+            anchors.append({"checkpoint": self.checkpoint_path, "entries": local["entries"], "note": note,
+                            "kept_elsewhere": False})
+        if checkpoint is not None:
+            cp = _as_checkpoint(checkpoint, "the checkpoint given")
+            note = _check_checkpoint(self.path, cp, lines, s0, pk, "the checkpoint given")
+            anchors.append({"checkpoint": "given", "entries": cp["entries"], "note": note, "kept_elsewhere": True})
+            anchored = max(anchored, cp["entries"])
+        if head is not None:
+            if head != h:
+                raise LedgerError(self.path, len(lines) - 1 if lines else 0,
+                                  f"the last entry's hash is {h}, not the recorded head {head}: entries were "
+                                  "cut off the end or the chain was rewritten")
+            anchored = len(lines)
+        entries = self._parse(lines)
+        for e in entries:  # unit sets kept beside the ledger: there, with the digest their entry signs
+            if e.get("event") == "pending":
+                load_units(e, self.path)
+        state = release_states(entries)
+        pending = []
+        for rid, st in state.items():
+            if st["status"] != "pending":
+                continue
+            e = st["entry"]
+            item = {"release_id": rid, "entry": st["seq"], "output": e.get("output")}
+            if check_outputs:
+                item["output_state"] = output_state(e)
+            pending.append(item)
+        torn = None
+        if tail:
+            torn = {"bytes": len(tail), "note": "a torn last line (an interrupted append): it is not an entry "
+                                                "and the next append removes it"}
+        key_id = None if s0 is None else s0.get("key_id")
+        if pk is not None:
+            auth = f"authentic: every entry is signed by key {pk.key_id}, the key given"
+        elif s0 is not None:
+            auth = (f"authenticity NOT checked: the entries carry valid signatures of key {key_id}, the key the "
+                    "ledger itself names; whoever can write the file could have re-signed it with a key of their "
+                    "own. Check with the signer's public key (--pub PATH.pub)")
+        else:
+            auth = ("authenticity NOT checked: the ledger is not signed, so whoever can write the file could have "
+                    "rewritten it consistently. Sign releases (--sign PATH, `puffer keygen --signing PATH`)")
+        return {"ok": True, "ledger": self.path, "entries": len(lines), "head": h,
+                "releases": sum(1 for s in state.values() if s["status"] in ("completed", "published")),
+                "pending": pending, "torn_tail": torn, "signed": s0 is not None, "signer": key_id,
+                "authenticated": pk is not None, "authenticity": auth, "anchors": anchors, "anchored": anchored,
+                "unanchored": len(lines) - anchored}
+
+    # ------------------------------------------------------------------ append
+    def append(self, entry: dict[str, Any]) -> dict[str, Any]:
+        """Chain ``entry`` (adds seq, prev, hash; signer and sig with a signing key), write it
+        durably, then the checkpoint; returns the written entry."""
+        if not isinstance(entry, dict):
+            raise ParameterError("entry", entry, "a dict")
+        sk = self.signing_key
+        with self.locked():
+            fd = self._fd
+            assert fd is not None
+            data = self._data()
+            lines, tail = _split(data)
+            why = _tail_problem(tail)
+            if why is not None:
+                raise LedgerError(self.path, len(lines), why)
+            local = read_checkpoint(self.checkpoint_path)
+            # never append to a broken chain, a forged signature, a cut ledger or a cut entry;
+            # signatures the signed checkpoint vouches for are not checked again
+            s0 = _signer(self._parse(lines[:1])[0]) if lines else None
+            trusted = 0
+            if local is not None:
+                _check_checkpoint(self.path, local, lines, s0, None, "the checkpoint file beside the ledger",
+                                  local=True)
+                trusted = local["entries"] if local.get("sig") else 0
+            head, s0 = self._verify_lines(lines, crypto_from=trusted)
+            self.check_signer(self._parse(lines[:1]))
+            if tail:
+                if s0 is not None and (local is None or local.get("sig") is None):
+                    raise LedgerError(self.path, len(lines), "a torn last line in a signed ledger without its signed "
+                                      "checkpoint file: an interrupted append cannot be told from a cut entry. Check "
+                                      "the ledger against a checkpoint kept elsewhere, then remove the bytes after "
+                                      "the last newline by hand")
+            e = {k: v for k, v in entry.items() if k not in ("seq", "prev", "hash", "sig", "signer")}
+            if tail:
+                e["repaired_tail"] = {"bytes": len(tail), "sha256": _sha(tail)}
+            e.update(seq=len(lines), prev=head)
+            if sk is not None:
+                e["signer"] = sk.public.describe()
+            e["hash"] = h = _sha(canonical(e))
+            if sk is not None:
+                e["sig"] = sk.sign(ENTRY_DOMAIN, bytes.fromhex(h))
+            line = canonical(e) + b"\n"
+            good = len(data) - len(tail)
+            try:
+                if tail:
+                    os.ftruncate(fd, good)
+                n = os.write(fd, line)
+                if n != len(line):
+                    raise OSError(errno.ENOSPC, "short write (disk full?)")
+                os.fsync(fd)
+            except OSError as exc:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, good)
+                    os.fsync(fd)
+                raise PufferIOError(self.path, "appending to the ledger", exc.strerror or exc) from None
+            _write_checkpoint(self.checkpoint_path, make_checkpoint(self.path, len(lines) + 1, _sha(line[:-1]), sk))
+            return e
+
+    def checkpoint(self) -> dict[str, Any]:
+        """The latest checkpoint (the file beside the ledger), checked against the ledger (read
+        only). A ledger without one (written before checkpoints existed) gets a new one, signed
+        with this object's signing key (required for a signed ledger)."""
+        lines, _ = _split(self._data())
+        head, s0 = self._verify_lines(lines)
+        local = read_checkpoint(self.checkpoint_path)
+        if local is not None:
+            _check_checkpoint(self.path, local, lines, s0, None, "the checkpoint file beside the ledger", local=True)
+            return local
+        with self.locked():
+            lines, _ = _split(self._data())
+            head, s0 = self._verify_lines(lines)
+            self.check_signer(self._parse(lines[:1]))
+            cp = make_checkpoint(self.path, len(lines), head, self.signing_key)
+            _write_checkpoint(self.checkpoint_path, cp)
+            return cp
+
+
+def release_states(entries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """release_id -> {"status": pending/completed/published/unknown/aborted, "entry": the pending
+    entry, "seq"}."""
+    out: dict[str, dict[str, Any]] = {}
+    for e in entries:
+        ev, rid = e.get("event"), e.get("release_id")
+        if rid is None:
+            continue
+        if ev == "pending":
+            out[rid] = {"status": "pending", "entry": e, "seq": e.get("seq")}
+        elif ev == "completed" and rid in out:
+            out[rid]["status"] = "completed"
+        elif ev == "resolved" and rid in out:
+            out[rid]["status"] = e.get("outcome", "published")
+    return out
+
+
+def verify(path: str | os.PathLike[str], *, head: str | None = None, checkpoint: Any = None, pub: Any = None
+           ) -> dict[str, Any]:
+    """:meth:`Ledger.verify` of ``path`` (raises :class:`LedgerError` naming the first bad entry).
+
+    >>> import os, tempfile
+    >>> p = os.path.join(tempfile.mkdtemp(), "ledger.jsonl")
+    >>> _ = append_ledger(p, {"text": "a"}); _ = append_ledger(p, {"text": "b"})
+    >>> verify(p)["entries"]
+    2
+    >>> text = open(p).read(); _ = open(p, "w").write(text.replace('"a"', '"c"'))
+    >>> verify(p)
+    Traceback (most recent call last):
+    ...
+    puffer.errors.LedgerError: ledger ...: entry 0 (line 1): its hash does not match its content: the entry was edited
+    """
+    return Ledger(path).verify(head=head, checkpoint=checkpoint, pub=pub)
+
+
+def checkpoint(path: str | os.PathLike[str], *, signing_key: Any = None) -> dict[str, Any]:
+    """The latest checkpoint of the ledger at ``path`` (:meth:`Ledger.checkpoint`): keep a copy
+    somewhere the ledger's writers cannot reach, and verify against it later."""
+    p = os.fspath(path)
+    if not os.path.isfile(p):
+        raise ParameterError("ledger", p, "an existing ledger file")
+    return Ledger(p, signing_key=signing_key).checkpoint()
+
+
+def read_ledger(path: str | os.PathLike[str], *, check: bool = True) -> list[dict[str, Any]]:
+    """The entries of a ledger file (an absent file has none); ``check`` verifies the chain first."""
+    p = os.fspath(path)
+    if not os.path.exists(p):
+        return []
+    return Ledger(p).entries(check=check)
+
+
+def append_ledger(path: str | os.PathLike[str], note: dict[str, Any], *, signing_key: Any = None
+                  ) -> dict[str, Any]:
+    """Append a note (any JSON object, recorded as ``{"event": "note", "note": ...}``) to the
+    ledger at ``path``: chained, locked, fsync'd, signed with ``signing_key`` (required for a
+    signed ledger). A note never changes what the ledger says about releases: entries that
+    count are written by a release (:func:`puffer.publish.begin_release`) only."""
+    if not isinstance(note, dict):
+        raise ParameterTypeError("note", note, "a dict (a JSON object)")
+    canonical(note)  # JSON-able, or a clear error
+    return Ledger(path, signing_key=signing_key).append({"event": "note", "note": note, "time": _now()})

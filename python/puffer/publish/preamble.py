@@ -1,0 +1,170 @@
+"""The release preamble: what every engine checks before any work, in one place.
+
+:func:`prepare` is called by the file, Spark and Dask engines with the mechanism, the columns
+and the :class:`~puffer.publish.options.PublishOptions`, before anything is read or computed:
+
+1. an integer ``seed`` is refused (:data:`puffer.publish.keys.SEED_REFUSED`);
+2. the ledger: resolved (``options.ledger``, else ``PUFFER_LEDGER``, else the engine's default;
+   with ``PUFFER_LEDGER`` set, no other ledger: :func:`ledger_path`), not the input or the
+   output, its folder writable, its chain and signatures intact, the signing key its own; the
+   ledger's unit secret (:mod:`puffer.publish.unitsets`) when the release has a unit column;
+3. the mechanism resolved (:func:`puffer.publish.plan.resolve`) and checked against the columns;
+   zero sensitivity (no noise at all) needs ``allow_unnoised``;
+4. the privacy unit (:func:`puffer.publish.units.unit_spec`);
+5. the lattice of secure mode (an impossible one is refused now), or no ``granularity``;
+6. the key (:func:`puffer.publish.keys.as_key`): a bad key file is refused before any work; no
+   key, and no ``rerun``, in secure mode;
+7. the configuration recorded in the ledger entry (what a re-run must match) and the framework
+   description embedded in it.
+
+:meth:`Prepared.begin` then opens the release (:func:`puffer.publish.release.begin_release`:
+nonce, composition rules) once the engine knows the input's digest, and
+:meth:`Prepared.noise` gives the :class:`~puffer.publish.noise.ColumnNoise` the engine adds.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ParameterError
+from .keys import Key, as_key, refuse_seed
+from .ledger import Ledger
+from .noise import ColumnNoise, PostStep, SecureNoise
+from .options import PublishOptions
+from .plan import NoisePlan, as_columns, resolve
+from .units import UnitSpec, unit_spec
+from .unitsets import UnitHasher, unit_hasher
+
+if TYPE_CHECKING:
+    from .release import Release
+
+__all__ = ["Prepared", "prepare", "framework_description", "ledger_path"]
+
+
+def framework_description(mechanism: Any, plan: NoisePlan) -> Any:
+    """The full framework description to embed in the entry (JSON-able): the file's config
+    (priors, T, states, secrets), or what a Mechanism object exposes (repr and digest)."""
+    m = plan.mechanism
+    if m is None:
+        return None
+    fw = m.framework
+    if fw is None:  # a mechanism calibrated from a given sensitivity has no framework
+        desc: Any = {"repr": repr(m), "digest": None}
+    elif isinstance(mechanism, dict):
+        from ..config import validate_config
+        desc = {"config": validate_config(mechanism), "digest": fw.digest()}
+    elif isinstance(mechanism, (str, os.PathLike)):
+        from ..config import load_config
+        desc = {"config": load_config(mechanism), "file": os.path.abspath(os.fspath(mechanism)),
+                "digest": fw.digest()}
+    else:
+        desc = {"repr": repr(fw), "digest": fw.digest(), "secrets": len(fw.secrets),
+                "priors": [repr(t) for t in fw.thetas]}
+    return json.loads(json.dumps(desc, default=str))
+
+
+@dataclass
+class Prepared:
+    """A validated release, not yet opened (see the module docstring)."""
+
+    options: PublishOptions
+    columns: list[str]
+    plan: NoisePlan
+    spec: UnitSpec
+    ledger: Ledger
+    key: Key | None
+    config: dict[str, Any]
+    framework: Any
+    hasher: UnitHasher | None = None
+    post: tuple[PostStep, ...] = field(default=())
+
+    def begin(self, *, input_sha256: str, path_kind: str, input: str | None = None, units: Any = None,
+              is_busy: Any = None) -> Release:
+        """Open the release (:func:`puffer.publish.release.begin_release`): nonce, re-run checks,
+        composition rules on the units it touches. ``units``: the keyed hashes (by
+        :attr:`hasher`) of the unit ids, required when the release has a unit column. Nothing
+        is written yet."""
+        from .release import begin_release
+
+        if self.spec.column is not None and units is None:
+            raise ParameterError("units", None, f"the keyed hashes of the ids in unit column {self.spec.column!r} "
+                                 "(Prepared.hasher)")
+        o = self.options
+        return begin_release(ledger=self.ledger, columns=self.columns, plan=self.plan, key=self.key,
+                             rerun=o.rerun, input_sha256=input_sha256, input=input, config=self.config,
+                             unit=self.spec.describe(), framework=self.framework, path_kind=path_kind,
+                             allow_uncomposed=o.allow_uncomposed, budget=o.budget, secure=o.secure,
+                             post_processing=[p.describe() for p in self.post], units=units,
+                             unit_hasher=self.hasher, is_busy=is_busy)
+
+    def noise(self, rel: Release, *, threads: int | None, positional_secure: bool) -> ColumnNoise:
+        """The noise of release ``rel`` (picklable, light: ship it to workers). Secure mode:
+        ``positional_secure`` (Spark/Dask) keys lattice noise per block of positions
+        (:class:`~puffer.publish.noise.SecureNoise`); the file engine draws it in row order."""
+        o = self.options
+        wplan = self.plan.for_workers(secure=o.secure, granularity=o.granularity)
+        if not o.secure:
+            streams = None if wplan.kind is None else rel.streams(self.columns)
+            return ColumnNoise(wplan, streams=streams, threads=threads, post=self.post)
+        secure: SecureNoise | str | None = None
+        if wplan.kind is not None:
+            secure = SecureNoise(wplan, o.granularity) if positional_secure else "os"
+        return ColumnNoise(wplan, secure=secure, granularity=o.granularity, threads=threads, post=self.post)
+
+
+def prepare(mechanism: Any, columns: Any, options: PublishOptions, *, default_ledger: str,
+            avoid: tuple[str, ...] = (), config: dict[str, Any] | None = None) -> Prepared:
+    """Validate a release before any work (see the module docstring). ``default_ledger``: the
+    engine's default ledger path; ``avoid``: paths the ledger must not be (input, output);
+    ``config``: the engine's own options that change the output (recorded, checked on re-run)."""
+    o = options
+    refuse_seed(o.seed)
+    cols = as_columns(columns)
+    led_path = ledger_path(o.ledger, default_ledger)
+    if os.path.realpath(led_path) in {os.path.realpath(p) for p in avoid}:
+        raise ParameterError("ledger", led_path, "a file other than the input and the output")
+    led = Ledger(led_path, signing_key=o.signing_key)
+    led.check_writable()  # a read-only or missing ledger folder: refused before any work
+    led.check_signer()    # a broken chain or forged signature, a missing or other signing key: refused now
+    plan = resolve(mechanism, select=o.select)
+    plan.check_columns(cols)
+    if plan.kind is None and not o.allow_unnoised:
+        raise ParameterError("allow_unnoised", False, f"permission to publish unnoised values: the mechanism "
+                             f"({plan.label}) has sensitivity 0, so it adds no noise and the output would be the "
+                             "raw data (pass allow_unnoised=True / --allow-unnoised if that is intended)")
+    spec = unit_spec(plan, o.unit, o.order, o.per_unit, cols)
+    key: Key | None = None
+    if o.secure:
+        if plan.kind is not None:
+            plan.secure_plan(o.granularity)  # refuse an impossible lattice before any work
+        if o.key is not None or o.insecure_seed is not None:
+            raise ParameterError("key", "given", "no key in secure mode (its lattice noise comes from OS entropy "
+                                 "only and is never reproducible)")
+        if o.rerun is not None:
+            raise ParameterError("rerun", o.rerun, "None in secure mode (nothing is reproducible there)")
+    else:
+        if o.granularity is not None:
+            raise ParameterError("granularity", o.granularity, "None unless secure=True")
+        key = as_key(o.key, insecure_seed=o.insecure_seed)  # a bad key file: refused before any work
+    cfg = {"nulls": o.nulls, "select": o.select, "granularity": o.granularity, "allow_unnoised": o.allow_unnoised,
+           **(config or {})}
+    hasher = None if spec.column is None else unit_hasher(led.path, led.signing_key)
+    return Prepared(o, cols, plan, spec, led, key, cfg, framework_description(mechanism, plan), hasher)
+
+
+def ledger_path(ledger: Any, default: str) -> str:
+    """The ledger a release records into: ``ledger``, else ``PUFFER_LEDGER``, else the engine's
+    ``default``. With ``PUFFER_LEDGER`` set, a release into any other ledger is refused: a
+    ledger sees only its own releases, so an environment that publishes about one population
+    of people should record them all in one (:mod:`puffer.publish.totals`)."""
+    env = os.environ.get("PUFFER_LEDGER") or None
+    chosen = os.path.abspath(os.fspath(ledger)) if ledger is not None else None
+    if env is not None:
+        want = os.path.abspath(env)
+        if chosen is not None and os.path.realpath(chosen) != os.path.realpath(want):
+            raise ParameterError("ledger", chosen, f"the ledger PUFFER_LEDGER names ({want}): every release of this "
+                                 "environment is recorded there, so that its totals see them all")
+        return want
+    return default if chosen is None else chosen
