@@ -1,7 +1,7 @@
 """puffer.io / `puffer noise`: row-addressed noise, byte-identical output, the ledger, bad inputs.
 
-Oracles: puffer.add_noise on the whole column with puffer.io.release_stream(key, nonce, column)
-(the documented definition), the mechanism object calibrated independently from the same framework file, and
+Oracles: puffer.lattice.add_lattice_noise on the whole column with the lattice the ledger records
+and puffer.io.release_stream(key, nonce, column) (the documented definition), the mechanism object calibrated independently from the same framework file, and
 guarantee_from_dict on the ledger's record. Nothing here is statistical.
 """
 from __future__ import annotations
@@ -27,6 +27,13 @@ KEY = bytes(range(100, 132))  # a 256-bit test key given as bytes
 
 def stream(entry, column, key=KEY):
     return pio.release_stream(pio.as_key(key), entry["nonce"], column)
+
+
+def lattice_ref(entry, column, x, key=KEY):
+    """Row r of column c = (round(x_r / g) + Z_r) g, Z_r = value r of the recorded lattice law on
+    release_stream(key, nonce, c)."""
+    plan = puffer.lattice.LatticePlan.from_description(entry["lattice"])
+    return puffer.lattice.add_lattice_noise(np.asarray(x, dtype=np.float64), plan, rng=stream(entry, column, key))
 
 FRAMEWORK = {"name": "test pair", "model": {"kind": "correlated_pair", "p": 0.5, "rho": 0.3},
              "target": {"eps": 1.0, "delta": 1e-5, "alpha": 2.0}}
@@ -73,14 +80,15 @@ def test_round_trip_identical_bytes_for_any_batch_size_and_threads(big):
         outs.append(out)
     assert len({sha(o) for o in outs}) == 1
     got = pq.read_table(outs[0])
-    assert got.schema.field("x").type == pa.float64() and got.schema.field("y").type == pa.float64()
-    assert got.schema.field("z").type == pa.float32()
+    # lattice points are float64 (float32 would round them beyond 2^24 lattice steps)
+    assert all(got.schema.field(c).type == pa.float64() for c in ("x", "y", "z"))
     assert got.column("name").equals(t.column("name")) and got.column("id").equals(t.column("id"))
     # the documented definition: row r of column c = value r of release_stream(key, nonce, c)
+    g = first["lattice"]["granularity"]
     for c in ("x", "y", "z"):
-        ref = puffer.add_noise(t.column(c).to_numpy().astype(np.float32 if c == "z" else np.float64),
-                               noise, rng=stream(first, c))
+        ref = lattice_ref(first, c, t.column(c).to_numpy())
         assert np.array_equal(got.column(c).to_numpy(), ref)
+        assert np.array_equal(ref / g, np.round(ref / g))   # on the recorded lattice
     # columns get different noise
     dx = got.column("x").to_numpy() - t.column("x").to_numpy()
     dy = got.column("y").to_numpy() - t.column("y").to_numpy()
@@ -117,9 +125,12 @@ def test_ledger_matches_mechanism_guarantee(tmp_path, fw_file):
         assert e["rng"]["mode"] == "keyed-chacha20" and e["unit"]["mode"] == "answers"
         assert e["framework_description"]["config"]["model"] == FRAMEWORK["model"]
         assert e["output_sha256"] == "sha256:" + sha(tmp_path / ("a.parquet" if label.startswith("W") else "b.parquet"))
-    # the noise is the mechanism's: same as Mechanism.release with the column's stream
+    # the noise is the mechanism's on its own lattice (padding its sensitivity per value), drawn
+    # from the column's stream; the ledger records that lattice
     m = todo["Wasserstein (Laplace)"]()
-    ref = m.release(t.column("x").to_numpy(), rng=stream(entries[0], "x"))
+    plan = puffer.lattice.lattice_plan(m.noise, 1, sensitivity=m.sensitivity.value, norm="coordinate")
+    assert entries[0]["lattice"] == plan.describe() and entries[1]["lattice"]["family"] == "gaussian"
+    ref = puffer.lattice.add_lattice_noise(t.column("x").to_numpy(), plan, rng=stream(entries[0], "x"))
     assert np.array_equal(pq.read_table(tmp_path / "a.parquet").column("x").to_numpy(), ref)
 
 
@@ -154,7 +165,7 @@ def test_csv_input_and_cli(tmp_path, fw_file, capsys):
     assert rc == 0 and "scale 0.5;" in capsys.readouterr().out  # was "scale None" (issue 22)
     e = pio.read_ledger(tmp_path / "l2.jsonl")[0]
     assert e["guarantee"] is None and e["noise"] == {"family": "gaussian", "sigma": 0.5} and e["scale"] == 0.5
-    ref = puffer.add_noise(t.column("b").to_numpy(), ("gaussian", {"sigma": 0.5}), rng=stream(e, "b", keyf))
+    ref = lattice_ref(e, "b", t.column("b").to_numpy(), keyf)
     assert np.array_equal(pq.read_table(tmp_path / "n.parquet").column("b").to_numpy(), ref)
     capsys.readouterr()
     # bad input -> exit 3 with a message, no output
@@ -191,14 +202,19 @@ def test_int64_beyond_2_53_is_refused_in_files(tmp_path):
     src = tmp_path / "in.parquet"
     pq.write_table(pa.table({"n": pa.array([3, -(2**53), 2**62 + 1], pa.int64()),
                              "u": pa.array([0, 2**53 + 2, 1], pa.uint64())}), src)
+    # (noise of scale 4096: a lattice of step 4, whose exact range 2^54 holds 2^53)
     for col, want in (("n", "4611686018427387905 at row 2"), ("u", "9007199254740994 at row 1")):
         with pytest.raises(ParameterError, match=want):
-            pio.noise_file(src, tmp_path / "o.parquet", [col], ("laplace", {"b": 1.0}), key=KEY, batch_size=2)
+            pio.noise_file(src, tmp_path / "o.parquet", [col], ("laplace", {"b": 4096.0}), key=KEY, batch_size=2)
         assert not (tmp_path / "o.parquet").exists()
     ok = tmp_path / "ok.parquet"
     pq.write_table(pa.table({"n": pa.array([3, -(2**53), 2**53], pa.int64())}), ok)
-    pio.noise_file(ok, tmp_path / "o.parquet", ["n"], ("laplace", {"b": 1.0}), key=KEY)
+    pio.noise_file(ok, tmp_path / "o.parquet", ["n"], ("laplace", {"b": 4096.0}), key=KEY)
     assert pq.read_table(tmp_path / "o.parquet").column("n").type == pa.float64()
+    # values beyond the lattice's exact range (2^52 steps) are refused, not rounded
+    with pytest.raises(ParameterError, match=r"2\^52 \* granularity"):
+        pio.noise_file(ok, tmp_path / "o2.parquet", ["n"], ("laplace", {"b": 1.0}), key=KEY)
+    assert not (tmp_path / "o2.parquet").exists()
 
 
 def test_nulls_error_and_keep(tmp_path):
@@ -212,7 +228,7 @@ def test_nulls_error_and_keep(tmp_path):
                        batch_size=4)
     y = pq.read_table(tmp_path / "o.parquet").column("x")
     assert y.null_count == 2 and not y[1].is_valid and not y[4].is_valid
-    full = puffer.add_noise(np.array([1.0, 0, 3, 4, 0, 6]), ("laplace", {"b": 1.0}), rng=stream(e, "x"))
+    full = lattice_ref(e, "x", [1.0, 0, 3, 4, 0, 6])
     valid = np.array([1, 0, 1, 1, 0, 1], bool)
     assert np.array_equal(y.to_numpy(zero_copy_only=False)[valid], full[valid])  # other rows unaffected
 

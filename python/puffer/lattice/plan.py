@@ -51,6 +51,11 @@ def _float(x: Fraction) -> float:
         return math.inf
 
 
+def _padding_count(norm: str, n: int) -> int:
+    """c of the padding c g: n (l1), ceil(sqrt(n)) (l2), 1 (coordinate)."""
+    return max(n, 1) if norm == "l1" else (math.isqrt(max(n, 1) - 1) + 1 if norm == "l2" else 1)
+
+
 def granularity_exp(g: Any) -> int:
     """k for a granularity 2^k; an error naming ``granularity`` for anything else."""
     g = V.positive("granularity", g)
@@ -88,12 +93,36 @@ class LatticePlan:
         return self.law.scale * self.granularity
 
     def describe(self) -> dict[str, Any]:
-        """JSON-able record of the lattice (the ledger's ``lattice`` field)."""
+        """JSON-able record of the lattice (the ledger's ``lattice`` field); :meth:`from_description`
+        rebuilds the plan from it, so an auditor can redraw the noise from the key."""
         return {"granularity": self.granularity, "g_exp": self.g_exp, **self.law.describe(),
-                "scale_input_units": self.lattice_scale, "norm": self.norm, "n": self.n,
+                "scale_input_units": self.lattice_scale, "asked_scale": self.scale, "norm": self.norm, "n": self.n,
                 "padding": None if self.padded_sensitivity is None else
                 {"sensitivity": self.sensitivity, "padded": _float(self.padded_sensitivity),
                  "inflation": self.inflation}}
+
+    @classmethod
+    def from_description(cls, d: Any) -> LatticePlan:
+        """The plan a :meth:`describe` record stands for (the law, the lattice and the padding,
+        recomputed exactly from the recorded sensitivity, norm and n)."""
+        from ..errors import ParameterTypeError
+
+        if not isinstance(d, dict):
+            raise ParameterTypeError("description", d, "a LatticePlan.describe() record (a dict)")
+        try:
+            law = LatticeLaw(d["family"], int(d["S"], 16))
+            g_exp = int(d["g_exp"])
+            norm, n, pad, scale = d["norm"], int(d["n"]), d["padding"], float(d["asked_scale"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ParameterError("description", str(d)[:80], f"a LatticePlan.describe() record ({exc})") from exc
+        if norm not in NORMS:
+            raise ParameterError("norm", norm, f"one of {NORMS}")
+        gq = Fraction(2) ** g_exp
+        if pad is None:
+            return cls(law, float(gq), g_exp, None, norm, n, None, 1.0, scale)
+        delta = float(pad["sensitivity"])
+        padded = Fraction(delta) + _padding_count(norm, n) * gq
+        return cls(law, float(gq), g_exp, delta, norm, n, padded, float(padded / Fraction(delta)), scale)
 
     def __repr__(self) -> str:
         return (f"LatticePlan({self.law.name}, granularity=2**{self.g_exp}, scale={self.law.scale:.6g} lattice units, "
@@ -120,7 +149,7 @@ def lattice_plan(noise: Any, n: int = 1, *, sensitivity: float | None, granulari
     n = V.integer("n", n, lo=0)
     delta = None if sensitivity is None else V.positive("sensitivity", sensitivity)
     b_fix = None if bound is None else V.positive("bound", bound)
-    c = max(n, 1) if norm == "l1" else (math.isqrt(max(n, 1) - 1) + 1 if norm == "l2" else 1)
+    c = _padding_count(norm, n)
     limit = MAX_BETA if kind == "laplace" else MAX_SIGMA
     if granularity is None:
         # largest power of two with c g <= delta / 1024 (from the exact value: delta / 1024

@@ -58,7 +58,7 @@ def check_lattice_values(values: NDArray[np.float64], plan: LatticePlan, name: s
     big = float(np.abs(values).max())
     if big > lim:
         raise ParameterError(name, big, f"|x| <= 2^52 * granularity = {lim:.4g}, the lattice's exact range "
-                             "(declare bound= or pass a coarser granularity)")
+                             "(values beyond it are refused, not rounded: use a coarser granularity)")
 
 
 def lattice_integers(law: LatticeLaw, size: int, *, rng: Any, threads: int | None = None) -> NDArray[np.int64]:

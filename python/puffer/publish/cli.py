@@ -1,10 +1,12 @@
 """``puffer noise``, ``puffer keygen`` and ``puffer ledger verify|checkpoint|show``.
 
 ``puffer noise IN OUT --column C (--mechanism FILE | --noise KIND --scale S) [--key PATH]
-[--sign PATH] [--ledger L] [--unit COL [--order COL] | --per-unit] [--rerun ID]`` reads Parquet or
-CSV in record batches, adds the noise of a mechanism (a framework file as ``puffer run`` reads
-it, or a plain ``--noise``/``--scale``) keyed by the key file (default: fresh OS entropy, not
-re-runnable), writes Parquet and records the release in the ledger (default
+[--sign PATH] [--ledger L] [--unit COL [--order COL] | --per-unit] [--rerun ID] [--granularity G]``
+reads Parquet or CSV in record batches, adds the noise of a mechanism (a framework file as
+``puffer run`` reads it, or a plain ``--noise``/``--scale``) keyed by the key file (default:
+fresh OS entropy, not re-runnable) as lattice noise (values on a power-of-two lattice with exact
+noise, :mod:`puffer.lattice`; ``--float-noise`` for floating-point noise, which is not safe in
+floating point), writes Parquet and records the release in the ledger (default
 ``puffer-ledger.jsonl`` beside OUT), signed with ``--sign``; it prints the ledger's new
 checkpoint. ``puffer keygen PATH`` writes a new release key file (0600); ``puffer keygen
 --signing PATH`` an Ed25519 signing key (0600) and ``PATH.pub``. ``puffer ledger verify L
@@ -44,8 +46,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     rng = p.add_mutually_exclusive_group()
     rng.add_argument("--key", help="key file written by `puffer keygen` (default: fresh OS entropy; the release "
                                    "then cannot be re-run)")
-    rng.add_argument("--secure", action="store_true", help="exact lattice noise from OS entropy (no key)")
+    rng.add_argument("--secure", action="store_true", help="lattice noise keyed by OS entropy (no key, never "
+                                                           "re-runnable)")
     rng.add_argument("--seed", type=int, help=argparse.SUPPRESS)  # refused with an explanation
+    p.add_argument("--granularity", type=float, help="the lattice step of the published values, a power of two "
+                                                    "(default: from the sensitivity, noise inflated <= 0.1%%)")
+    p.add_argument("--float-noise", action="store_true",
+                   help="keyed floating-point noise instead of lattice noise: NOT safe in floating point (for "
+                        "noise families without a lattice law; recorded in the ledger)")
     p.add_argument("--sign", metavar="PATH", help="sign the ledger entries and checkpoint with this Ed25519 key "
                                                   "(`puffer keygen --signing PATH`); required for a signed ledger")
     p.add_argument("--rerun", metavar="RELEASE_ID", help="reproduce a recorded release (same key, input, options)")
@@ -142,7 +150,8 @@ def ledger_report(path: str, *, pub: Any = None, checkpoint: Any = None) -> dict
                     "unit": (e.get("unit") or {}).get("column"), "columns": e.get("columns"),
                     "mechanism": e.get("mechanism"), "guarantee": e.get("guarantee"),
                     "rerun_of": e.get("rerun_of"), "allow_uncomposed": e.get("allow_uncomposed"),
-                    "insecure_key": bool((e.get("key") or {}).get("insecure"))})
+                    "insecure_key": bool((e.get("key") or {}).get("insecure")), "lattice": e.get("lattice"),
+                    "float_noise": (e.get("config") or {}).get("noise") == "float"})
     return {"verify": ver, "releases": rel, "units": unit_totals(entries)}
 
 
@@ -156,9 +165,12 @@ def print_report(rep: dict[str, Any], out: Any) -> None:
     print("\n".join(verify_lines(rep["verify"])), file=out)
     print("releases:", file=out)
     for r in rep["releases"]:
+        lat = r.get("lattice")
         extra = (f", re-run of {r['rerun_of']}" if r["rerun_of"] else "") + \
                 (", allowed without total" if r["allow_uncomposed"] else "") + \
-                (", INSECURE test key" if r["insecure_key"] else "")
+                (", INSECURE test key" if r["insecure_key"] else "") + \
+                (f", lattice 2^{lat['g_exp']} ({lat['law']})" if lat else "") + \
+                (", FLOAT noise (not safe in floating point)" if r.get("float_noise") else "")
         print(f"  {r['release_id']} {r['status']:9s} {r['time']} unit={r['unit'] or '(row)'} columns={r['columns']} "
               f"{r['mechanism'] or 'uncalibrated noise'}: {_gtext(r['guarantee'])}{extra}", file=out)
     print("total per privacy unit:", file=out)
@@ -235,6 +247,7 @@ def _noise(args: argparse.Namespace) -> int:
         refuse_seed(args.seed)
     ledger = ledger_path(args.ledger, default_ledger_path(args.output))
     entry = noise_file(args.input, args.output, args.columns, mechanism, key=args.key, secure=args.secure,
+                       granularity=args.granularity, float_noise=args.float_noise,
                        select=args.select, ledger=args.ledger, unit=args.unit, order=args.order, per_unit=args.per_unit,
                        rerun=args.rerun, allow_uncomposed=args.allow_uncomposed, allow_unnoised=args.allow_unnoised,
                        budget=args.budget, batch_size=args.batch_size, nulls=args.nulls, threads=args.threads,

@@ -48,7 +48,11 @@ class PublishOptions:
     ``rerun``: a release id of the ledger to reproduce (file engine).
     ``allow_uncomposed``/``budget``: the composition rules (:mod:`puffer.publish.totals`).
     ``allow_unnoised``: publish the values unnoised when the mechanism needs no noise.
-    ``secure``/``granularity``: exact lattice noise from OS entropy (no key, not reproducible).
+    Published values lie on a power-of-two lattice with exact noise drawn from the keyed stream
+    (:mod:`puffer.lattice`; ``granularity``: the lattice step, a power of two, default from the
+    sensitivity); ``secure``: the same lattice noise keyed by OS entropy (no key, not
+    reproducible); ``float_noise``: keyed floating-point noise instead (not safe in floating
+    point, Mironov 2012: for noise families without a lattice law; recorded in the ledger).
     ``select``: which mechanism of a framework file. ``nulls``: "error" or "keep".
     """
 
@@ -64,13 +68,14 @@ class PublishOptions:
     allow_unnoised: bool = False
     secure: bool = False
     granularity: float | None = None
+    float_noise: bool = False
     select: str | None = None
     nulls: str = "error"
     insecure_seed: int | None = None
     seed: Any = None
 
     def __post_init__(self) -> None:
-        for name in ("per_unit", "allow_uncomposed", "allow_unnoised", "secure"):
+        for name in ("per_unit", "allow_uncomposed", "allow_unnoised", "secure", "float_noise"):
             v = getattr(self, name)
             if not isinstance(v, bool):
                 raise ParameterTypeError(name, v, "True or False")
@@ -80,6 +85,10 @@ class PublishOptions:
                 raise ParameterTypeError(name, v, "a column name or None")
         if self.nulls not in NULLS:
             raise ParameterError("nulls", self.nulls, f"one of {NULLS}")
+        if self.float_noise and self.secure:
+            raise ParameterError("float_noise", True, "False with secure=True (secure mode is lattice noise)")
+        if self.float_noise and self.granularity is not None:
+            raise ParameterError("granularity", self.granularity, "None with float_noise=True (no lattice)")
         if self.rerun is not None and not isinstance(self.rerun, str):
             raise ParameterTypeError("rerun", self.rerun, "a release id from the ledger")
         if self.ledger is not None and not isinstance(self.ledger, (str, os.PathLike)):
