@@ -67,7 +67,7 @@ from .sampling import KeyedStream, _threads
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["SecurePlan", "secure_plan", "secure_add_noise", "discrete_laplace", "discrete_gaussian"]
+__all__ = ["SecurePlan", "secure_plan", "secure_add_noise", "secure_release", "discrete_laplace", "discrete_gaussian"]
 
 #: The plan of a secure release: a :class:`puffer.lattice.LatticePlan`.
 SecurePlan = LatticePlan
@@ -153,9 +153,23 @@ def secure_add_noise(values: Any, noise: Any, *, sensitivity: float | None, gran
     src = np.asarray(src, dtype=np.float64)
     if not np.isfinite(src).all():
         raise ParameterError("values", "an array with non-finite entries", "finite values")
-    max_abs = float(np.abs(src).max()) if src.size else 0.0
     plan = secure_plan(noise, src.size, sensitivity=sensitivity, granularity=granularity, norm=norm,
                        bound=bound)
+    res = secure_release(src, plan, bound=bound, out=out, threads=threads)
+    if out is None:
+        res = wrap(res)
+    return (res, plan) if return_plan else res
+
+
+def secure_release(values: NDArray[np.float64], plan: SecurePlan, *, bound: float | None = None,
+                   out: np.ndarray | None = None, threads: int | None = None) -> NDArray[np.float64]:
+    """``values`` (finite float64) snapped to the lattice of ``plan`` plus its law's noise drawn
+    with a fresh OS key: what :func:`secure_add_noise` and ``Mechanism.release(secure=True)`` do
+    once the plan is known. Values above ``bound`` or beyond 2^52 lattice steps are refused."""
+    src = np.asarray(values, dtype=np.float64)
+    if not np.isfinite(src).all():
+        raise ParameterError("values", "an array with non-finite entries", "finite values")
+    max_abs = float(np.abs(src).max()) if src.size else 0.0
     if bound is not None and max_abs > bound:
         raise ParameterError("values", max_abs, f"|x| <= bound = {bound!r} (the declared input bound)")
     if max_abs > 2.0 ** (52 + plan.g_exp):
@@ -163,10 +177,10 @@ def secure_add_noise(values: Any, noise: Any, *, sensitivity: float | None, gran
                              "(declare bound= to get a lattice that holds larger inputs)")
     stream = KeyedStream(os.urandom(32))  # a fresh secret per call: never reproducible
     if out is None:
-        res = add_lattice_noise(np.ascontiguousarray(src), plan, rng=stream, threads=threads)
-        return (wrap(res), plan) if return_plan else wrap(res)
+        res: NDArray[np.float64] = add_lattice_noise(np.ascontiguousarray(src), plan, rng=stream, threads=threads)
+        return res
     res = add_lattice_noise(src, plan, rng=stream, out=out, threads=threads)
-    return (res, plan) if return_plan else res
+    return res
 
 
 def discrete_laplace(scale: Fraction | float, size: int, *, threads: int | None = None) -> np.ndarray:

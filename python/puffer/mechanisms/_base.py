@@ -129,6 +129,24 @@ class Mechanism:
                              "is not a function of a transport radius over the noise scale, so snapping to a "
                              "lattice is not covered by padding the noise")
 
+    def lattice_plan(self, granularity: float | None = None, *, bound: float | None = None) -> Any:
+        """The :class:`~puffer.lattice.LatticePlan` of one release of this mechanism's answer (a
+        scalar, or one d-vector padded in the sensitivity's norm) on a lattice: what
+        ``release(secure=True)`` and the publishing engines draw. The guarantee holds for it at
+        every order (see :meth:`lattice_sensitivity`)."""
+        from ..lattice import lattice_plan
+
+        if self.noise is None:
+            raise ParameterError("secure", True, f"a mechanism that adds noise ({type(self).__name__} has "
+                                 "sensitivity 0)")
+        base = getattr(self.noise, "base", self.noise)
+        dim = int(self.framework.dim) if self.framework is not None else int(getattr(self.noise, "dim", 1))
+        # a d-vector moves by up to d g/2 in L1 when snapped: pad in the sensitivity's norm (L1,
+        # the largest padding, for any norm other than 2); a scalar: per coordinate
+        norm = ("l2" if self.sensitivity.norm == 2 else "l1") if dim > 1 else "coordinate"
+        return lattice_plan(base, dim, sensitivity=self.lattice_sensitivity(), granularity=granularity, norm=norm,
+                            bound=bound)
+
     # the result's type follows the values (see puffer.sampling.add_noise): an array gives a float
     # array (float32 stays float32 unless secure=True or no noise is added, other dtypes become
     # float64), a sequence of numbers a float64 array, a Python / numpy scalar a numpy float64 or
@@ -201,21 +219,16 @@ class Mechanism:
             return sampling.add_noise(values, self.noise, rng=rng, out=out, threads=threads)
         if rng is not None:
             raise ParameterError("rng", rng, "None with secure=True (its noise comes from OS entropy only)")
-        base = getattr(self.noise, "base", self.noise)
+        from ..secure import secure_release
+
         dim = 1 if self.framework is None else int(self.framework.dim)
-        sens = self.sensitivity
-        padded = self.lattice_sensitivity()
-        if dim > 1:
-            size = int(np.size(values))
-            if size != dim:
-                raise ParameterError("values", f"{size} values", f"one {dim}-vector (the query's dimension) "
-                                     "with secure=True")
-            # padding in the sensitivity's norm; L1 padding (the largest) for any other norm
-            norm = "l2" if sens.norm == 2 else "l1"
-        else:
-            norm = "coordinate"
-        return sampling.add_noise(values, base, secure=True, sensitivity=float(padded), norm=norm,
-                                  granularity=granularity, bound=bound, out=out, threads=threads)
+        src, wrap = V.release_values("values", values)   # bool / inexact ints refused, pandas kept
+        if dim > 1 and int(np.size(src)) != dim:
+            raise ParameterError("values", f"{int(np.size(src))} values", f"one {dim}-vector (the query's dimension) "
+                                 "with secure=True")
+        plan = self.lattice_plan(granularity, bound=bound)
+        res = secure_release(np.asarray(src, dtype=np.float64), plan, bound=bound, out=out, threads=threads)
+        return res if out is not None else wrap(res)
 
     def close_adversary(self, alpha: float | None = None, *, w_inf: float | None = None,
                         d_inf: float | None = None, hp: float = 3.0, hq: float = 3.0, hr: float = 3.0) -> PP | RPP:

@@ -170,17 +170,13 @@ class NoisePlan:
             plan = lattice_plan((self.kind, self.params), self.dim, sensitivity=None, granularity=granularity,
                                 norm="coordinate")
         else:
-            sens = self.mechanism.sensitivity
-            try:
-                delta = self.mechanism.lattice_sensitivity()
+            try:   # the plan Mechanism.release(secure=True) draws: one row-vector, padded per theorem
+                plan = self.mechanism.lattice_plan(granularity)
             except ParameterError as exc:
+                if exc.param != "secure":
+                    raise
                 raise ParameterError("float_noise", False, f"True for {self.label}: {exc.expected} (or choose "
                                      "another mechanism)") from exc
-            # a d-vector moves by up to d g/2 in L1 when snapped: pad in the sensitivity's norm
-            # (L1, the largest padding, for any norm other than 2); a scalar: per coordinate.
-            norm = ("l2" if sens.norm == 2 else "l1") if self.dim > 1 else "coordinate"
-            plan = lattice_plan((self.kind, self.params), self.dim, sensitivity=delta, granularity=granularity,
-                                norm=norm)
         self._lattice[granularity] = plan
         return plan
 
