@@ -196,6 +196,6 @@ def test_oracle_theta_series_equals_direct_sums():
     """The Poisson-summation series of the oracle against direct sums of w^((z - c)^2)."""
     for sig in (0.6, 1.7, 6.0):
         lw = -1 / (2 * mpmath.mpf(sig) ** 2)
-        for c in (0.25, 1.5, 2.9):
+        for c in (mpmath.mpf("0.25"), mpmath.mpf("1.5"), mpmath.mpf("2.9")):
             direct = [mpmath.fsum(mpmath.exp(lw * (z - cc) ** 2) for z in range(-400, 401)) for cc in (c, 0)]
             assert abs(theta_ratio(lw, c) / (direct[0] / direct[1]) - 1) < mpmath.mpf(10) ** -35
