@@ -24,7 +24,7 @@ the noise was calibrated for at sensitivity ``Δ`` holds unchanged **at every or
 * Laplace(b) calibrated for Δ: the release is the rounding of continuous Laplace(b Δ'/Δ) noise
   added to the snapped values, whose shift is at most Δ'. Rounding is post-processing, so every
   divergence (Rényi of each order, KL, the pure-ε ratio) is at most the continuous mechanism's:
-  the whole Rényi curve of Laplace(b) at Δ (Mironov 2017, Prop 2). (The discrete Laplace that
+  the whole Rényi curve of Laplace(b) at Δ (data processing, van Erven & Harremoës 2014). (The discrete Laplace that
   secure mode drew before exceeded that curve: 1.5711 against 1.4368 at α = 1.5 for b = 0.5,
   Δ = 1, g = 1.)
 * Gaussian(sigma) calibrated for L2 sensitivity Δ: CKS20 Prop. 5 gives
@@ -62,12 +62,19 @@ from . import _core
 from . import _validate as V
 from .errors import ParameterError
 from .lattice import LatticePlan, add_lattice_noise, lattice_plan
+from .refs import Ref
 from .sampling import KeyedStream, _threads
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 __all__ = ["SecurePlan", "secure_plan", "secure_add_noise", "secure_release", "discrete_laplace", "discrete_gaussian"]
+
+REFERENCES = {
+    "secure_plan": (Ref("canonne2020", "Prop 5"),),
+    "discrete_laplace": (Ref("canonne2020", "Algorithm 2"),),
+    "discrete_gaussian": (Ref("canonne2020", "Algorithm 3"),),
+}
 
 #: The plan of a secure release: a :class:`puffer.lattice.LatticePlan`.
 SecurePlan = LatticePlan

@@ -133,6 +133,48 @@ def test_mechanism_file_and_secure_mode(spark, tmp_path):
     assert not (tmp_path / "bad.jsonl").exists() or pio.read_ledger(tmp_path / "bad.jsonl") == []
 
 
+def test_file_spark_and_dask_publish_the_same_lattice_values(spark, tmp_path, monkeypatch):
+    """Issue 31 item 3: for one key and nonce the file engine, Spark and Dask publish the same
+    lattice points, bit for bit -- rows by position, and answers keyed by string unit ids (the
+    release's nonce pinned here; every engine draws value p of release_stream(key, nonce, c))."""
+    import dask.dataframe as dd
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    import puffer.dask as pdask
+    import puffer.publish.release as prel
+
+    nonce = "5a" * 16
+    monkeypatch.setattr(prel, "new_nonce", lambda: nonce)
+    fw = tmp_path / "fw.json"
+    fw.write_text(json.dumps({"model": {"kind": "correlated_pair"}, "target": {"eps": 1.0}}))
+    ids = np.array([f"household-{i}" for i in range(N)], dtype=object)
+    pdf = pd.DataFrame({"id": np.arange(N, dtype=np.int64), "hh": ids, "x": np.sin(np.arange(N)) * 100,
+                        "a": np.arange(N) % 3 * 1.0})
+    pq.write_table(pa.Table.from_pandas(pdf, preserve_index=False), tmp_path / "in.parquet")
+    for cols, mech, kw in ((["x"], LAP, {}), (["a"], str(fw), {"unit": "hh", "per_unit": True})):
+        got, lattices = [], []
+        e = pio.noise_file(tmp_path / "in.parquet", tmp_path / "o.parquet", cols, mech, key=KEY,
+                           ledger=tmp_path / "f.jsonl", **kw)
+        got.append(pq.read_table(tmp_path / "o.parquet").to_pandas())
+        lattices.append(e["lattice"])
+        for n, engine in enumerate((pspark, pdask)):
+            led = tmp_path / f"e{n}.jsonl"
+            data = spark.createDataFrame(pdf) if engine is pspark else dd.from_pandas(pdf, npartitions=3)
+            out = engine.add_noise(data, cols, mech, key=KEY, ledger=led, **kw)
+            got.append(out.toPandas() if engine is pspark else out.compute())
+            entry = pio.read_ledger(led)[0]
+            assert entry["nonce"] == nonce == e["nonce"]
+            lattices.append(entry["lattice"])
+        assert lattices[0] == lattices[1] == lattices[2] and lattices[0] is not None
+        by = "hh" if kw else "id"
+        vals = [g.sort_values(by)[cols[0]].to_numpy() for g in got]
+        assert np.array_equal(vals[0], vals[1]) and np.array_equal(vals[0], vals[2]), cols
+        g = lattices[0]["granularity"]
+        assert np.array_equal(vals[0] / g, np.round(vals[0] / g))
+
+
 def test_bad_inputs(spark, tmp_path):
     df = frame(spark, 2).withColumn("s", F.lit("a"))
     led = tmp_path / "l.jsonl"

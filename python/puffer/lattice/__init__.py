@@ -7,7 +7,7 @@ stream: every output is a lattice point whose law depends on the input only thro
 point, and the same key and position give the same value anywhere (``--rerun``, Spark, Dask).
 
 * :mod:`.laws` -- the rounded Laplace (post-processing of the continuous Laplace: every
-  divergence at most the continuous one, Mironov 2017 Prop 2) and the discrete Gaussian
+  divergence at most the continuous one: data processing) and the discrete Gaussian
   (Canonne, Kamath & Steinke 2020, Prop 5), with 64-bit dyadic parameters.
 * :mod:`.plan` -- the lattice, the padding that snapping costs, the calibrated law.
 * :mod:`.sample` -- the keyed sampler (exact inversion, ``cpp/sampling/lattice.hpp``).

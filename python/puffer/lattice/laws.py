@@ -5,7 +5,8 @@
   the nearest integer commutes with integer shifts, so the law of ``m + Z`` is the rounding of
   ``m + X``: by the data-processing inequality every divergence between two shifted copies
   (Rényi of every order, KL, hockey stick, the pure-eps ratio) is at most the continuous
-  Laplace's at the same shift (Mironov 2017, Prop 2 for Rényi). A lattice release with
+  Laplace's at the same shift (the data-processing inequality of Rényi divergences, van Erven
+  & Harremoës 2014; post-processing of RDP, Mironov 2017). A lattice release with
   ``beta >= b' / g`` therefore keeps the whole guarantee curve of continuous Laplace(b') noise.
   (The discrete Laplace ``P(z) ∝ exp(-|z|/tau)`` does not: at the same ratio its Rényi
   divergences are larger, e.g. 1.5711 against 1.4368 at alpha = 1.5, shift 2, tau = 1.)
@@ -35,8 +36,13 @@ from typing import Any
 
 from .. import _validate as V
 from ..errors import ParameterError, ParameterTypeError
+from ..refs import Ref
 
 __all__ = ["LatticeLaw", "FAMILIES", "MAX_BETA", "MAX_SIGMA"]
+
+REFERENCES = {
+    "LatticeLaw": (Ref("canonne2020", "Prop 5"),),
+}
 
 #: family name -> (code of the core's law, the law's name)
 FAMILIES = {"laplace": (0, "rounded Laplace"), "gaussian": (1, "discrete Gaussian")}
