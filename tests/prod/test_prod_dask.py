@@ -195,7 +195,6 @@ def test_answers_keyed_by_string_units(client, tmp_path):
     pdf = pd.DataFrame({"hh": ids, "x": np.arange(60) % 3 * 1.0}).sample(frac=1.0, random_state=2)
     got, e, st = release(dd.from_pandas(pdf, npartitions=3, sort=False), "x", cfg, tmp_path, unit="hh",
                          per_unit=True)
-    m = pio.resolve(cfg).mechanism
     pos = pio.unit_positions(got["hh"].to_numpy())
     want = []
     for p, v in zip(pos, got["hh"].map(dict(zip(pdf["hh"], pdf["x"])))):

@@ -13,7 +13,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-import puffer
 import puffer.io as pio
 from puffer import cli
 from puffer.errors import ParameterError

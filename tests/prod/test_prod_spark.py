@@ -116,7 +116,6 @@ def test_row_id_after_a_shuffle(spark, tmp_path):
 def test_mechanism_file_and_secure_mode(spark, tmp_path):
     f = tmp_path / "fw.json"
     f.write_text(json.dumps({"model": {"kind": "correlated_pair"}, "target": {"eps": 1.0}}))
-    m = pio.resolve(f).mechanism
     df = frame(spark, 2).withColumn("x", F.col("id") % 3)  # answers of the pair query: in [0, 2]
     got, e, st = release(df, "x", f, tmp_path, per_unit=True)
     ref = st["x"](frame(spark, 1).withColumn("x", F.col("id") % 3).toPandas()["x"].to_numpy(float))

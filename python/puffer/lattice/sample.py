@@ -45,7 +45,7 @@ def _keyed(rng: Any) -> KeyedStream:
     return rng
 
 
-def check_lattice_values(values: NDArray[np.float64], plan: LatticePlan, name: str = "values") -> None:
+def check_lattice_values(values: NDArray[Any], plan: LatticePlan, name: str = "values") -> None:
     """Finite values with ``|x| <= 2^52 g`` (exactly on the lattice once snapped), else an error
     naming ``name``: never clipped or rounded beyond the lattice's exact range."""
     if values.size == 0:
