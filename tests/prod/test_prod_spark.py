@@ -152,14 +152,15 @@ def test_file_spark_and_dask_publish_the_same_lattice_values(spark, tmp_path, mo
     pdf = pd.DataFrame({"id": np.arange(N, dtype=np.int64), "hh": ids, "x": np.sin(np.arange(N)) * 100,
                         "a": np.arange(N) % 3 * 1.0})
     pq.write_table(pa.Table.from_pandas(pdf, preserve_index=False), tmp_path / "in.parquet")
-    for cols, mech, kw in ((["x"], LAP, {}), (["a"], str(fw), {"unit": "hh", "per_unit": True})):
+    # (a ledger per release: a fresh nonce is never one its ledger has seen, and it is pinned here)
+    for case, (cols, mech, kw) in enumerate(((["x"], LAP, {}), (["a"], str(fw), {"unit": "hh", "per_unit": True}))):
         got, lattices = [], []
-        e = pio.noise_file(tmp_path / "in.parquet", tmp_path / "o.parquet", cols, mech, key=KEY,
-                           ledger=tmp_path / "f.jsonl", **kw)
-        got.append(pq.read_table(tmp_path / "o.parquet").to_pandas())
+        e = pio.noise_file(tmp_path / "in.parquet", tmp_path / f"o{case}.parquet", cols, mech, key=KEY,
+                           ledger=tmp_path / f"f{case}.jsonl", **kw)
+        got.append(pq.read_table(tmp_path / f"o{case}.parquet").to_pandas())
         lattices.append(e["lattice"])
         for n, engine in enumerate((pspark, pdask)):
-            led = tmp_path / f"e{n}.jsonl"
+            led = tmp_path / f"e{case}{n}.jsonl"
             data = spark.createDataFrame(pdf) if engine is pspark else dd.from_pandas(pdf, npartitions=3)
             out = engine.add_noise(data, cols, mech, key=KEY, ledger=led, **kw)
             got.append(out.toPandas() if engine is pspark else out.compute())
