@@ -79,7 +79,6 @@ RESULTS: dict[str, dict[str, str | None]] = {
         "Example 4": "the appendix version of Example 2 (same code)",
         **{f"Eq. {k}": "definition (DP, posterior or epsilon-TP inequalities)" for k in (1, 2, 5, 6, 11, 12)},
         **{f"Eq. {k}": "derivation inside Example 1 (computed by delta_gaussian_conditional)" for k in (15, 31, 32, 33, 34)},
-        "Eq. 13": "identity (WEM equals the DP exponential mechanism when Z is independent)",
         "Eq. 16": "derivation inside Example 2 (computed by delta_sdl_counts)",
         "Cor 13": "asymptotic rates (not computed)", "Thm 11": "asymptotic limit law (not computed)",
         "Thm 4": "regularity result of Soto & Reimherr 2021 (cited)",

@@ -45,6 +45,8 @@ PRECISE: dict[tuple[str, str], dict[str, str]] = {
     # cpp/bindings/sampling.cpp: the lattice tables (arrays and ints)
     ("sampling.pyi", "lattice_tables"): {"-> dict:": "-> dict[str, typing.Any]:"},
     ("renyi.pyi", "custom_shift_divergence"): {"logpdf: collections.abc.Callable,": f"logpdf: {_LOGPDF},"},
+    ("renyi.pyi", "custom_shift_divergence_lipschitz"): {"logpdf: collections.abc.Callable,": f"logpdf: {_LOGPDF},"},
+    ("profile.pyi", "custom_hockey_stick"): {"logpdf: collections.abc.Callable,": f"logpdf: {_LOGPDF},"},
 }
 _BARE = re.compile(r"(?<![\w.])(?:tuple|dict|list|collections\.abc\.Callable)(?![\w\[.])")
 

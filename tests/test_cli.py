@@ -132,7 +132,7 @@ def test_json_output_and_progress_on_stderr(tmp_path, capsys):
     doc = json.loads(cap.out)
     assert "calibrating" in cap.err and "calibrating" not in cap.out
     labels = [r["label"] for r in doc["rows"]]
-    assert labels[0] == "Wasserstein (Laplace)" and len(labels) == 6 + (2 if "markov" in GOOD else 0)
+    assert labels[0] == "Wasserstein (Laplace)" and len(labels) == 9 + (2 if "markov" in GOOD else 0)
     import puffer
     for r in doc["rows"]:
         g = puffer.guarantee_from_dict(r["guarantee"])

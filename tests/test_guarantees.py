@@ -12,12 +12,12 @@ from puffer import PP, RPP, ApproxRPP, ParameterError, ParameterTypeError, Prove
 
 def test_rpp_to_pp_prop_2_2_hand_values():
     # (2, 0.5)-RPP, delta = 1e-5: 0.5 + log(1e5)/1 = 12.012925464970229 (hand: 5*ln 10 = 11.51292546497023)
-    g = RPP(2.0, 0.5).to_pp(1e-5)
+    g = RPP(2.0, 0.5).to_pp(1e-5, method="prop2.2")
     exact = 0.5 + 5 * math.log(10)
     assert g.delta == 1e-5
     assert exact <= g.eps <= exact * (1 + 1e-14)
     # (11, 1)-RPP, delta = e^-10: 1 + 10/10 = 2
-    g2 = RPP(11.0, 1.0).to_pp(math.exp(-10))
+    g2 = RPP(11.0, 1.0).to_pp(math.exp(-10), method="prop2.2")
     assert 2.0 <= g2.eps <= 2.0 + 1e-14
     # alpha = inf is pure PP
     assert RPP(math.inf, 0.7).to_pp(0.0) == PP(0.7, 0.0)
@@ -34,7 +34,7 @@ def test_conversions_never_round_down():
         d = 10 ** rng.uniform(-12, -0.1)
         # exact value of eps + log(1/d)/(a - 1) for the same double inputs, at 40 digits
         exact = mpmath.mpf(e) + mpmath.log(1 / mpmath.mpf(d)) / (mpmath.mpf(a) - 1)
-        assert RPP(a, e).to_pp(d).eps >= exact
+        assert RPP(a, e).to_pp(d, method="prop2.2").eps >= exact
 
 
 def test_approx_rpp_two_delta_rule():
@@ -59,7 +59,7 @@ def test_curve_grid_and_continuous_refinement_gaussian_closed_form():
     closed = c + 2 * math.sqrt(c * math.log(1 / delta))
     grid_only = RPPCurve(tuple(puffer.default_orders()), tuple(a * c for a in puffer.default_orders()))
     refined = RPPCurve.from_function(lambda a: a * c)
-    g_grid, g_ref = grid_only.to_pp(delta), refined.to_pp(delta)
+    g_grid, g_ref = grid_only.to_pp(delta, method="prop2.2"), refined.to_pp(delta, method="prop2.2")
     assert g_ref.eps >= closed and g_grid.eps >= closed
     assert g_ref.eps <= closed * (1 + 1e-9)           # continuous refinement reaches the optimum
     assert g_grid.eps > g_ref.eps                      # alpha* = 1 + sqrt(2 log 1e5) = 5.798 is off-grid
@@ -80,8 +80,10 @@ def test_curve_at_and_validation():
     assert c.at(4.0) == RPP(4.0, 1.0)
     with pytest.raises(ParameterError, match="'alpha'"):
         c.at(3.0)
-    # orders 2 and 4 give 0.5 + 6.9078 and 1 + 2.3026; the pure-PP order gives 3.0, the minimum
-    assert c.to_pp(1e-3).eps == 3.0
+    # orders 2 and 4 give 0.5 + 6.9078 and 1 + 2.3026 by Prop 2.2; the pure-PP order gives 3.0, the minimum
+    assert c.to_pp(1e-3, method="prop2.2").eps == 3.0
+    # the optimal conversion at order 4 goes below the pure order: 2.536..., never above 3
+    assert 2.5 < c.to_pp(1e-3).eps < 3.0
     with pytest.raises(ParameterError, match="alphas"):
         RPPCurve((4.0, 2.0), (1.0, 0.5))
     with pytest.raises(ParameterError, match="'eps'"):
@@ -191,8 +193,10 @@ def test_from_json_of_non_string():
 
 
 def test_conversions_cite_their_proposition():
-    g = _puffer.RPP(2.0, 0.5).to_pp(1e-5)
+    g = _puffer.RPP(2.0, 0.5).to_pp(1e-5, method="prop2.2")
     assert str(g.provenance.refs[-1]) == "Pierquin et al. 2024, Prop 2.2"
+    assert str(_puffer.RPP(2.0, 0.5).to_pp(1e-5, method="cks").provenance.refs[-1]) == "Canonne et al. 2020, Prop 12"
+    assert _puffer.RPP(2.0, 0.5).to_pp(1e-5).provenance.refs[-1].paper == "asoodeh2021"
     a = _puffer.ApproxRPP(3.0, 0.2, 1e-4).to_pp(1e-3)
     assert a.provenance.refs[-1].item == "Prop 4.1"
     back = _puffer.guarantee_from_json(a.to_json())
@@ -209,7 +213,7 @@ def test_gaussian_curve_to_pp_is_not_below_the_closed_form():
     """The documented value used to be 5.298317, below the true optimum 0.5 + sqrt(2 log 1e5)."""
     c = _puffer.RPPCurve.from_function(lambda a: a * 0.5, [2.0, 4.0, 8.0])
     exact = 0.5 + math.sqrt(2 * math.log(1e5))
-    assert exact <= c.to_pp(1e-5).eps <= exact * (1 + 1e-9)
+    assert exact <= c.to_pp(1e-5, method="prop2.2").eps <= exact * (1 + 1e-9)
 
 
 def test_guarantee_types_registry_lists_the_pufferfish_kinds():
@@ -241,5 +245,5 @@ def test_to_pp_optimises_the_order_beyond_the_grid(sigma, delta):
     c = mp.mpf(delta_g) ** 2 / (2 * mp.mpf(sigma) ** 2)
     L = -mp.log(mp.mpf(delta))
     best = c + 2 * mp.sqrt(c * L)
-    got = m.guarantee.to_pp(delta).eps
+    got = m.guarantee.to_pp(delta, method="prop2.2").eps
     assert best <= got <= best * (1 + mp.mpf("1e-12"))

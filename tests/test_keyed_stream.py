@@ -32,7 +32,8 @@ C = puffer._core.sampling
 ALPHA = 1e-4
 N = 1_000_000
 PROBS = np.array([1e-5, 1e-4, 1e-3, 1e-2, 0.05, 0.2, 0.35, 0.5, 0.65, 0.8, 0.95, 0.99, 0.999, 0.9999, 0.99999])
-KEY = bytes(range(32))
+KEY = bytes(range(32))  # the RFC 8439 test key (a raw stream key, not a release key)
+RELEASE_KEY = hashlib.sha256(b"puffer test release key").digest()  # as_key refuses bytes(range(32)): weak
 NONCE_A, NONCE_B = "00" * 15 + "01", "00" * 15 + "02"
 
 
@@ -74,8 +75,8 @@ def test_reference_block_is_the_rfc_vector():
 
 def test_release_stream_known_answer():
     """First values of a release stream = the documented subkey + block layout, computed here."""
-    key, nonce = as_key(KEY), NONCE_A
-    sub = hmac.new(KEY, b"puffer/v2/stream\x00" + bytes.fromhex(nonce) + b"\x00" + b"kwh", hashlib.sha256).digest()
+    key, nonce = as_key(RELEASE_KEY), NONCE_A
+    sub = hmac.new(RELEASE_KEY, b"puffer/v2/stream\x00" + bytes.fromhex(nonce) + b"\x00" + b"kwh", hashlib.sha256).digest()
     st = release_stream(key, nonce, "kwh")
     assert isinstance(st, sampling.KeyedStream)
     u = sampling.draw("uniform", None, 40, rng=st)
@@ -103,7 +104,7 @@ def test_positions_past_a_block_boundary_and_far_away():
                                          ("gen_gaussian", {"beta": 0.7, "scale": 1.0})])
 def test_bitwise_equal_across_threads_and_batches(kind, params):
     x = np.linspace(-5.0, 5.0, 100_003)
-    st = lambda: release_stream(as_key(KEY), NONCE_A, "x")  # noqa: E731
+    st = lambda: release_stream(as_key(RELEASE_KEY), NONCE_A, "x")  # noqa: E731
     ref = puffer.add_noise(x, (kind, params), rng=st(), threads=1)
     assert np.array_equal(ref, puffer.add_noise(x, (kind, params), rng=st(), threads=2))
     assert np.array_equal(ref, puffer.add_noise(x, (kind, params), rng=st(), threads=2, chunk=997))
@@ -129,7 +130,7 @@ def _chi2(x: np.ndarray, law) -> float:
     ("gaussian", {"sigma": 2.0}, lambda f: stats.norm(scale=2.0 * f)),
 ])
 def test_keyed_laws(kind, params, law):
-    x = sampling.draw(kind, params, N, rng=release_stream(as_key(KEY), NONCE_A, "stats"))
+    x = sampling.draw(kind, params, N, rng=release_stream(as_key(RELEASE_KEY), NONCE_A, "stats"))
     assert stats.kstest(x, law(1.0).cdf).pvalue > ALPHA
     assert _chi2(x, law(1.0)) > ALPHA
     # power: the same sample rejects a 3 % scale error
@@ -141,7 +142,7 @@ def test_two_nonces_give_independent_noise():
     """Under independence sqrt(n) * corr ~ N(0, 1): |corr| < 4.42 / sqrt(n) has false-alarm rate 1e-5.
     Power: a stream reused across nonces (corr 1) or shifted by one position (checked by the
     lag-1 cross-correlation) is rejected with certainty."""
-    key = as_key(KEY)
+    key = as_key(RELEASE_KEY)
     a = sampling.draw("gaussian", {"sigma": 1.0}, N, rng=release_stream(key, NONCE_A, "x"))
     b = sampling.draw("gaussian", {"sigma": 1.0}, N, rng=release_stream(key, NONCE_B, "x"))
     c = sampling.draw("gaussian", {"sigma": 1.0}, N, rng=release_stream(key, NONCE_A, "y"))
@@ -158,7 +159,7 @@ def test_two_nonces_give_independent_noise():
 
 
 def test_pickle_repr_and_refusals():
-    st = release_stream(as_key(KEY), NONCE_A, "x")
+    st = release_stream(as_key(RELEASE_KEY), NONCE_A, "x")
     st.position = 17
     st2 = pickle.loads(pickle.dumps(st))
     assert st2 == st and st2.position == 17
@@ -201,6 +202,6 @@ def test_student_t_values_follow_the_documented_rejection_layout():
 def test_keyed_rejection_laws(kind, params, law):
     """KS at ALPHA on 10^6 values; power against a 3 % scale error as in tests/test_sampling_stats.py
     (sup|F - F_1.03| >= 0.0048 for these laws vs the critical value 0.0022), asserted on the sample."""
-    x = sampling.draw(kind, params, N, rng=release_stream(as_key(KEY), NONCE_B, "stats"))
+    x = sampling.draw(kind, params, N, rng=release_stream(as_key(RELEASE_KEY), NONCE_B, "stats"))
     assert stats.kstest(x, law(1.0).cdf).pvalue > ALPHA
     assert stats.kstest(x, law(1.03).cdf).pvalue < ALPHA

@@ -34,15 +34,34 @@ def test_cost_estimates_within_2x_of_the_bench():
                                     f"measured {r['cpu_s']:.3g} (ratio {ratio:.2f})"
 
 
-def test_automatic_bar_waits_for_elapsed_time(monkeypatch):
+class _Clock:
+    """A fake time.monotonic for puffer._progress: elapsed time moves only when the test says so
+    (a loaded machine cannot make a "not yet a second" step take a second)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    c = _Clock()
+    monkeypatch.setattr(_progress, "time", c)
+    return c
+
+
+def test_automatic_bar_waits_for_elapsed_time(monkeypatch, clock):
     err = io.StringIO()
     monkeypatch.setattr(sys, "stderr", err)
     with _progress.progress_default(True):
         cb = _progress.resolve(None, seconds=1e9, label="job")    # the estimate decides nothing
     assert isinstance(cb, _progress.DelayedBar)
+    clock.now += 0.9
     cb(1, 10)
     assert err.getvalue() == "" and not cb.shown                  # not yet a second
-    cb._t0 -= 2.0                                                 # the job has run 2 s
+    clock.now += 1.1                                              # the job has run 2 s
     cb(2, 10)
     cb(10, 10)
     out = err.getvalue()
@@ -50,9 +69,40 @@ def test_automatic_bar_waits_for_elapsed_time(monkeypatch):
     assert "\r" not in out                                        # a pipe gets plain lines
 
 
-def test_no_bar_off_a_terminal_by_default(monkeypatch):
-    monkeypatch.setattr(sys, "stderr", io.StringIO())
-    assert _progress.resolve(None, seconds=1e9) is None
+def test_plain_heartbeat_off_a_terminal_by_default(monkeypatch, clock):
+    # a log file gets one line every PLAIN_EVERY seconds, the first after PLAIN_EVERY seconds
+    # (issue 30: a 9-minute calibration wrote nothing into a log file), and the end once
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    cb = _progress.resolve(None, seconds=1e9, label="job")
+    assert isinstance(cb, _progress.DelayedBar)
+    clock.now += _progress.PLAIN_EVERY - 1.0
+    cb(1, 10)
+    assert err.getvalue() == "" and not cb.shown                  # 1 s short of the first line
+    clock.now += 1.5
+    cb(2, 10)
+    clock.now += _progress.PLAIN_EVERY - 1.0
+    cb(3, 10)                                                     # within PLAIN_EVERY of the last line
+    clock.now += 1.5
+    cb(4, 10)
+    cb(10, 10)                                                    # the end is always reported ...
+    cb(10, 10)                                                    # ... once
+    assert err.getvalue().splitlines() == ["job: 2/10 (20.0%) after 5.5 s", "job: 4/10 (40.0%) after 11.0 s",
+                                           "job: 10/10 (100.0%) after 11.0 s"]
+    with _progress.progress_default(False):
+        assert _progress.resolve(None) is None
+    monkeypatch.setattr(sys, "stderr", None)                      # pythonw: no stderr at all
+    assert _progress.resolve(None) is None
+
+
+def test_a_stderr_that_cannot_be_written_never_stops_the_job(monkeypatch):
+    err = io.StringIO()
+    err.close()
+    monkeypatch.setattr(sys, "stderr", err)
+    bar = _progress.resolve(True, label="x")
+    assert bar is not None
+    bar(1, 2)   # ValueError: I/O operation on closed file -- swallowed, the bar goes quiet
+    bar(2, 2)
 
 
 def test_explicit_bar_into_a_pipe_is_plain_lines(monkeypatch):

@@ -136,9 +136,9 @@ def test_periodic_delta_g_is_exact(k, T, P, seed):
 
 @pytest.mark.slow
 def test_long_per_step_chain_against_path_enumeration():
-    """k = 2 at T = 14 (16,384 paths), k = 3 at T = 8, two priors, Delta_G exact."""
+    """k = 2 at T = 13 (8,192 paths), k = 3 at T = 8 (6,561), two priors, Delta_G exact."""
     rng = np.random.default_rng(33)
-    for k, T in ((2, 14), (3, 8)):
+    for k, T in ((2, 13), (3, 8)):
         steps = [[_random_step(rng, k, TINY[:5]) for _ in range(T - 1)] for _ in range(2)]
         init = [rng.dirichlet(np.ones(k)) for _ in range(2)]
         values = list(range(k))

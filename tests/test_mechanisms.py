@@ -39,7 +39,8 @@ ADULT = Framework.from_joint_counts(ADULT_COUNTS, ["White", "Asian-Pac-Islander"
     (EX2, 0.5, 4.0, 3.3186485), (EX2, 1.0, 2.0, 1.6902113), (EX2, 2.0, 1.0, 0.8711850),
 ])
 def test_kantorovich_thm1_thm2_spec001_examples(fw, eps, thm1, thm2):
-    m1, m2 = Kantorovich(fw, eps), Kantorovich(fw, eps, method="thm2")
+    m1, m2 = Kantorovich(fw, eps, method="thm1"), Kantorovich(fw, eps, method="thm2")
+    assert Kantorovich(fw, eps).noise == m2.noise   # the default keeps the better theorem
     assert m1.noise.scale == pytest.approx(thm1, rel=1e-14) and m1.noise.scale >= thm1
     assert m2.noise.scale == pytest.approx(thm2, abs=5e-8)
     # closed forms of Ding 2022/4.2: theta_Thm2 = 1/ln(2e^eps - 1), 1/ln(-0.3 + sqrt(0.09 + 1.6 e^eps))
@@ -72,7 +73,9 @@ def test_adult_plan_sensitivity_and_figure4_curves():
     m = Kantorovich(ADULT, 1.0)
     assert m.sensitivity.value == 2.0
     for eps, thm2 in ADULT_FIG4:
-        t1, t2 = Kantorovich(ADULT, eps), Kantorovich(ADULT, eps, method="thm2")
+        t1, t2 = Kantorovich(ADULT, eps, method="thm1"), Kantorovich(ADULT, eps, method="thm2")
+        best = Kantorovich(ADULT, eps)    # the default keeps the better theorem: Thm 2 here
+        assert best.method == "thm2" and best.noise == t2.noise and best.alternatives["thm1"] == t1.theta
         assert t1.variance == pytest.approx(8 / eps**2, rel=1e-14)
         assert t2.noise.scale == pytest.approx(thm2, abs=2e-6)
         assert t2.variance < t1.variance
@@ -83,7 +86,8 @@ def test_vuser_thm2_no_gain_and_pb_plans():
     fw = models.independent_users([0.7] * 25, users=[0])
     for eps in (0.5, 1.0, 2.0):
         assert Kantorovich(fw, eps, method="thm2").noise.scale == pytest.approx(1 / eps, rel=1e-9)
-        assert Kantorovich(fw, eps).noise.scale == pytest.approx(1 / eps, rel=1e-15)
+        assert Kantorovich(fw, eps, method="thm1").noise.scale == pytest.approx(1 / eps, rel=1e-15)
+        assert Kantorovich(fw, eps).noise.scale <= Kantorovich(fw, eps, method="thm1").noise.scale
     sd = Kantorovich(fw, 1.0, method="support_diameter").sensitivity
     assert max(r.value for r in sd.records if r.pair == ("S0=0", "S0=1")) == 25
 
@@ -134,10 +138,17 @@ def test_spec000_gwm_calibrations_and_pp():
     fw = models.correlated_pair(F(1, 2), F(3, 10))
     g = GeneralWasserstein(fw, Gaussian(1.0), alpha=2.0, eps=1.0)
     assert g.noise.scale == pytest.approx(2.0, rel=1e-9) and g.epsilon(2.0) <= 1.0
-    pp = GeneralWasserstein(fw, Gaussian(2.0)).to_pp(1e-5)
+    m = GeneralWasserstein(fw, Gaussian(2.0))
+    pp = m.rpp_curve.to_pp(1e-5, method="prop2.2")
     assert 5.298525912188081 <= pp.eps <= 5.298525912188081 * (1 + 1e-9)
+    # to_pp: the exact (eps, delta) of N(0, 4) at Delta_G = 2 (Balle & Wang 2018, Thm 8; mpmath root)
+    import mpmath
+    mpmath.mp.dps = 40
+    exact = mpmath.findroot(lambda e: mpmath.ncdf(0.5 - e) - mpmath.exp(e) * mpmath.ncdf(-0.5 - e) - mpmath.mpf("1e-5"), 4.4)
+    assert exact <= m.to_pp(1e-5).eps <= exact * (1 + 1e-9)
     pp2 = GeneralWasserstein(fw, Gaussian(1.0), eps=1.0, delta=1e-5)
-    assert pp2.to_pp(1e-5).eps <= 1.0
+    assert pp2.guarantee == puffer.PP(1.0, 1e-5) and pp2.route == "profile"
+    assert pp2.to_pp(1e-5).eps <= 1.0 and pp2.noise.privacy_profile(1.0, 2.0) <= 1e-5
     assert pp2.group.gain == pytest.approx(1.0, rel=1e-6)   # Delta_G = Delta_GROUP = 2 for rho > 0
 
 

@@ -135,7 +135,7 @@ def _fresh(code: str) -> str:
 
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                          check=True, timeout=120).stdout
+                          check=True, timeout=900).stdout   # a hang guard: seconds alone
 
 
 def test_version_and_help_import_nothing_numerical():
@@ -323,3 +323,31 @@ def test_fuzz_findings_are_puffer_errors():
         with pytest.raises(ParameterTypeError, match="exact"):
             puffer.DiscreteDist([1.0, 2.0], [0.5, 0.5], exact=bad)
     assert puffer.DiscreteDist([1.0, 2.0], [1.0, 3.0], normalize=np.True_).probs.tolist() == [0.25, 0.75]
+
+
+def test_type_errors_name_the_value_not_its_type_name():
+    """Issue 30: ``ParameterTypeError(name, type(x).__name__, ...)`` printed the type's name as the
+    value, typed as a string ("parameter 'client' = 'NoneType' (type str)"). The messages name the
+    value and its type; a key is described, never shown; no call site passes a type's name."""
+    import pathlib
+    import re
+
+    import numpy as np
+
+    from puffer.errors import ParameterTypeError
+    from puffer.partial.casestudy import run_case_study
+    from puffer.sampling import KeyedStream
+
+    with pytest.raises(ParameterTypeError, match=r"^parameter 'data' = None \(type NoneType\): expected a CaseData"):
+        run_case_study(None)
+    with pytest.raises(ParameterTypeError) as err:
+        KeyedStream("a secret key string of 32 chars!")
+    assert str(err.value).startswith("parameter 'key' = a str (not shown): expected 32 secret bytes")
+    assert "secret key string" not in str(err.value)
+    assert str(ParameterTypeError("df", np.arange(6).reshape(2, 3), "a frame")) == \
+        "parameter 'df' = array([[0, 1, 2], [3, 4, 5]]) (type ndarray): expected a frame"
+    src = pathlib.Path(puffer.__file__).parent
+    bad = [f"{p.relative_to(src)}:{n}" for p in src.rglob("*.py")
+           for n, line in enumerate(p.read_text().splitlines(), 1)
+           if re.search(r"Parameter(Type)?Error\(\s*\S+,\s*type\([^)]*\)\.__name__", line)]
+    assert not bad, bad

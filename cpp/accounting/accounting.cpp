@@ -38,10 +38,18 @@ double group_factor(double n, double eps) {
   if (std::isinf(n)) return kInf;
   if (n == 0.0) return 0.0;
   if (eps == 0.0) return n;
-  const double num = std::expm1(eps * n);
-  if (std::isinf(num)) return kInf;
-  // eps*n, expm1 (<= 1 ulp each in glibc), the division: covered by 6 ulps.
-  return round_up(num / std::expm1(eps), 6);
+  if (n == 1.0) return 1.0;  // [1]_eps = 1 for every eps (e^eps - 1 overflows from eps = 710 on)
+  if (eps * n < 700.0) {
+    // eps*n, expm1 (<= 1 ulp each in glibc), the division: covered by 6 ulps.
+    return round_up(std::expm1(eps * n) / std::expm1(eps), 6);
+  }
+  // log space: log [n]_eps = eps (n - 1) + log1p(-e^{-eps n}) - log1p(-e^{-eps}); both
+  // expm1 overflow for eps >= 710 (inf / inf made the accountant's terms NaN, issue 29), and
+  // the quotient stays finite up to eps (n - 1) ~ 709. Each term is rounded relative to its
+  // size: 8 eps (eps n + 1) absolute covers them (and exp's ulp).
+  const double lf = eps * (n - 1.0) + std::log1p(-std::exp(-eps * n)) - std::log1p(-std::exp(-eps));
+  const double err = 8.0 * std::numeric_limits<double>::epsilon() * (eps * n + 1.0);
+  return round_up(std::exp(lf + err), 4);
 }
 
 double ext_mul(double a, double n) {

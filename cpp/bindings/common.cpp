@@ -18,5 +18,6 @@ PUFFER_BIND_SUBMODULE(common, m) {
   m.def("pool_workers", &puffer::pool_workers, "Worker threads of the largest pool started so far.");
   m.def("max_threads", [] { return puffer::kMaxThreads; }, "The largest threads= any kernel accepts.");
   m.def("hold_pool_mutex_for_tests", &puffer::hold_pool_mutex_for_tests, py::arg("ms"),
-        "Test hook: a background thread holds the pool mutex for ms milliseconds (fork tests).");
+        "Test hook: a background thread holds the pool mutex for ms milliseconds; returns once it holds it "
+        "(fork tests).");
 }

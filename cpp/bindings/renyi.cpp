@@ -9,22 +9,16 @@
 #include <cstring>
 
 #include "bindings/registry.hpp"
+#include "bindings/renyi_args.hpp"
 #include "common/errors.hpp"
 #include "renyi/renyi.hpp"
 
 namespace py = pybind11;
+using puffer::bind::make_shape;
 using puffer::renyi::Shape;
 
 namespace {
 using Arr = py::array_t<double, py::array::c_style | py::array::forcecast>;
-
-Shape make_shape(double k, double nu, double beta) {
-  Shape s;
-  s.k = k;
-  s.nu = nu;
-  s.beta = beta;
-  return s;
-}
 }  // namespace
 
 PUFFER_BIND_SUBMODULE(renyi, m) {
@@ -76,18 +70,7 @@ PUFFER_BIND_SUBMODULE(renyi, m) {
       py::arg("family"), py::arg("k"), py::arg("nu"), py::arg("beta"), py::arg("alpha"), py::arg("eps"),
       "Largest standardized shift u whose certified D_alpha is <= eps (to relative 1e-12, from below).");
 
-  auto wrap = [](py::function fn) {
-    return puffer::renyi::LogPdfBatch([fn](const double* x, std::size_t n, double* out) {
-      Arr xs(static_cast<py::ssize_t>(n));
-      std::memcpy(xs.mutable_data(), x, n * sizeof(double));
-      py::object r = fn(xs);
-      Arr ys = Arr::ensure(r);
-      if (!ys || static_cast<std::size_t>(ys.size()) != n)
-        throw puffer::InvalidArgument("logpdf", "a callable returning " + std::string(py::str(py::repr(r)).cast<std::string>().substr(0, 60)),
-                                      "a callable mapping a float64 array of shape (n,) to log-densities of shape (n,)");
-      std::memcpy(out, ys.data(), n * sizeof(double));
-    });
-  };
+  auto wrap = [](py::function fn) { return puffer::bind::wrap_logpdf(fn); };
 
   m.def(
       "custom_shift_divergence",
@@ -99,6 +82,17 @@ PUFFER_BIND_SUBMODULE(renyi, m) {
       py::arg("logpdf"), py::arg("symmetric"), py::arg("alpha"), py::arg("u"), py::arg("scale_hint") = 1.0,
       py::arg("breaks") = std::vector<double>{},
       "Certified upper bound on D_alpha(p(. - u) || p) for a vectorised Python log-density (GIL held).");
+
+  m.def(
+      "custom_shift_divergence_lipschitz",
+      [wrap](py::function logpdf, double alpha, double u, double L, double scale_hint, std::vector<double> breaks,
+             double rtol, std::size_t max_nodes) {
+        return puffer::renyi::custom_shift_divergence_lipschitz(wrap(logpdf), alpha, u, L, scale_hint, breaks.data(),
+                                                                breaks.size(), rtol, max_nodes);
+      },
+      py::arg("logpdf"), py::arg("alpha"), py::arg("u"), py::arg("L"), py::arg("scale_hint") = 1.0,
+      py::arg("breaks") = std::vector<double>{}, py::arg("rtol") = 1e-3, py::arg("max_nodes") = std::size_t{1} << 21,
+      "Upper bound on D_alpha(p(. - u) || p) certified from |d/dx log p| <= L (GIL held: Python log-density).");
 
   m.def(
       "custom_mass",

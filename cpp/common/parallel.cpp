@@ -138,10 +138,15 @@ bool g_pool_limited = false;
 // (their workers do not exist in the child; they are leaked, never joined).
 void atfork_prepare() { pool_mu().lock(); }
 void atfork_parent() { pool_mu().unlock(); }
+// The test hook's holder thread (below): created on first use, forgotten in a fork child.
+struct Holder;
+Holder* g_holder = nullptr;
+
 void atfork_child() {
   pools().clear();
   g_pool_limited = false;
   t_in_task = false;
+  g_holder = nullptr;  // its thread does not exist in the child (leaked, like the pools)
   pool_mu().unlock();
 }
 const bool g_atfork_registered = [] {
@@ -179,11 +184,46 @@ unsigned pool_workers() {
   return pools().empty() ? 0u : pools().back()->size();
 }
 
-void hold_pool_mutex_for_tests(unsigned ms) {
-  std::thread([ms] {
-    std::lock_guard<std::mutex> lk(pool_mu());
+namespace {
+// One persistent thread serves every hold and waits on a condition variable in between. A thread
+// per hold would still be tearing itself down (returning its allocator caches) when the fork that
+// follows the release lands, and an allocator without fork handlers (GCC 12's AddressSanitizer
+// runtime) then leaves its lock held in the child: a hang of that runtime, not of the pool.
+struct Holder {
+  std::mutex mu;
+  std::condition_variable cv;
+  unsigned ms = 0;
+  std::uint64_t asked = 0, served = 0;  // requests made / holds begun
+};
+
+void holder_loop(Holder* h) {
+  std::unique_lock<std::mutex> lk(h->mu);
+  for (;;) {
+    h->cv.wait(lk, [h] { return h->asked != h->served; });
+    const unsigned ms = h->ms;
+    pool_mu().lock();
+    h->served = h->asked;
+    h->cv.notify_all();
+    lk.unlock();
     std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-  }).detach();
+    pool_mu().unlock();
+    lk.lock();
+  }
+}
+}  // namespace
+
+void hold_pool_mutex_for_tests(unsigned ms) {
+  if (g_holder == nullptr) {
+    auto* h = new Holder();
+    std::thread(holder_loop, h).detach();
+    g_holder = h;
+  }
+  Holder* h = g_holder;
+  std::unique_lock<std::mutex> lk(h->mu);
+  h->ms = ms;
+  const std::uint64_t ticket = ++h->asked;
+  h->cv.notify_all();
+  h->cv.wait(lk, [h, ticket] { return h->served >= ticket; });
 }
 
 void parallel_for(std::size_t n_tasks, unsigned threads, const std::function<void(std::size_t)>& body) {

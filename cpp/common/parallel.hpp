@@ -30,8 +30,9 @@ unsigned pool_workers();
 // writing its own slot.
 double parallel_sum_of_squares(std::size_t n, unsigned threads);
 
-// Test hook: a detached thread holds the pool mutex for `ms` milliseconds (what a thread busy
-// creating a pool does), so a test can fork() at that moment.
+// Test hook: another thread holds the pool mutex for `ms` milliseconds (what a thread busy
+// creating a pool does); returns once that thread holds it, so a fork() right after the call
+// always meets the mutex held.
 void hold_pool_mutex_for_tests(unsigned ms);
 
 }  // namespace puffer

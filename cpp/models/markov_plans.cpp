@@ -39,6 +39,32 @@ double pairwise(const double* a, std::size_t n) {
   return pairwise(a, n2) + pairwise(a + n2, n - n2);
 }
 
+// scipy.special.logsumexp of v: the maximal terms are counted apart, log1p of the rest.
+double scipy_logsumexp(const std::vector<double>& v) {
+  const std::size_t n = v.size();
+  double amax = -kInf;
+  for (double x : v) amax = std::max(amax, x);
+  double cnt = 0.0;
+  thread_local std::vector<double> e;
+  e.resize(n);
+  for (std::size_t j = 0; j < n; ++j) {
+    if (v[j] == amax) {
+      cnt += 1.0;
+      e[j] = 0.0;
+    } else {
+      e[j] = std::exp(v[j] - amax);
+    }
+  }
+  double s = pairwise(e.data(), n);
+  if (s != 0.0) s = s / cnt;
+  double total = std::log1p(s) + std::log(cnt) + amax;
+  if (!std::isfinite(total)) {
+    for (std::size_t j = 0; j < n; ++j) e[j] = std::exp(v[j]);
+    total = std::log(pairwise(e.data(), n));
+  }
+  return total;
+}
+
 // A law as the Python path holds it: reachable atoms, normalised masses (float) or log-masses.
 struct Prepared {
   std::vector<double> x, p;
@@ -86,31 +112,26 @@ void prepare(const Law& law, Prepared& out) {
   const std::size_t n = out.p.size();
   if (n == 0) return;
   for (double& v : out.p) v -= mx;
-  // scipy.special.logsumexp: the maximal terms are counted apart, log1p of the rest
-  double amax = -kInf;
-  for (double v : out.p) amax = std::max(amax, v);
-  double cnt = 0.0;
-  thread_local std::vector<double> e;
-  e.resize(n);
-  for (std::size_t j = 0; j < n; ++j) {
-    if (out.p[j] == amax) {
-      cnt += 1.0;
-      e[j] = 0.0;
-    } else {
-      e[j] = std::exp(out.p[j] - amax);
-    }
-  }
-  double s = pairwise(e.data(), n);
-  if (s != 0.0) s = s / cnt;
-  double total = std::log1p(s) + std::log(cnt) + amax;
-  if (!std::isfinite(total)) {
-    for (std::size_t j = 0; j < n; ++j) e[j] = std::exp(out.p[j]);
-    total = std::log(pairwise(e.data(), n));
-  }
+  const double total = scipy_logsumexp(out.p);
   for (double& v : out.p) {
     v -= total;
     if (std::isfinite(v)) out.max_abs = std::max(out.max_abs, std::fabs(v));
   }
+}
+
+// A float law as the Python path turns it into log space for a coupling with a log-space law
+// (puffer.transport._as_log: LogDiscreteDist(atoms, np.log(probs), normalize=True)). Coupling
+// the float masses as if they were log-masses (what the core did) gave near-deterministic chains
+// plans with masses above 1: DAGWM eps(2) 3.12 for the exact 2.59 (issue 29).
+void to_log_space(Prepared& P) {
+  for (double& v : P.p) v = std::log(v);
+  const double total = scipy_logsumexp(P.p);
+  P.max_abs = 0.0;
+  for (double& v : P.p) {
+    v -= total;
+    if (std::isfinite(v)) P.max_abs = std::max(P.max_abs, std::fabs(v));
+  }
+  P.log_space = true;
 }
 
 // The quantile coupling of two prepared laws, as puffer.transport.quantile_coupling builds it.
@@ -175,11 +196,20 @@ std::vector<std::uint8_t> for_each_pair(const MarkovChainSpec& spec, unsigned th
     std::size_t pr = 0;
     for (std::size_t a = 0; a < k; ++a)
       for (std::size_t b = a + 1; b < k; ++b, ++pr) {
-        const Prepared &P = prep[a], &Q = prep[b];
-        if (P.x.empty() || Q.x.empty() || laws[a].n == 0 || laws[b].n == 0) {
-          fn(th, i, pr, P, Q, nullptr, extra);
+        if (prep[a].x.empty() || prep[b].x.empty() || laws[a].n == 0 || laws[b].n == 0) {
+          fn(th, i, pr, prep[a], prep[b], nullptr, extra);
           continue;
         }
+        // one law in log space, the other plain: the plain one goes to log space too
+        thread_local Prepared conv;
+        const Prepared* pa = &prep[a];
+        const Prepared* pb = &prep[b];
+        if (pa->log_space != pb->log_space) {
+          conv = pa->log_space ? *pb : *pa;
+          to_log_space(conv);
+          (pa->log_space ? pb : pa) = &conv;
+        }
+        const Prepared &P = *pa, &Q = *pb;
         couple(P, Q, plan);
         missing_entries(plan, P, Q, pos, a, b, extra);
         fn(th, i, pr, P, Q, &plan, extra);

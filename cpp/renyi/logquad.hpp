@@ -54,6 +54,8 @@ struct LogQuadOptions {
   double rtol = 5e-11;        // target relative error of Q (the bound, not the estimate)
   double drop = 14.0;         // build breakpoints until L < M - drop (the mapped tail takes the rest)
   int max_pieces = 600;
+  // half line: the scan toward 0 stops here (an integrand largest at 0 need not be chased to 1e-300)
+  double min_scan = 1e-300;
   double fail_rtol = 1e-6;    // if the error cannot be brought below this, fail
   // Absolute rounding error of L near the peak (the caller knows the size of the terms that
   // cancel inside L): error estimates below exp(noise) - 1 relative are noise, not signal.
@@ -210,7 +212,7 @@ class LogIntegrator {
         ys.insert(ys.begin(), y); Ls.insert(Ls.begin(), eval1(y));
         continue;
       }
-      if (j == 0 && opt_.half_line && ys.front() > 1e-300) {
+      if (j == 0 && opt_.half_line && ys.front() > opt_.min_scan) {
         double y = ys.front() / 64.0;
         ys.insert(ys.begin(), y); Ls.insert(Ls.begin(), eval1(y));
         continue;

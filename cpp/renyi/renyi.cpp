@@ -12,6 +12,7 @@
 #include "common/errors.hpp"
 #include "common/parallel.hpp"
 #include "common/rounding.hpp"
+#include "renyi/log_terms.hpp"
 #include "renyi/logquad.hpp"
 
 namespace puffer::renyi {
@@ -26,64 +27,7 @@ void gengauss_log_integrand_simd(const double* y, std::size_t n, double c, doubl
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kEps = std::numeric_limits<double>::epsilon();
-constexpr double kLn2 = 0.69314718055994530942;
-constexpr double kLn4 = 1.38629436111989061883;
-
-// log(sinh(x)) for x >= 0 (-inf at 0).
-inline double lsinh(double x) {
-  if (x > 40.0) return x - kLn2;  // log1p(-e^{-2x}) < 1e-34
-  if (x > 20.0) return x - kLn2 + std::log1p(-std::exp(-2.0 * x));
-  return std::log(std::sinh(x));
-}
-// log(cosh(x)).
-inline double lcosh(double x) {
-  double a = std::fabs(x);
-  return a + std::log1p(std::exp(-2.0 * a)) - kLn2;
-}
-// log(1 + e^x) without overflow.
-inline double softplus(double x) { return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); }
-
-// log( expm1(b s) + b expm1(-s) ), b = alpha - 1 > 0: the non-negative Jensen form of the
-// general (non-symmetric) integrand e^a psi(a - b).
-double log_psi(double b, double s) {
-  if (s == 0.0) return -kInf;
-  double as = std::fabs(s);
-  if (as < 0.5 && b * as < 0.5) {
-    // sum_{n>=2} (b^n + b (-1)^n) s^n / n!   (the n = 1 terms cancel exactly)
-    double pb = b * s, p1 = -s, sum = 0.0;
-    for (int n = 2; n < 80; ++n) {
-      pb *= b * s / n;
-      p1 *= -s / n;
-      const double term = pb + b * p1;
-      sum += term;
-      // stop on the size of the parts, not of the term (which is 0 at odd n when b = 1)
-      if (std::fabs(pb) + b * std::fabs(p1) <= 1e-18 * std::fabs(sum)) break;
-    }
-    return std::log(sum);
-  }
-  if (s > 0 && b * s > 40.0) return b * s + std::log1p(-std::exp(-b * s) * (1.0 + b - b * std::exp(-s)));
-  if (s < 0 && as > 40.0) return std::log(b) + as + std::log1p(std::exp(-as) * (std::expm1(b * s) / b - 1.0));
-  return std::log(std::expm1(b * s) + b * std::expm1(-s));
-}
-
-// log( s + expm1(-s) ) >= 0-form of the KL integrand e^a (s + expm1(-s)), s = a - b.
-double log_kl_core(double s) {
-  if (s == 0.0) return -kInf;
-  if (std::fabs(s) < 0.5) {
-    double p = 1.0, sum = 0.0;  // sum_{n>=2} (-s)^n/n!
-    p = -s;
-    for (int n = 2; n < 60; ++n) {
-      p *= -s / n;
-      sum += p;
-      if (std::fabs(p) <= 1e-18 * std::fabs(sum)) break;
-    }
-    return std::log(sum);
-  }
-  if (s < -40.0) return -s + std::log1p(std::exp(s) * (s - 1.0));
-  return std::log(s + std::expm1(-s));
-}
+using namespace detail;
 
 // ---- standardized symmetric families: m(y), d(y) at y >= 0, c = u/2 ----------------------
 struct Sym {
@@ -167,8 +111,8 @@ struct SymRenyiFn {
       const double ad = alpha * d;
       double t;
       if (kl) t = d <= 20.0 ? std::log(d * std::sinh(d)) : std::log(d) + lsinh(d);
-      else if (ad <= 20.0 && ad > 1e-100) t = std::log(std::sinh(ad) * std::sinh(beta * d));
-      else t = lsinh(ad) + lsinh(beta * d);
+      else if (ad <= 20.0 && beta * d > 1e-100) t = std::log(std::sinh(ad) * std::sinh(beta * d));
+      else t = lsinh_prod(alpha, d) + lsinh_prod(beta, d);
       out[i] = S.logZ + m + kLn4 + t;
     }
   }
@@ -236,37 +180,332 @@ double laplace_closed(double alpha, double u) {
   return round_up(D + err, 4);
 }
 
+// m(y), d(y) at y = c + sigma w (w >= 0; sigma = -1 covers y in [0, c], w <= c): the same
+// quantities as Sym, computed from w = |y - c| and P = y + c = 2c + sigma w instead of from y.
+// Near the peak of a large shift (y ~ c >> 1) y itself is known only to ulp(c), and the
+// quadrature nodes y then sit up to ulp(c) away from where they should be: a peak of width 1
+// at c = 5e19 was integrated 29% low and at c = 5e99 missed altogether (Cauchy). Every
+// quantity below is a function of w and P with relative rounding error only; logs of squares
+// stay finite for P up to the float range.
+struct SymW {
+  int fam;
+  Shape sh;
+  double c;
+  int sigma;
+  double logZ;
+  double sqrt_nu = 1.0, log_nu = 0.0;
+
+  // log(1 + (x / sqrt(nu))^2) for x >= 0, without overflow
+  inline double l1p_sq(double x) const {
+    const double q = x / sqrt_nu;
+    if (q < 1e150) return std::log1p(q * q);
+    return 2.0 * std::log(q) + std::log1p(1.0 / q / q);
+  }
+
+  inline void md(double w, double& m, double& d) const {
+    const double c_ = c;
+    if (sigma < 0 && !(w < c_)) { m = -kInf; d = 0.0; return; }  // y <= 0: the other half of the fold
+    const double y = sigma > 0 ? c_ + w : c_ - w;
+    const double P = sigma > 0 ? 2.0 * c_ + w : 2.0 * c_ - w;  // y + c
+    const double mn = sigma > 0 ? c_ : y;                      // min(y, c)
+    switch (fam) {
+      case 0: {  // Gaussian: m = -(w^2 + P^2)/4, d = y c
+        m = -0.25 * (w * w + P * P);
+        d = y * c_;
+        return;
+      }
+      case 1: {  // Laplace: m = -(w + P)/2, d = min(y, c)
+        m = -0.5 * (w + P);
+        d = mn;
+        return;
+      }
+      case 2: {  // Student-type: (1 + B)/(1 + A) = 1 + r, r = 4 y c / (nu (1 + A)), A = w^2/nu, B = P^2/nu
+        const double lA = l1p_sq(w), lB = l1p_sq(P);
+        m = -0.25 * sh.k * (lA + lB);
+        const double lr = kLn4 + std::log(y) + std::log(c_) - log_nu - lA;
+        d = 0.25 * sh.k * softplus(lr);
+        return;
+      }
+      case 3: {  // Logistic: (y + c)/2 = c + sigma w/2, |y - c|/2 = w/2
+        const double A = c_ + 0.5 * sigma * w;
+        m = -(lcosh(A) + lcosh(0.5 * w));
+        if (y <= 40.0 && c_ <= 40.0) d = std::log1p(2.0 * std::sinh(0.5 * y) * std::sinh(0.5 * c_) / std::cosh(0.5 * w));
+        else d = mn + std::log1p(std::exp(-2.0 * A)) - std::log1p(std::exp(-w));
+        return;
+      }
+      default: {  // GenGaussian: d = (P^b - w^b)/2 = -P^b expm1(b log(w/P)) / 2
+        const double pb = std::pow(P, sh.beta);
+        const double r = (2.0 * mn < 0.5 * P) ? std::log1p(-2.0 * mn / P) : std::log(w / P);
+        m = -0.5 * (pb + std::pow(w, sh.beta));
+        d = -0.5 * pb * std::expm1(sh.beta * r);
+        return;
+      }
+    }
+  }
+};
+
+// log(1 - e^{-2x}) for x > 0 (= log(2 sinh x) - x), from s d where s d may be subnormal.
+inline double lm1_prod(double sc, double d) {
+  const double x = sc * d;
+  if (x < 1e-100) return kLn2 + std::log(sc) + std::log(d);
+  return x > 0.35 ? std::log1p(-std::exp(-2.0 * x)) : std::log(-std::expm1(-2.0 * x));
+}
+
+// Folded integrand of SymRenyiFn in the variable w, less a constant C (scalar: large shifts are
+// rare). With lsinh(x) = x - log 2 + log(1 - e^{-2x}) and m + (2 alpha - 1) d = alpha h(w) +
+// (1 - alpha) h(P), the log-integrand is exactly
+//   logZ + alpha h(w) + (1 - alpha) h(P) + log(1 - e^{-2 alpha d}) + log(1 - e^{-2 (alpha-1) d}),
+// and for the logistic and generalized Gaussian families (1 - alpha) h(P) is split into a
+// constant, (alpha - 1) (2c)^b resp. 2 (alpha - 1)(c - log 2), and a part computed to relative
+// accuracy (u^b expm1(b log1p(sigma w / 2c)), resp. (alpha - 1)(sigma w + 2 log1p(e^{-P}))).
+// Summed directly, m and alpha d are ~ alpha u^b and cancel to the log-integrand: rounding of
+// 1e-16 u^b (1e285 at u = 1e300) swamped its shape. The constant goes into log J at the end
+// (its rounding is then relative to D). KL: log(4 e^m d sinh d) = log 2 + h(w) + log d + log(1 - e^{-2d}).
+struct SymRenyiFnW {
+  SymW S;
+  double alpha, beta;
+  bool kl;
+  double C = 0.0;     // the constant taken out
+  double Cb = 0.0;    // generalized Gaussian: (2c)^b
+
+  void init() {
+    C = 0.0;
+    if (kl) return;
+    if (S.fam == 4) {
+      Cb = std::pow(2.0 * S.c, S.sh.beta);
+      C = S.logZ + beta * Cb;
+    } else if (S.fam == 3) {
+      C = S.logZ + 2.0 * beta * (S.c - kLn2);
+    }
+  }
+
+  // log-integrand - C at w; *mag: the size of the terms summed to it (their rounding is ~eps each)
+  inline double value(double w, double* mag) const {
+    double m, d;
+    S.md(w, m, d);
+    if (!(m > -kInf) || !(d > 0.0)) { *mag = 0.0; return -kInf; }
+    if (kl && (S.fam == 3 || S.fam == 4)) {
+      const double hw = S.fam == 4 ? -std::pow(w, S.sh.beta) : -2.0 * lcosh(0.5 * w);
+      const double ld = std::log(d), l1 = lm1_prod(1.0, d);
+      *mag = std::fabs(S.logZ) + std::fabs(hw) + std::fabs(ld) + std::fabs(l1) + 8.0;
+      return S.logZ + kLn2 + hw + ld + l1;
+    }
+    if (S.fam == 4) {
+      // (A) the split form; (B) m + (2 alpha - 1) d - C with d free of cancellation. A wins near
+      // w = 0 (alpha -> 1: B sums terms ~ u^b), B at a peak far out (large alpha: A sums terms
+      // alpha w^b that cancel to ~ w^b); the node takes the one with the smaller rounding.
+      const double b = S.sh.beta;
+      const double E = std::expm1(b * std::log1p(S.sigma * w / (2.0 * S.c)));
+      const double t1 = beta * Cb * E, t2 = alpha * std::pow(w, b);
+      const double l1 = lm1_prod(alpha, d), l2 = lm1_prod(beta, d);
+      const double magA = std::fabs(t1) + t2 + std::fabs(l1) + std::fabs(l2) + 8.0;
+      const double magB = std::fabs(m) + (2.0 * alpha - 1.0) * d + std::fabs(C) + std::fabs(l1) + std::fabs(l2) + 8.0;
+      if (magA <= magB) { *mag = magA; return t1 - t2 + l1 + l2; }
+      *mag = magB;
+      return (S.logZ + m + (2.0 * alpha - 1.0) * d - C) + l1 + l2;
+    }
+    if (S.fam == 3) {
+      const double A = S.c + 0.5 * S.sigma * w;
+      const double t1 = beta * (S.sigma * w + 2.0 * std::log1p(std::exp(-2.0 * A)));
+      const double t2 = 2.0 * alpha * lcosh(0.5 * w);
+      const double l1 = lm1_prod(alpha, d), l2 = lm1_prod(beta, d);
+      *mag = std::fabs(t1) + t2 + std::fabs(l1) + std::fabs(l2) + 8.0;
+      return t1 - t2 + l1 + l2;
+    }
+    double t;
+    if (kl) t = d <= 20.0 ? std::log(d * std::sinh(d)) : std::log(d) + lsinh(d);
+    else t = lsinh_prod(alpha, d) + lsinh_prod(beta, d);
+    *mag = std::fabs(S.logZ) + std::fabs(m) + (kl ? 1.0 : alpha) * std::fabs(d) + 8.0;
+    return S.logZ + m + kLn4 + t;
+  }
+  void operator()(const double* w, std::size_t n, double* out) const {
+    double mag;
+    for (std::size_t i = 0; i < n; ++i) out[i] = value(w[i], &mag);
+  }
+  double magnitude(double w) const {
+    double mag;
+    value(w, &mag);
+    return mag;
+  }
+};
+
+// The y-space integrand's term sizes (for the rounding noise and margin).
+struct SymMag {
+  const Sym& S;
+  double alpha;
+  bool kl;
+  double magnitude(double y) const {
+    double m, d;
+    S.md(y, m, d);
+    return std::fabs(S.logZ) + std::fabs(m) + (kl ? 1.0 : alpha) * std::fabs(d) + 8.0;
+  }
+};
+
+// Up to this half-shift c the folded integral is integrated in y (vectorised, SymRenyiFn): the
+// nodes near the peak at y = c are then within ulp(2) = 4e-16 of where the rule puts them,
+// below 1e-13 of a peak width >= 1e-2 (alpha <= 1e4). Beyond, it is split at the peak's centre
+// and integrated in w = |y - c| (SymW) -- unless the peak is wide and the terms small enough
+// for y to stay exact (y_space below: the common moderate shifts keep the vectorised path).
+constexpr double kSplitC = 2.0;
+
+bool y_space(int fam, const Shape& s, double alpha, double c) {
+  if (c <= kSplitC) return true;
+  // the peak's width is >= ~1 / alpha; ulp(c) / width <= 1e-14 needs c <= 45 / alpha
+  if (c > 45.0 / std::max(alpha, 1.0)) return false;
+  // and the log-integrand's terms (its rounding, relative in D) at most ~1e3
+  const double a = std::max(alpha, 1.0) + 1.0;
+  switch (fam) {
+    case 2: return a * s.k * std::log1p(4.0 * c * c / s.nu) <= 1e3;
+    case 3: return a * 2.0 * c <= 1e3;
+    case 4: return a * std::pow(2.0 * c, s.beta) <= 1e3;
+    default: return a * c * c <= 1e3;
+  }
+}
+// Absolute rounding error of the log-integrand (at its peak) up to which the quadrature is
+// trusted: its values are then within e^0.25 of the exact ones and the rounding margin (8x the
+// noise) covers them. Larger noise is accepted only where log J is so large that the margin is
+// below 1e-9 of it (generalized Gaussian at alpha = 1e4: the terms alpha u^b cancel to a log J
+// of 1e16, off by ~1e3 absolute -- 1e-13 relative in D). Beyond both the caller falls back to a
+// closed-form upper bound (GenGaussian(1.0001) at u = 1e300 had noise 1e285 and an integrand
+// zeroed near its peak: 4e-323 for a divergence of 1e300).
+constexpr double kMaxNoise = 0.25;
+
+struct HalfResult {
+  double logI = -kInf;  // log of the upper bound exp(M) (Q + err)
+  double margin = 0.0;  // rounding margin to add to log J
+};
+
+// Integrates exp(f) over a half line; `mag` gives the size of the terms summed into f at a point.
+template <class Mag, class Fn>
+HalfResult integrate_half(const Mag& mag, const Fn& f, const std::vector<double>& kinks, double scale_hint, double u,
+                          double C = 0.0, double min_scan = 1e-300) {
+  LogQuadOptions opt;
+  opt.half_line = true;
+  opt.scale_hint = scale_hint;
+  opt.min_scan = min_scan;
+  auto noise = [&](double y) { return 8.0 * kEps * mag.magnitude(y); };
+  opt.noise_at = noise;
+  LogQuadResult r = integrate_log(f, kinks, opt);
+  HalfResult h;
+  if (r.unbounded) { h.logI = kInf; return h; }  // not reachable for the shipped families; +inf is the safe side
+  if (!(r.Q + r.err > 0.0)) return h;
+  h.logI = r.M + std::log(r.Q + r.err);
+  if (!(noise(r.y_peak) <= std::max(kMaxNoise, 1e-9 * std::fabs(h.logI + C))))
+    throw NumericalFailure("renyi quadrature: log-integrand rounding " + to_str(noise(r.y_peak)) + " at u=" + to_str(u) +
+                           " (ill-conditioned)");
+  // rounding margin: relative error of each integrand value near the peak
+  h.margin = 2e-13 + 64.0 * kEps * (mag.magnitude(r.y_peak) + std::fabs(r.M) + 32.0);
+  return h;
+}
+
 double quad_divergence(int fam, const Shape& s, double alpha, double u) {
   const bool kl = (alpha == 1.0);
   const double beta = alpha - 1.0;
-  Sym S{fam, s, 0.5 * u, log_normalizer(fam, s)};
-  SymRenyiFn f{S, alpha, beta, kl};
-  LogQuadOptions opt;
-  opt.half_line = true;
-  opt.scale_hint = std::max(0.5 * u, 1.0);
-  opt.noise_at = [&](double y) {
-    double m, d;
-    S.md(y, m, d);
-    return 8.0 * kEps * (std::fabs(S.logZ) + std::fabs(m) + (kl ? 1.0 : alpha) * std::fabs(d) + 8.0);
-  };
-  std::vector<double> kinks;
-  if (fam == 1 || fam == 4) kinks.push_back(0.5 * u);  // h not smooth at 0: the shifted kink
-  LogQuadResult r = integrate_log(f, kinks, opt);
-  if (r.unbounded) return kInf;  // not reachable for the shipped families; +inf is the safe side
-  if (!(r.Q + r.err > 0.0)) throw NumericalFailure("renyi quadrature: integrand vanished (underflow) at u=" + to_str(u));
-  // rounding margin: relative error of each integrand value near the peak
-  double m, d;
-  S.md(r.y_peak, m, d);
-  const double mag = std::fabs(S.logZ) + std::fabs(m) + (kl ? 1.0 : alpha) * std::fabs(d) + std::fabs(r.M) + 40.0;
-  const double margin = 2e-13 + 64.0 * kEps * mag;
-  const double logJ = r.M + std::log(r.Q + r.err) + margin;
-  double D = kl ? std::exp(logJ) : softplus(logJ) / beta;
-  // below the float range the smallest subnormal is still an upper bound
-  if (!(D > 0.0)) D = std::numeric_limits<double>::denorm_min();
-  return round_up(D, 8);
+  const double c = 0.5 * u;
+  const double logZ = log_normalizer(fam, s);
+  double logJ, margin;
+  if (y_space(fam, s, alpha, c)) {
+    Sym S{fam, s, c, logZ};
+    SymRenyiFn f{S, alpha, beta, kl};
+    std::vector<double> kinks;
+    if (fam == 1 || fam == 4) kinks.push_back(c);  // h not smooth at 0: the shifted kink
+    const HalfResult h = integrate_half(SymMag{S, alpha, kl}, f, kinks, std::max(c, 1.0), u);
+    logJ = h.logI;
+    margin = h.margin;
+  } else {
+    // y >= c (sigma = +1) and y in [0, c] (sigma = -1), each a half line in w; the second
+    // integrand is 0 beyond w = c, where it meets zero with a vanishing slope (the folded
+    // integrand is even in y), so no breakpoint is needed there
+    double l[2], mg[2];
+    for (int k = 0; k < 2; ++k) {
+      SymW S{fam, s, c, k == 0 ? 1 : -1, logZ};
+      if (fam == 2) { S.sqrt_nu = std::sqrt(s.nu); S.log_nu = std::log(s.nu); }
+      SymRenyiFnW f{S, alpha, beta, kl};
+      f.init();
+      if (std::isinf(f.C)) return kInf;  // (alpha - 1) u^b beyond the float range: so is D
+      // the w-integrands are mostly largest at w = 0, which need not be located finer than 1e-18
+      const HalfResult h = integrate_half(f, f, {}, 1.0, u, f.C, 1e-18);
+      l[k] = h.logI + f.C;
+      mg[k] = h.margin + 4.0 * kEps * std::fabs(f.C);
+    }
+    const double hi = std::max(l[0], l[1]), lo = std::min(l[0], l[1]);
+    logJ = hi == -kInf ? -kInf : hi + std::log1p(std::exp(lo - hi));
+    margin = std::max(mg[0], mg[1]) + 4.0 * kEps * std::fabs(logJ);
+  }
+  if (logJ == kInf) return kInf;
+  if (!(logJ > -kInf)) throw NumericalFailure("renyi quadrature: integrand vanished (underflow) at u=" + to_str(u));
+  return finish_divergence(logJ + margin, kl, beta);
+}
+
+// Closed-form upper bounds used where the quadrature cannot be certified: D_alpha <= D_inf
+// (non-decreasing in alpha) where that is finite, the convexity bound for the generalized
+// Gaussian; otherwise none (NaN).
+double fallback_bound(int family, const Shape& s, double alpha, double u) {
+  const double dinf = d_inf(family, s, u);
+  if (std::isfinite(dinf)) return dinf;
+  if (family == 4 && s.beta > 1.0) return gengauss_shift_bound(s.beta, alpha, u);
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+// Whether the forced quadrature of a closed-form family is hopeless at shift u: its folded
+// terms are ~ alpha u^2 (Gaussian) or alpha u (Laplace). (The other families take their large
+// terms out exactly, SymRenyiFnW, and are checked at the peak.)
+bool ill_conditioned(int family, double alpha, double u) {
+  const double a = std::max(alpha, 1.0) + 1.0;
+  if (family == 0) return 8.0 * kEps * a * u * u > kMaxNoise;
+  if (family == 1) return 8.0 * kEps * a * u > kMaxNoise;
+  return false;
 }
 
 }  // namespace
+
+// Upper bound on s_alpha for the generalized Gaussian h = -|x|^b, b > 1, at any shift, by
+// convexity: |t + u|^b <= l^(1-b) u^b + (1-l)^(1-b) |t|^b for l in (0, 1), so with x = t + u
+//   J = Z int exp(-alpha |t|^b + (alpha - 1) |t + u|^b) dt <= exp((alpha - 1) l^(1-b) u^b) kappa^(-1/b),
+//   kappa = alpha - (alpha - 1) (1 - l)^(1-b) > 0   (Z int exp(-kappa |t|^b) dt = kappa^(-1/b)),
+// i.e. D <= l^(1-b) u^b - log(kappa) / (b (alpha - 1)) (KL: l^(1-b) u^b + ((1-l)^(1-b) - 1)/b,
+// E|t|^b = 1/b). Used where the quadrature cannot be certified; for large u it is within
+// ~1e-11 relative of s_alpha (the golden section below picks l).
+double gengauss_shift_bound(double b, double alpha, double u) {
+  require(b > 1.0 && std::isfinite(b), "beta", b, "a finite shape beta > 1");
+  require(alpha >= 1.0 && std::isfinite(alpha), "alpha", alpha, "a finite Renyi order >= 1");
+  require(u >= 0.0, "u", u, "a standardized shift >= 0");
+  if (u == 0.0) return 0.0;
+  if (std::isinf(u)) return kInf;
+  const bool kl = (alpha == 1.0);
+  const double ab = alpha - 1.0;
+  const double lu = b * std::log(u);
+  // mu = 1 - l = exp(t); kappa > 0 needs t > log((alpha-1)/alpha) / (b - 1) (= -inf for KL)
+  const double tmin = kl ? -kInf : std::log(ab / alpha) / (b - 1.0);
+  auto bound = [&](double t) {
+    const double mu = std::exp(t);
+    const double first = std::exp((1.0 - b) * std::log1p(-mu) + lu);
+    double second;
+    if (kl) second = std::expm1((1.0 - b) * t) / b;
+    else {
+      const double kappa = alpha - ab * std::exp((1.0 - b) * t);
+      if (!(kappa > 0.0)) return kInf;
+      second = -std::log(kappa) / (b * ab);
+      // rounding of kappa (a difference of terms up to alpha): relative alpha eps / kappa
+      second += 8.0 * kEps * (alpha / kappa + std::fabs(std::log(kappa))) / (b * ab);
+    }
+    return first * (1.0 + 16.0 * kEps) + second + 8.0 * kEps * std::fabs(second);
+  };
+  // golden section on t in (tmin, 0) (in (-745, 0) when tmin is below the float range)
+  double lo = std::max(tmin, -745.0), hi = -1e-300;
+  if (std::isfinite(tmin)) lo = tmin + 1e-9 * std::max(1.0, std::fabs(tmin));
+  if (!(lo < hi)) lo = hi - 1.0;
+  const double g = 0.6180339887498949;
+  double x1 = hi - g * (hi - lo), x2 = lo + g * (hi - lo);
+  double f1 = bound(x1), f2 = bound(x2);
+  double best = std::min(f1, f2);
+  for (int it = 0; it < 120; ++it) {
+    if (f1 <= f2) { hi = x2; x2 = x1; f2 = f1; x1 = hi - g * (hi - lo); f1 = bound(x1); }
+    else { lo = x1; x1 = x2; f1 = f2; x2 = lo + g * (hi - lo); f2 = bound(x2); }
+    best = std::min(best, std::min(f1, f2));
+  }
+  return round_up(best, 8);
+}
 
 void check_shape(int family, const Shape& s) {
   require(family >= 0 && family <= 4, "family", family, "a family code in 0..4");
@@ -292,22 +531,35 @@ double shift_divergence(int family, const Shape& s, double alpha, double u, bool
     if (family == 4 && s.beta == 1.0) return laplace_closed(alpha, u);
     if (family == 4 && s.beta == 2.0) return gaussian_closed(alpha, u * std::sqrt(2.0) * (1.0 + 2.0 * kEps));
   }
-  try {
-    return quad_divergence(family, s, alpha, u);
-  } catch (const NumericalFailure&) {
-    // Shifts beyond the resolution of double (u > ~1e15 scales: the peak near y = u/2 is
-    // narrower than one ulp of y) cannot be integrated; D_alpha <= D_inf (Renyi divergences
-    // are non-decreasing in alpha) is then the certified answer when D_inf is finite.
-    if (force_quadrature) throw;
-    const double dinf = d_inf(family, s, u);
-    if (std::isfinite(dinf)) return dinf;
-    // Shifts below 1e-300 scales: the integrand underflows. The log-concave families (Gaussian,
-    // Laplace, logistic, generalized Gaussian beta >= 1) have s_alpha non-decreasing in u (a
-    // monotone likelihood ratio), so the value at u = 1e-300 (~1e-600: the smallest positive
-    // double) is a certified upper bound.
-    if (u < 1e-300 && family != 2) return shift_divergence(family, s, alpha, 1e-300);
-    throw;
+  // Shifts below 1e-300 scales: the integrand's d(y) ~ u y leaves the normal range. The
+  // log-concave families (logistic, generalized Gaussian beta >= 1) have s_alpha non-decreasing
+  // in u (a monotone likelihood ratio), so the value at u = 1e-300 (below the smallest
+  // subnormal for every alpha) bounds it; the Student-type families take D_inf ~ k u / (2 sqrt nu).
+  if (u < 1e-300 && !force_quadrature) {
+    if (family != 2) return shift_divergence(family, s, alpha, 1e-300);
+    return d_inf(family, s, u);
   }
+  if (ill_conditioned(family, alpha, u)) {
+    if (force_quadrature)
+      throw NumericalFailure("renyi quadrature: shift u=" + to_str(u) + " too large for the log-integrand");
+  }
+  double q;
+  try {
+    q = quad_divergence(family, s, alpha, u);
+  } catch (const NumericalFailure&) {
+    // A quadrature that cannot be certified: a closed-form upper bound where the family has one.
+    if (force_quadrature) throw;
+    const double fb = fallback_bound(family, s, alpha, u);
+    if (std::isnan(fb)) throw;
+    return fb;
+  }
+  // D_inf caps every order (the smaller of two upper bounds is one; for the largest shifts of
+  // the heavy-tailed families it can be the tighter)
+  if (!force_quadrature) {
+    const double dinf = d_inf(family, s, u);
+    if (dinf < q) return dinf;
+  }
+  return q;
 }
 
 void shift_divergence_batch(int family, const Shape& s, const double* alpha, const double* u, double* out,
@@ -437,22 +689,7 @@ struct CustomFn {
         continue;
       }
       if (b == -kInf) { infinite = true; out[i] = -kInf; continue; }  // p(x) = 0 < p(x - u)
-      if (a == -kInf) { out[i] = kl ? b : std::log(beta) + b; continue; }
-      const double s = a - b;
-      double L;
-      if (kl) L = a + log_kl_core(s);
-      else if (s > 40.0) {
-        // e^a psi = e^{a + beta s} (1 - ...): a + beta s may exceed the float range when the
-        // ratio p(x-u)/p(x) grows without bound (then the divergence is +inf: the integrator
-        // sees L = +inf and reports it)
-        L = a + beta * s + std::log1p(-std::exp(-beta * s) * (1.0 + beta - beta * std::exp(-s)));
-      } else if (s < -40.0) {
-        L = std::log(beta) + b + std::log1p(std::exp(s) * (std::expm1(beta * s) / beta - 1.0));
-      } else {
-        L = a + log_psi(beta, s);
-      }
-      if (std::isnan(L)) L = (s > 0) ? kInf : -kInf;
-      out[i] = L;
+      out[i] = jensen_log(a, b, beta, kl);
     }
   }
 };
@@ -492,10 +729,7 @@ double custom_shift_divergence(const LogPdfBatch& logpdf, bool symmetric, double
   if (f.infinite || r.unbounded) return kInf;
   if (!(r.Q + r.err > 0.0)) throw NumericalFailure("renyi quadrature (custom density): integrand vanished at u=" + to_str(u));
   const double margin = 1e-12 + 64.0 * kEps * (std::fabs(r.M) + 40.0) * (kl ? 1.0 : alpha);
-  const double logJ = r.M + std::log(r.Q + r.err) + margin;
-  double D = kl ? std::exp(logJ) : softplus(logJ) / (alpha - 1.0);
-  if (!(D > 0.0)) D = std::numeric_limits<double>::denorm_min();  // still an upper bound
-  return round_up(D, 8);
+  return finish_divergence(r.M + std::log(r.Q + r.err) + margin, kl, alpha - 1.0);
 }
 
 void custom_mass(const LogPdfBatch& logpdf, double scale_hint, double* mass, double* err, const double* breaks,

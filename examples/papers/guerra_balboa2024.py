@@ -1,10 +1,13 @@
 """Guerra-Balboa et al. 2024, "Composition in Differential Privacy for General Granularity Notions":
-the worked examples, the paper's stated values next to puffer's accountant.
+the worked examples, the paper's statements next to puffer's accountant.
 
-Every value below is stated in the paper (Sec. III-A, Ex. II.9, IV.5, IV.9/IV.14, VI.8, VI.25,
-Sec. VI-A, Cor. A.18); puffer's column is the certified upper bound its accountant reports (float
-summation error rounded up, so it may exceed the exact value in the last digits). The examples
-have no data: nothing is a stand-in.
+Each row names where the paper makes its statement (Sec. III-A, Ex. II.9, IV.5, IV.9/IV.14, VI.8,
+VI.25, Sec. VI-A, Thm VI.5, Cor. A.18). The examples are stated for any number of hospitals or
+districts and any privacy parameters; where puffer needs numbers the command chooses them (eight
+hospitals with the links printed below, eps = (.3, .5, .2, .4), mu = (1, .5, .25)) and prints
+the paper's formula at those numbers as *derived*, not as the paper's value. puffer's column is
+the certified upper bound its accountant reports (float summation error rounded up, so it may
+exceed the exact value in the last digits). The examples have no data: nothing is a stand-in.
 Run: python examples/papers/guerra_balboa2024.py [--quick]
 """
 from __future__ import annotations
@@ -14,7 +17,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import parse, table  # noqa: E402
+from _common import LEGEND, Stated, compared, note, parse  # noqa: E402
 
 from puffer import accounting as A  # noqa: E402
 
@@ -51,36 +54,42 @@ def main(argv: list[str] | None = None) -> int:
     r2 = _cells(A.Bounded(), "pure", [0.0, 0.0], scope="local").total()
     r9 = _cells(A.Unbounded(), "gdp", [1.0, 1.0, 1.0], scope="local").loss_between(["x2"], ["x0", "x1", "x2"])
     r10 = _cells(A.Bounded(), "gdp", [1.0, 0.5, 0.25]).total()
-    rows = [
-        ("Sec. III-A", "unbounded eps-DP => bounded c eps-DP: c", 2, A.Unbounded().dist_to(A.Bounded())),
-        ("Sec. III-A", "bounded => unbounded: c", "inf", A.Bounded().dist_to(A.Unbounded())),
-        ("Ex. II.9", "bounded DP, local record partition, every eps_i = 0", "no guarantee",
-         "no guarantee" if r2 is A.NO_GUARANTEE else r2),
-        ("Ex. IV.5", "8 hospital counts, each eps = 1, unbounded: eps", 3, amb_u.eps),
-        ("Ex. VI.8", "the same, bounded (1, 1e-5) each: eps", 6, amb_b.eps),
-        ("Ex. VI.8", "the same: delta", 6e-5, amb_b.delta),
-        ("Ex. VI.8", "sequential composition would give", "(8, 8e-5)", f"({seq[0]:g}, {seq[1]:g})"),
-        ("Ex. IV.9/IV.14", "bounded Laplace counts eps = (.3, .5, .2, .4), common: max eps_i + eps_j", 0.9, r6.eps),
-        ("Sec. VI-A", "group (eps, delta) n = 12: delta [n]_eps", 0.947189, g.group_delta(12)),
-        ("Sec. VI-A", "group n = 13: delta [n]_eps > 1 (no guarantee)", 2.574737, g.group_delta(13)),
-        ("Sec. VI-A", "group n = 2: delta (e + 1)", 3.718282e-5, g.group(2).delta),
-        ("Ex. VI.25", "GDP over a record partition, D' = D + {x_i, x_j}: mu", math.sqrt(2), r9),
-        ("Cor. A.18", "bounded GDP, record partition mu = (1, .5, .25): max sqrt(mu_i^2 + mu_j^2)",
-         math.sqrt(1.25), r10.mu),
-    ]
-    def agree(paper: object, ours: object) -> str:
-        if isinstance(paper, (int, float)) and isinstance(ours, (int, float)):
-            ok = math.isclose(float(ours), float(paper), rel_tol=1e-6)   # the paper prints 6-7 digits
-        else:
-            ok = str(paper) == str(ours) or (paper == "inf" and ours == math.inf) or (
-                str(paper).replace("e-5", "e-05") == str(ours))
-        return "match" if ok else "DIFFERENT"
+    first_blowup = next(n for n in range(1, 100) if g.group_delta(n) > 1)
 
-    rows = [(*r, agree(r[2], r[3])) for r in rows]
-    table("Worked examples (paper value | puffer's certified bound)",
-          ["where", "what", "paper", "puffer", "agreement"], rows)
-    print("\nThe ambulance links: a1 -> h1, h2, h3; a2 -> h4, h5, h6; a3 -> h1, h7; a4 -> h2; a5 -> h3, h5, h8 "
-          "(each ambulance linked to at most three of eight hospitals, as in the paper).")
+    def group_delta(n: int) -> float:   # delta [n]_eps = delta (e^(n eps) - 1) / (e^eps - 1), eps = 1
+        return 1e-5 * math.expm1(n) / math.expm1(1.0)
+
+    k = len(HOSP)
+    rows = [
+        ("Sec. III-A", "unbounded eps-DP => bounded c eps-DP: c = dist(U, B)", 2, A.Unbounded().dist_to(A.Bounded()),
+         None),
+        ("Sec. III-A", "bounded => unbounded: c = dist(B, U)", math.inf, A.Bounded().dist_to(A.Unbounded()), None),
+        ("Ex. II.9", "counts on a record partition, bounded DP, local domains, every eps_i = 0",
+         Stated("not bounded eps-DP for any eps", lambda v: v == "no guarantee"),
+         "no guarantee" if r2 is A.NO_GUARANTEE else r2, None),
+        ("Ex. IV.5", f"ambulance counts of k = {k} hospitals (paper: any k > 3), each d^U-private: eps",
+         Stated("<= 3 (d <= 3 d^U < k d^U)", lambda v: v <= 3 * (1 + 1e-12)), amb_u.eps, 3),
+        ("Ex. VI.8", "the same counts, each bounded (1, 1e-5)-DP: eps", 6, amb_b.eps, None),
+        ("Ex. VI.8", "the same: delta", 6e-5, amb_b.delta, None),
+        ("Thm VI.5", f"sequential composition of the k = {k} releases instead",
+         Stated("(sum eps_i, sum delta_i) = (k, k 1e-5)"), f"({seq[0]:g}, {seq[1]:g})", f"({k:g}, {k * 1e-5:g})"),
+        ("Ex. IV.9/IV.14", "bounded Laplace counts per district, eps_i = (.3, .5, .2, .4), common domain: eps",
+         Stated("max over i != j of eps_i + eps_j"), r6.eps, 0.5 + 0.4),
+        ("Sec. VI-A", "delta = 1e-5, eps = 1: smallest n with delta [n]_eps > 1",
+         Stated("> 1 for every n >= 13", lambda v: v <= 13), first_blowup, 13),
+        ("Sec. VI-A", "n = 13: delta [n]_eps", Stated("> 1", lambda v: v > 1), g.group_delta(13), group_delta(13)),
+        ("Sec. VI-A", "n = 12: delta [n]_eps", None, g.group_delta(12), group_delta(12)),
+        ("Sec. VI-A", "group of n = 2: delta [2]_eps = delta (1 + e)",
+         Stated("delta [n]_eps = delta (e^(n eps) - 1) / (e^eps - 1)"), g.group(2).delta, group_delta(2)),
+        ("Ex. VI.25", "GDP releases on a record partition, D' = D + {x_i, x_j}: d~(D, D')", math.sqrt(2), r9, None),
+        ("Cor. A.18", "bounded GDP on a record partition, mu = (1, .5, .25): mu",
+         Stated("max over i != j of sqrt(mu_i^2 + mu_j^2)"), r10.mu, math.sqrt(1.0 + 0.25)),
+    ]
+    compared("Worked examples", rows)
+    note(f"{LEGEND}.",
+         f"Ex. IV.5 / VI.8 here: k = {k} hospitals (the paper: any k > 3) and five ambulances, each linked to at "
+         "most three hospitals as the paper requires: " + "; ".join(f"{a} -> {', '.join(sorted(hs))}"
+                                                                    for a, hs in AMB.items()) + ".")
     return 0
 
 

@@ -19,10 +19,14 @@ Exit codes (also in the README):
 5     ``puffer audit``: an empirical audit proved a violation
 6     I/O failure (disk full, read-only or missing folder, output locked by
       another process); nothing was published without its ledger entry
-7     ``puffer ledger verify``: the ledger was edited, or entries deleted or
-      reordered (the message names the first bad entry)
+7     the ledger failed verification (``puffer ledger verify``, or a release
+      refused before any work): an edited, deleted, reordered, unsigned or
+      wrongly signed entry, entries cut off the end of a checkpoint (the
+      message names the entry)
 130   interrupted (Ctrl-C)
-143   terminated (SIGTERM)
+141   the reader of the output went away (a broken pipe, e.g. ``| head``): quiet
+143   terminated (SIGTERM), at any moment (also during an import; before
+      start-up ends, the signal's own status, which shells report as 143)
 ====  ===========================================================================
 """
 from __future__ import annotations
@@ -39,7 +43,7 @@ if TYPE_CHECKING:
     from .mechanisms._base import Mechanism
 
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_INPUT, EXIT_NUMERIC, EXIT_INTERRUPT = 0, 1, 2, 3, 4, 130
-EXIT_IO, EXIT_LEDGER, EXIT_TERM = 6, 7, 143
+EXIT_IO, EXIT_LEDGER, EXIT_PIPE, EXIT_TERM = 6, 7, 141, 143
 
 DEMO = {
     "name": "household activity: 2-state Markov chain (away/home), T = 48 half-hours, 8 x 8 prior grid",
@@ -87,6 +91,7 @@ def run(config: dict[str, Any], out: Any = None, *, as_json: bool = False) -> in
 
 def _run(config: dict[str, Any], out: Any = None, *, as_json: bool = False) -> int:
     from .config import build_framework, build_mechanisms, markov_quilt_mechanisms, validate_config
+    from .mechanisms.best import calibrate_rows, select, selection_target, target_text
 
     out = sys.stdout if out is None else out
     config = validate_config(config)
@@ -94,34 +99,44 @@ def _run(config: dict[str, Any], out: Any = None, *, as_json: bool = False) -> i
     _progress(f"{config.get('name', 'framework from file')}: building the framework and its conditional laws")
     fw = build_framework(config["model"])
     rows: list[dict[str, Any]] = []
-    mechs: list[tuple[str, Mechanism]] = []
     todo = build_mechanisms(fw, config["target"]) + markov_quilt_mechanisms(fw, config["target"])
+    timed: list[tuple[str, Any]] = []
     for k, (label, make) in enumerate(todo, 1):
         _progress(f"[{k}/{len(todo)}] calibrating {label}")
         t1 = time.perf_counter()
-        m = make()
-        mechs.append((label, m))
-        grp = m.group
-        rows.append({"label": label, "mechanism": m, "seconds": time.perf_counter() - t1,
-                     "group_scale": None if grp is None else grp.scale,
-                     "gain": None if grp is None else grp.gain})
+        timed.append(calibrate_rows([(label, make)])[0])   # a row that fails is listed as n/a
+        rows.append({"label": label, "mechanism": timed[-1][1], "seconds": time.perf_counter() - t1})
+    if all(isinstance(m, BaseException) for _, m in timed):
+        raise timed[0][1]   # nothing applies: the first row's error (and its exit code)
+    target = selection_target(config["target"])
+    sel = select(timed, target)
+    status = {c.label: c for c in sel.rows}
+    mechs: list[tuple[str, Mechanism]] = [(lab, m) for lab, m in timed if not isinstance(m, BaseException)]
+    for r in rows:
+        m = r["mechanism"]
+        grp = None if isinstance(m, BaseException) else m.group
+        r["group_scale"] = None if grp is None else grp.scale
+        r["gain"] = None if grp is None else grp.gain
     release = None
     rel = config.get("release")
     if rel:
         import numpy as np
 
         vals = np.asarray(rel["values"], dtype=np.float64)
-        label, m = mechs[0]
-        release = {"mechanism": label, "seed": rel.get("seed"), "values": vals.tolist(),
-                   "noisy": m.release(vals, rng=rel.get("seed")).tolist()}
+        release = {"mechanism": sel.label, "seed": rel.get("seed"), "values": vals.tolist(),
+                   "noisy": sel.mechanism.release(vals, rng=rel.get("seed")).tolist()}
     fit = getattr(fw, "fit", None)   # how Theta was fitted from traces (puffer.models.fit_markov)
     if as_json:
         doc = {"name": config.get("name"), "framework": repr(fw), "gain_definition": GAIN_NOTE,
                "group_sensitivity": fw.group_sensitivity, "group_note": fw.group_note,
                "fit": None if fit is None else fit.to_dict(),
-               "rows": [{"label": r["label"], **r["mechanism"].to_dict(), "group_scale": r["group_scale"],
-                         "gain": r["gain"], "seconds": r["seconds"]} for r in rows],
-               "release": release}
+               "rows": [{"label": r["label"],
+                         **({"error": str(r["mechanism"])} if isinstance(r["mechanism"], BaseException)
+                            else r["mechanism"].to_dict()),
+                         "group_scale": r["group_scale"], "gain": r["gain"], "seconds": r["seconds"],
+                         "selection": {"status": status[r["label"]].status, "reason": status[r["label"]].reason}}
+                        for r in rows],
+               "chosen": sel.label, "selection": sel.to_dict(), "release": release}
         json.dump(doc, out, indent=1, default=str)
         out.write("\n")
         return EXIT_OK
@@ -132,19 +147,28 @@ def _run(config: dict[str, Any], out: Any = None, *, as_json: bool = False) -> i
     table = []
     for r in rows:
         m = r["mechanism"]
+        c = status[r["label"]]
+        choice = {"chosen": "<- chosen", "lost": c.reason.replace(" the chosen", ""), "n/a": "n/a"}[c.status]
+        if isinstance(m, BaseException):
+            table.append([r["label"], "-", "-", "-", "-", "-", f"{r['seconds']:.2f}s", choice])
+            continue
         scale = "none" if m.noise is None else f"{type(m.noise).__name__}({m.noise.scale:.4g})"
         table.append([r["label"], f"{m.sensitivity.value:g}", scale, _guarantee_text(m),
                       "-" if r["group_scale"] is None else f"{r['group_scale']:.4g}",
-                      "-" if r["gain"] is None else f"{r['gain']:.2f}x", f"{r['seconds']:.2f}s"])
-    head = ["mechanism", "sensitivity", "noise", "guarantee", "group-DP scale", "gain", "time"]
+                      "-" if r["gain"] is None else f"{r['gain']:.2f}x", f"{r['seconds']:.2f}s", choice])
+    head = ["mechanism", "sensitivity", "noise", "guarantee", "group-DP scale", "gain", "time", "least noise"]
     widths = [max(len(str(t[i])) for t in table + [head]) for i in range(len(head))]
-    line = "  ".join(h.ljust(w) for h, w in zip(head, widths))
+    line = "  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip()
     print("\n" + line + "\n" + "-" * len(line), file=out)
     for t in table:
-        print("  ".join(str(c).ljust(w) for c, w in zip(t, widths)), file=out)
+        print("  ".join(str(c).ljust(w) for c, w in zip(t, widths)).rstrip(), file=out)
     print(f"({GAIN_NOTE})", file=out)
-    w = cast("tuple[Any, ...]", mechs[0][1].sensitivity.witness)  # the Wasserstein row names its worst case
-    print(f"\nworst case (Wasserstein): prior {w[0]!r}, secret pair {w[1]}", file=out)
+    print(f"chosen: {sel.label}, the least {sel.loss_name} among the rows that give {target_text(target)}; "
+          "n/a rows do not give it (their reasons: --json)", file=out)
+    first = timed[0][1]
+    if not isinstance(first, BaseException):
+        w = cast("tuple[Any, ...]", first.sensitivity.witness)  # the Wasserstein row names its worst case
+        print(f"\nworst case (Wasserstein): prior {w[0]!r}, secret pair {w[1]}", file=out)
     for label, m in mechs:
         q = getattr(m, "quilt", None)
         if q is not None:
@@ -192,7 +216,7 @@ def _parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="puffer", description="Calibrated noise for Pufferfish privacy.",
                                      epilog="exit codes: 0 ok, 1 internal error, 2 usage, 3 bad input, "
                                             "4 numerical failure / unbounded sensitivity, 6 I/O failure, 7 ledger "
-                                            "verification failed, 130 interrupted, 143 terminated")
+                                            "verification failed, 130 interrupted, 141 broken pipe, 143 terminated")
     parser.add_argument("--version", action="version", version=f"puffer {__version__}")
     sub = parser.add_subparsers(dest="cmd", required=True)
     d = sub.add_parser("demo", help="run the built-in correlated-data example")
@@ -243,8 +267,95 @@ class _Terminated(BaseException):
     """SIGTERM, raised in the main thread so that a release cleans up as on Ctrl-C."""
 
 
-def _on_term(signum: int, frame: Any) -> None:
-    raise _Terminated()
+class _Signals:
+    """SIGTERM -> :class:`_Terminated` and SIGINT -> ``KeyboardInterrupt`` in the main thread, raised
+    at the first moment that is safe:
+
+    * never inside an import: an exception raised while a library initialises is swallowed or
+      garbled by it (SIGTERM during the lazy pandas import ended in exit 1 with an AttributeError
+      traceback, or in a release finishing with exit 0); the signal is remembered and raised
+      within 10 ms of the import's end (a SIGALRM timer polls);
+    * once: a second signal during the clean-up the first one started is ignored.
+
+    ``received`` (the first signal's number) maps any exception that follows to 143 / 130."""
+
+    def __init__(self) -> None:
+        self.received: int | None = None
+        self._deferred: int | None = None
+        self._old: dict[int, Any] = {}
+
+    def install(self) -> None:
+        import signal
+
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            self._old[sig] = signal.signal(sig, self._handler)
+
+    def restore(self) -> None:
+        import signal
+
+        if signal.SIGALRM in self._old:  # only a deferred signal arms the timer (a caller's stays untouched)
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        for sig, old in self._old.items():
+            signal.signal(sig, old)
+        self._old.clear()
+
+    def _poll_soon(self) -> None:
+        import signal
+
+        if signal.SIGALRM not in self._old:
+            self._old[signal.SIGALRM] = signal.signal(signal.SIGALRM, self._handler)
+        signal.setitimer(signal.ITIMER_REAL, 0.01)
+
+    @staticmethod
+    def _importing(frame: Any) -> bool:
+        while frame is not None:
+            if frame.f_code.co_filename.startswith("<frozen importlib._bootstrap"):
+                return True
+            frame = frame.f_back
+        return False
+
+    def _handler(self, signum: int, frame: Any) -> None:
+        import signal
+
+        if signum == signal.SIGALRM:
+            if self._deferred is None:
+                return
+            signum = self._deferred
+        elif self.received is not None or self._deferred is not None:
+            return  # the first signal is being handled: ignore repeats during its clean-up
+        if self._importing(frame):
+            self._deferred = signum
+            self._poll_soon()
+            return
+        self._deferred = None
+        self.received = signum
+        if signum == signal.SIGTERM:
+            raise _Terminated()
+        raise KeyboardInterrupt()
+
+
+def _say(msg: str) -> None:
+    """A line on stderr; a closed stderr (a broken pipe) is not an error of its own."""
+    try:
+        print(msg, file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
+
+
+def _quiet_stdout() -> None:
+    """After a broken pipe: point stdout at /dev/null, so that the interpreter's final flush
+    does not print "Exception ignored ... BrokenPipeError"."""
+    import os
+
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return  # not a real file (tests capture stdout)
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, fd)
+    finally:
+        os.close(null)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -253,31 +364,37 @@ def main(argv: list[str] | None = None) -> int:
 
     from .errors import LedgerError, NumericalError, PufferError, PufferIOError, UnboundedSensitivityError
 
-    old = None
+    sigs = _Signals()
     if threading.current_thread() is threading.main_thread():
-        old = signal.signal(signal.SIGTERM, _on_term)
+        sigs.install()
     try:
         argv = sys.argv[1:] if argv is None else list(argv)
         args = _parser(argv).parse_args(argv)  # exits with 2 on usage errors
         return _dispatch(args)
     except LedgerError as exc:
-        print(f"puffer: error: {exc}", file=sys.stderr)
+        _say(f"puffer: error: {exc}")
         return EXIT_LEDGER
     except PufferIOError as exc:
-        print(f"puffer: error: {exc}", file=sys.stderr)
+        _say(f"puffer: error: {exc}")
         return EXIT_IO
-    except _Terminated:
-        print("puffer: terminated", file=sys.stderr)
-        return EXIT_TERM
     except (NumericalError, UnboundedSensitivityError) as exc:
-        print(f"puffer: error: {exc}", file=sys.stderr)
+        _say(f"puffer: error: {exc}")
         return EXIT_NUMERIC
     except PufferError as exc:
-        print(f"puffer: error: {exc}", file=sys.stderr)
+        _say(f"puffer: error: {exc}")
         return EXIT_INPUT
-    except KeyboardInterrupt:
-        print("puffer: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPT
+    except BrokenPipeError:
+        # the reader went away (`puffer ledger show --json L | head`): quiet, as `cat` is
+        _quiet_stdout()
+        return EXIT_PIPE
+    except BaseException as exc:
+        # a signal arrived (also if a library turned it into another exception): its exit code
+        if sigs.received == signal.SIGTERM or isinstance(exc, _Terminated):
+            _say("puffer: terminated")
+            return EXIT_TERM
+        if sigs.received == signal.SIGINT or isinstance(exc, KeyboardInterrupt):
+            _say("puffer: interrupted")
+            return EXIT_INTERRUPT
+        raise
     finally:
-        if old is not None:
-            signal.signal(signal.SIGTERM, old)
+        sigs.restore()

@@ -33,6 +33,7 @@ _NP_BOOL = re.compile(r"\bnp\.(True|False)_")
 # a string value with none of these reads as a value the user gave (shown quoted, with its type
 # when it looks like a number); with one, it is a description written by puffer (shown as is)
 _DESCRIPTIVE = re.compile(r"[\s<>()\[\]{}=:,'\"]")
+_LINES = re.compile(r"\s*\n\s*")
 
 
 def _plain(value: Any, depth: int = 0) -> Any:
@@ -66,6 +67,7 @@ def _short(value: Any, limit: int = 80) -> str:
         text = value                       # a description ("array of shape (3,)", "<missing>")
     else:
         text = repr(_plain(value))         # a value: '24' is not 24, 'stat' is a string
+        text = _LINES.sub(" ", text.strip())   # a multi-line repr (an array, a frame) on one line
     text = _clean(text)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 

@@ -1,4 +1,6 @@
-"""Pufferfish frameworks (S, Q, Theta): secrets, discriminative secret pairs, priors, and the
+"""Pufferfish frameworks: secrets, secret pairs, priors and the conditional query laws.
+
+Pufferfish frameworks (S, Q, Theta): secrets, discriminative secret pairs, priors, and the
 conditional query laws mu_i^theta = P(f(X) | s_i, theta) that every sensitivity is built from
 (Pierquin et al. 2024; Ding 2022).
 
@@ -101,6 +103,17 @@ def _jsonable(x: Any) -> Any:
     return repr(x)
 
 
+def _integer_lattice(points: Any) -> tuple[float, float] | None:
+    """(step, offset) of the integer points (gcd of their differences, the smallest point), or None
+    when some point is not an integer below 2^52."""
+    p = np.asarray(points, dtype=np.float64)
+    if p.size == 0 or not np.all(p == np.round(p)) or np.abs(p).max() >= 2.0 ** 52:
+        return None
+    n = np.round(p).astype(np.int64)
+    g = int(np.gcd.reduce(n - n.min())) if n.size > 1 else 0
+    return float(g or 1), float(n.min())
+
+
 def _canon_pairs(secrets: Sequence[Hashable], pairs: Any) -> list[tuple[Hashable, Hashable]]:
     known = set(secrets)
     if isinstance(pairs, str):
@@ -148,6 +161,13 @@ class Framework:
         as ``Fraction`` are kept exact.
     query : callable(dataset) -> float or array of shape (d,)
         The query f; its output dimension must be the same for every dataset.
+    name : str
+        A name shown in the repr and in reports.
+    group_sensitivity : float, optional
+        Delta_GROUP, the query's range over the whole correlated group: what group DP would
+        calibrate to (the mechanisms' ``group`` comparison); None where there is no group.
+    group_note : str
+        What the group is, shown with that comparison.
 
     Examples
     --------
@@ -475,6 +495,40 @@ class Framework:
                 raise ParameterError("framework", f"query on R^{self._dim}", "a 1-D query for the support diameter")
             vals.append(float(max(P.atoms[-1] - Q.atoms[0], Q.atoms[-1] - P.atoms[0])))
         return self._collect("support_diameter", recs, vals, None)
+
+    def query_range(self) -> tuple[float, float]:
+        """[lo, hi]: the smallest and largest value of the (1-D) query over the support of every
+        conditional law, i.e. every value the query takes with positive probability under a prior
+        given a secret. Clamping a noisy release to it is post-processing (``clamp=True`` of
+        :meth:`Mechanism.release <puffer.mechanisms.Mechanism.release>`).
+
+        >>> from puffer import models
+        >>> models.correlated_pair().query_range()
+        (0.0, 2.0)
+        """
+        self._require_1d("query_range")
+        self._require_pairs()
+        atoms = [L.atoms for _, _, P, Q in self.pair_laws() for L in (P, Q)]
+        return float(min(a.min() for a in atoms)), float(max(a.max() for a in atoms))
+
+    def query_lattice(self) -> tuple[float, float] | None:
+        """(step, offset) when every value of the (1-D) query is an integer on offset + step Z
+        (step: the gcd of the differences of the support points), else None. Rounding a noisy
+        release to it is post-processing (``lattice=True`` of ``release``).
+
+        >>> from puffer import models
+        >>> models.correlated_pair().query_lattice()
+        (1.0, 0.0)
+        """
+        self._require_1d("query_lattice")
+        self._require_pairs()
+        pts = np.unique(np.concatenate([L.atoms for _, _, P, Q in self.pair_laws() for L in (P, Q)]))
+        return _integer_lattice(pts)
+
+    def _require_1d(self, what: str) -> None:
+        if self._dim != 1:
+            raise ParameterError("framework", f"query on R^{self._dim}", f"a 1-D query for {what} "
+                                 "(give a range for a vector query)")
 
     @staticmethod
     def _collect(kind: str, recs: list[tuple[Hashable, tuple[Hashable, Hashable], Any, Any]], vals: Iterable[float],

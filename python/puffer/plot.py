@@ -189,7 +189,7 @@ def theta_profile(profile: Any, *, ax: Any = None, title: str | None = None) -> 
     from .models.theta import ThetaProfile
 
     if not isinstance(profile, ThetaProfile):
-        raise ParameterTypeError("profile", type(profile).__name__, "a ThetaProfile (puffer.models.theta_profile)")
+        raise ParameterTypeError("profile", profile, "a ThetaProfile (puffer.models.theta_profile)")
     fig, ax = _fig_ax(ax, (5.6, 3.8))
     x = np.asarray(profile.levels, float) * 100
     ax.plot(x, profile.delta_g, marker="o", label="Delta_G, Theta fitted at this level")

@@ -12,7 +12,7 @@ Ref('pierquin2024', 'Thm 3.3')
 >>> Ref("nobody2099", "Thm 1")
 Traceback (most recent call last):
 ...
-puffer.errors.ParameterError: parameter 'paper' = 'nobody2099': expected one of the registered papers (bun2016, canonne2020, chaudhuri2019, ding2022, dong2022, feldman2018, guerrabalboa2024, kifer2014, mironov2017, pierquin2024, seeman2024, song2017)
+puffer.errors.ParameterError: parameter 'paper' = 'nobody2099': expected one of the registered papers (asoodeh2021, balle2018, bun2016, canonne2020, chaudhuri2019, ding2022, dong2022, feldman2018, guerrabalboa2024, kifer2014, mironov2017, pierquin2024, seeman2024, song2017)
 """
 from __future__ import annotations
 
@@ -71,6 +71,13 @@ PAPERS: dict[str, Paper] = {p.key: p for p in [
           "TCC 2016", "1605.02065"),
     Paper("dong2022", "Dong et al. 2022", "Jinshuo Dong, Aaron Roth, Weijie J. Su",
           "Gaussian Differential Privacy", "JRSS-B 84(1), 2022", "1905.02383"),
+    Paper("balle2018", "Balle & Wang 2018", "Borja Balle, Yu-Xiang Wang",
+          "Improving the Gaussian Mechanism for Differential Privacy: Analytical Calibration and Optimal "
+          "Denoising", "ICML 2018, PMLR 80", "1805.06530"),
+    Paper("asoodeh2021", "Asoodeh et al. 2021",
+          "Shahab Asoodeh, Jiachun Liao, Flavio P. Calmon, Oliver Kosut, Lalitha Sankar",
+          "Three Variants of Differential Privacy: Lossless Conversion and Applications",
+          "IEEE Journal on Selected Areas in Information Theory 2(1), 2021", "2008.06529"),
 ]}
 
 

@@ -226,7 +226,8 @@ class KeyedStream:
 
     def __init__(self, key: bytes, *, word: int = 0):
         if not isinstance(key, (bytes, bytearray)):
-            raise ParameterTypeError("key", type(key).__name__, "32 secret bytes (a 256-bit ChaCha20 key)")
+            # the value is not shown: a key given in the wrong type is still a secret
+            raise ParameterTypeError("key", f"a {type(key).__name__} (not shown)", "32 secret bytes (a 256-bit ChaCha20 key)")
         if len(key) != 32:
             raise ParameterError("key", f"{len(key)} bytes", "32 secret bytes (a 256-bit ChaCha20 key)")
         self._key = bytes(key)

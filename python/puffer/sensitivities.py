@@ -1,4 +1,6 @@
-"""Closed-form sensitivity bounds of Pierquin, Bellet, Tommasi, Boussard 2024 (§6, App. F) for
+"""Closed-form sensitivity bounds for priors where W_inf needs no transport computation.
+
+Closed-form sensitivity bounds of Pierquin, Bellet, Tommasi, Boussard 2024 (§6, App. F) for
 priors where W_inf needs no transport computation.
 
 * :func:`weakly_dependent` -- Prop 6.1: Theta_lambda priors, Delta_G <= 2 lambda + Delta.

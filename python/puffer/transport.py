@@ -1,4 +1,6 @@
-"""Transport between conditional query laws: quantile couplings, W_inf, W_p, the (z, delta)-
+"""Transport between conditional query laws: quantile couplings, W_inf, W_p and nearness radii.
+
+Transport between conditional query laws: quantile couplings, W_inf, W_p, the (z, delta)-
 nearness radius, bottleneck W_inf in R^d, and batches (C++ core, ``puffer._core.transport``).
 
 Theorems and rules implemented
@@ -416,6 +418,7 @@ def quantile_coupling(P: Any, Q: Any, *, exact: bool | None = None, rtol: float 
     Parameters
     ----------
     P, Q : DiscreteDist (1-D) or LogDiscreteDist
+        The two laws on R to couple.
     exact : bool or None
         Exact rational arithmetic; default: when both laws are exact. ``exact=True`` on float
         laws uses the exact values of their doubles (no tie band).

@@ -13,7 +13,7 @@ def test_audit_table_and_json(capsys, tmp_path):
     assert cli.main(["audit", HOUSEHOLD, "--n", "4000", "--seed", "1"]) == 0
     out = capsys.readouterr()
     assert "empirical lower" in out.out and "Wasserstein (Laplace)" in out.out
-    assert sum(" ok " in ln for ln in out.out.splitlines()) == 8   # 6 + the 2 Markov-quilt rows of puffer run
+    assert sum(" ok " in ln for ln in out.out.splitlines()) == 11   # 9 + the 2 Markov-quilt rows of puffer run
     assert "[1/" in out.err                           # progress on stderr
     small = tmp_path / "users.json"
     small.write_text(json.dumps({"model": {"kind": "independent_users", "p": [0.3, 0.6, 0.5], "users": [0, 1]},
@@ -22,7 +22,7 @@ def test_audit_table_and_json(capsys, tmp_path):
                      "--confidence", "0.999"]) == 0
     doc = json.loads(capsys.readouterr().out)
     rows = doc["reports"]
-    assert len(rows) == 6 and all(not r["violated"] for r in rows)
+    assert len(rows) == 9 and all(not r["violated"] for r in rows)
     assert all(r["confidence"] == 0.999 and len(r["pairs"]) > 2 for r in rows)
 
 

@@ -328,3 +328,29 @@ def test_sound_bounds_dominate_exact_on_grid():
                 # with the same K the corrected bound dominates the printed one: 2^{d(a-1)}(1+x) >= 1 + 2^{d(a-1)}x
                 assert B.corrected_bound(fam, [s], a, "cor2") >= B.paper_bound(fam, [s], a) - 1e-12
     assert m1 > 0.0103 - 1e-4 and m2 > 0.347 - 1e-3
+
+
+# ---- Cor 1 (corrected): a lower bound on the Laplace mechanism's Rényi divergence ----------------
+def test_cor1_lower_bound_corrected():
+    """eps ||v||_1 - d log 2 / (alpha - 1) <= Thm 11's exact divergence for every shift and order;
+    the printed eps ||v||_1 is not a lower bound (the exact value falls below it)."""
+    for alpha, want in ((2.0, 0.306853), (3.0, 0.653426), (5.0, 0.826713), (10.0, 0.922984)):
+        got = C.laplace_renyi_lower_bound(1.0, 1.0, alpha)
+        assert got <= 1.0 - math.log(2.0) / (alpha - 1.0) and abs(got - want) < 1e-6
+    rng = np.random.default_rng(30)
+    for _ in range(200):
+        d = int(rng.integers(1, 5))
+        v = rng.uniform(-3.0, 3.0, d)
+        eps, alpha = float(rng.uniform(0.05, 4.0)), float(rng.uniform(1.01, 20.0))
+        lower = C.laplace_renyi_lower_bound(eps, v, alpha)
+        exact_value = C.laplace_renyi(eps, v, alpha)
+        # exact F(x) = [alpha e^{(alpha-1)x} + (alpha-1) e^{-alpha x}] / (2 alpha - 1), one coordinate at a time
+        x = eps * np.abs(v)
+        direct = float(np.sum(np.log((alpha * np.exp((alpha - 1) * x) + (alpha - 1) * np.exp(-alpha * x))
+                                     / (2 * alpha - 1)))) / (alpha - 1)
+        assert lower <= direct * (1 + 1e-12) and lower <= exact_value
+    # the printed form eps ||v||_1 exceeds the exact divergence: it is no lower bound
+    assert C.laplace_renyi(1.0, 1.0, 2.0) < 1.0
+    assert C.laplace_renyi_lower_bound(1.0, 1.0, 2.0) < C.laplace_renyi(1.0, 1.0, 2.0) < 1.0
+    # the same bound is the note of Table 1's Laplace Rényi row
+    assert "0.306853" in C.table1(1.0, 1.0, 2.0)[2]["unrestricted_note"]

@@ -39,7 +39,8 @@ class Browser:
              "--no-first-run", "--disable-extensions", "--disable-background-networking",
              f"--remote-debugging-port={self.port}", f"--user-data-dir={self.profile}", "about:blank"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 60
+        # hang guards, far above any slowness: a loaded 2-core machine starts chromium in minutes
+        deadline = time.monotonic() + 600
         while True:
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/json/list", timeout=2) as r:
@@ -52,7 +53,7 @@ class Browser:
                 self.close()
                 raise RuntimeError("chromium did not start its DevTools endpoint")
             time.sleep(0.2)
-        self.ws = websocket.create_connection(pages[0]["webSocketDebuggerUrl"], timeout=60, suppress_origin=True)
+        self.ws = websocket.create_connection(pages[0]["webSocketDebuggerUrl"], timeout=600, suppress_origin=True)
         self._id = 0
         self.events: list[dict[str, Any]] = []
         for domain in ("Page", "Runtime", "Log", "Network"):
@@ -85,7 +86,7 @@ class Browser:
         elif m == "Page.loadEventFired":
             self._loaded = True
 
-    def goto(self, url: str, timeout: float = 30.0) -> None:
+    def goto(self, url: str, timeout: float = 600.0) -> None:
         self.events = []
         self._loaded = False
         self.call("Page.navigate", url=url)
@@ -95,7 +96,7 @@ class Browser:
                 raise TimeoutError(f"{url} did not load in {timeout} s")
             self.ws.settimeout(max(0.1, deadline - time.monotonic()))
             self._event(json.loads(self.ws.recv()))
-        self.ws.settimeout(60)
+        self.ws.settimeout(600)
 
     def eval(self, expr: str) -> Any:
         r = self.call("Runtime.evaluate", expression=expr, returnByValue=True, awaitPromise=True)

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import functools
 import http.server
+import importlib
+import inspect
 import os
 import threading
 import urllib.parse
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cdp_client import Browser, find_chromium
@@ -68,26 +71,108 @@ def _pages() -> list[str]:
 def test_site_has_the_pages():
     pages = set(_pages())
     for p in ("index.html", "getting-started.html", "concepts.html", "cookbook.html", "api.html",
-              "theorems.html", "papers.html", "search.html", "tutorials/household.html",
+              "theorems.html", "papers.html", "publishing.html", "search.html", "tutorials/household.html",
               "tutorials/accounting.html", "tutorials/partial.html", "tutorials/capacity.html", "tutorials/sgd.html"):
         assert p in pages, p
     assert any(p.startswith("api/puffer.mechanisms") for p in pages)
 
 
-def test_every_page_renders_without_errors_or_broken_links(server, browser):
-    problems: list[str] = []
-    checked_links = 0
+# What the reader sees, collected in one visit of every page at a laptop's window width (1280 px,
+# where furo shows the navigation beside the content): the page's text and links, console errors,
+# boxes that scroll sideways (a code cell or an output cut at the right edge), reST markup left
+# raw in the text, empty summary cells of the API tables, parameters listed without a description.
+WIDTH, HEIGHT = 1280, 2000
+_FACTS_JS = r"""(() => {
+    const main = document.querySelector('article') || document.querySelector('[role=main]') || document.body;
+    const label = el => {
+        const t = (el.innerText || '').trim().split('\n')[0];
+        return el.tagName.toLowerCase() + (el.className && typeof el.className === 'string' ? '.' + el.className.trim().split(/\s+/).join('.') : '')
+            + ' "' + t.slice(0, 70) + '"';
+    };
+    const overflow = [];
+    const box = main.getBoundingClientRect();
+    for (const el of main.querySelectorAll('*')) {
+        const cs = getComputedStyle(el);
+        if (cs.display === 'none' || el.closest('.MathJax, mjx-container')) continue;
+        const scrolls = ['auto', 'scroll'].includes(cs.overflowX) && el.scrollWidth > el.clientWidth + 1;
+        const r = el.getBoundingClientRect();
+        const sticksOut = r.width > 0 && r.right > box.right + 1 && !el.closest('.table-wrapper, .highlight');
+        if (scrolls || (sticksOut && ['PRE', 'TABLE', 'IMG', 'DIV'].includes(el.tagName)))
+            overflow.push(label(el) + ` (${el.scrollWidth} px of content in ${el.clientWidth} px)`);
+    }
+    const text = main.innerText;
+    const raw = [];
+    const re = /:(?:py:)?(?:class|func|meth|mod|attr|data|obj|exc|ref|doc|term|math|any):`|``/g;
+    let m;
+    while ((m = re.exec(text)) !== null && raw.length < 5)
+        raw.push(text.slice(Math.max(0, m.index - 40), m.index + 40).replace(/\s+/g, ' '));
+    const summaries = [];
+    const rows = main.querySelectorAll('table.autosummary tr').length;
+    for (const row of main.querySelectorAll('table.autosummary tr')) {
+        const cells = row.querySelectorAll('td');
+        if (cells.length >= 2 && !cells[cells.length - 1].innerText.trim()) summaries.push(cells[0].innerText.trim());
+    }
+    const params = [];
+    for (const dt of main.querySelectorAll('dl.field-list > dt')) {
+        if (!/^(Parameters|Other Parameters|Keyword Arguments)/.test(dt.textContent.trim())) continue;
+        const dd = dt.nextElementSibling;
+        const items = dd.querySelectorAll(':scope > ul > li, :scope > p');
+        for (const it of items) {
+            const t = it.innerText.trim();
+            if (!/\s[\u2013\u2014-]\s+\S/.test(t)) {
+                const sig = dt.closest('dd') && dt.closest('dd').previousElementSibling;
+                params.push((sig && sig.id ? sig.id : '?') + ': ' + t.slice(0, 60));
+            }
+        }
+    }
+    // per documented class, method and function: the names its Parameters list gives and the
+    // ``literals`` its own text mentions (not those of the methods nested in a class)
+    const sigs = {};
+    for (const dl of main.querySelectorAll('dl.py.class, dl.py.method, dl.py.function')) {
+        const dt = dl.querySelector(':scope > dt');
+        if (!dt || !dt.id) continue;
+        const mine = el => el.closest('dl.py') === dl;
+        const names = [];
+        for (const f of dl.querySelectorAll('dl.field-list > dt')) {
+            if (!mine(f) || !/^(Parameters|Other Parameters|Keyword Arguments)/.test(f.textContent.trim())) continue;
+            for (const it of f.nextElementSibling.querySelectorAll(':scope > ul > li, :scope > p')) {
+                const strong = it.querySelector('strong');
+                if (strong) names.push(...strong.innerText.split(/,\s*/).map(x => x.trim()));
+            }
+        }
+        const literals = Array.from(dl.querySelectorAll(':scope > dd code')).filter(mine).map(c => c.innerText.trim());
+        sigs[dt.id] = {names, literals};
+    }
+    return {title: document.title, text: text.trim().length, sigs,
+            links: Array.from(document.querySelectorAll('a[href]')).map(a => a.href),
+            imgs: Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src),
+            overflow, raw, summaries, rows, params};
+})()"""
+
+
+@pytest.fixture(scope="module")
+def facts(server, browser) -> dict[str, dict[str, Any]]:
+    browser.call("Emulation.setDeviceMetricsOverride", width=WIDTH, height=HEIGHT, deviceScaleFactor=1, mobile=False)
+    out = {}
     for rel in _pages():
         browser.goto(server + rel)
-        info = browser.eval("""(() => {
-            const main = document.querySelector('article') || document.querySelector('[role=main]') || document.body;
-            return {title: document.title, text: main.innerText.trim().length,
-                    links: Array.from(document.querySelectorAll('a[href]')).map(a => a.href),
-                    imgs: Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)};
-        })()""")
+        info = browser.eval(_FACTS_JS)
+        info["events"] = list(browser.events)
+        out[rel] = info
+    return out
+
+
+def _report(problems: list[str]) -> str:
+    return "\n".join(problems[:400]) + (f"\n... {len(problems)} in all" if len(problems) > 60 else "")
+
+
+def test_every_page_renders_without_errors_or_broken_links(server, facts):
+    problems: list[str] = []
+    checked_links = 0
+    for rel, info in facts.items():
         if not info["title"] or (info["text"] < 20 and rel != "search.html"):   # results need a query
             problems.append(f"{rel}: empty page (title {info['title']!r}, {info['text']} chars)")
-        for e in browser.events:
+        for e in info["events"]:
             problems.append(f"{rel}: {e['kind']}: {e['text']} {e.get('url', '')}")
         for src in info["imgs"]:
             problems.append(f"{rel}: image not rendered: {src}")
@@ -104,7 +189,160 @@ def test_every_page_renders_without_errors_or_broken_links(server, browser):
             elif u.fragment and target.suffix == ".html" and urllib.parse.unquote(u.fragment) not in _ids(target):
                 problems.append(f"{rel}: broken anchor {href}")
     assert checked_links > 100
-    assert not problems, "\n".join(problems[:50]) + (f"\n... {len(problems)} in all" if len(problems) > 50 else "")
+    assert not problems, _report(problems)
+
+
+def _documentation(facts: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The pages a reader reads: not the highlighted source files behind the [source] links
+    (``_modules/``), which show each file as written, long lines and ``markup`` included."""
+    return {rel: info for rel, info in facts.items() if not rel.startswith("_modules/")}
+
+
+def test_nothing_is_cut_at_the_right_edge(facts):
+    """No code cell, output, table or literal block scrolls sideways or sticks out of the text
+    column at 1280 px: what is cut off is what the reader misses (a std column, a refusal)."""
+    problems = [f"{rel}: {o}" for rel, info in _documentation(facts).items() for o in info["overflow"]]
+    assert not problems, _report(problems)
+
+
+def test_no_raw_rest_markup_in_the_text(facts):
+    """Docstrings render as reStructuredText: no visible :class:`...` roles or ``literals``."""
+    problems = [f"{rel}: ...{r}..." for rel, info in _documentation(facts).items() for r in info["raw"]]
+    assert not problems, _report(problems)
+
+
+def test_every_summary_table_row_has_a_description(facts):
+    """The API index and every module page's tables give each module, class and function a
+    one-line description (the first line of its docstring)."""
+    problems = [f"{rel}: {name} has an empty description" for rel, info in facts.items()
+                for name in info["summaries"]]
+    assert facts["api.html"]["rows"] >= 20, "the API index lists the public modules"
+    assert not problems, _report(problems)
+
+
+def test_every_listed_parameter_is_described(facts):
+    """A parameter list never shows a name and a type without saying what the parameter is."""
+    problems = [f"{rel}: {p}" for rel, info in facts.items() for p in info["params"]]
+    assert not problems, _report(problems)
+
+
+class _Classes(HTMLParser):
+    """The ids of the classes documented on a page (``<dl class="py class"><dt id=...>``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.classes: list[str] = []
+        self._next = False
+
+    def handle_starttag(self, tag, attrs):  # noqa: ANN001
+        a = dict(attrs)
+        if tag == "dl" and "py" in (a.get("class") or "").split() and "class" in (a.get("class") or "").split():
+            self._next = True
+        elif tag == "dt" and self._next:
+            self._next = False
+            if a.get("id"):
+                self.classes.append(a["id"])
+
+
+def _resolve(qualname: str) -> Any:
+    parts = qualname.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj: Any = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for p in parts[i:]:
+            obj = getattr(obj, p)
+        return obj
+    raise ImportError(qualname)
+
+
+def _public_members(cls: type) -> set[str]:
+    """The public methods, properties and annotated attributes a user reaches on ``cls``: its own
+    and those it inherits from puffer classes (a private base's ``release`` included), not those
+    of builtins (``Exception.args``, ``tuple.count``)."""
+    names: set[str] = set()
+    for base in cls.__mro__:
+        if not base.__module__.startswith("puffer"):
+            continue
+        for name, value in vars(base).items():
+            if name.startswith("_") or isinstance(value, type):
+                continue
+            if callable(value) or isinstance(value, (property, classmethod, staticmethod)):
+                names.add(name)
+        names.update(n for n in vars(base).get("__annotations__", {}) if not n.startswith("_"))
+    return names
+
+
+def test_every_public_member_is_on_its_class_page():
+    """Each documented class shows every public method and attribute a user can reach on it,
+    including those it inherits from a private base class (``release``, ``noise``, ``group``)."""
+    problems = []
+    classes = 0
+    for page in sorted((SITE / "api").glob("*.html")):
+        parser = _Classes()
+        parser.feed(page.read_text(encoding="utf-8"))
+        ids = _ids(page)
+        for qual in parser.classes:
+            try:
+                cls = _resolve(qual)
+            except (ImportError, AttributeError):
+                problems.append(f"{page.name}: {qual} is documented but not importable")
+                continue
+            if not isinstance(cls, type):
+                continue
+            classes += 1
+            missing = sorted(n for n in _public_members(cls) if f"{qual}.{n}" not in ids)
+            if missing:
+                problems.append(f"{page.name}: {qual} lacks {', '.join(missing)}")
+    assert classes > 50
+    assert not problems, _report(problems)
+
+
+def _parameters(obj: Any) -> list[str]:
+    """The parameters a caller passes: not self / cls, not private ``_name``, not ``*args``."""
+    try:
+        sig = inspect.signature(obj)
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in sig.parameters.values() if not p.name.startswith("_") and p.name not in ("self", "cls")
+            and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+
+
+def test_parameters_are_documented(facts):
+    """A Parameters list names every parameter of its callable (none forgotten); on the mechanism
+    pages every parameter of a mechanism's constructor is in that list, and every parameter of
+    its public methods (``release(secure=...)`` included) is described there or named in the text."""
+    from puffer.mechanisms import Mechanism
+
+    problems = []
+    strict = 0
+    for rel, info in facts.items():
+        if not rel.startswith("api/"):
+            continue
+        for qual, doc in info["sigs"].items():
+            try:
+                obj = _resolve(qual)
+            except (ImportError, AttributeError):
+                continue
+            params = _parameters(obj)
+            if doc["names"]:
+                missing = [p for p in params if p not in doc["names"]]
+                if missing:
+                    problems.append(f"{rel}: {qual}: the Parameters list omits {', '.join(missing)}")
+            owner = _resolve(qual.rpartition(".")[0]) if not isinstance(obj, type) else None
+            if isinstance(obj, type) and issubclass(obj, Mechanism) and obj is not Mechanism:
+                strict += 1
+                missing = [p for p in params if p not in doc["names"]]
+                if missing:
+                    problems.append(f"{rel}: {qual}: constructor parameters without a description: {', '.join(missing)}")
+            elif isinstance(owner, type) and issubclass(owner, Mechanism) and callable(obj):
+                strict += 1
+                missing = [p for p in params if p not in doc["names"] and p not in doc["literals"]]
+                if missing:
+                    problems.append(f"{rel}: {qual}: parameters not documented: {', '.join(missing)}")
+    assert not problems, _report(problems)
+    assert strict > 30, "the mechanism pages were checked"
 
 
 @pytest.mark.parametrize("query,expect", [("Wasserstein", "mechanisms"), ("ledger", "household"),
@@ -116,7 +354,7 @@ def test_search_finds_pages(server, browser, query, expect):
         (function poll() {
             const done = (document.querySelector('.search-summary, #search-progress') || {}).innerText || '';
             const items = Array.from(document.querySelectorAll('#search-results li a'));
-            if (done.includes('Search finished') || Date.now() - t0 > 30000) resolve(items.map(a => a.getAttribute('href')));
+            if (done.includes('Search finished') || Date.now() - t0 > 300000) resolve(items.map(a => a.getAttribute('href')));
             else setTimeout(poll, 100);
         })();
     })""")

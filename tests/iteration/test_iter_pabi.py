@@ -85,9 +85,10 @@ def test_curve_and_conversion():
     assert SOUNDNESS_CAVEAT in c.provenance.notes
     k = 0.4625 ** 2 * 4 / 2           # eps(alpha) = k alpha
     assert c.at(3.0).eps == pytest.approx(3 * k, rel=1e-13)
-    pp = c.to_pp(1e-5)
+    pp = c.to_pp(1e-5, method="prop2.2")
     assert pp.eps == pytest.approx(k + 2 * math.sqrt(k * math.log(1e5)), rel=1e-6)
     assert pp.eps >= k + 2 * math.sqrt(k * math.log(1e5)) * (1 - 1e-12)
+    assert c.to_pp(1e-5).eps < pp.eps        # the default: the tightest cited conversion
 
 
 def test_laplace_reaches_pure_pp():

@@ -3,6 +3,7 @@ puffer.add_noise on the release's keyed streams for any chunking, row ids, the l
 secure noise drawn once per release, bad inputs. One cluster per module."""
 from __future__ import annotations
 
+import hashlib
 import json
 
 import dask.array as da
@@ -10,27 +11,16 @@ import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 import pytest
-from distributed import Client, LocalCluster
 
 import puffer
 import puffer.dask as pdask
 import puffer.io as pio
 from puffer.errors import ParameterError, ParameterTypeError
 
-KEY = bytes(range(100, 132))
+KEY = hashlib.sha256(b"puffer test release key").digest()  # a 256-bit test key given as bytes
 GAU = ("gaussian", {"sigma": 1.5})
 N = 50_000
 _n = iter(range(10**6))
-
-
-@pytest.fixture(scope="module")
-def client():
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                           memory_limit="2GiB")
-    c = Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
 
 
 def release(data, cols, mech, tmp_path, **kw):
@@ -45,7 +35,7 @@ def release(data, cols, mech, tmp_path, **kw):
     cols = [cols] if isinstance(cols, str) else cols
     # column c -> the documented definition: x at positions p, p + 1, ... gets (round(x/g) + Z) g, Z
     # the values of the recorded lattice law on release_stream(key, nonce, c) there
-    plan = None if e["lattice"] is None else puffer.lattice.LatticePlan.from_description(e["lattice"])
+    plan = None if e["noise_lattice"] is None else puffer.lattice.LatticePlan.from_description(e["noise_lattice"])
 
     def ref(c):
         def noisy(x, position=0):
@@ -152,11 +142,11 @@ def test_units_records(client, tmp_path):
     pdf = pd.DataFrame({"hh": hh, "t": np.tile(np.arange(4), 300), "kwh": rng.integers(0, 2, hh.size) * 1.0})
     pdf = pdf.sample(frac=1.0, random_state=1)
     got, e, st = release(dd.from_pandas(pdf, npartitions=4, sort=False), "kwh", cfg, tmp_path, unit="hh", order="t")
-    got = got.sort_values("hh")
     sums = pdf.groupby("hh")["kwh"].sum().sort_index()
-    assert got["hh"].tolist() == list(range(300))
+    assert got["hh"].tolist() == list(range(300))  # sorted by unit, as the file engine writes it
     want = st["kwh"](sums.to_numpy())  # unit id = stream position
-    assert np.array_equal(got["kwh"].to_numpy(), want)
+    assert list(got.columns) == ["hh", "kwh_sum_noisy"]  # the noisy sum, named for what it is
+    assert np.array_equal(got["kwh_sum_noisy"].to_numpy(), want)
     assert e["rows"] == 300 and e["unit"]["column"] == "hh" and e["unit"]["records_per_unit"] == 4
     with pytest.raises(ParameterError, match="exactly T = 4"):
         pdask.add_noise(dd.from_pandas(pdf.iloc[1:], npartitions=3), "kwh", cfg, key=KEY, unit="hh", order="t",
@@ -183,7 +173,7 @@ def test_ledger_on_by_default_and_zero_sensitivity_refused(client, tmp_path, mon
                         ledger=tmp_path / "z.jsonl")
     out = pdask.add_noise(dd.from_pandas(pdf, npartitions=2), "kwh", periodic, key=KEY, unit="hh", order="t",
                           ledger=tmp_path / "z.jsonl", allow_unnoised=True).compute()
-    assert sorted(out["kwh"].tolist()) == [2.0] * 50  # the raw sums, as allowed and recorded
+    assert out["kwh_sum_noisy"].tolist() == [2.0] * 50  # the raw sums, as allowed and recorded
     assert pio.read_ledger(tmp_path / "z.jsonl")[0]["config"]["allow_unnoised"] is True
 
 

@@ -22,7 +22,11 @@ from puffer import cli
 from puffer.errors import LedgerError, ParameterError, ParameterTypeError
 
 N = 1_000_000
-KEY = bytes(range(100, 132))  # a 256-bit test key given as bytes
+KEY = hashlib.sha256(b"puffer test release key").digest()  # a 256-bit test key given as bytes
+
+
+#: the least noise for FRAMEWORK's target among the mechanisms certified on a lattice
+LATTICE_DEFAULT = "GWM Laplace, PP delta=1e-05"
 
 
 def stream(entry, column, key=KEY):
@@ -32,7 +36,7 @@ def stream(entry, column, key=KEY):
 def lattice_ref(entry, column, x, key=KEY):
     """Row r of column c = (round(x_r / g) + Z_r) g, Z_r = value r of the recorded lattice law on
     release_stream(key, nonce, c)."""
-    plan = puffer.lattice.LatticePlan.from_description(entry["lattice"])
+    plan = puffer.lattice.LatticePlan.from_description(entry["noise_lattice"])
     return puffer.lattice.add_lattice_noise(np.asarray(x, dtype=np.float64), plan, rng=stream(entry, column, key))
 
 FRAMEWORK = {"name": "test pair", "model": {"kind": "correlated_pair", "p": 0.5, "rho": 0.3},
@@ -84,7 +88,7 @@ def test_round_trip_identical_bytes_for_any_batch_size_and_threads(big):
     assert all(got.schema.field(c).type == pa.float64() for c in ("x", "y", "z"))
     assert got.column("name").equals(t.column("name")) and got.column("id").equals(t.column("id"))
     # the documented definition: row r of column c = value r of release_stream(key, nonce, c)
-    g = first["lattice"]["granularity"]
+    g = first["noise_lattice"]["granularity"]
     for c in ("x", "y", "z"):
         ref = lattice_ref(first, c, t.column(c).to_numpy())
         assert np.array_equal(got.column(c).to_numpy(), ref)
@@ -101,7 +105,7 @@ def test_ledger_matches_mechanism_guarantee(tmp_path, fw_file):
     pq.write_table(t, src)
     led = tmp_path / "ledger.jsonl"
     got = []
-    for sel, out in ((None, "a.parquet"), ("PP delta", "b.parquet")):
+    for sel, out in ((None, "a.parquet"), ("GWM Gaussian, PP delta=1e-05", "b.parquet")):
         got.append(pio.noise_file(src, tmp_path / out, "x", fw_file, key=KEY, select=sel, ledger=led,
                                   per_unit=True, allow_uncomposed=sel is not None))
     text = led.read_text()
@@ -113,7 +117,11 @@ def test_ledger_matches_mechanism_guarantee(tmp_path, fw_file):
     from puffer.config import build_framework, build_mechanisms
 
     todo = dict(build_mechanisms(build_framework(FRAMEWORK["model"]), FRAMEWORK["target"]))
-    for e, label in zip(entries, ["Wasserstein (Laplace)", "GWM Gaussian, PP delta=1e-05"]):
+    # no --select: the least noise for the file's target (1, 1e-5)-PP among the mechanisms certified
+    # on a lattice (issue 32: it used to be the first row, Wasserstein's Laplace(2)); Kantorovich
+    # Thm 2's Laplace(1.542), the least of all, is not (issue 31 item 3), and is the float default
+    assert pio.resolve(fw_file).label == "Kantorovich Thm 2 (Laplace)"
+    for e, label in zip(entries, [LATTICE_DEFAULT, "GWM Gaussian, PP delta=1e-05"]):
         m = todo[label]()
         assert e["label"] == label and e["mechanism"] == type(m).__name__
         assert puffer.guarantee_from_dict(e["guarantee"]) == m.guarantee
@@ -124,12 +132,12 @@ def test_ledger_matches_mechanism_guarantee(tmp_path, fw_file):
         assert e["rows"] == 1000 and e["columns"] == ["x"] and e["puffer_version"] == puffer.__version__
         assert e["rng"]["mode"] == "keyed-chacha20" and e["unit"]["mode"] == "answers"
         assert e["framework_description"]["config"]["model"] == FRAMEWORK["model"]
-        assert e["output_sha256"] == "sha256:" + sha(tmp_path / ("a.parquet" if label.startswith("W") else "b.parquet"))
+        assert e["output_sha256"] == "sha256:" + sha(tmp_path / ("a.parquet" if e is entries[0] else "b.parquet"))
     # the noise is the mechanism's on its own lattice (padding its sensitivity per value), drawn
     # from the column's stream; the ledger records that lattice
-    m = todo["Wasserstein (Laplace)"]()
-    plan = puffer.lattice.lattice_plan(m.noise, 1, sensitivity=m.sensitivity.value, norm="coordinate")
-    assert entries[0]["lattice"] == plan.describe() and entries[1]["lattice"]["family"] == "gaussian"
+    m = todo[LATTICE_DEFAULT]()
+    plan = m.lattice_plan()
+    assert entries[0]["noise_lattice"] == plan.describe() and entries[1]["noise_lattice"]["family"] == "gaussian"
     ref = puffer.lattice.add_lattice_noise(t.column("x").to_numpy(), plan, rng=stream(entries[0], "x"))
     assert np.array_equal(pq.read_table(tmp_path / "a.parquet").column("x").to_numpy(), ref)
 
@@ -202,18 +210,21 @@ def test_int64_beyond_2_53_is_refused_in_files(tmp_path):
     src = tmp_path / "in.parquet"
     pq.write_table(pa.table({"n": pa.array([3, -(2**53), 2**62 + 1], pa.int64()),
                              "u": pa.array([0, 2**53 + 2, 1], pa.uint64())}), src)
-    # (noise of scale 4096: a lattice of step 4, whose exact range 2^54 holds 2^53)
+    # (a scale of 4096 = 2048 float spacings at 2^53: above the data's resolution,
+    # puffer.publish.values; a lattice of step 4, whose exact range 2^54 holds 2^53)
+    wide = ("laplace", {"b": 4096.0})
     for col, want in (("n", "4611686018427387905 at row 2"), ("u", "9007199254740994 at row 1")):
         with pytest.raises(ParameterError, match=want):
-            pio.noise_file(src, tmp_path / "o.parquet", [col], ("laplace", {"b": 4096.0}), key=KEY, batch_size=2)
+            pio.noise_file(src, tmp_path / "o.parquet", [col], wide, key=KEY, batch_size=2)
         assert not (tmp_path / "o.parquet").exists()
     ok = tmp_path / "ok.parquet"
     pq.write_table(pa.table({"n": pa.array([3, -(2**53), 2**53], pa.int64())}), ok)
-    pio.noise_file(ok, tmp_path / "o.parquet", ["n"], ("laplace", {"b": 4096.0}), key=KEY)
+    pio.noise_file(ok, tmp_path / "o.parquet", ["n"], wide, key=KEY)
     assert pq.read_table(tmp_path / "o.parquet").column("n").type == pa.float64()
-    # values beyond the lattice's exact range (2^52 steps) are refused, not rounded
+    # values beyond the lattice's exact range (2^52 steps) are refused, not rounded (even with the
+    # resolution check waived)
     with pytest.raises(ParameterError, match=r"2\^52 \* granularity"):
-        pio.noise_file(ok, tmp_path / "o2.parquet", ["n"], ("laplace", {"b": 1.0}), key=KEY)
+        pio.noise_file(ok, tmp_path / "o2.parquet", ["n"], ("laplace", {"b": 1.0}), key=KEY, allow_unnoised=True)
     assert not (tmp_path / "o2.parquet").exists()
 
 

@@ -6,6 +6,7 @@ Oracles: the documented definition (the recorded lattice rebuilt by LatticePlan.
 value p of release_stream(key, nonce, column)), the mechanism's own lattice plan."""
 from __future__ import annotations
 
+import hashlib
 import json
 
 import numpy as np
@@ -18,7 +19,7 @@ from puffer import cli
 from puffer.errors import ParameterError
 from puffer.lattice import LatticePlan, add_lattice_noise
 
-KEY = bytes(range(200, 232))
+KEY = hashlib.sha256(b"test_prod_lattice key").digest()
 
 
 @pytest.fixture()
@@ -37,7 +38,7 @@ def test_default_is_lattice_noise_reproduced_by_rerun(tmp_path, src, capsys):
                    "laplace", "--scale", "2.5", "--key", str(keyf), "--ledger", str(led), "--json"])
     assert rc == 0
     e = json.loads(capsys.readouterr().out)
-    lat = e["lattice"]
+    lat = e["noise_lattice"]
     assert lat["family"] == "laplace" and lat["law"] == "rounded Laplace" and lat["granularity"] == 2.0**lat["g_exp"]
     assert e["config"]["noise"] == "lattice"
     out = pq.read_table(tmp_path / "a.parquet")
@@ -57,7 +58,7 @@ def test_default_is_lattice_noise_reproduced_by_rerun(tmp_path, src, capsys):
     assert (tmp_path / "a.parquet").read_bytes() == (tmp_path / "b.parquet").read_bytes()
     capsys.readouterr()
     rc = cli.main(["ledger", "show", str(led)])
-    assert rc == 0 and f"lattice 2^{lat['g_exp']} (rounded Laplace)" in capsys.readouterr().out
+    assert rc == 0 and f"on the lattice 2^{lat['g_exp']} Z: rounded Laplace" in capsys.readouterr().out
 
 
 def test_granularity_option_and_the_mechanism_plan(tmp_path, src):
@@ -67,9 +68,9 @@ def test_granularity_option_and_the_mechanism_plan(tmp_path, src):
     pq.write_table(pa.table({"x": np.arange(3000) % 3 * 1.0}), xs)
     e = pio.noise_file(xs, tmp_path / "o.parquet", "x", fw, key=KEY, per_unit=True, granularity=2**-6,
                        ledger=tmp_path / "l.jsonl")
-    m = pio.resolve(fw).mechanism
-    assert e["lattice"] == m.lattice_plan(2**-6).describe()
-    assert e["lattice"]["padding"]["sensitivity"] == m.sensitivity.value and e["config"]["granularity"] == 2**-6
+    m = pio.resolve(fw, lattice=True).mechanism
+    assert e["noise_lattice"] == m.lattice_plan(2**-6).describe()
+    assert e["noise_lattice"]["padding"]["sensitivity"] == m.sensitivity.value and e["config"]["granularity"] == 2**-6
     y = pq.read_table(tmp_path / "o.parquet").column("x").to_numpy()
     assert np.array_equal(y * 64, np.round(y * 64))
     with pytest.raises(ParameterError, match="power of two"):
@@ -87,7 +88,7 @@ def test_what_has_no_certified_lattice_is_refused_and_float_noise_is_recorded(tm
     with pytest.raises(ParameterError, match="float_noise.*Kantorovich Thm 3"):
         pio.resolve(fw, select="Kantorovich Thm 3").lattice_plan()
     e = pio.noise_file(src, tmp_path / "c.parquet", "x", cauchy, key=KEY, ledger=led, float_noise=True)
-    assert e["lattice"] is None and e["config"]["noise"] == "float"
+    assert e["noise_lattice"] is None and e["config"]["noise"] == "float"
     with pytest.raises(ParameterError, match="granularity"):
         pio.noise_file(src, tmp_path / "d.parquet", "x", cauchy, key=KEY, ledger=led, float_noise=True,
                        granularity=2**-4)
@@ -95,7 +96,7 @@ def test_what_has_no_certified_lattice_is_refused_and_float_noise_is_recorded(tm
         pio.noise_file(src, tmp_path / "d.parquet", "x", ("laplace", {"b": 1.0}), ledger=led, float_noise=True,
                        secure=True)
     assert cli.main(["ledger", "show", str(led)]) == 0
-    assert "FLOAT noise (not safe in floating point)" in capsys.readouterr().out
+    assert "FLOAT noise (asked for with float_noise" in capsys.readouterr().out
     rc = cli.main(["noise", str(src), str(tmp_path / "e.parquet"), "--column", "x", "--noise", "cauchy", "--scale", "1",
                    "--key", str(tmp_path / "nokey"), "--ledger", str(led)])
     assert rc != 0
@@ -111,6 +112,7 @@ def test_secure_mode_is_the_same_lattice_from_os_entropy(tmp_path, src):
         e = pio.noise_file(xs, tmp_path / f"s{k}.parquet", "x", fw, secure=True, per_unit=True,
                            ledger=tmp_path / "l.jsonl", allow_uncomposed=k > 0)
         outs.append(pq.read_table(tmp_path / f"s{k}.parquet").column("x").to_numpy())
-        assert e["lattice"] == pio.resolve(fw).mechanism.lattice_plan().describe() and e["nonce"] is None
-    g = e["lattice"]["granularity"]
+        assert e["noise_lattice"] == pio.resolve(fw, lattice=True).mechanism.lattice_plan().describe()
+        assert e["nonce"] is None
+    g = e["noise_lattice"]["granularity"]
     assert all(np.array_equal(y / g, np.round(y / g)) for y in outs) and not np.array_equal(*outs)

@@ -22,8 +22,9 @@ from puffer.publish import PublishOptions
 LAP = ("laplace", {"b": 1.0})
 
 # each module may import only modules listed before it (engines and cli last)
-LAYERS = ["options", "keys", "signing", "streams", "units", "plan", "noise", "digest", "unitsets", "ledger", "totals", "release",
-          "preamble", "engines.arrow", "engines.file", "engines.spark", "engines.dask", "engines.w_inf", "cli"]
+LAYERS = ["_files", "options", "keys", "signing", "streams", "values", "units", "plan", "noise", "digest", "unitsets",
+          "ledger", "totals", "release", "preamble", "report", "engines.arrow", "engines.staging", "engines.file",
+          "engines.spark", "engines.dask", "engines.w_inf", "cli"]
 
 
 def _imports(path: str, package: str) -> set[str]:
@@ -130,7 +131,7 @@ def test_post_processing_steps_are_applied_and_recorded(tmp_path):
     assert isinstance(noise, ColumnNoise)
     x = np.linspace(0, 10, 50)
     got = noise.add(x, "x", 0)
-    want = np.floor(puffer.lattice.add_lattice_noise(x, prep.lattice, rng=pub.release_stream(rel.key, rel.nonce, "x")))
+    want = np.floor(puffer.lattice.add_lattice_noise(x, prep.noise_lattice, rng=pub.release_stream(rel.key, rel.nonce, "x")))
     assert np.array_equal(got, want)
     e = rel.commit("sha256:" + "1" * 64, 50)
     assert e["post_processing"] == [{"step": "floor"}] and e["config"]["post_processing"] == [{"step": "floor"}]

@@ -6,6 +6,7 @@ false-alarm rate.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -16,12 +17,16 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from kill_harness import fork_cli, staging_files
 
 import puffer
 import puffer.io as pio
 from puffer import cli
 from puffer.errors import LedgerError, ParameterError, PufferIOError
 from puffer.publish.digest import sha256_file
+from timing import catches, wait_until
+
+KEY32 = hashlib.sha256(b"puffer test release key").digest()  # a 256-bit test key given as bytes
 
 LAP = ("laplace", {"b": 1.0})
 MARKOV = {"name": "households", "model": {"kind": "markov_chain", "T": 4, "trans": [[0.8, 0.2], [0.3, 0.7]]},
@@ -68,7 +73,7 @@ def test_seed_search_over_every_ledger_field_finds_nothing(tmp_path):
     for s in range(20_000):
         assert legacy(s) not in leaves
     assert e["key"]["key_id"] == key.key_id and len(e["nonce"]) == 32
-    plan = puffer.lattice.LatticePlan.from_description(e["lattice"])
+    plan = puffer.lattice.LatticePlan.from_description(e["noise_lattice"])
     for s in range(2_000):
         guess = puffer.lattice.add_lattice_noise(
             np.zeros(8), plan, rng=pio.release_stream(pio.as_key(None, insecure_seed=s), e["nonce"], "x"))
@@ -87,7 +92,7 @@ def test_seed_search_over_every_ledger_field_finds_nothing(tmp_path):
 def cli_show(led):
     import io
 
-    from puffer.publish.cli import ledger_report, print_report
+    from puffer.publish.report import ledger_report, print_report
     buf = io.StringIO()
     print_report(ledger_report(str(led)), buf)
     return buf.getvalue()
@@ -168,13 +173,13 @@ def test_raw_rows_under_a_per_unit_framework_are_refused(tmp_path):
     assert not (tmp_path / "o.parquet").exists() and not led.exists()
     # with the unit: one answer per household, the framework's query (the sum of T readings)
     e = pio.noise_file(src, tmp_path / "o.parquet", "kwh", fw, ledger=led, unit="household", order="t",
-                       key=bytes(32))
+                       key=KEY32)
     out = pq.read_table(tmp_path / "o.parquet")
     assert out.num_rows == 300 and out.column("household").to_pylist() == list(range(300))
     true = np.bincount(hh, weights=x)
-    ref = puffer.lattice.add_lattice_noise(true, puffer.lattice.LatticePlan.from_description(e["lattice"]),
-                                           rng=pio.release_stream(pio.as_key(bytes(32)), e["nonce"], "kwh"))
-    assert np.array_equal(out.column("kwh").to_numpy(), ref)  # unit u gets stream position u
+    ref = puffer.lattice.add_lattice_noise(true, puffer.lattice.LatticePlan.from_description(e["noise_lattice"]),
+                                           rng=pio.release_stream(pio.as_key(KEY32), e["nonce"], "kwh"))
+    assert np.array_equal(out.column("kwh_sum_noisy").to_numpy(), ref)  # unit u gets stream position u
     assert e["unit"]["mode"] == "records" and e["unit"]["records_per_unit"] == 4
     # mismatches name the unit; nothing is written
     t = pq.read_table(src)
@@ -182,13 +187,13 @@ def test_raw_rows_under_a_per_unit_framework_are_refused(tmp_path):
     pq.write_table(bad_count, tmp_path / "short.parquet")
     with pytest.raises(ParameterError, match=r"unit .* with 3 records.*exactly T = 4"):
         pio.noise_file(tmp_path / "short.parquet", tmp_path / "o2.parquet", "kwh", fw, ledger=led, unit="household",
-                       allow_uncomposed=True)
+                       order="t", allow_uncomposed=True)
     vals = t.column("kwh").to_numpy().copy()
     vals[5] = 7.0
     pq.write_table(t.set_column(2, "kwh", pa.array(vals)), tmp_path / "badval.parquet")
     with pytest.raises(ParameterError, match=r"7\.0 in unit .*state values"):
         pio.noise_file(tmp_path / "badval.parquet", tmp_path / "o2.parquet", "kwh", fw, ledger=led,
-                       unit="household", allow_uncomposed=True)
+                       unit="household", order="t", allow_uncomposed=True)
     # per-unit answers out of the query's range [0, 4] are refused, naming the unit
     pq.write_table(pa.table({"household": [1, 2], "kwh": [3.0, 9.0]}), tmp_path / "ans.parquet")
     with pytest.raises(ParameterError, match="9.0 at unit 2"):
@@ -197,9 +202,9 @@ def test_raw_rows_under_a_per_unit_framework_are_refused(tmp_path):
     assert not (tmp_path / "o2.parquet").exists()
     # a second PP release on the same unit is refused (no total guarantee) unless allowed
     with pytest.raises(ParameterError, match="no total guarantee: 2 releases"):
-        pio.noise_file(src, tmp_path / "o3.parquet", "kwh", fw, ledger=led, unit="household")
+        pio.noise_file(src, tmp_path / "o3.parquet", "kwh", fw, ledger=led, unit="household", order="t")
     rep = cli_show(led)
-    assert "household" in rep and '"eps": 1.0' in rep
+    assert "household" in rep and "PP(eps=1, delta=0)" in rep
 
 
 def test_zero_sensitivity_release_is_refused(tmp_path):
@@ -281,21 +286,6 @@ def test_honest_io(tmp_path):
 KILL_ROWS = int(os.environ.get("PUFFER_KILL_ROWS", 1_000_000))
 
 
-def _child(args):
-    """Fork a `puffer noise` run (no interpreter start-up: the kill lands inside the release)."""
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        code = 99
-        try:
-            null = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(null, 1)
-            os.dup2(null, 2)
-            code = cli.main(args)
-        finally:
-            os._exit(code)
-    return pid
-
-
 def _check_after(out, led, want):
     """No output without its ledger entry, and the entry's digest is the output's."""
     v = pio.verify(led)
@@ -312,26 +302,32 @@ def test_kill_at_random_points_leaves_no_release_without_record(tmp_path):
     pq.write_table(pa.table({"x": np.random.default_rng(3).normal(size=KILL_ROWS)}), src)
     keyf = tmp_path / "k.key"
     pio.keygen(keyf)
+    sign = tmp_path / "ledger.sign"  # a signed ledger: signatures and checkpoints under the kills too
+    pio.signing_keygen(sign)
+    kept = tmp_path / "kept.checkpoint"
     led = tmp_path / "l.jsonl"
     t0 = time.perf_counter()
-    ref = pio.noise_file(src, tmp_path / "ref.parquet", "x", LAP, key=keyf, ledger=led, threads=1)
+    ref = pio.noise_file(src, tmp_path / "ref.parquet", "x", LAP, key=keyf, ledger=led, threads=1, signing_key=sign)
     full = time.perf_counter() - t0
     want = ref["output_sha256"]
+    kept.write_text(json.dumps(pio.checkpoint(led)))
 
     def args(out):
         return ["noise", str(src), str(out), "--column", "x", "--noise", "laplace", "--scale", "1", "--key",
-                str(keyf), "--ledger", str(led), "--rerun", ref["release_id"], "--threads", "1"]
+                str(keyf), "--ledger", str(led), "--rerun", ref["release_id"], "--threads", "1", "--sign", str(sign)]
 
     cli._parser()  # import every subcommand before forking, so the children start at once
     t0 = time.perf_counter()
-    pid = _child(args(tmp_path / "cal.parquet"))  # calibrate: an uninterrupted forked run
+    pid = fork_cli(args(tmp_path / "cal.parquet"))  # calibrate: an uninterrupted forked run
     assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
     full = time.perf_counter() - t0
     assert sha256_file(str(tmp_path / "cal.parquet")) == want
     rng = np.random.default_rng(5)
     sigs = [signal.SIGKILL] * 20 + [signal.SIGINT, signal.SIGTERM] * 2
     # random times in (0.05, 1.2) x the calibrated run, plus two SIGKILLs placed on either side of
-    # the publish whatever the machine's load: at once, and as soon as the output has appeared
+    # the publish whatever the machine's load: at once, and as soon as the output has appeared.
+    # Times count from the moment the child runs `puffer noise` (its SIGTERM handler installed),
+    # however late a loaded machine schedules it: a signal before that would test nothing.
     when: list = [float(rng.uniform(0.05, 1.2)) for _ in sigs] + [0.0, "published"]
     sigs += [signal.SIGKILL] * 2
     seen = {"published": 0, "not": 0}
@@ -340,25 +336,28 @@ def test_kill_at_random_points_leaves_no_release_without_record(tmp_path):
         out = tmp_path / f"out{k % 3}.parquet"
         if out.exists():
             out.unlink()
-        pid = _child(args(out))
-        if when[k] == "published":
-            deadline = time.perf_counter() + 60 * full + 30
-            while not out.exists() and time.perf_counter() < deadline:
-                time.sleep(0.001)
-        else:
+        pid = fork_cli(args(out))
+        status = wait_until(functools.partial(catches, pid, signal.SIGTERM), pid)  # None: still running
+        if status is None and when[k] == "published":
+            status = wait_until(out.exists, pid)
+        elif status is None:
             time.sleep(when[k] * full)
-        os.kill(pid, sig)
-        _, status = os.waitpid(pid, 0)
+        if status is None:
+            os.kill(pid, sig)
+            _, status = os.waitpid(pid, 0)
         codes.setdefault(sig, []).append(os.waitstatus_to_exitcode(status))
         _check_after(out, led, want)
         seen["published" if out.exists() else "not"] += 1
         if not out.exists():  # a rerun after the kill gives the uninterrupted bytes and cleans orphans
-            pio.noise_file(src, out, "x", LAP, key=keyf, ledger=led, rerun=ref["release_id"], threads=1)
+            pio.noise_file(src, out, "x", LAP, key=keyf, ledger=led, rerun=ref["release_id"], threads=1,
+                           signing_key=sign)
             assert sha256_file(str(out)) == want
-        assert not [n for n in os.listdir(tmp_path) if ".puffer-tmp-" in n and n.startswith(f".{out.name}")]
-    pio.noise_file(src, tmp_path / "last.parquet", "x", LAP, key=keyf, ledger=led, rerun=ref["release_id"])
-    v = pio.verify(led)
+        assert not staging_files(tmp_path, out.name)
+    pio.noise_file(src, tmp_path / "last.parquet", "x", LAP, key=keyf, ledger=led, rerun=ref["release_id"],
+                   signing_key=sign)
+    v = pio.verify(led, pub=str(sign) + ".pub", checkpoint=kept)  # every entry signed, nothing cut
     assert v["pending"] == [] and v["torn_tail"] is None  # dangling pending entries were resolved
+    assert not [n for n in os.listdir(tmp_path) if ".checkpoint.tmp-" in n]
     assert seen["not"] > 0 and seen["published"] > 0, seen  # the kills landed on both sides of the publish
     # SIGINT / SIGTERM that land during the release end with exit 130 / 143 (0 if it had finished)
     assert set(codes[signal.SIGINT]) <= {130, 0} and set(codes[signal.SIGTERM]) <= {143, 0}, codes
@@ -393,7 +392,7 @@ def test_read_only_ledger_or_full_disk_at_the_publish_step(tmp_path, monkeypatch
             pio.noise_file(src, tmp_path / "o.parquet", "x", LAP, key=keyf, ledger=led, rerun=ref["release_id"])
         monkeypatch.setattr(L.os, "write", real_write)
         assert not (tmp_path / "o.parquet").exists()
-        assert not [n for n in os.listdir(tmp_path) if ".puffer-tmp-" in n]
+        assert not staging_files(tmp_path)
         assert led.read_bytes() == before and pio.verify(led)["torn_tail"] is None  # truncated back
         assert cli.main(["noise", str(src), str(tmp_path / "o.parquet"), "--column", "x", "--noise", "laplace",
                          "--scale", "1", "--key", str(keyf), "--ledger", str(led), "--rerun",
@@ -476,9 +475,9 @@ def test_budget_refuses_a_release_over_it(tmp_path):
     fw.write_text(json.dumps(MARKOV))
     led = tmp_path / "l.jsonl"
     with pytest.raises(ParameterError, match="budget.*make it 1"):
-        pio.noise_file(src, tmp_path / "o.parquet", "kwh", fw, ledger=led, unit="household", budget=0.5)
+        pio.noise_file(src, tmp_path / "o.parquet", "kwh", fw, ledger=led, unit="household", order="t", budget=0.5)
     assert not (tmp_path / "o.parquet").exists()
-    e = pio.noise_file(src, tmp_path / "o.parquet", "kwh", fw, ledger=led, unit="household", budget=1.0)
+    e = pio.noise_file(src, tmp_path / "o.parquet", "kwh", fw, ledger=led, unit="household", order="t", budget=1.0)
     assert e["budget"] == 1.0 and e["composition"]["total"]["eps"] == 1.0
     assert e["guarantee"]["provenance"]["theorem"] and e["sensitivity"]["witness"] is not None
 
@@ -488,7 +487,7 @@ def test_a_killed_release_still_counts_in_the_totals(tmp_path):
     'published' if the output is there with its digest, else 'unknown', and counted either way."""
     led = tmp_path / "l.jsonl"
     plan = pio.resolve(("laplace", {"b": 1.0}))
-    rels = [pio.begin_release(ledger=led, columns=["x"], plan=plan, key=bytes(32)) for _ in range(2)]
+    rels = [pio.begin_release(ledger=led, columns=["x"], plan=plan, key=KEY32) for _ in range(2)]
     for rel, (name, make) in zip(rels, (("there.parquet", True), ("gone.parquet", False))):
         out = tmp_path / name
         out.write_bytes(b"published bytes")

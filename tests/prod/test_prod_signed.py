@@ -180,6 +180,20 @@ def test_removed_newlines_are_not_a_torn_tail(signed, capsys):
     with pytest.raises(LedgerError, match="cut off"):
         pio.noise_file(signed["src"], tmp / "o9.parquet", "x", FW, ledger=led, per_unit=True,
                        allow_uncomposed=True, signing_key=signed["sk"])
+    # nor is anything appended once the checkpoint file is gone (deleting it would hide a cut)
+    cpf = tmp / "l.jsonl.checkpoint"
+    saved = cpf.read_bytes()
+    led.write_bytes(b"".join(lines[:2]))
+    cpf.unlink()
+    with pytest.raises(LedgerError, match="without its checkpoint file"):
+        pio.noise_file(signed["src"], tmp / "o9.parquet", "x", FW, ledger=led, per_unit=True,
+                       allow_uncomposed=True, signing_key=signed["sk"])
+    capsys.readouterr()
+    assert cli.main(["ledger", "checkpoint", str(led)]) == 3  # a new one needs the signing key ...
+    assert "signing_key" in capsys.readouterr().err
+    assert cli.main(["ledger", "checkpoint", str(led), "--sign", str(signed["sk"])]) == 0  # ... and is written
+    assert json.loads(capsys.readouterr().out)["entries"] == 2
+    cpf.write_bytes(saved)
     # a genuinely torn append (after everything the checkpoint covers) is repaired and recorded
     led.write_bytes(data + b'{"allow_uncomposed":true,"bud')
     e = pio.noise_file(signed["src"], tmp / "o9.parquet", "x", FW, ledger=led, per_unit=True,

@@ -4,6 +4,7 @@ after shuffles (with and without adaptive query execution), secure noise drawn o
 release, the ledger entry, row ids, bad inputs. One Spark session for the module."""
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sys
@@ -19,7 +20,7 @@ import puffer.io as pio
 import puffer.spark as pspark
 from puffer.errors import ParameterError, ParameterTypeError
 
-KEY = bytes(range(32))
+KEY = hashlib.sha256(b"puffer test release key").digest()  # a 256-bit test key given as bytes
 LAP = ("laplace", {"b": 2.0})
 N = 5_000
 _n = iter(range(10**6))
@@ -36,7 +37,7 @@ def release(df, cols, mech, tmp_path, **kw):
     assert e["path"] == "spark" and entries[1]["output_sha256"] == e["output_sha256"]
     # column c -> the documented definition: x at positions p, p + 1, ... gets (round(x/g) + Z) g, Z
     # the values of the recorded lattice law on release_stream(key, nonce, c) there
-    plan = None if e["lattice"] is None else puffer.lattice.LatticePlan.from_description(e["lattice"])
+    plan = None if e["noise_lattice"] is None else puffer.lattice.LatticePlan.from_description(e["noise_lattice"])
 
     def ref(c):
         def noisy(x, position=0):
@@ -63,7 +64,10 @@ def spark():
              .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4")
              .config("spark.sql.execution.arrow.maxRecordsPerBatch", "1000")
              .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-             .config("spark.driver.memory", "1g").getOrCreate())
+             .config("spark.driver.memory", "1g")
+             # heartbeats and RPCs wait long on a loaded machine; these timeouts only detect a hang
+             .config("spark.network.timeout", "900s").config("spark.executor.heartbeatInterval", "60s")
+             .getOrCreate())
     finally:
         for k, v in saved.items():
             if v is None:
@@ -158,7 +162,7 @@ def test_file_spark_and_dask_publish_the_same_lattice_values(spark, tmp_path, mo
         e = pio.noise_file(tmp_path / "in.parquet", tmp_path / f"o{case}.parquet", cols, mech, key=KEY,
                            ledger=tmp_path / f"f{case}.jsonl", **kw)
         got.append(pq.read_table(tmp_path / f"o{case}.parquet").to_pandas())
-        lattices.append(e["lattice"])
+        lattices.append(e["noise_lattice"])
         for n, engine in enumerate((pspark, pdask)):
             led = tmp_path / f"e{case}{n}.jsonl"
             data = spark.createDataFrame(pdf) if engine is pspark else dd.from_pandas(pdf, npartitions=3)
@@ -166,7 +170,7 @@ def test_file_spark_and_dask_publish_the_same_lattice_values(spark, tmp_path, mo
             got.append(out.toPandas() if engine is pspark else out.compute())
             entry = pio.read_ledger(led)[0]
             assert entry["nonce"] == nonce == e["nonce"]
-            lattices.append(entry["lattice"])
+            lattices.append(entry["noise_lattice"])
         assert lattices[0] == lattices[1] == lattices[2] and lattices[0] is not None
         by = "hh" if kw else "id"
         vals = [g.sort_values(by)[cols[0]].to_numpy() for g in got]
@@ -341,12 +345,14 @@ def test_file_spark_and_dask_releases_are_bitwise_equal(spark, tmp_path, monkeyp
                                      ledger=led["spark"]).toPandas()
             ddf = dd.read_parquet(str(src)) if not sort else dd.from_pandas(table.to_pandas(), npartitions=3)
             d_out = pdask.add_noise(ddf, cols, mech, options=opts, ledger=led["dask"]).compute()
-            if sort:
-                s_out, d_out, f_out = (x.sort_values(sort).reset_index(drop=True) for x in (s_out, d_out, f_out))
+            if sort:  # one order on every engine: by unit (issue 30 §5: Dask's came back unsorted)
+                s_out, d_out, f_out = (x.reset_index(drop=True) for x in (s_out, d_out, f_out))
+                assert (np.diff(f_out[sort].to_numpy()) > 0).all()
             for c in [cols] if isinstance(cols, str) else cols:
-                assert np.array_equal(f_out[c].to_numpy(), s_out[c].to_numpy()), (name, c, "spark")
-                assert np.array_equal(f_out[c].to_numpy(), d_out[c].to_numpy()), (name, c, "dask")
-                assert not np.array_equal(f_out[c].to_numpy(), table.column(c).to_numpy()[: len(f_out)])
+                o = c + "_sum_noisy" if sort else c  # records: the noisy sum, named for what it is
+                assert np.array_equal(f_out[o].to_numpy(), s_out[o].to_numpy()), (name, c, "spark")
+                assert np.array_equal(f_out[o].to_numpy(), d_out[o].to_numpy()), (name, c, "dask")
+                assert not np.array_equal(f_out[o].to_numpy(), table.column(c).to_numpy()[: len(f_out)])
             if sort:
                 assert np.array_equal(f_out[sort].to_numpy(), s_out[sort].to_numpy())
                 assert np.array_equal(f_out[sort].to_numpy(), d_out[sort].to_numpy())
@@ -372,3 +378,39 @@ def test_spark_bitwise_equal_for_prior_and_position_splits(spark):
     for fw, tasks in ((FW_PRIORS, None), (FW_ONE, 5), (FW_PERIODIC, 3)):
         _same(pspark.w_inf(fw, spark, tasks=tasks), fw.w_inf())
     _same(pspark.w_inf(FW_PRIORS, spark.sparkContext, tasks=2), FW_PRIORS.w_inf())
+
+
+def test_unit_ids_must_be_integers_or_strings(spark, tmp_path):
+    """Issue 31 item 4: unit ids of another type were hashed through their text, and texts collide.
+    Two array ids that differ in one element print alike (numpy elides the middle of a long array):
+    in different partitions they got one stream position, so the same noise, and their exact
+    difference was published. Every type but integers and strings is refused, before any work."""
+    a = list(range(2000))
+    b = a[:1000] + [-1] + a[1001:]
+    led = tmp_path / "l.jsonl"
+    df = spark.createDataFrame(spark.sparkContext.parallelize([(a, 1.0), (b, 2.0)], 2), "u array<long>, x double")
+    with pytest.raises(ParameterTypeError, match="integer or string unit ids"):
+        pspark.add_noise(df, "x", ("laplace", {"b": 1.0}), key=KEY, unit="u", per_unit=True, ledger=led)
+    for typ, vals in (("binary", [bytearray(b"1"), bytearray(b"2")]), ("double", [1.0, 2.0]),
+                      ("decimal(4,1)", None), ("struct<a:long>", [(1,), (2,)])):
+        if vals is None:
+            from decimal import Decimal
+            vals = [Decimal("1.0"), Decimal("2.0")]
+        df = spark.createDataFrame([(v, 1.0) for v in vals], f"u {typ}, x double")
+        for per_unit in (True, False):
+            with pytest.raises(ParameterTypeError, match="integer or string unit ids"):
+                pspark.add_noise(df, "x", ("laplace", {"b": 1.0}), key=KEY, unit="u", per_unit=per_unit, ledger=led)
+    assert not led.exists()  # refused before anything was recorded
+
+
+def test_values_the_noise_cannot_change_are_refused(spark, tmp_path):
+    """Issue 31 item 4: 2^60 and a scale of 1e-300 were published exactly; refused on Spark as on
+    the other engines (puffer.publish.values, in the workers), nothing recorded."""
+    led = tmp_path / "l.jsonl"
+    df = spark.createDataFrame([(1.0,), (2.0**60,)], "x double")
+    with pytest.raises(ParameterError, match="x.*at row 1"):
+        pspark.add_noise(df, "x", ("laplace", {"b": 1.0}), key=KEY, ledger=led)
+    df = spark.createDataFrame([(0.5,), (1.5,)], "x double")
+    with pytest.raises(ParameterError, match="allow_unnoised"):
+        pspark.add_noise(df, "x", ("laplace", {"b": 1e-300}), key=KEY, ledger=led)
+    assert not led.exists() or pio.read_ledger(led) == []

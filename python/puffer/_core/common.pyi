@@ -3,7 +3,7 @@ import typing
 __all__: list[str] = ['hold_pool_mutex_for_tests', 'max_threads', 'parallel_sum_of_squares', 'pool_workers']
 def hold_pool_mutex_for_tests(ms: typing.SupportsInt | typing.SupportsIndex) -> None:
     """
-    Test hook: a background thread holds the pool mutex for ms milliseconds (fork tests).
+    Test hook: a background thread holds the pool mutex for ms milliseconds; returns once it holds it (fork tests).
     """
 def max_threads() -> int:
     """

@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['Family', 'custom_mass', 'custom_shift_divergence', 'max_shift', 'shift_divergence', 'shift_divergence1']
+__all__: list[str] = ['Family', 'custom_mass', 'custom_shift_divergence', 'custom_shift_divergence_lipschitz', 'max_shift', 'shift_divergence', 'shift_divergence1']
 class Family:
     """
     noise family codes (renyi/renyi.hpp)
@@ -94,6 +94,10 @@ def custom_mass(logpdf: collections.abc.Callable[[numpy.typing.NDArray[numpy.flo
 def custom_shift_divergence(logpdf: collections.abc.Callable[[numpy.typing.NDArray[numpy.float64]], numpy.typing.ArrayLike], symmetric: bool, alpha: typing.SupportsFloat | typing.SupportsIndex, u: typing.SupportsFloat | typing.SupportsIndex, scale_hint: typing.SupportsFloat | typing.SupportsIndex = 1.0, breaks: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex] = []) -> float:
     """
     Certified upper bound on D_alpha(p(. - u) || p) for a vectorised Python log-density (GIL held).
+    """
+def custom_shift_divergence_lipschitz(logpdf: collections.abc.Callable[[numpy.typing.NDArray[numpy.float64]], numpy.typing.ArrayLike], alpha: typing.SupportsFloat | typing.SupportsIndex, u: typing.SupportsFloat | typing.SupportsIndex, L: typing.SupportsFloat | typing.SupportsIndex, scale_hint: typing.SupportsFloat | typing.SupportsIndex = 1.0, breaks: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex] = [], rtol: typing.SupportsFloat | typing.SupportsIndex = 0.001, max_nodes: typing.SupportsInt | typing.SupportsIndex = 2097152) -> float:
+    """
+    Upper bound on D_alpha(p(. - u) || p) certified from |d/dx log p| <= L (GIL held: Python log-density).
     """
 def max_shift(family: typing.SupportsInt | typing.SupportsIndex, k: typing.SupportsFloat | typing.SupportsIndex, nu: typing.SupportsFloat | typing.SupportsIndex, beta: typing.SupportsFloat | typing.SupportsIndex, alpha: typing.SupportsFloat | typing.SupportsIndex, eps: typing.SupportsFloat | typing.SupportsIndex) -> float:
     """

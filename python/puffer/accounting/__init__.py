@@ -1,4 +1,6 @@
-"""Composition accounting for general granularity notions (Guerra-Balboa, Miranda-Pascual,
+"""Composition of DP-type releases for any granularity notion: sequential, parallel and in between.
+
+Composition accounting for general granularity notions (Guerra-Balboa, Miranda-Pascual,
 Parra-Arnau, Strufe, "Composition in Differential Privacy for General Granularity Notions",
 IEEE CSF 2024), and how Pufferfish guarantees may (not) compose (Pierquin et al. 2024, App. E.1).
 

@@ -1,4 +1,6 @@
-"""The composition accountant for a general granularity (Guerra-Balboa et al. 2024).
+"""The composition accountant: releases in, the total guarantee for a target granularity out.
+
+The composition accountant for a general granularity (Guerra-Balboa et al. 2024).
 
 ``Accountant(granularity, domain=None, notion="pure")`` collects releases
 ``add(guarantee, selector=Identity(), scope="common")`` and ``total()`` returns the guarantee of
@@ -151,14 +153,21 @@ class Accountant:
             ) -> Accountant:
         """Add a release.
 
-        guarantee: a DP-type guarantee of the accountant's notion (``granularity=None`` means the
+        Parameters
+        ----------
+        guarantee
+            A DP-type guarantee of the accountant's notion (``granularity=None`` means the
             target granularity), or an object carrying one (``.dp_guarantee``,
             :class:`~puffer.accounting.Certified`). Pufferfish guarantees (PP, RPP, ...) are
             refused: they have no known sequential composition (Pierquin et al. 2024, App. E.1).
-        selector: what the release reads (default :class:`Identity`).
-        scope: "common" — the guarantee is certified for M_i = M*_i o f_i on the whole class and
-            M_i depends on D only through f_i(D) (Thm IV.11); "local" — certified for M*_i on
+        selector
+            What the release reads (default :class:`Identity`).
+        scope
+            ``"common"``: the guarantee is certified for M_i = M*_i o f_i on the whole class and
+            M_i depends on D only through f_i(D) (Thm IV.11); ``"local"``: certified for M*_i on
             f_i(DD) (Thm IV.1).
+        label
+            A name for the release in explanations (default: its index).
         """
         g: Any = as_dp_guarantee(guarantee)
         index = len(self.releases)

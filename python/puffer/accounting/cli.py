@@ -1,4 +1,6 @@
-"""``puffer account FILE``: compose a list of releases described in a TOML or JSON file and print
+"""The ``puffer account FILE`` command: compose the releases a file lists and explain the total.
+
+``puffer account FILE``: compose a list of releases described in a TOML or JSON file and print
 the total guarantee and its explanation.
 
 File format (unknown keys are errors)::
@@ -35,6 +37,7 @@ _REL = {"label", "guarantee", "select", "scope"}
 
 
 def add_parser(subparsers: Any) -> None:
+    """Register the ``puffer account`` subcommand and its options."""
     p = subparsers.add_parser("account", help="compose the releases listed in a TOML/JSON file "
                               "(Guerra-Balboa et al. 2024) and explain the total")
     p.add_argument("file", help="a TOML/JSON list of releases, or a release ledger (JSON lines written by "
@@ -68,6 +71,7 @@ def load_releases(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def accountant_from_config(cfg: dict[str, Any]) -> Accountant:
+    """An :class:`~puffer.accounting.Accountant` holding the releases of a validated ``puffer account`` description."""
     from .. import guarantees
     from . import Accountant
     from .databases import domain_from_dict
@@ -113,9 +117,10 @@ def _is_ledger(path: str) -> bool:
 
 
 def run(args: argparse.Namespace, out: Any = None) -> int:
+    """Run ``puffer account`` (a release list or a ledger); returns the exit code."""
     out = out or sys.stdout
     if _is_ledger(args.file):
-        from ..publish.cli import ledger_report, print_report
+        from ..publish.report import ledger_report, print_report
 
         rep = ledger_report(args.file)
         if args.json:

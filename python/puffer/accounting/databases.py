@@ -1,4 +1,6 @@
-"""Database classes (data domains) and the multiset algebra (Guerra-Balboa et al. 2024, Sec. II
+"""Database classes (data domains) and the multiset algebra the accountant works on.
+
+Database classes (data domains) and the multiset algebra (Guerra-Balboa et al. 2024, Sec. II
 and the proof of Prop. A.4).
 
 A multiset database is stored canonically as a ``frozenset`` of ``(record, multiplicity)``
@@ -44,7 +46,7 @@ __all__ = ["multiset", "size", "symdiff_size", "restrict", "add_record", "remove
 ENUMERATION_LIMIT = 200_000
 
 Multiset = frozenset
-#: the canonical multiset type: (record, multiplicity >= 1) pairs
+#: the canonical multiset type, (record, multiplicity >= 1) pairs
 MultisetT: TypeAlias = "frozenset[tuple[Hashable, int]]"
 
 
@@ -89,12 +91,14 @@ def restrict(D: MultisetT, keep: Callable[[Any], bool]) -> MultisetT:
 
 
 def add_record(D: MultisetT, x: Hashable) -> MultisetT:
+    """The multiset ``D`` with one more copy of record ``x``."""
     c = dict(D)
     c[x] = c.get(x, 0) + 1
     return frozenset(c.items())
 
 
 def remove_record(D: MultisetT, x: Hashable) -> MultisetT:
+    """The multiset ``D`` with one copy of record ``x`` removed (refused if ``x`` is absent)."""
     c = dict(D)
     if c.get(x, 0) == 0:
         raise ParameterError("x", x, "a record present in the database")

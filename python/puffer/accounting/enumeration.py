@@ -1,4 +1,6 @@
-"""Exact evaluation on a finite (enumerated) class (Guerra-Balboa et al. 2024, the edge form of
+"""Exact composition totals on a finite class, by enumerating every edge of the target granularity.
+
+Exact evaluation on a finite (enumerated) class (Guerra-Balboa et al. 2024, the edge form of
 Thms IV.1 / IV.11, VI.4 / VI.7, VI.13 / VI.14, VI.21 / VI.22 via Thms III.3, VI.3, VI.12, VI.20).
 
 For every edge D ~_G D' of the target granularity inside the class, each release's distance
@@ -30,6 +32,8 @@ __all__ = ["EnumerationResult", "enumerate_total", "release_distance"]
 
 @dataclass
 class EnumerationResult:
+    """The maxima found by :func:`enumerate_total`, with the attaining edges and the releases they touch."""
+
     values: tuple[float, ...]
     edges: list[str]
     touched: list[list[int]]
@@ -100,6 +104,7 @@ def release_distance(r: Release, domain: DB.DatabaseClass, D: Any, D2: Any) -> f
 
 def enumerate_total(releases: list[Release], target: GR.Granularity, domain: DB.DatabaseClass,
                     notion: str) -> EnumerationResult:
+    """The composed total by enumerating every edge of the target granularity on a finite ``domain``."""
     ncomp = 2 if notion == "approx" else 1
     g = GR.enumerated(target, domain)
     oracles = [_ReleaseOracle(r, domain) for r in releases]

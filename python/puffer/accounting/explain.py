@@ -1,4 +1,6 @@
-"""Human-readable account of a composition: the theorem used, the edge of the target
+"""The human-readable account of a composition: theorem, attaining edge and each release's share.
+
+Human-readable account of a composition: the theorem used, the edge of the target
 granularity that attains the maximum and what each release it touches contributes there
 (Guerra-Balboa et al. 2024, the edge form of Thm IV.11 and its analogues)."""
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""Footprint closed forms for record-level selectors (Guerra-Balboa et al. 2024, Thm IV.11 and
+"""Closed-form composition totals for record-level selectors, from the releases' footprints.
+
+Footprint closed forms for record-level selectors (Guerra-Balboa et al. 2024, Thm IV.11 and
 its approximate / zCDP / GDP analogues VI.7, VI.14, VI.22; special cases Thm IV.3 (sequential),
 Thm IV.12 (parallel, unbounded), Cor. IV.13 and Cor. A.18 (bounded over a record partition)).
 
@@ -42,6 +44,8 @@ PRODUCT_LIMIT = 100_000
 
 @dataclass
 class FootprintResult:
+    """The closed-form edge maxima of record-level releases, with the attaining edges and footprints."""
+
     values: tuple[float, ...]         # per component (1, or 2 for approx): the edge maximum (float)
     edges: list[str]                  # per component: a description of the attaining edge
     touched: list[list[int]]          # per component: release indices changed on that edge

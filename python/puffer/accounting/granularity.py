@@ -1,4 +1,6 @@
-"""Granularity notions: symmetric neighbour relations on a database class (Guerra-Balboa et al.
+"""Granularity notions: neighbour relations on a database class, their path metric and connectedness.
+
+Granularity notions: symmetric neighbour relations on a database class (Guerra-Balboa et al.
 2024, Def. III.1), their canonical path metric d^G (Prop. A.1), connectedness (Ex. III.4) and
 the conversion factor between two granularities (Sec. III-A, Prop. A.3).
 
@@ -434,6 +436,8 @@ def _closed_dist_to(g1: Granularity, g2: Granularity, domain: DB.DatabaseClass) 
 
 @dataclass(frozen=True)
 class EnumeratedGraph:
+    """The neighbour graph of a granularity on a finite class, in compressed sparse row form."""
+
     vertices: list[Any]
     index: dict[Any, int]
     indptr: NDArray[np.int64]
@@ -487,6 +491,7 @@ def _bfs_distance(g: Granularity, domain: DB.DatabaseClass, sources: list[Any], 
 
 
 def granularity_from_dict(d: Any) -> Granularity:
+    """The granularity a file names (``{'kind': 'Bounded'}`` or ``'Bounded'``)."""
     kinds: dict[str, type[Granularity]] = {"Unbounded": Unbounded, "Bounded": Bounded, "FreeLunch": FreeLunch,
              "OrderedBounded": OrderedBounded}
     if isinstance(d, str):

@@ -1,4 +1,6 @@
-"""Metric forms of the DP-type guarantees (Guerra-Balboa et al. 2024): G eps-DP is
+"""Metric forms of the DP-type guarantees, through which releases of any granularity compose.
+
+Metric forms of the DP-type guarantees (Guerra-Balboa et al. 2024): G eps-DP is
 ``eps d^G``-privacy (Thm III.3), G (eps, delta)-DP is ``(eps d^G, delta [d^G]_eps)``-privacy
 (Thm VI.3), G rho-zCDP is ``rho (d^G)^2``-zCprivacy (Thm VI.12) and G mu-GDP is
 ``mu d^G``-Gprivacy (Thm VI.20). ``bound(D, D2)`` evaluates the guarantee between any two

@@ -1,4 +1,6 @@
-"""One composed release (guarantee + selector + scope) and the per-edge distance n_i it sees
+"""One composed release (guarantee, selector, scope) and the distance it sees on an edge.
+
+One composed release (guarantee + selector + scope) and the per-edge distance n_i it sees
 (Guerra-Balboa et al. 2024; the unified reduction of Thms III.3, VI.3, VI.12, VI.20).
 
 On an edge D ~_G D' of the target granularity, release i contributes through
@@ -126,6 +128,11 @@ def terms_vec(notion: str, p0: NDArray[np.float64], p1: NDArray[np.float64], n: 
             gf = np.where(p0 > 0, np.expm1(safe * nf) / np.expm1(safe), nf)
             for _ in range(6):
                 gf = np.nextafter(gf, INF)
+            # e^eps - 1 overflows from eps = 710 on (inf / inf = NaN): those entries, and every
+            # large eps n, by the core's log-space form (n = 1 gives 1 at any eps)
+            big = (p0 > 0) & ~inf & (safe * nf >= 700.0)
+            if big.any():
+                gf[big] = [group_factor(float(a), float(b)) for a, b in zip(nf[big], p0[big])]
             d = np.where((p1 == 0) | (nf == 0), 0.0, p1 * np.where(p0 > 0, gf, nf))
             return [eps_t, np.where(inf, INF, d)]
         if notion == "zcdp":
@@ -209,6 +216,7 @@ def n_one_both(r: Release, target: GR.Granularity, domain: DB.DatabaseClass) -> 
 
 
 def raise_incompatible(G: Any, target: Any) -> None:
+    """Refuse a release whose granularity cannot be compared with the target without enumeration."""
     from ..errors import ParameterError
     raise ParameterError("granularity", G, f"a granularity comparable with the target {target!r} "
                          "without enumeration (FreeLunch, Unbounded, Bounded on multisets; OrderedBounded "

@@ -1,4 +1,6 @@
-"""Selectors: the functions f_i that decide which part of the database release i reads
+"""Selectors: which part of the database each release reads.
+
+Selectors: the functions f_i that decide which part of the database release i reads
 (Guerra-Balboa et al. 2024, Sec. IV: f_i : DD -> DD_i; sequential composition is f_i = id,
 parallel composition a partition, and everything in between overlapping sub-databases).
 
@@ -305,6 +307,7 @@ class Opaque(Selector):
 
 
 def selector_from_dict(d: Any) -> Selector:
+    """The selector a file describes (``Identity`` or ``RecordFilter``; None means ``Identity``)."""
     if d is None:
         return Identity()
     if not isinstance(d, dict) or d.get("kind") not in ("Identity", "RecordFilter"):

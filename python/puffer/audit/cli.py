@@ -1,4 +1,6 @@
-"""``puffer audit FILE``: calibrate every mechanism of a framework file (as ``puffer run`` does)
+"""The ``puffer audit FILE`` command: calibrate every mechanism of a framework file and audit it.
+
+``puffer audit FILE``: calibrate every mechanism of a framework file (as ``puffer run`` does)
 and audit each one empirically (:func:`puffer.audit.empirical`); prints the table (or JSON),
 progress on stderr. Exit code 5 when an audit proves a violation (0 otherwise; the other codes
 are those of ``puffer``)."""
@@ -19,6 +21,7 @@ __all__ = ["add_parser", "run", "audit_config", "EXIT_VIOLATION"]
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Register the ``puffer audit`` subcommand and its options."""
     p: argparse.ArgumentParser = subparsers.add_parser("audit", help="audit every mechanism for a framework file empirically "
                               "(exit code 5 if a violation is proved)")
     p.add_argument("file", help="a TOML/JSON framework description (the schema of 'puffer run')")
@@ -54,6 +57,7 @@ def audit_config(config: dict[str, Any], *, n: int, confidence: float, pairs: st
 
 
 def run(args: argparse.Namespace, out: Any = None) -> int:
+    """Run ``puffer audit``; returns the exit code (5 when a violation is proved)."""
     from ..config import load_config
 
     out = sys.stdout if out is None else out

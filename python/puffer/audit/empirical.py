@@ -1,4 +1,6 @@
-"""Empirical privacy auditor: a lower confidence bound on the privacy loss of a mechanism *as
+"""Empirical privacy auditor: a lower confidence bound on a mechanism's privacy loss, from samples.
+
+Empirical privacy auditor: a lower confidence bound on the privacy loss of a mechanism *as
 released*, end to end, from samples (in the spirit of DP-Sniper, Bichsel et al. 2021, and
 Google's stochastic tester / dp_auditorium, for Pufferfish frameworks).
 
@@ -247,25 +249,38 @@ def empirical(mechanism: Any, framework: Any = None, *, pairs: Any = "worst", n:
 
     Parameters
     ----------
-    mechanism : a calibrated mechanism (``guarantee``, ``release``, ``framework``, ``noise``)
-    framework : the framework whose conditional laws the data are drawn from (default: the
-        mechanism's own; another one audits the claim under other priors)
-    pairs : ``"worst"`` (the sensitivity's witness prior and pair), ``"all"``, or a list of
-        ``(theta, (s_i, s_j))`` or ``(s_i, s_j)`` (every prior where both are possible)
-    n : outputs per secret and per (prior, pair), half to choose the witness, half to bound it
-    confidence : the report's lower bound holds simultaneously with this probability
-    rng : None, int, SeedSequence, numpy Generator or :class:`puffer.sampling.Stream`
-    claimed : None (the mechanism's guarantee, see :func:`claim_of`), a number (the eps of a
-        different claim of the same kind: how the auditor's power is tested) or a PP / RPP
-    alpha : Renyi order audited for an RPP curve (default: see :func:`claim_of`)
-    statistic : ``"auto"`` (the declared model's likelihood ratio when the noise has a
-        ``logpdf``, else ``"histogram"``), ``"model"`` or ``"histogram"`` (black box)
-    progress : show a progress bar on stderr (default: when stderr is a terminal)
+    mechanism : Mechanism
+        A calibrated mechanism (``guarantee``, ``release``, ``framework``, ``noise``).
+    framework : Framework, optional
+        The framework whose conditional laws the data are drawn from (default: the
+        mechanism's own; another one audits the claim under other priors).
+    pairs : str or list
+        ``"worst"`` (the sensitivity's witness prior and pair), ``"all"``, or a list of
+        ``(theta, (s_i, s_j))`` or ``(s_i, s_j)`` (every prior where both are possible).
+    n : int
+        Outputs per secret and per (prior, pair), half to choose the witness, half to bound it.
+    confidence : float
+        The report's lower bound holds simultaneously with this probability.
+    rng : None, int, SeedSequence, numpy Generator or puffer.sampling.Stream
+        The randomness of the data and the outputs (numpy's convention).
+    claimed : None, float, PP or RPP
+        None (the mechanism's guarantee, see :func:`claim_of`), a number (the eps of a
+        different claim of the same kind: how the auditor's power is tested) or a PP / RPP.
+    alpha : float, optional
+        The Rényi order audited for an RPP curve (default: see :func:`claim_of`).
+    statistic : str
+        ``"auto"`` (the declared model's likelihood ratio when the noise has a ``logpdf``,
+        else ``"histogram"``), ``"model"`` or ``"histogram"`` (black box).
+    progress : bool, optional
+        Show a progress bar on stderr (default: when stderr is a terminal).
 
     Returns
     -------
-    AuditReport with ``.lower``, ``.claimed``, ``.violated``, ``.ratio``, ``.witness``.
+    AuditReport
+        With ``.lower``, ``.claimed``, ``.violated``, ``.ratio``, ``.witness``.
 
+    Examples
+    --------
     >>> import puffer
     >>> m = puffer.mechanisms.Wasserstein(puffer.models.correlated_pair(), eps=1.0)
     >>> r = puffer.audit.empirical(m, n=20_000, rng=1)

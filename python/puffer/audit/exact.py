@@ -1,4 +1,6 @@
-"""Privacy-loss oracles for discrete 1-D frameworks: used by the tests to check that every
+"""Exact privacy-loss oracles for discrete 1-D frameworks, to check how tight a guarantee is.
+
+Privacy-loss oracles for discrete 1-D frameworks: used by the tests to check that every
 calibrated mechanism keeps its promise, and by users to see how conservative a theorem is.
 
 * :func:`laplace_privacy_loss` — exact sup_y |log p_Y(y | s_i) / p_Y(y | s_j)| for Y = X + Lap(b)

@@ -1,4 +1,6 @@
-"""Witness statistics T(y) for the empirical auditor: large T means "y looks like it came from
+"""Witness statistics for the empirical auditor: functions of an output that separate two secrets.
+
+Witness statistics T(y) for the empirical auditor: large T means "y looks like it came from
 the first secret". Any function fixed before the evaluation samples are seen gives valid bounds
 (data processing); a good one gives tight bounds.
 
@@ -33,6 +35,7 @@ def _logsumexp_rows(a: NDArray[np.float64]) -> NDArray[np.float64]:
 
 
 def model_statistic_available(noise: Any) -> bool:
+    """Whether ``noise`` has a log-density, which the model likelihood-ratio statistic needs."""
     return noise is not None and callable(getattr(noise, "logpdf", None))
 
 

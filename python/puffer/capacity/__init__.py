@@ -51,6 +51,7 @@ from .divergences import (
                       generator,
                       laplace_kl,
                       laplace_renyi,
+                      laplace_renyi_lower_bound,
                       renyi_to_alpha_div,
 )
 from .figures import figure_data, plot, table1
@@ -70,7 +71,7 @@ __all__ = [
     "CapacityBounded", "FunctionClass", "Lin", "Poly", "All", "AffineMaps", "PolynomialMaps",
     "contains_composition", "function_class", "Laplace", "Gaussian", "RestrictedDivergence",
     "restricted_kl", "restricted_renyi", "generator", "conjugate", "f_divergence", "alpha_div_to_renyi",
-    "renyi_to_alpha_div", "laplace_kl", "gaussian_kl", "laplace_renyi", "gaussian_renyi",
+    "renyi_to_alpha_div", "laplace_kl", "gaussian_kl", "laplace_renyi", "laplace_renyi_lower_bound", "gaussian_renyi",
     "paper_bound", "corrected_bound", "sound_bound", "best_sound_bound",
     "laplace_lin_kl", "gaussian_lin_kl", "laplace_lin_renyi", "gaussian_lin_renyi", "laplace_poly_renyi",
     "gaussian_poly_renyi", "matrix_mechanism_guarantee", "MatrixMechanism",

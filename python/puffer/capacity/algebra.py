@@ -1,4 +1,6 @@
-"""Guarantee algebra for capacity bounded privacy (Chaudhuri, Imola, Machanavajjhala 2019,
+"""Guarantee algebra of capacity bounded privacy: post-processing, composition, mixtures, generalization.
+
+Guarantee algebra for capacity bounded privacy (Chaudhuri, Imola, Machanavajjhala 2019,
 Thms 1–4, 6, 7).
 
 * :func:`post_process` — Thm 1: an (H, Gamma) guarantee holds for g∘A against the class I

@@ -1,4 +1,6 @@
-"""Closed-form (lin, Rényi) bounds for additive noise with i.i.d. symmetric coordinates
+"""Closed-form (lin, Rényi) bounds for additive noise with independent symmetric coordinates.
+
+Closed-form (lin, Rényi) bounds for additive noise with i.i.d. symmetric coordinates
 (Chaudhuri, Imola, Machanavajjhala 2019, Thm 13, Cor 2, Table 1), standardized: ``v`` is the
 sensitivity vector divided by the noise scale (Laplace: eps_noise * sens; Gaussian: sens/sigma).
 

@@ -1,4 +1,6 @@
-"""Noise calibration for a target capacity bounded parameter (Chaudhuri, Imola,
+"""Noise calibration for a target capacity bounded privacy parameter.
+
+Noise calibration for a target capacity bounded parameter (Chaudhuri, Imola,
 Machanavajjhala 2019, Thms 9, 10 and the (lin, Rényi) values of :mod:`.mechanisms`).
 
 * (lin, KL), Laplace: the inverse of Thm 9 in closed form via the lower Lambert W branch,

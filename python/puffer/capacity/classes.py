@@ -1,4 +1,6 @@
-"""Adversary function classes for capacity bounded privacy (Chaudhuri, Imola,
+"""Adversary function classes of capacity bounded privacy: linear, polynomial and unrestricted.
+
+Adversary function classes for capacity bounded privacy (Chaudhuri, Imola,
 Machanavajjhala 2019, §3 and §5): ``Lin`` (affine functions of the output, with intercept),
 ``Poly(k)`` (univariate polynomials of degree <= k with constant term; ``Poly(1) == Lin()``
 on the real line) and ``All`` (every measurable function: the unrestricted divergence).
@@ -37,9 +39,9 @@ class FunctionClass:
     contains_constants = True
     negation_closed = True
     affine_precomposition_closed = True
-    #: polynomial degree in each coordinate (None: unbounded)
+    #: polynomial degree in each coordinate (None if unbounded)
     degree: int | None = None
-    #: input dimension (None: any)
+    #: input dimension (None for any)
     d: int | None = None
 
     def __ge__(self, other: FunctionClass) -> bool:  # self ⊇ other

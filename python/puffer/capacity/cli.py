@@ -1,4 +1,6 @@
-"""``puffer capacity-table``: print Table 1 of Chaudhuri, Imola, Machanavajjhala 2019 with the
+"""The ``puffer capacity-table`` command: Table 1 of capacity bounded DP, exact and sound values.
+
+``puffer capacity-table``: print Table 1 of Chaudhuri, Imola, Machanavajjhala 2019 with the
 exact and sound (lin, Rényi) values next to the printed bounds."""
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ NAME = "capacity-table"
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    """Register the ``puffer capacity-table`` subcommand and its options."""
     p = subparsers.add_parser(NAME, help="print Table 1 of capacity bounded DP (exact, sound and printed values)",
                               description=__doc__)
     p.add_argument("--eps-noise", type=float, default=1.0, help="Laplace noise parameter (scale 1/eps_noise)")
@@ -23,6 +26,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def run(args: argparse.Namespace, out: Any = None) -> int:
+    """Run ``puffer capacity-table``; returns the exit code."""
     from .figures import format_table1, table1
     out = sys.stdout if out is None else out
     rows = table1(args.eps_noise, args.sigma, args.alpha)

@@ -1,4 +1,6 @@
-"""f-divergence primitives and the closed-form divergences of the Laplace and Gaussian
+"""f-divergences and the closed-form divergences of the Laplace and Gaussian mechanisms.
+
+f-divergence primitives and the closed-form divergences of the Laplace and Gaussian
 mechanisms (Chaudhuri, Imola, Machanavajjhala 2019, §2.2, Thms 8, 9, 10, 11, 12).
 
 Generators and conjugates (even extension |t|^alpha for the alpha-divergence, as in the
@@ -17,6 +19,7 @@ upper-rounded values (a few ulps, or a cancellation margin where the formula can
 from __future__ import annotations
 
 import math
+import sys
 from types import ModuleType
 from typing import Any, cast
 
@@ -27,8 +30,8 @@ from ..errors import ParameterError
 from ..guarantees import round_up
 
 __all__ = ["generator", "conjugate", "f_divergence", "alpha_div_to_renyi", "renyi_to_alpha_div",
-           "laplace_kl", "laplace_lin_kl_value", "gaussian_kl", "laplace_renyi", "gaussian_renyi",
-           "sens_vector"]
+           "laplace_kl", "laplace_lin_kl_value", "gaussian_kl", "laplace_renyi", "laplace_renyi_lower_bound",
+           "gaussian_renyi", "sens_vector"]
 
 def _core() -> ModuleType:   # puffer._core.capacity (its functions return floats / float64 arrays)
     from .._core import capacity
@@ -125,6 +128,26 @@ def laplace_renyi(eps_noise: float, sens: Any, alpha: float) -> float:
     return round_up(val * (1 + 1e-14) + margin, 4)
 
 
+def laplace_renyi_lower_bound(eps_noise: float, sens: Any, alpha: float) -> float:
+    """Cor 1, corrected: the Rényi divergence of Thm 11 is at least eps ||v||_1 - d log 2 / (alpha - 1).
+
+    [!] Corrected form. The corollary prints the bound eps ||v||_1, which the exact divergence
+    falls below (eps = 1, v = 1, alpha = 2: exact 0.619 < 1). Its proof bounds each coordinate's
+    F(x) >= e^{(alpha-1)|x|} / 2 and drops the factor 1/2, i.e. a log 2 / (alpha - 1) per
+    coordinate. A lower bound: rounded downward.
+
+    >>> round(laplace_renyi_lower_bound(1.0, 1.0, 2.0), 6)     # 1 - log 2
+    0.306853
+    >>> laplace_renyi_lower_bound(1.0, 1.0, 2.0) <= laplace_renyi(1.0, 1.0, 2.0)
+    True
+    """
+    a = _order(alpha)
+    v = np.abs(sens_vector(sens)) * V.positive("eps_noise", eps_noise)
+    total, penalty = math.fsum(v.tolist()), v.size * math.log(2.0) / (a - 1.0)
+    # the sum and the quotient carry a few ulps of rounding each: step down past them
+    return float(total - penalty - 8 * sys.float_info.epsilon * (total + penalty))
+
+
 def gaussian_renyi(sigma: float, sens: Any, alpha: float) -> float:
     """Thm 12: alpha ||v||_2^2/(2 sigma^2)."""
     a = _order(alpha)
@@ -138,6 +161,7 @@ REFERENCES = {
     "f_divergence": (Ref("chaudhuri2019", "Def 2"),),
     "laplace_kl": (Ref("chaudhuri2019", "Thm 8"),),
     "laplace_renyi": (Ref("chaudhuri2019", "Thm 11"),),
+    "laplace_renyi_lower_bound": (Ref("chaudhuri2019", "Cor 1", "corrected: minus d log 2 / (alpha - 1)"),),
     "gaussian_kl": (Ref("chaudhuri2019", "Thm 12"),),
     "gaussian_renyi": (Ref("chaudhuri2019", "Thm 12"),),
 }

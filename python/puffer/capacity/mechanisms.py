@@ -1,4 +1,6 @@
-"""Capacity bounded guarantees of the Laplace, Gaussian and matrix mechanisms (Chaudhuri,
+"""Capacity bounded guarantees of the Laplace, Gaussian and matrix mechanisms.
+
+Capacity bounded guarantees of the Laplace, Gaussian and matrix mechanisms (Chaudhuri,
 Imola, Machanavajjhala 2019, Thms 5, 9, 10, 13, Cor 2, Table 1).
 
 ``eps_noise`` is the Laplace *noise* parameter (scale 1/eps_noise), as in the paper's Table 1;

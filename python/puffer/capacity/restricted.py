@@ -1,4 +1,6 @@
-"""Restricted divergences D^H (Chaudhuri, Imola, Machanavajjhala 2019, eq. 2, eq. 3, Lemmas 1
+"""Restricted divergences: how far two noise laws are apart for a bounded class of adversaries.
+
+Restricted divergences D^H (Chaudhuri, Imola, Machanavajjhala 2019, eq. 2, eq. 3, Lemmas 1
 and 3) between two laws of the same location-scale noise family.
 
 * :func:`restricted_kl` — Lemma 1 (the Cramér form sup_a aᵀE_P x - log E_Q e^{aᵀx}) in closed

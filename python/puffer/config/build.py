@@ -51,8 +51,9 @@ def build_framework(model: dict[str, Any]) -> Framework:
 def build_mechanisms(fw: Framework, target: dict[str, Any]) -> list[tuple[str, Callable[[], Mechanism]]]:
     """(label, constructor) for every mechanism that applies to ``fw`` and the target.
 
-    Rows needing delta appear only when ``target`` has ``delta``, the RPP row only with ``alpha``
-    (no privacy parameter is ever defaulted)."""
+    Rows needing delta appear only when ``target`` has ``delta``, the RPP rows only with ``alpha``
+    (no privacy parameter is ever defaulted). :func:`puffer.mechanisms.best` chooses among these
+    rows (and the Markov quilt rows)."""
     from .. import mechanisms as M
     from ..noise import Gaussian, Laplace
 
@@ -65,6 +66,8 @@ def build_mechanisms(fw: Framework, target: dict[str, Any]) -> list[tuple[str, C
     if delta is not None:
         out.append((f"GWM Gaussian, PP delta={delta:g}",
                     lambda: M.GeneralWasserstein(fw, Gaussian, eps=eps, delta=delta)))
+        out.append((f"GWM Laplace, PP delta={delta:g}",
+                    lambda: M.GeneralWasserstein(fw, Laplace, eps=eps, delta=delta)))
     if fw.dim == 1:
         out.append(("Kantorovich Thm 2 (Laplace)", lambda: M.Kantorovich(fw, eps=eps, method="thm2")))
         if delta is not None:
@@ -72,6 +75,13 @@ def build_mechanisms(fw: Framework, target: dict[str, Any]) -> list[tuple[str, C
                         lambda: M.KantorovichGaussian(fw, eps=eps, delta=delta, variant="tail")))
             out.append((f"GAWM Laplace, delta={delta:g}",
                         lambda: M.ApproximateWasserstein(fw, Laplace, delta, eps=eps)))
+        DA = M.DistributionAwareWasserstein
+        if alpha is not None:
+            out.append((f"DAGWM Gaussian, RPP alpha={alpha:g}",
+                        lambda: DA.calibrate(fw, Gaussian(1.0), alpha=alpha, eps=eps)))
+        if delta is not None:
+            out.append((f"DAGWM Gaussian, PP delta={delta:g}",
+                        lambda: DA.calibrate(fw, Gaussian(1.0), delta=delta, eps=eps)))
     return out
 
 

@@ -1,4 +1,6 @@
-"""DP-type guarantees for a granularity notion (Guerra-Balboa et al. 2024): pure eps-DP
+"""DP-type guarantees for a granularity notion: pure, approximate, zero-concentrated and Gaussian DP.
+
+DP-type guarantees for a granularity notion (Guerra-Balboa et al. 2024): pure eps-DP
 (Def. III.2), (eps, delta)-DP (Def. VI.1), rho-zCDP (Def. VI.10) and mu-GDP (Def. VI.18), each
 for a granularity G (a neighbour relation) on a database class DD.
 

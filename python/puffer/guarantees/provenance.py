@@ -1,4 +1,6 @@
-"""Where a guarantee came from: mechanism, cited results (:class:`~puffer.refs.Ref`),
+"""Where a guarantee came from: mechanism, cited results, sensitivity with witness, noise, framework.
+
+Where a guarantee came from: mechanism, cited results (:class:`~puffer.refs.Ref`),
 sensitivity and witness, noise, framework digest."""
 from __future__ import annotations
 

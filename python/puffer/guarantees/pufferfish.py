@@ -1,4 +1,6 @@
-"""Pufferfish guarantees (Pierquin et al. 2024, Defs 2.1, 2.2 and 4.1) and the conversions
+"""Pufferfish guarantees (PP, RPP, approximate RPP, RPP curves) and the conversions between them.
+
+Pufferfish guarantees (Pierquin et al. 2024, Defs 2.1, 2.2 and 4.1) and the conversions
 between them.
 
 All objects are frozen, hashable, comparable with ``==`` and JSON-serialisable through
@@ -8,11 +10,13 @@ the framework. Provenance does not take part in ``==``.
 
 Conversions (all rounded upward, so a reported epsilon is never below the true bound):
 
-* ``RPP.to_pp(delta)``: Prop 2.2, (alpha, eps)-RPP => (eps + log(1/delta)/(alpha-1), delta)-PP.
+* ``RPP.to_pp(delta)``: the least of the cited conversions of :mod:`.conversions` (Prop 2.2,
+  (alpha, eps)-RPP => (eps + log(1/delta)/(alpha-1), delta)-PP; Canonne, Kamath & Steinke 2020,
+  Prop 12; the optimal single-order conversion of Asoodeh et al. 2021); ``method=`` picks one.
 * ``RPPCurve.to_pp(delta)``: the same minimised over the listed orders and, when the curve
   was built from a function (``RPPCurve.from_function``), refined continuously between grid
   points (any alpha > 1 gives a valid bound, so the optimiser's accuracy never affects
-  soundness, only tightness).
+  soundness, only tightness); alpha = inf is pure eps, so the result is never above it.
 * ``ApproxRPP.to_pp(delta)``: Prop 4.1, (alpha, eps, d)-approximate RPP =>
   (eps + log(1/d)/(alpha-1), 2d)-PP. ``delta`` is the PP delta wanted, >= 2 * self.delta; the
   approximate-RPP delta used is delta/2 (an (alpha, eps, d)-approximate RPP mechanism is also
@@ -88,8 +92,10 @@ class PP(Guarantee):
 class RPP(Guarantee):
     """(alpha, eps)-Renyi Pufferfish privacy (Pierquin et al. 2024, Def 2.2); alpha = inf is eps-PP.
 
-    >>> round(RPP(2.0, 0.5).to_pp(1e-5).eps, 9)  # 0.5 + log(1e5)/(2 - 1), rounded up
+    >>> round(RPP(2.0, 0.5).to_pp(1e-5, method="prop2.2").eps, 9)  # 0.5 + log(1e5)/(2 - 1), rounded up
     12.012925465
+    >>> round(RPP(2.0, 0.5).to_pp(1e-5).eps, 3)  # the least cited conversion (here the optimal one)
+    9.694
     """
 
     alpha: float
@@ -101,15 +107,21 @@ class RPP(Guarantee):
         object.__setattr__(self, "eps", V.nonneg("eps", self.eps, allow_inf=True))
         object.__setattr__(self, "provenance", as_provenance(self.provenance))
 
-    def to_pp(self, delta: float) -> PP:
-        """Prop 2.2: (alpha, eps)-RPP => (eps + log(1/delta)/(alpha - 1), delta)-PP, delta in (0, 1).
-        For alpha = inf, delta = 0 is allowed and the result is eps-PP."""
+    def to_pp(self, delta: float, *, method: str = "best") -> PP:
+        """(eps', delta)-PP by the conversion ``method`` (see :mod:`puffer.guarantees.conversions`):
+        ``"best"`` (default: the least of the others), ``"optimal"`` (Asoodeh et al. 2021, certified),
+        ``"cks"`` (Canonne, Kamath & Steinke 2020, Prop 12) or ``"prop2.2"`` (Prop 2.2:
+        eps + log(1/delta)/(alpha - 1)); delta in (0, 1). For alpha = inf, delta = 0 is allowed and the
+        result is eps-PP."""
+        from .conversions import check_method, cite, single
+
+        method = check_method(method)
         if math.isinf(self.alpha):
             delta = V.delta("delta", delta)
             return PP(self.eps, delta, self.provenance)
         delta = V.delta_open("delta", delta)
-        return PP(round_up(self.eps + _log_term(self.alpha, delta)), delta,
-                  _cited(self.provenance, Ref("pierquin2024", "Prop 2.2")))
+        eps, used = single(self.alpha, self.eps, delta, method)
+        return PP(eps, delta, _cited(self.provenance, cite(used)))
 
 
 
@@ -164,8 +176,10 @@ class RPPCurve(Guarantee):
     :meth:`from_function` to let ``to_pp`` refine between grid points.
 
     >>> c = RPPCurve.from_function(lambda a: a * 0.5, [2.0, 4.0, 8.0])  # Gaussian, Delta/sigma = 1
-    >>> c.to_pp(1e-5).eps  # optimum c + 2 sqrt(c log(1/delta)) = 5.2985256..., c = 0.5; never below
+    >>> c.to_pp(1e-5, method="prop2.2").eps  # optimum c + 2 sqrt(c log(1/delta)) = 5.2985256..., c = 0.5
     5.298525...
+    >>> round(c.to_pp(1e-5).eps, 3)  # the least cited conversion (the exact Gaussian profile: 4.377)
+    4.728
     """
 
     alphas: tuple[float, ...]
@@ -225,7 +239,8 @@ class RPPCurve(Guarantee):
             return RPP(alpha, float(self.fn(alpha)), self.provenance)
         raise ParameterError("alpha", alpha, f"one of the curve's {len(self.alphas)} orders")
 
-    def _objective(self, alpha: float, log_inv_delta: float, eps: float | None = None) -> float:
+    def _objective(self, alpha: float, delta: float, conv: Callable[[float, float, float], float],
+                   eps: float | None = None) -> float:
         if eps is None:
             if self.fn is None:
                 raise ParameterError("alpha", alpha, "one of the curve's orders (no function to evaluate)")
@@ -236,9 +251,10 @@ class RPPCurve(Guarantee):
             raise ParameterError("fn", f"eps({alpha}) = {e}", "a certified eps >= 0")
         if math.isinf(alpha):
             return e
-        return round_up(e + log_inv_delta / (alpha - 1.0))
+        return conv(alpha, e, delta)
 
-    def _refine(self, L: float, best_a: float) -> tuple[float, float]:
+    def _refine(self, delta: float, best_a: float, conv: Callable[[float, float, float], float]
+                ) -> tuple[float, float]:
         """Golden-section search in t = log(alpha - 1) around the best grid order; where that order
         is the first or last finite one, the bracket is first extended beyond the grid (steps
         doubling in t) while the objective still decreases, down to alpha - 1 = 1e-300 and up to
@@ -250,7 +266,7 @@ class RPPCurve(Guarantee):
 
         def f(t: float) -> float:
             try:
-                return self._objective(1.0 + math.exp(t), L)
+                return self._objective(1.0 + math.exp(t), delta, conv)
             except (PufferError, OverflowError):
                 return math.inf
 
@@ -280,20 +296,55 @@ class RPPCurve(Guarantee):
             return ts[kk], f(ts[kk])
         return golden_min(f, lo, hi, iters=200, tol=1e-12 * max(1.0, abs(lo), abs(hi)))
 
-    def to_pp(self, delta: float) -> PP:
-        """The smallest eps' over orders with eps' = eps(alpha) + log(1/delta)/(alpha - 1) (Prop 2.2
-        of Pierquin et al. 2024), the order optimised continuously when the curve has its function,
-        also beyond the grid's ends."""
+    def to_pp(self, delta: float, *, method: str = "best") -> PP:
+        """The smallest eps' over orders and conversions (``method``, see
+        :mod:`puffer.guarantees.conversions`: ``"best"`` by default, or ``"optimal"``, ``"cks"``,
+        ``"prop2.2"`` alone), the order optimised continuously when the curve has its function, also
+        beyond the grid's ends; alpha = inf (listed, or finite by the function) is pure eps and
+        needs no conversion, so the result is never above the pure eps of the curve."""
+        from ..errors import PufferError
+        from .conversions import check_method, cite, fast, single
+
+        method = check_method(method)
         delta = V.delta_open("delta", delta)
-        L = -math.log(delta)
-        vals = [self._objective(a, L, e) for a, e in zip(self.alphas, self.eps)]
+        conv = fast(method)
+        vals = [self._objective(a, delta, conv, e) for a, e in zip(self.alphas, self.eps)]
         k = int(np.argmin(vals))
         best_a, best = self.alphas[k], vals[k]
         if self.fn is not None and math.isfinite(best):
-            t, v = self._refine(L, best_a)
+            t, v = self._refine(delta, best_a, conv)
             if v < best:
                 best, best_a = v, 1.0 + math.exp(t)
-        return PP(best, delta, _cited(self.provenance, Ref("pierquin2024", "Prop 2.2"), notes=f"RPP->PP at alpha={best_a!r}"))
+        used = "pure" if math.isinf(best_a) else ("prop2.2" if method == "prop2.2" else "cks")
+        if self.fn is not None and math.inf not in self.alphas:
+            try:
+                e_inf = float(self.fn(math.inf))
+            except (PufferError, OverflowError):
+                e_inf = math.inf
+            if e_inf < best:
+                best, best_a, used = e_inf, math.inf, "pure"
+        if method in ("best", "optimal") and math.isfinite(best_a):
+            # the optimal single-order conversion around the CKS optimum (never above it)
+            def opt(a: float, e: float | None = None) -> tuple[float, str]:
+                try:
+                    ee = float(self.fn(a)) if e is None and self.fn is not None else float(e)  # type: ignore[arg-type]
+                except (PufferError, OverflowError):
+                    return math.inf, "cks"
+                return single(a, ee, delta, "optimal")
+
+            if self.fn is not None:
+                # a short search around the CKS optimum (the two optima are close; ~2 ms per order)
+                t0 = math.log(best_a - 1.0)
+                t, v = golden_min(lambda tt: opt(1.0 + math.exp(tt))[0], t0 - 0.5, t0 + 0.5, iters=12, tol=1e-4)
+                cands = [(1.0 + math.exp(t), None), (best_a, None)]
+            else:
+                order = np.argsort(vals)[:4]
+                cands = [(self.alphas[i], self.eps[i]) for i in order if math.isfinite(self.alphas[i])]
+            for a, e in cands:
+                v, u = opt(a, e)
+                if v < best:
+                    best, best_a, used = v, a, u
+        return PP(best, delta, _cited(self.provenance, cite(used), notes=f"RPP->PP at alpha={best_a!r} ({used})"))
 
 # The paper results implemented here (read by scripts/theorems.py for docs/theorems.md).
 REFERENCES = {

@@ -1,4 +1,6 @@
-"""epsilon-TP guarantees: (eps, {Theta_z})-Pufferfish for partially private data (Seeman,
+"""Epsilon-TP guarantees for partially private data, and their algebra.
+
+epsilon-TP guarantees: (eps, {Theta_z})-Pufferfish for partially private data (Seeman,
 Reimherr & Slavkovic, Def 3) and their algebra.
 
 * :class:`TP` -- one epsilon-TP claim for a realised public information z, a conditional family

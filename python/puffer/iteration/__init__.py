@@ -1,4 +1,6 @@
-"""Privacy amplification by iteration and private training on correlated data (Pierquin,
+"""Privacy amplification by iteration, and private training on correlated records.
+
+Privacy amplification by iteration and private training on correlated data (Pierquin,
 Bellet, Tommasi, Boussard 2024, §5, §6.4, App. E.3, F.5).
 
 * :mod:`.allocation` -- shift allocations: the optimal taut string (C++), the paper's choices.

@@ -1,4 +1,6 @@
-"""Shift allocations for privacy amplification by iteration (Pierquin, Bellet, Tommasi, Boussard
+"""Shift allocations for privacy amplification by iteration.
+
+Shift allocations for privacy amplification by iteration (Pierquin, Bellet, Tommasi, Boussard
 2024, Thm 5.2; Feldman, Mironov, Talwar, Thakurta 2018).
 
 Thm 5.2 bounds D_alpha(W_T || W'_T) by sum_t R_alpha(zeta_t, a_t) for any allocation a_t >= 0 whose

@@ -1,4 +1,6 @@
-"""Figures 5 and 6 of Pierquin, Bellet, Tommasi, Boussard 2024 (App. F.5.4) by code.
+"""Figures 5 and 6 of Rényi Pufferfish privacy (amplification by iteration), recomputed.
+
+Figures 5 and 6 of Pierquin, Bellet, Tommasi, Boussard 2024 (App. F.5.4) by code.
 
 Setting: noisy SGD, secret X_1 = a vs b, Gaussian prior with Cov(X_t) = I and
 Cov(X_1, X_t) = rho_t I (rho_1 = 1), so (Prop 6.4) W_inf(X_t, X'_t) = |rho_t| ||a - b|| and the

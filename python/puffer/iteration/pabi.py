@@ -1,4 +1,6 @@
-"""The accountant of privacy amplification by iteration for contractive noisy iterations
+"""The accountant of privacy amplification by iteration for contractive noisy iterations.
+
+The accountant of privacy amplification by iteration for contractive noisy iterations
 (Pierquin, Bellet, Tommasi, Boussard 2024, Def 5.1 and Thm 5.2).
 
 A contractive noisy iteration W_t = psi_t(W_{t-1}, X_t) + N_t, N_t ~ zeta_t, with psi_t

@@ -1,4 +1,6 @@
-"""Matplotlib plots of Figures 5 and 6 (Pierquin, Bellet, Tommasi, Boussard 2024, App. F.5.4).
+"""Matplotlib plots of Figures 5 and 6 (amplification by iteration).
+
+Matplotlib plots of Figures 5 and 6 (Pierquin, Bellet, Tommasi, Boussard 2024, App. F.5.4).
 matplotlib is an optional extra (``pip install 'puffer-privacy[plot]'``), imported when a plot is drawn."""
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""Noisy projected SGD on correlated records: the accountant of Pierquin, Bellet, Tommasi,
+"""Noisy projected SGD on correlated records: its privacy accountant and a trainer.
+
+Noisy projected SGD on correlated records: the accountant of Pierquin, Bellet, Tommasi,
 Boussard 2024 (§6.4, Prop 6.4, Lemma F.1, Prop F.2) and a real trainer, :class:`NoisySGD`.
 
 Setting (paper §6.4). One record per step: W_t = psi(W_{t-1}, X_{pi(t)}) + N_t with

@@ -160,6 +160,9 @@ def lattice_plan(noise: Any, n: int = 1, *, sensitivity: float | None, granulari
             g_exp -= 1
         if b_fix is not None:  # |x/g| <= 2^52 for every declared input: exact float output
             g_exp = max(g_exp, math.frexp(b_fix)[1] - 52)
+        # the finest lattice a float64 holds: a smaller scale gets (almost) no noise on it, which
+        # the resolution checks of the publishing path refuse unless unnoised values are allowed
+        g_exp = min(max(g_exp, _G_RANGE[0]), _G_RANGE[1])
         fixed = False
     else:
         g_exp = granularity_exp(granularity)

@@ -10,8 +10,11 @@
 * :mod:`.markov_quilt` — Song et al. 2017: the Markov Quilt Mechanism (MQMExact, MQMApprox) for
   Markov chains.
 * :mod:`.close_adversary` — App. A.4 (adversaries outside Theta); also ``Mechanism.close_adversary``.
+* :mod:`.best` — :func:`best`: every applicable mechanism for a framework and target, calibrated,
+  and the one with the least noise (variance by default).
 """
 from ._base import GroupComparison, Mechanism
+from .best import Selection, best
 from .cauchy import CauchyMechanism, cauchy_epsilon
 from .kantorovich import Kantorovich, KantorovichGaussian
 from .markov_quilt import MarkovQuilt
@@ -19,4 +22,4 @@ from .wasserstein import ApproximateWasserstein, DistributionAwareWasserstein, G
 
 __all__ = ["Mechanism", "GroupComparison", "Wasserstein", "GeneralWasserstein",
            "ApproximateWasserstein", "DistributionAwareWasserstein", "Kantorovich", "KantorovichGaussian",
-           "CauchyMechanism", "cauchy_epsilon", "MarkovQuilt"]
+           "CauchyMechanism", "cauchy_epsilon", "MarkovQuilt", "best", "Selection"]

@@ -62,14 +62,22 @@ class Mechanism:
     """Base of the calibrated mechanisms. Subclasses set ``noise``, ``sensitivity``,
     ``guarantee`` and ``group`` in their constructor."""
 
+    #: the theorem the calibration rests on, as cited in the guarantee's provenance
     theorem = ""
     #: the results the mechanism implements, cited in every guarantee's provenance
     refs: tuple[Ref, ...] = ()
-    noise: Any   # a NoiseFamily (or the exponential-mechanism noise of Kantorovich); None: no noise needed
+    #: the calibrated noise, a :mod:`puffer.noise` family with its scale (or the exponential-mechanism
+    #: noise of :class:`~puffer.mechanisms.Kantorovich`); None when no noise is needed (sensitivity 0)
+    noise: Any
+    #: the sensitivity the noise is calibrated to, with its witness (the prior and secret pair that bind)
     sensitivity: Sensitivity
+    #: the guarantee, whose eps and delta are certified upper bounds and whose provenance cites the theorem
     guarantee: PufferfishGuarantee
+    #: the noise group DP would need for the same target (:class:`GroupComparison`), or None
+    #: where the framework defines no group
     group: GroupComparison | None
-    framework: Framework | None   # None for mechanisms calibrated from a given sensitivity
+    #: the framework the mechanism was calibrated on (None when calibrated from a given sensitivity)
+    framework: Framework | None
 
     @staticmethod
     def _check_framework(fw: Any) -> Framework:
@@ -154,45 +162,84 @@ class Mechanism:
     @overload
     def release(self, values: NDArray[Any], *, rng: Any = None, out: Any = None, secure: bool = False,
                 granularity: float | None = None, bound: float | None = None, threads: int | None = None,
-                allow_unnoised: bool = False) -> NDArray[np.floating[Any]]: ...
+                allow_unnoised: bool = False, clamp: Any = None, lattice: bool = False) -> NDArray[np.floating[Any]]: ...
     @overload
     def release(self, values: Sequence[float], *, rng: Any = None, out: Any = None,
                 secure: bool = False, granularity: float | None = None, bound: float | None = None,
-                threads: int | None = None, allow_unnoised: bool = False) -> NDArray[np.float64]: ...
+                threads: int | None = None, allow_unnoised: bool = False, clamp: Any = None,
+                lattice: bool = False) -> NDArray[np.float64]: ...
     @overload
     def release(self, values: float, *, rng: Any = None, out: Any = None, secure: bool = False,
                 granularity: float | None = None, bound: float | None = None, threads: int | None = None,
-                allow_unnoised: bool = False) -> np.float64 | NDArray[np.float64]: ...
+                allow_unnoised: bool = False, clamp: Any = None,
+                lattice: bool = False) -> np.float64 | NDArray[np.float64]: ...
     @overload
     def release(self, values: Any, *, rng: Any = None, out: Any = None, secure: bool = False,
                 granularity: float | None = None, bound: float | None = None, threads: int | None = None,
-                allow_unnoised: bool = False) -> Any: ...
+                allow_unnoised: bool = False, clamp: Any = None, lattice: bool = False) -> Any: ...
     def release(self, values: Any, *, rng: Any = None, out: Any = None, secure: bool = False,
                 granularity: float | None = None, bound: float | None = None, threads: int | None = None,
-                allow_unnoised: bool = False) -> Any:
-        """values + the calibrated noise.
+                allow_unnoised: bool = False, clamp: Any = None, lattice: bool = False) -> Any:
+        """``values`` plus the calibrated noise.
 
-        ``rng`` (None, int, SeedSequence, Generator) follows numpy's convention: the same seed
-        gives the same draw. That is for experiments and tests, **not for publication**: anyone
-        who guesses a small seed regenerates the noise and recovers the values. To publish, use
-        ``secure=True`` here or :func:`puffer.io.noise_file` with a key (``puffer keygen``).
+        Parameters
+        ----------
+        values : array_like, float, pandas Series or DataFrame
+            The true answers of the framework's query (finite numbers). An array gives a float
+            array (float32 stays float32 unless ``secure=True``; other dtypes become float64), a
+            sequence a float64 array, a scalar a numpy float64, a pandas object the same pandas
+            type with its index.
+        rng : None, int, numpy.random.SeedSequence or numpy.random.Generator
+            numpy's convention: the same seed gives the same draw. That is for experiments and
+            tests, **not for publication**: anyone who guesses a small seed regenerates the noise
+            and recovers the values. To publish, use ``secure=True`` here or
+            :func:`puffer.io.noise_file` with a key (``puffer keygen``).
+        out : numpy.ndarray, optional
+            Where to write the result: ``values`` itself (in place) or a C-contiguous writable
+            array of its shape and dtype.
+        secure : bool
+            The exact lattice mode of :mod:`puffer.secure` with this mechanism's own noise
+            (Laplace or Gaussian), drawn from OS entropy (``rng`` must be None), padded for
+            :meth:`lattice_sensitivity` (:meth:`lattice_plan`): each value of a scalar query is
+            its own release (padding per coordinate); a d-dimensional query releases one
+            d-vector, padded in the sensitivity's norm. The guarantee holds on the lattice at
+            every order; a mechanism it is not certified for refuses.
+        granularity : float, optional
+            The lattice spacing (a power of two) of secure mode, as in
+            :func:`puffer.secure.secure_add_noise`; only with ``secure=True``.
+        bound : float, optional
+            The declared bound on the values' magnitude in secure mode (public, like the
+            sensitivity); values above it are an error, never clipped. Only with ``secure=True``.
+        threads : int, optional
+            Worker threads of the sampler (default: all cores). The output does not depend on it.
+        allow_unnoised : bool
+            A mechanism whose sensitivity is 0 adds no noise: it refuses to release unless
+            ``allow_unnoised=True`` says that publishing the values as they are is intended.
+        clamp : bool or (float, float), optional
+            Post-processing (free in privacy, :mod:`puffer.mechanisms.postprocess`): ``True``
+            clamps to the query's range over the framework's conditional laws (a Markov sum:
+            [T min v, T max v]), ``(lo, hi)`` to a range you give; after ``lattice``.
+        lattice : bool
+            Post-processing: round to the query's lattice (an integer-valued query: its support's
+            gcd step).
 
-        ``secure=True``: the exact lattice mode of :mod:`puffer.secure` with this mechanism's own
-        noise (Laplace or Gaussian), padded for :meth:`lattice_sensitivity`: each value of a
-        scalar query is its own release (padding per coordinate); a d-dimensional query releases
-        one d-vector, padded in the sensitivity's norm. The guarantee holds on the lattice at
-        every order (:mod:`puffer.secure`); mechanisms it is not certified for refuse.
-        ``granularity``/``bound`` as in :func:`puffer.secure.secure_add_noise`.
-
-        A mechanism whose sensitivity is 0 adds no noise: it refuses to release unless
-        ``allow_unnoised=True`` says that publishing the values as they are is intended.
-
+        Examples
+        --------
         >>> import numpy as np, puffer
         >>> m = puffer.mechanisms.Wasserstein(puffer.models.correlated_pair(), eps=1.0)
         >>> y = m.release(np.array([1.0, 2.0]), secure=True, granularity=2**-10)
         >>> bool(np.all(y * 2**10 == np.round(y * 2**10)))
         True
         """
+        from .postprocess import RangePost
+
+        post = RangePost.resolve(self.framework, clamp, lattice)
+        res = self._release(values, rng=rng, out=out, secure=secure, granularity=granularity, bound=bound,
+                            threads=threads, allow_unnoised=allow_unnoised)
+        return res if post is None else post(res)
+
+    def _release(self, values: Any, *, rng: Any, out: Any, secure: bool, granularity: float | None,
+                 bound: float | None, threads: int | None, allow_unnoised: bool) -> Any:
         from .. import _validate as V
         from .. import sampling
 
@@ -233,10 +280,20 @@ class Mechanism:
     def close_adversary(self, alpha: float | None = None, *, w_inf: float | None = None,
                         d_inf: float | None = None, hp: float = 3.0, hq: float = 3.0, hr: float = 3.0) -> PP | RPP:
         """The guarantee against an adversary with a prior theta' outside Theta (Pierquin et al.
-        2024, App. A.4): ``d_inf`` (the D_inf distance of Thm A.3) for a PP guarantee, or
-        ``w_inf`` (W_inf between the query laws under theta' and the nearest theta) and an order
-        ``alpha`` for an additive mechanism (Thm A.5, Hoelder exponents hp, hq, hr with
-        1/hp + 1/hq + 1/hr = 1). See :mod:`puffer.mechanisms.close_adversary`."""
+        2024, App. A.4). See :mod:`puffer.mechanisms.close_adversary`.
+
+        Parameters
+        ----------
+        alpha : float, optional
+            The Rényi order of the guarantee (Thm A.5; with ``w_inf``).
+        w_inf : float, optional
+            W_inf between the query laws under theta' and under the nearest theta in Theta
+            (Thm A.5, for an additive mechanism with an RPP curve).
+        d_inf : float, optional
+            The D_inf distance between theta' and Theta (Thm A.3, for a PP guarantee; alone).
+        hp, hq, hr : float
+            The Hoelder exponents of Thm A.5, with 1/hp + 1/hq + 1/hr = 1.
+        """
         from ..guarantees import PP as _PP
         from . import close_adversary as ca
 

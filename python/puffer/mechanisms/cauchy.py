@@ -1,4 +1,6 @@
-"""The Cauchy mechanism of Pierquin, Bellet, Tommasi, Boussard 2024 (Cor 4.1, Lemma D.1): iid
+"""The Cauchy mechanism: generalized-Cauchy noise calibrated to a W_m sensitivity.
+
+The Cauchy mechanism of Pierquin, Bellet, Tommasi, Boussard 2024 (Cor 4.1, Lemma D.1): iid
 generalized-Cauchy noise GenCauchy(gamma, k) on each of d coordinates, calibrated to the W_m
 sensitivity Delta^(m) = max W_m(mu_i, mu_j) (l2), m = d k q (alpha - 1), at the orders
 alpha = 1 + 2 n / (k q), n = 1, 2, ... (so that n = k q (alpha - 1)/2 is an integer):
@@ -11,7 +13,8 @@ negative coefficients dropped.
 [!] Corrected form. The paper prints the argument 1 + (Delta / (d lambda))^2 (a d^2 in the
 denominator, lambda read as the scale, no factor 2). The proof (Lemma D.1 per coordinate,
 concavity of log P_n on [1, inf), Jensen, the W_m-optimal coupling) supports
-1 + Delta^2 / (2 d gamma^2) with gamma the scale; the printed d^2 form is unsafe for d > 1: at
+1 + Delta^2 / (2 d gamma^2) with gamma the scale. The printed argument is larger at d = 1 (a
+conservative eps), equal at d = 2, and smaller for every d >= 3, where it under-reports eps: at
 d = 3, alpha = k = 2, gamma = 1 and a shift v = (1, 1, 1) it gives 0.8630 while the exact divergence
 is 3 log 1.5 = 1.2164. ``paper_variant=True`` reproduces the printed expression (for comparison
 only; it is not a guarantee).
@@ -119,9 +122,29 @@ class CauchyMechanism(Mechanism):
     >>> m = CauchyMechanism(puffer.models.correlated_pair(), gamma=1.0, alpha=2.0)
     >>> round(m.guarantee.eps, 6)      # log(1 + W_2^2 / 2), W_2^2 = 1 + 3 rho, rho = 0.3
     0.667829
+
+    Parameters
+    ----------
+    framework : Framework, optional
+        The Pufferfish framework the W_m sensitivity is computed from (or give ``sensitivity``).
+    gamma : float, optional
+        The noise scale (the guarantee is computed); exactly one of ``gamma`` and ``eps``.
+    alpha : float
+        The Rényi order, one of 1 + 2n/(k q), n = 1, 2, ... (:func:`cauchy_orders`).
+    eps : float, optional
+        The target eps at order ``alpha``: the smallest gamma reaching it.
+    k : float
+        The tail exponent k >= 2 of GenCauchy (2: the Cauchy law).
+    q : float
+        The Hoelder exponent q >= 1 of Thm 4.5 / Cor 4.1.
+    d : int, optional
+        The query's dimension (checked against the framework; default 1 with ``sensitivity``).
+    sensitivity : float, optional
+        A W_m sensitivity computed elsewhere, instead of ``framework``.
     """
     guarantee: RPP   # narrows Mechanism.guarantee
-    noise: Cauchy | GenCauchy | IID   # IID for a d-dimensional query
+    #: Cauchy(gamma) for k = 2, GenCauchy(gamma, k) otherwise; IID of it for a d-dimensional query
+    noise: Cauchy | GenCauchy | IID
 
     theorem = "Pierquin, Bellet, Tommasi, Boussard 2024, Cor 4.1 (Cauchy mechanism), corrected d-dimensional form"
 
@@ -211,6 +234,7 @@ class CauchyMechanism(Mechanism):
         return hi
 
     def to_pp(self, delta: float) -> PP:
+        """(eps, ``delta``)-PP from the RPP guarantee at the mechanism's order (Prop 2.2)."""
         return self.guarantee.to_pp(delta)
 
 # The paper results implemented here (read by scripts/theorems.py for docs/theorems.md).

@@ -1,4 +1,6 @@
-"""Protection against close adversaries, theta' outside Theta (Pierquin, Bellet, Tommasi,
+"""Guarantees against close adversaries, whose prior lies outside Theta.
+
+Protection against close adversaries, theta' outside Theta (Pierquin, Bellet, Tommasi,
 Boussard 2024, App. A.4; Song, Wang, Chaudhuri 2017, Thm A.3).
 
 * :func:`close_adversary_pp` -- Thm A.3: eps-PP on Theta => (eps + 2 Delta)-PP on Theta u {theta'},

@@ -1,4 +1,6 @@
-"""The Markov Quilt Mechanism for Markov chains (Song, Wang, Chaudhuri, "Pufferfish Privacy
+"""The Markov Quilt Mechanism for Markov chains.
+
+The Markov Quilt Mechanism for Markov chains (Song, Wang, Chaudhuri, "Pufferfish Privacy
 Mechanisms for Correlated Data", SIGMOD 2017).
 
 Results implemented (cited through :mod:`puffer.refs` as ``song2017``):
@@ -99,7 +101,7 @@ if TYPE_CHECKING:
     # families.Laplace in annotations: puffer.capacity.restricted has a Laplace too
     from ..noise import families
 
-#: a node's best quilt: (sigma, a, b, card, max-influence, index of the binding pair among the
+#: a node's best quilt, (sigma, a, b, card, max-influence, index of the binding pair among the
 #: possible ones); a / b None: no quilt node on that side
 _Best = tuple[float, int | None, int | None, int, float, int | None]
 
@@ -677,9 +679,22 @@ class MarkovQuilt(Mechanism):
     >>> m = puffer.mechanisms.MarkovQuilt(fw, eps=1.0)
     >>> round(m.noise.scale, 6), m.guarantee
     (1.80599, PP(eps=1.0, delta=0.0))
+
+    Parameters
+    ----------
+    framework : MarkovChainFramework
+        A framework from :func:`puffer.models.markov_chain` (the priors are its chains).
+    eps : float
+        The target eps > 0 of eps-Pufferfish privacy.
+    method : str
+        ``"exact"`` (MQMExact, default) or ``"approx"`` (MQMApprox).
+    lipschitz : float, optional
+        L: how much one record can change the query (default: the sum query's max - min of the
+        state values).
     """
     guarantee: PP   # narrows Mechanism.guarantee
-    noise: families.Laplace | None   # None: a constant query (L = 0), no noise needed
+    #: Laplace(L sigma, rounded upward); None for a constant query (L = 0: no noise needed)
+    noise: families.Laplace | None
 
     theorem = ("Song et al. 2017, Markov Quilt Mechanism for Markov chains "
                "(MQMExact / MQMApprox): F(X) + L Lap(sigma_max) is eps-Pufferfish private")
@@ -717,12 +732,17 @@ class MarkovQuilt(Mechanism):
         if framework.time_varying and method != "exact":
             raise ParameterError("method", method, "'exact' for a time-varying chain (MQMApprox bounds the "
                                  "max-influence through the spectral gap of one transition matrix)")
+        from .._progress import resolve
+
+        beat = resolve(None, label=f"Markov quilts (T={framework.length})")   # many priors: minutes
         for j, th in enumerate(framework.priors):
             s, q = mqm_sigma(M[j], P0[j], framework.length, self.eps, method=method, _compat=_compat,
                              period=framework.period)
             self.per_prior[th] = q
             if worst is None or s > worst[0]:
                 worst = (s, th, q)
+            if beat is not None:
+                beat(j + 1, len(framework.priors))
         assert worst is not None
         sigma, th, q = worst
         self.sigma = sigma

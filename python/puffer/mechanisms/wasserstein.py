@@ -1,5 +1,7 @@
-"""Wasserstein-type mechanisms of Pierquin et al. 2024 (Pierquin, Bellet, Tommasi, Boussard): additive noise
-calibrated to a transport sensitivity between the conditional query laws.
+"""Wasserstein-type mechanisms: additive noise calibrated to a transport sensitivity.
+
+Pierquin, Bellet, Tommasi, Boussard 2024 (Pierquin et al. 2024): the noise is calibrated to a
+transport distance between the conditional query laws of the secret pairs.
 
 * :class:`Wasserstein` — Song, Wang, Chaudhuri (2017): Laplace noise b = Delta_G / eps gives
   eps-PP, Delta_G = max W_inf (Pierquin et al. 2024, Cor 3.1, Laplace PP row).
@@ -50,6 +52,16 @@ class Wasserstein(Mechanism):
     """Song et al.'s Wasserstein mechanism: Laplace(b) per coordinate with b = Delta_G / eps
     (Delta_G in l1 when the query is vector-valued) gives eps-PP.
 
+    Parameters
+    ----------
+    framework : Framework
+        The Pufferfish framework: secrets, secret pairs, the priors Theta and the
+        conditional query laws the sensitivity is computed from.
+    eps : float
+        The target eps > 0 of eps-PP.
+
+    Examples
+    --------
     >>> import puffer
     >>> m = puffer.mechanisms.Wasserstein(puffer.models.correlated_pair(), eps=1.0)
     >>> m.sensitivity.value, m.guarantee
@@ -58,7 +70,8 @@ class Wasserstein(Mechanism):
     2.0000000000000018
     """
     guarantee: PP   # narrows Mechanism.guarantee
-    noise: families.Laplace | None   # None: zero sensitivity, no noise needed
+    #: Laplace(Delta_G / eps, rounded upward); None at sensitivity 0 (no noise needed)
+    noise: families.Laplace | None
 
     theorem = "Song et al. 2017, Wasserstein mechanism; Pierquin et al. 2024, Cor 3.1 (Laplace, PP)"
     refs = (Ref("song2017", "Wasserstein mechanism (Thm 3.2)"), Ref("pierquin2024", "Cor 3.1"))
@@ -87,12 +100,35 @@ class GeneralWasserstein(Mechanism):
     Give either a noise with its scale (``GeneralWasserstein(fw, Gaussian(5.0))``: the guarantee
     this scale gives, ``.to_pp(delta)`` for (eps, delta)-PP), or a noise family to calibrate with a
     target: ``alpha=`` and ``eps=`` (smallest scale whose certified R_alpha(zeta, Delta_G) <= eps)
-    or ``eps=`` and ``delta=`` (an (eps, delta)-PP target through the RPP->PP conversion optimised
-    over alpha). A family is a class (``Gaussian``), a name (``"gaussian"``) or a unit instance
-    carrying shape parameters (``GenGaussian(1.5, 1.0)``); an instance with another scale is
-    refused with a target (the target would silently replace its scale). The guarantee is an
-    :class:`~puffer.RPPCurve` valid at every order, built from the family's certified epsilon(alpha).
+    or ``eps=`` and ``delta=`` (an (eps, delta)-PP target). A family is a class (``Gaussian``), a name
+    (``"gaussian"``) or a unit instance carrying shape parameters (``GenGaussian(1.5, 1.0)``); an
+    instance with another scale is refused with a target (the target would silently replace its scale).
 
+    The guarantee is an :class:`~puffer.RPPCurve` valid at every order, built from the family's
+    certified epsilon(alpha); for an (eps, delta) target it is ``PP(eps, delta)``, calibrated from
+    the noise's privacy profile where it can be certified (:mod:`puffer.noise.profile`: the W_inf
+    coupling of Song et al. 2017 carries the noise's exact (eps, delta) at Delta_G over to
+    (eps, delta)-PP; for the Gaussian the analytic Gaussian mechanism of Balle & Wang 2018, Thm 8),
+    else through the Rényi curve and the RPP -> PP conversion, and the Rényi curve of the calibrated
+    noise is kept as ``rpp_curve``. ``route`` says which ("profile", "rpp" or None).
+
+    Parameters
+    ----------
+    framework : Framework
+        The Pufferfish framework: secrets, secret pairs, the priors Theta and the conditional
+        query laws Delta_G is computed from (in the noise's natural norm for a d-dimensional query).
+    noise : NoiseFamily, family class or name
+        A noise with its scale (the guarantee is computed), or a family to calibrate
+        (``Gaussian``, ``"gaussian"``, a unit instance with shape parameters) with a target.
+    alpha : float, optional
+        With ``eps``: the Rényi order of an (alpha, eps)-RPP target.
+    eps : float, optional
+        The target eps: at order ``alpha``, or of (eps, delta)-PP with ``delta``.
+    delta : float, optional
+        With ``eps``: the delta of an (eps, delta)-PP target (through the RPP -> PP conversion).
+
+    Examples
+    --------
     >>> import puffer
     >>> from puffer.noise import Gaussian
     >>> m = puffer.mechanisms.GeneralWasserstein(puffer.models.correlated_pair(), Gaussian,
@@ -103,11 +139,16 @@ class GeneralWasserstein(Mechanism):
     >>> given.noise.scale, round(given.guarantee.at(2.0).eps, 6)   # given sigma: alpha Delta^2 / (2 sigma^2)
     (5.0, 0.16)
     """
-    guarantee: RPPCurve   # narrows Mechanism.guarantee
-    noise: NoiseFamily | IID | None   # IID for a d-dimensional query; None: zero sensitivity
+    guarantee: RPPCurve | PP   # narrows Mechanism.guarantee: PP for an (eps, delta) target
+    #: the noise with its (calibrated) scale; IID for a d-dimensional query; None at sensitivity 0
+    noise: NoiseFamily | IID | None
+    #: the Rényi curve of the noise at Delta_G (valid at every order)
+    rpp_curve: RPPCurve
+    #: how an (eps, delta) target was met, "profile" or "rpp" (None without such a target)
+    route: str | None
 
     theorem = "Pierquin et al. 2024, Thm 3.3 / Cor 3.1 (General Wasserstein Mechanism)"
-    refs = (Ref("pierquin2024", "Thm 3.3"), Ref("pierquin2024", "Cor 3.1"))
+    refs: tuple[Ref, ...] = (Ref("pierquin2024", "Thm 3.3"), Ref("pierquin2024", "Cor 3.1"))
 
     def __init__(self, framework: Framework, noise: Any, *, alpha: float | None = None,
                  eps: float | None = None, delta: float | None = None):
@@ -126,6 +167,7 @@ class GeneralWasserstein(Mechanism):
         self._delta = delta_g
         given: NoiseFamily | IID = noise if d == 1 else noise.iid(d)
         fam: NoiseFamily | IID | None = given
+        self.route = None
         if eps is not None:
             if alpha is not None and delta is not None:
                 raise ParameterError("delta", delta, "either alpha (RPP target) or delta (PP target), not both")
@@ -134,20 +176,33 @@ class GeneralWasserstein(Mechanism):
             elif alpha is not None:
                 fam = given.calibrate(alpha=alpha, eps=eps, sensitivity=delta_g)
             elif delta is not None:
-                fam = given.calibrate(eps=eps, delta=delta, sensitivity=delta_g)
+                from ..noise.profile import calibrate_eps_delta
+                fam, self.route = calibrate_eps_delta(given, eps=eps, delta=delta, sensitivity=delta_g)
             else:
                 raise ParameterError("alpha", None, "alpha (with eps) or delta (with eps) for a calibration target")
         elif alpha is not None or delta is not None:
             raise ParameterError("eps", None, "eps together with alpha or delta")
         self.noise = fam
+        if self.route == "profile":
+            from ..noise.profile import REFS
+            self.refs = type(self).refs + REFS
+        elif self.route == "rpp":
+            self.refs = type(self).refs + (Ref("canonne2020", "Prop 12"),)
         prov = self._provenance("zero sensitivity: no noise needed" if fam is None else "")
         if fam is None:
-            self.guarantee = RPPCurve(tuple(default_orders()), (0.0,) * 156, prov, lambda a: 0.0)
+            self.rpp_curve = RPPCurve(tuple(default_orders()), (0.0,) * 156, prov, lambda a: 0.0)
         else:
             # the family's curve: its certified eps(alpha), with extra large orders and alpha = inf
             # when R_inf is finite (so to_pp can reach pure PP for Laplace)
             c = fam.rpp_curve(delta_g)
-            self.guarantee = RPPCurve(c.alphas, c.eps, prov, c.fn)
+            self.rpp_curve = RPPCurve(c.alphas, c.eps, prov, c.fn)
+        self.guarantee = self.rpp_curve
+        if eps is not None and delta is not None:
+            note = {"profile": "(eps, delta) from the noise's privacy profile at Delta_G (certified: closed form "
+                               "or quadrature with its error bound), carried to PP by the W_inf coupling",
+                    "rpp": "(eps, delta) from the Renyi curve (Canonne et al. 2020, Prop 12, optimised over alpha)",
+                    None: "zero sensitivity: no noise needed"}[self.route]
+            self.guarantee = PP(eps, delta, self._provenance(note))
         self.target = {"alpha": alpha, "eps": eps, "delta": delta}
         scale = fam.scale if fam is not None else 0.0
         self.group = None
@@ -165,14 +220,28 @@ class GeneralWasserstein(Mechanism):
         return float(self.sensitivity.value)
 
     def epsilon(self, alpha: float) -> float:
-        """Certified R_alpha(zeta, Delta_G) (alpha in (1, inf])."""
+        """Certified R_alpha(zeta, Delta_G) at order ``alpha`` in (1, inf]."""
         if self.noise is None:
             return 0.0
         return self.noise.epsilon(V.alpha("alpha", alpha), self._delta)
 
     def to_pp(self, delta: float) -> PP:
-        """(eps, delta)-PP from the RPP curve, optimised over alpha (Prop 2.2)."""
-        return self.guarantee.to_pp(delta)
+        """The least certified eps of (eps, ``delta``)-PP for this noise: from its privacy profile where
+        it can be certified (:func:`puffer.noise.profile.eps_at`), else (and never worse than) the
+        RPP curve's conversion (:meth:`RPPCurve.to_pp`, optimised over alpha and the cited conversions)."""
+        pp = self.rpp_curve.to_pp(delta)
+        if self.noise is None:
+            return pp
+        from ..noise import profile
+
+        if profile.supports(self.noise):
+            e = profile.eps_at(self.noise, delta, self._delta)
+            if e < pp.eps:
+                prov = self.rpp_curve.provenance
+                refs = profile.REFS
+                return PP(e, pp.delta, prov.cite(*refs, notes="(eps, delta) from the noise's privacy profile")
+                          if prov is not None else None)
+        return pp
 
 
 class ApproximateWasserstein(Mechanism):
@@ -182,9 +251,24 @@ class ApproximateWasserstein(Mechanism):
     over priors and pairs. ``noise`` with its scale, or a target ``eps`` at order ``alpha``
     (alpha = inf for a PP target) to calibrate; infeasible targets (eps <= alpha/(alpha-1)
     log(1/(1-delta))) are rejected.
+
+    Parameters
+    ----------
+    framework : Framework
+        The Pufferfish framework (a 1-D query): the near radius is computed from its
+        conditional query laws.
+    noise : NoiseFamily, family class or name
+        A noise with its scale, or a family to calibrate with ``eps``.
+    delta : float
+        The approximate-RPP delta in (0, 1): mass each conditional law may move beyond the radius.
+    alpha : float, optional
+        The Rényi order of the guarantee (default inf: a PP-type target).
+    eps : float, optional
+        The target eps at order ``alpha``; the noise is calibrated to reach it.
     """
     guarantee: ApproxRPP   # narrows Mechanism.guarantee
-    noise: NoiseFamily | None   # None: zero near radius, no noise needed
+    #: the noise with its (calibrated) scale; None when the near radius is 0 (no noise needed)
+    noise: NoiseFamily | None
 
     theorem = "Pierquin et al. 2024, Thm 4.3 / Prop C.2 (General Approximate Wasserstein Mechanism)"
     refs = (Ref("pierquin2024", "Thm 4.3"), Ref("pierquin2024", "Prop C.2"))
@@ -230,14 +314,19 @@ class ApproximateWasserstein(Mechanism):
         return round_up(f * -math.log1p(-self.delta))
 
     def epsilon(self, alpha: float) -> float:
-        """Certified eps of the approximate RPP guarantee at order alpha."""
+        """Certified eps of the approximate RPP guarantee at order ``alpha`` (> 1, or inf)."""
         alpha = V.alpha("alpha", alpha)
         r = 0.0 if self.noise is None else self.noise.epsilon(alpha, self._z)
         return round_up(r + self._penalty(alpha))
 
     def to_pp(self, delta: float | None = None) -> PP:
-        """Best (eps, delta)-PP over the default orders and alpha = inf (Prop 4.1 / C.1);
-        ``delta`` (default 2 * self.delta) is the PP delta."""
+        """Best (eps, delta)-PP over the default orders and alpha = inf (Prop 4.1 / C.1).
+
+        Parameters
+        ----------
+        delta : float, optional
+            The delta of the PP guarantee (default ``2 * self.delta``).
+        """
         best = None
         for a in list(default_orders()) + [math.inf]:
             e = self.epsilon(a)
@@ -368,14 +457,28 @@ class DistributionAwareWasserstein(Mechanism):
     The plans are computed once per framework (in the core for Markov chains) and the per-plan
     log-sum-exp runs in the core, each value moved up by its rounding bound: never below the numpy
     reference path, within 1e-9 relative of it (tested).
+
+    Parameters
+    ----------
+    framework : Framework
+        The Pufferfish framework (a 1-D query): its secret pairs' quantile couplings carry the
+        exponential-moment cost.
+    noise : NoiseFamily
+        The noise with its scale (see :meth:`calibrate` for a target).
+    q : float
+        The Hoelder exponent q >= 1 of Thm 4.5 (q = 1 is always best).
     """
-    guarantee: RPPCurve   # narrows Mechanism.guarantee
+    guarantee: RPPCurve | PP   # narrows Mechanism.guarantee: PP when calibrated to (eps, delta)
+    #: the noise with the scale given (or calibrated by :meth:`calibrate`)
     noise: NoiseFamily
+    #: eps(alpha) at every order
+    rpp_curve: RPPCurve
 
     theorem = "Pierquin et al. 2024, Thm 4.5 (Distribution-Aware General Wasserstein Mechanism)"
-    refs = (Ref("pierquin2024", "Thm 4.5"),)
+    refs: tuple[Ref, ...] = (Ref("pierquin2024", "Thm 4.5"),)
 
-    def __init__(self, framework: Framework, noise: Any, *, q: float = 1.0):
+    def __init__(self, framework: Framework, noise: Any, *, q: float = 1.0, _curve: bool = True):
+        # _curve=False: no Renyi curve evaluated (the calibration's probes only need epsilon(alpha))
         self.framework = self._check_framework(framework)
         if framework.dim != 1:
             raise ParameterError("framework", f"query on R^{framework.dim}", "a 1-D query")
@@ -392,9 +495,12 @@ class DistributionAwareWasserstein(Mechanism):
         k = int(np.argmax(w))
         from ..framework import Sensitivity
         self.sensitivity = Sensitivity(float(w[k]), "w_inf", self._meta[k])
-        self.guarantee = RPPCurve.from_function(self.epsilon, provenance=self._provenance(
-            "eps(alpha) from the exponential-moment cost on the quantile coupling"))
         self.group = None
+        if not _curve:
+            return
+        self.rpp_curve = RPPCurve.from_function(self.epsilon, provenance=self._provenance(
+            "eps(alpha) from the exponential-moment cost on the quantile coupling"))
+        self.guarantee = self.rpp_curve
 
     def lattice_sensitivity(self) -> float:
         """Refused: Thm 4.5 averages over the coupling's shifts, and snapping moves each shift by
@@ -405,7 +511,8 @@ class DistributionAwareWasserstein(Mechanism):
                              "moves by up to a lattice step each; use GeneralWasserstein for a lattice release")
 
     def log_moment(self, alpha: float) -> tuple[float, tuple[Any, Any]]:
-        """(log Delta_G^{zeta,q,alpha}, witness (theta, pair)), an upper bound rounded upward.
+        """(log Delta_G^{zeta,q,alpha}, witness (theta, pair)) at order ``alpha`` (finite, > 1),
+        an upper bound rounded upward.
 
         The per-plan log-sum-exp runs in the core (parallel over plans, each bound moved up by
         its rounding error); the shift divergence is evaluated once per distinct displacement."""
@@ -419,19 +526,39 @@ class DistributionAwareWasserstein(Mechanism):
         return round_up(best + 1e-14 * abs(best), 8), self._meta[k]
 
     def epsilon(self, alpha: float) -> float:
-        """Certified eps(alpha) = log(Delta_G^{zeta,q,alpha}) / (q (alpha - 1))."""
+        """Certified eps at order ``alpha``: log(Delta_G^{zeta,q,alpha}) / (q (alpha - 1))."""
         lm, _ = self.log_moment(alpha)
         return round_up(max(lm, 0.0) / (self.q * (alpha - 1.0)))
 
     def to_pp(self, delta: float) -> PP:
-        return self.guarantee.to_pp(delta)
+        """(eps, ``delta``)-PP from the Rényi curve (the least cited conversion, optimised over alpha)."""
+        return self.rpp_curve.to_pp(delta)
 
     @classmethod
-    def calibrate(cls, framework: Framework, noise: Any, *, alpha: float, eps: float,
-                  q: float = 1.0) -> DistributionAwareWasserstein:
+    def calibrate(cls, framework: Framework, noise: Any, *, eps: float, alpha: float | None = None,
+                  delta: float | None = None, q: float = 1.0) -> DistributionAwareWasserstein:
         """The mechanism with the smallest verified scale of ``noise``'s family such that
-        eps(alpha) <= eps (bisection on log scale; see :mod:`.dagwm_calibration`).
+        eps(alpha) <= eps, or with ``delta`` instead of ``alpha`` such that its Renyi curve converts
+        to (eps, delta)-PP (its guarantee is then ``PP(eps, delta)``; bisection on log scale; see
+        :mod:`.dagwm_calibration`).
 
+        Parameters
+        ----------
+        framework : Framework
+            The Pufferfish framework (a 1-D query).
+        noise : NoiseFamily
+            The family to calibrate, as an instance (its scale is the starting point).
+        eps : float
+            The target eps: at order ``alpha``, or of (eps, delta)-PP with ``delta``.
+        alpha : float, optional
+            The Rényi order of an (alpha, eps)-RPP target.
+        delta : float, optional
+            Instead of ``alpha``: the delta of an (eps, delta)-PP target.
+        q : float
+            The Hoelder exponent q >= 1 of Thm 4.5.
+
+        Examples
+        --------
         >>> import puffer
         >>> from puffer.noise import Gaussian
         >>> m = DistributionAwareWasserstein.calibrate(puffer.models.correlated_pair(), Gaussian(1.0),
@@ -441,4 +568,4 @@ class DistributionAwareWasserstein(Mechanism):
         True
         """
         from .dagwm_calibration import calibrate_dagwm
-        return calibrate_dagwm(cls, framework, noise, alpha=alpha, eps=eps, q=q)
+        return calibrate_dagwm(cls, framework, noise, alpha=alpha, eps=eps, delta=delta, q=q)

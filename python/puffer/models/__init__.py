@@ -1,4 +1,6 @@
-"""Built-in correlated-data models: frameworks whose conditional query laws are computed
+"""Built-in correlated-data models: Markov chains, independent users, correlated pairs, joint counts.
+
+Built-in correlated-data models: frameworks whose conditional query laws are computed
 exactly (exact rationals where the inputs are rational) or in underflow-safe floating point
 by the C++ core.
 
@@ -10,7 +12,12 @@ by the C++ core.
 * :func:`average_salary` — Pierquin et al. 2024, Example 2 (literal version, Pierquin et al. 2024).
 * :func:`markov_chain` — k-state Markov chains of length T with a sum query (Song, Wang,
   Chaudhuri 2017): secrets X_t = a, pairs (X_t = a, X_t = b), Theta a finite set of
-  (transition matrix, initial law) priors. Laws come from a forward/backward pass in C++.
+  (transition matrices, initial law) priors, time-homogeneous, periodic (one matrix per phase,
+  e.g. per half-hour of the day) or with a matrix per step. Laws come from a forward/backward
+  pass in C++.
+* :func:`fit_markov` (:mod:`puffer.models.fit`) — such a framework with Theta fitted from traces
+  (a credible box at a stated level, recorded in the framework); :func:`close_adversary` and
+  :func:`theta_profile` (:mod:`puffer.models.theta`) — what the guarantee then rests on.
 """
 from __future__ import annotations
 
@@ -49,7 +56,7 @@ def independent_users(p: Any, users: Sequence[int] | None = None, *, absent: boo
     Secrets: ``"S{i}=0"``, ``"S{i}=1"`` and, with ``absent=True``, ``"S{i}=⊥"`` (user i's record is
     absent: the law of X is the unconditional Poisson-binomial). Pairs: (0, 1), (0, ⊥), (1, ⊥) for
     each user in ``users`` (default: all). ``p`` is one prior; ``priors`` (a list of p vectors)
-    gives a set Theta instead. Conditionals: X | S_i = a is PB(p_-i) + a; X | ⊥_i is PB(p).
+    gives a set Theta instead. Conditionals: X | S_i = a is ``PB(p_-i) + a``; X | ⊥_i is ``PB(p)``.
 
     >>> fw = independent_users([0.7] * 25, users=[0])
     >>> fw.w_inf().value
@@ -445,6 +452,7 @@ def _state_grid(values: Any, k: int, T: int) -> tuple[np.ndarray, np.ndarray, fl
 class MarkovChainFramework(Framework):
     """Secrets X_t = a of a k-state Markov chain of length T, sum query S = sum_t values[X_t],
     priors Theta = {(P_theta, init_theta)}; pairs (X_t = a, X_t = b) for every t and a < b.
+    P_theta is one matrix, one per phase of a period, or one per step (:func:`markov_chain`).
 
     Conditional laws are computed in C++ (forward/backward + convolution, underflow-safe) for all
     priors at once; :meth:`w_inf` runs the whole Delta_G computation in the core on all threads.
@@ -550,6 +558,22 @@ class MarkovChainFramework(Framework):
                     lazy=True)
         self._computed = False
         self._fit: Any = None
+
+    def query_range(self) -> tuple[float, float]:
+        """[T min v, T max v] (the sum of T state values; rounded outward): see
+        :meth:`Framework.query_range <puffer.framework.Framework.query_range>`."""
+        lo, hi = Fraction(float(self._real.min())) * self._T, Fraction(float(self._real.max())) * self._T
+        return -_float_up(-lo) + 0.0, _float_up(hi) + 0.0   # + 0.0: no -0.0
+
+    def query_lattice(self) -> tuple[float, float] | None:
+        """For integer state values: (gcd of their differences, T min v); else None (see
+        :meth:`Framework.query_lattice <puffer.framework.Framework.query_lattice>`)."""
+        from ..framework import _integer_lattice
+
+        lat = _integer_lattice(self._real)
+        if lat is None or not abs(lat[1] * self._T) < 2.0 ** 52:
+            return None
+        return lat[0], lat[1] * self._T
 
     def _set_fit(self, rec: Any) -> None:
         """Attach the record of :func:`puffer.models.fit_markov` (once, at construction)."""
@@ -831,8 +855,8 @@ class MarkovChainFramework(Framework):
         positive mass with relative error ~T eps however small (no underflow), so W_inf never
         loses a tail atom. Memory grows like T^1.5 (checkpointed passes; :meth:`cost` gives the
         peak, e.g. ~0.6 GB for T = 17,520, k = 2 on 2 threads). ``progress``: None (a bar on
-        stderr once the job has run a second, when stderr is a terminal), True, False or a
-        callable ``f(done, total)`` (units: priors x positions). Ctrl-C stops the computation
+        a terminal once the job has run a second; into a pipe or a log file a plain line every
+        5 s), True, False or a callable ``f(done, total)`` (units: priors x positions). Ctrl-C stops the computation
         within ~0.1 s (KeyboardInterrupt). Memory is estimated first and a request that cannot
         fit is refused with the estimate in GiB.
 

@@ -4,7 +4,7 @@
 group and by phase of a period, e.g. the 48 half-hours of a day), estimates one transition
 matrix per (group, phase) and a *credible box* around each of them that holds the true matrices
 with the stated probability, and builds the framework (Song, Wang, Chaudhuri 2017 setting; any
-transition structure, Pierquin et al. 2024 §3) whose Theta is a finite set of matrices inside
+transition structure) whose Theta is a finite set of matrices inside
 that box. The fit is recorded in the framework (:class:`MarkovFit`: method, level, counts,
 data digest, warnings about thin counts, the box) and reproduces it (:func:`refit`).
 
@@ -18,10 +18,10 @@ towards the next state (x + 1 mod k) -- for k = 2 these are the four corners of 
 box, all phases moved together. The Pufferfish guarantee computed on the framework holds for
 beliefs IN Theta, not for every matrix of B: Delta_G is not monotone or convex in the matrices,
 so no finite set is certified to contain B's worst case. Beliefs in B outside Theta are covered
-by the close-adversary theorem (:func:`close_adversary`: the W_inf divergence from Theta to a
-belief and the resulting eps, Pierquin et al. 2024, Thm A.5) and, over all of B at once, by
-the data-level bound of Thm A.3 (rigorous but loose for long chains); :func:`theta_profile`
-shows how Delta_G moves with the level.
+by the close-adversary theorems (:func:`puffer.models.close_adversary`: the W_inf divergence
+from Theta to a belief and the resulting eps; over all of B at once, a data-level divergence,
+rigorous but loose for long chains); :func:`puffer.models.theta_profile` shows how Delta_G moves
+with the level.
 
 Methods: ``"dirichlet"`` -- the posterior Dir(counts + prior) of each row, exact Beta quantiles;
 ``"bootstrap"`` -- units resampled with replacement (``n_boot`` times, seeded), each entry's
@@ -100,13 +100,17 @@ def _codes(name: str, values: np.ndarray, labels: Sequence[Any] | None) -> tuple
     index = {_plain(x): i for i, x in enumerate(given)}
     if len(index) != len(given):
         raise ParameterError(name, given, "distinct labels")
-    out = np.empty(values.shape[0], dtype=np.int64)
-    for i, v in enumerate(values.tolist()):
+    try:
+        uniq, inv = np.unique(values, return_inverse=True)
+    except TypeError as exc:
+        raise ParameterTypeError(name, values[:5].tolist(), "values that can be sorted") from exc
+    code = np.empty(uniq.size, dtype=np.int64)
+    for i, v in enumerate(uniq.tolist()):
         j = index.get(_plain(v))
         if j is None:
-            raise ParameterError(name, v, f"one of {given} (record {i})")
-        out[i] = j
-    return out, [_plain(x) for x in given]
+            raise ParameterError(name, v, f"one of {given} (record {int(np.flatnonzero(inv.reshape(-1) == i)[0])})")
+        code[i] = j
+    return code[inv.reshape(-1)], [_plain(x) for x in given]
 
 
 def read_traces(traces: Any, *, columns: Sequence[str] = ("unit", "order", "state"), groups: Any = None,
@@ -137,6 +141,8 @@ def read_traces(traces: Any, *, columns: Sequence[str] = ("unit", "order", "stat
                                      "half-hours since a midnight: the phase of a record is order mod period)")
     g = table[groups] if isinstance(groups, str) else np.zeros(u.shape[0], dtype=np.int64)
     u, o, s, g = u[keep], o[keep].astype(np.int64), s[keep], g[keep]
+    if s.dtype.kind == "f" and states is None and np.all(s == np.round(s)):
+        s = s.astype(np.int64)          # integer states read as floats (a column with nulls)
     uc, ul = _codes(cols[0], u, None)
     sc, sl = _codes(cols[2], s, states)
     gc, gl = _codes("groups", g, None)
@@ -168,7 +174,7 @@ def _table_columns(t: Any, names: list[str]) -> dict[str, np.ndarray]:
     elif hasattr(t, "columns") and hasattr(t, "__getitem__"):      # pandas DataFrame
         have = [str(c) for c in t.columns]
     else:
-        raise ParameterTypeError("traces", type(t).__name__, "a 2-D array, a pandas DataFrame, a pyarrow Table or "
+        raise ParameterTypeError("traces", t, "a 2-D array, a pandas DataFrame, a pyarrow Table or "
                                  "a Parquet / CSV path")
     for c in names:
         if c not in have:
@@ -395,24 +401,51 @@ def fit_markov(traces: Any, *, T: int, period: int | None = None, groups: Any = 
                threads: int = 0) -> MarkovChainFramework:
     """A Markov-chain framework whose Theta is fitted from traces (see the module docstring).
 
-    traces: records (unit, order, state) -- a 2-D array (units x orders; NaN / masked = missing),
+    Parameters
+    ----------
+    traces : array, DataFrame, pyarrow Table or path
+        Records (unit, order, state): a 2-D array (units x orders; NaN / masked = missing),
         a pandas DataFrame, a pyarrow Table or a Parquet / CSV path (``columns`` names them).
         Transitions are counted between consecutive orders of a unit; the phase of a record is
         its order mod ``period`` (arrays: the column index), so order 0 must be phase 0.
-    T: the length of the released chain (e.g. 336 half-hours for a week); it starts at phase 0.
-    period: P for per-phase matrices (e.g. 48: time of day); None: one matrix per group.
-    groups: a column (tables) or labels per unit / per record (arrays); each group gets its own
+    T : int
+        The length of the released chain (e.g. 336 half-hours for a week); it starts at phase 0.
+    period : int, optional
+        P for per-phase matrices (e.g. 48: time of day); None: one matrix per group.
+    groups : column name or labels, optional
+        A column (tables) or labels per unit / per record (arrays); each group gets its own
         matrices, and Theta is the union of the groups' sets.
-    level: the probability that the box holds the true matrices (simultaneously for all rows).
-    method: ``"bootstrap"`` (units resampled ``n_boot`` times, ``seed``) or ``"dirichlet"``
+    level : float
+        The probability that the box holds the true matrices (simultaneously for all rows).
+    method : str
+        ``"bootstrap"`` (units resampled ``n_boot`` times, ``seed``) or ``"dirichlet"``
         (posterior Dir(counts + ``prior``)).
-    states, values: the states in order (default: sorted distinct values) and their values in
-        the sum query (default: the states if numeric, else 0 .. k - 1).
-    min_count: rows with fewer transitions are reported as thin (:class:`FitWarning` and the
+    states, values : sequence, optional
+        The states in order (default: sorted distinct values) and their values in the sum query
+        (default: the states if numeric, else 0 .. k - 1).
+    columns : (str, str, str)
+        The unit, order and state columns of a table or file.
+    prior : float
+        The Dirichlet pseudo-count of ``method="dirichlet"``.
+    n_boot : int
+        Bootstrap resamples of ``method="bootstrap"``.
+    seed : int, optional
+        The bootstrap's seed.
+    min_count : int
+        Rows with fewer transitions are reported as thin (:class:`FitWarning` and the
         record's ``warnings``).
+    init : "stationary" or array
+        The initial law of each fitted chain.
+    threads : int
+        Threads for the chain's computations (0: the default).
 
-    The framework's :attr:`~puffer.models.MarkovChainFramework.fit` holds the record.
+    Returns
+    -------
+    MarkovChainFramework
+        Its :attr:`~puffer.models.MarkovChainFramework.fit` holds the record of the fit.
 
+    Examples
+    --------
     >>> import numpy as np
     >>> rng = np.random.default_rng(1)
     >>> x = (rng.random((200, 48)) < 0.3).astype(int)          # 200 units, i.i.d. for brevity
@@ -495,8 +528,9 @@ def _build(tr: _Meta, counts: np.ndarray, per_unit: np.ndarray | None, *, T: int
         warn.append(f"... {len(thin) - 50} more thin rows (of {rows})")
     if method == "bootstrap" and tr.n_units < 20:
         warn.append(f"only {tr.n_units} units to resample: the bootstrap box is unreliable")
-    for w in warn:
-        warnings.warn(w, FitWarning, stacklevel=3)
+    if warn:   # one warning per fit (the record lists every thin row)
+        more = f" (and {len(warn) - 1} more in fw.fit.warnings)" if len(warn) > 1 else ""
+        warnings.warn(warn[0] + more, FitWarning, stacklevel=3)
     mats, labels = [], []
     for g in range(G):
         gname = "" if G == 1 else f"{tr.group_labels[g]}: "

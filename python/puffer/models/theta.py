@@ -1,4 +1,6 @@
-"""What a fitted Theta's guarantee rests on: adversaries close to Theta, and Delta_G against the
+"""What a fitted Theta's guarantee rests on: close adversaries and Delta_G against the fit's box.
+
+What a fitted Theta's guarantee rests on: adversaries close to Theta, and Delta_G against the
 fit's level.
 
 * :func:`close_adversary` -- the guarantee of a calibrated additive mechanism against an
@@ -48,36 +50,77 @@ __all__ = ["close_adversary", "CloseAdversary", "theta_profile", "ThetaProfile",
 _MARGIN = 1e-9
 
 
-def _log_levels(atoms: np.ndarray, logm: np.ndarray, g0: int, n: int) -> tuple[np.ndarray, np.ndarray, int, int]:
-    """On the grid g0 .. g0 + n - 1: log F(s) (mass <= s) and log S(s) (mass > s), normalised,
-    and the grid indices of the smallest and largest atoms."""
-    d = np.full(n, -np.inf)
-    idx = atoms.astype(np.int64) - g0
-    d[idx] = logm
-    tot = np.logaddexp.reduce(logm)
-    F = np.logaddexp.accumulate(d) - tot
-    rev = np.logaddexp.accumulate(d[::-1])[::-1]          # mass >= s
-    S = np.empty(n)
-    S[:-1] = rev[1:] - tot
-    S[-1] = -np.inf
-    return F, S, int(idx.min()), int(idx.max())
+@dataclass(frozen=True)
+class _Levels:
+    """Cumulative levels of laws on one integer grid, one law per row: log F (mass <= s) and
+    log S (mass > s), normalised, and each row's smallest and largest atom (grid indices; a row
+    whose secret is impossible has lo > hi)."""
+
+    F: np.ndarray
+    S: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
 
 
-def _one_way(FQ: np.ndarray, SQ: np.ndarray, lq: int, hq: int, FP: np.ndarray, SP: np.ndarray, hp: int) -> int:
-    """The least z with F_Q(s) <= F_P(s + z) at every s, each comparison certified (a level
-    closer than the margin counts as not holding: an upper bound of the exact least z)."""
-    n = FP.size
-    z = hp - hq                                            # F_Q = 1 from hq on: F_P must be 1 (>= hp)
-    if hq > lq:
-        s = np.arange(lq, hq)
-        # the first j with log F_P(j) > log F_Q(s) + margin, or log S_P(j) < log S_Q(s) - margin
-        jf = np.searchsorted(FP, FQ[s] + _MARGIN, side="right")
-        negS = -SP                                          # nondecreasing
-        js = np.searchsorted(negS, -(SQ[s] - _MARGIN), side="right")
-        j = np.minimum(np.minimum(jf, js), hp)              # F_P(hp) = 1 exactly
-        j = np.minimum(j, n - 1)
-        z = max(z, int((j - s).max()))
-    return max(z, 0)
+def _levels(rows: np.ndarray) -> _Levels:
+    """Levels of the laws whose natural-log masses are the rows of ``rows`` (-inf: no mass)."""
+    with np.errstate(invalid="ignore"):
+        tot = np.logaddexp.reduce(rows, axis=1)
+        F = np.logaddexp.accumulate(rows, axis=1) - tot[:, None]
+        rev = np.logaddexp.accumulate(rows[:, ::-1], axis=1)[:, ::-1] - tot[:, None]    # mass >= s
+    S = np.full(rows.shape, -np.inf)
+    S[:, :-1] = rev[:, 1:]
+    has = np.isfinite(rows)
+    n = rows.shape[1]
+    lo = np.where(has.any(axis=1), has.argmax(axis=1), n)
+    hi = np.where(has.any(axis=1), n - 1 - has[:, ::-1].argmax(axis=1), -1)
+    return _Levels(F, S, lo, hi)
+
+
+def _holds(Q: _Levels, P: _Levels, z: int) -> bool:
+    """Whether F_Q(s) <= F_P(s + z) at every s of every row, each comparison certified: F_P(s +
+    z) = 1 exactly (s + z >= P's largest atom), or the float levels differ by more than the
+    margin in log F or in log S (a level closer than the margin counts as not holding, so the
+    least such z is an upper bound of the exact one)."""
+    n = Q.F.shape[1]
+    if (Q.hi + z < P.hi).any():                   # F_Q = 1 from Q's top atom on: F_P must be 1
+        return False
+    if z >= n:
+        return True
+    s = np.arange(n - z)                          # s + z < n; beyond, F_P = 1
+    inside = (s[None, :] >= Q.lo[:, None]) & (s[None, :] < Q.hi[:, None]) & (s[None, :] + z < P.hi[:, None])
+    with np.errstate(invalid="ignore"):
+        ok = (P.F[:, z:] - Q.F[:, :n - z] > _MARGIN) | (Q.S[:, :n - z] - P.S[:, z:] > _MARGIN)
+    return bool((ok | ~inside).all())
+
+
+def _rows(L: _Levels, rows: np.ndarray) -> _Levels:
+    return _Levels(L.F[rows], L.S[rows], L.lo[rows], L.hi[rows])
+
+
+def _w_inf_rows(P: _Levels, Q: _Levels, below: float = math.inf) -> float:
+    """max over the rows of the certified W_inf (grid steps) between the laws of P and Q (an
+    upper bound: exact unless two levels are within the margin); stops as soon as it is known
+    to be >= ``below`` (returns ``below`` then)."""
+    n = P.F.shape[1]
+
+    def fits(z: int) -> bool:
+        return _holds(Q, P, z) and _holds(P, Q, z)
+
+    if below <= 0:
+        return below
+    if math.isfinite(below) and below <= n and not fits(int(below) - 1):
+        return below
+    lo, hi = 0, n                               # fits(n) is true: every level is reached
+    if math.isfinite(below):
+        hi = min(hi, int(below) - 1)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if fits(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return float(lo)
 
 
 def w_inf_upper(atoms_p: np.ndarray, logm_p: np.ndarray, atoms_q: np.ndarray, logm_q: np.ndarray) -> int:
@@ -85,34 +128,31 @@ def w_inf_upper(atoms_p: np.ndarray, logm_p: np.ndarray, atoms_q: np.ndarray, lo
     necessarily normalised): the exact value unless two levels are closer than 1e-9 relative."""
     g0 = int(min(atoms_p.min(), atoms_q.min()))
     n = int(max(atoms_p.max(), atoms_q.max())) - g0 + 1
-    FP, SP, lp, hp = _log_levels(atoms_p, logm_p, g0, n)
-    FQ, SQ, lq, hq = _log_levels(atoms_q, logm_q, g0, n)
-    return max(_one_way(FQ, SQ, lq, hq, FP, SP, hp), _one_way(FP, SP, lp, hp, FQ, SQ, hq))
+    rows = np.full((2, n), -np.inf)
+    rows[0, np.asarray(atoms_p, dtype=np.int64) - g0] = logm_p
+    rows[1, np.asarray(atoms_q, dtype=np.int64) - g0] = logm_q
+    L = _levels(rows)
+    return int(_w_inf_rows(_rows(L, np.array([0])), _rows(L, np.array([1]))))
 
 
-def _laws(fw: MarkovChainFramework, M: np.ndarray, pi: np.ndarray) -> list[list[list[tuple[np.ndarray, np.ndarray]]]]:
-    """laws[j][t][a] = (grid atoms, log masses) of S given X_t = a under prior j of (M, pi) (an
-    empty pair where the secret is impossible)."""
+def _dense_laws(fw: MarkovChainFramework, M: np.ndarray, pi: np.ndarray) -> list[_Levels]:
+    """Per prior of (M, pi): the levels of the laws of S given X_t = a, one row per (t, a)
+    (row t k + a), on the framework's integer grid."""
     from .. import _core
 
     T, k = fw.length, len(fw.state_names)
     A, Pr, O, S, L = _core.models.markov_sum_laws(np.ascontiguousarray(M), np.ascontiguousarray(pi), fw._vals, T,
                                                   fw._threads)
+    span = int(fw._vals.max() - fw._vals.min())
+    g0, n = T * int(fw._vals.min()), T * span + 1
+    lens = np.diff(O)
+    logm = np.where(np.repeat(L, lens), Pr, np.log(np.where(np.repeat(L, lens), 1.0, Pr)))
     out = []
-    for j in range(M.shape[0]):
-        per_t = []
-        for t in range(T):
-            row = []
-            for a in range(k):
-                i = (j * T + t) * k + a
-                lo, hi = int(O[i]), int(O[i + 1])
-                if hi == lo or S[i] <= 0:
-                    row.append((np.zeros(0), np.zeros(0)))
-                    continue
-                lm = Pr[lo:hi] if L[i] else np.log(Pr[lo:hi])
-                row.append((A[lo:hi], lm))
-            per_t.append(row)
-        out.append(per_t)
+    for j in range(M.shape[0]):                 # the CSR is prior-major: prior j's laws are contiguous
+        a, b = int(O[j * T * k]), int(O[(j + 1) * T * k])
+        rows = np.full((T * k, n), -np.inf)
+        rows[np.repeat(np.arange(T * k), lens[j * T * k:(j + 1) * T * k]), A[a:b].astype(np.int64) - g0] = logm[a:b]
+        out.append(_levels(rows))
     return out
 
 
@@ -136,38 +176,37 @@ def belief_divergence(fw: MarkovChainFramework, belief: Any, *, init: Any = "sta
 
 
 def _divergences(fw: MarkovChainFramework, Mb: np.ndarray, pib: np.ndarray) -> np.ndarray:
-    """(beliefs, priors) table of max_{t, a} W_inf (upper bounds, value units; inf where a secret
-    possible under the belief is impossible under the prior)."""
+    """(beliefs, priors) table: max over (t, a) of W_inf (upper bounds, value units; inf where a
+    secret possible under the belief is impossible under the prior). Per belief only the least
+    entry is exact: an entry known to be >= the least found so far is reported as that bound
+    (branch and bound; the minimum and its prior are those of the full table)."""
     M = np.concatenate([Mb, fw.transitions], axis=0)
     pi = np.concatenate([pib, fw.initial_laws], axis=0)
-    laws = _laws(fw, M, pi)
+    lv = _dense_laws(fw, M, pi)
     nb, n = Mb.shape[0], len(fw.priors)
-    out = np.zeros((nb, n))
+    out = np.full((nb, n), math.inf)
     for i in range(nb):
+        best = math.inf
+        rows = np.flatnonzero(lv[i].lo <= lv[i].hi)        # secrets possible under the belief
+        B = _rows(lv[i], rows)
         for j in range(n):
             if np.array_equal(M[i], M[nb + j]) and np.array_equal(pi[i], pi[nb + j]):
-                continue          # the same model: its laws are equal (levels tie exactly), W_inf = 0
-            w = 0
-            for t in range(fw.length):
-                for a in range(len(fw.state_names)):
-                    P, Q = laws[i][t][a], laws[nb + j][t][a]
-                    if not P[0].size:
-                        continue
-                    if not Q[0].size:
-                        w = -1
-                        break
-                    w = max(w, w_inf_upper(P[0], P[1], Q[0], Q[1]))
-                if w < 0:
-                    break
-            out[i, j] = math.inf if w < 0 else fw._to_units(float(w))
-    return out
+                out[i, j] = best = 0.0                     # the same model: equal laws, W_inf = 0
+                continue
+            P = _rows(lv[nb + j], rows)
+            if (P.lo > P.hi).any():
+                continue                                   # a secret impossible under theta: inf
+            w = _w_inf_rows(B, P, best)
+            out[i, j] = w
+            best = min(best, w)
+    return np.vectorize(fw._to_units)(out) if not fw._identity_grid else out
 
 
 def sample_beliefs(fw: MarkovChainFramework, n: int = 8, corners: int = 8, *, seed: int | None = None) -> np.ndarray:
     """Beliefs in the fit's credible box: ``n`` draws from the rows' posteriors Dir(counts +
     prior) kept inside the box (a row outside is redrawn, up to 50 times, then taken at a
     random corner), and ``corners`` random corners (each group's phases and rows pushed to a
-    random extreme of the box). Shape (n + corners, *fw.transitions.shape[1:])."""
+    random extreme of the box). Shape ``(n + corners, *fw.transitions.shape[1:])``."""
     from .fit import _corner
 
     fit = _fit_of(fw)
@@ -199,7 +238,7 @@ def _fit_of(fw: Any) -> Any:
     from . import MarkovChainFramework
 
     if not isinstance(fw, MarkovChainFramework):
-        raise ParameterTypeError("fw", type(fw).__name__, "a MarkovChainFramework from puffer.models.fit_markov")
+        raise ParameterTypeError("fw", fw, "a MarkovChainFramework from puffer.models.fit_markov")
     if fw.fit is None:
         raise ParameterError("fw", fw.name, "a framework fitted by puffer.models.fit_markov (its credible box)")
     if np.isnan(fw.fit.lower).any():
@@ -269,9 +308,13 @@ class CloseAdversary:
     def summary(self) -> str:
         return (f"Close adversaries (Pierquin et al. 2024, App. A.4), Theta fitted at level {self.level:g}:\n"
                 f"  the mechanism: eps = {self.eps:.4g} on Theta (Laplace b = {self.scale:.4g})\n"
-                f"  {self.n_sampled} posterior beliefs and {self.n_corners} random corners of the box: W_inf "
-                f"divergence to Theta up to {max(self.divergence):.4g} -> eps <= {self.eps_sampled:.4g} for "
-                f"adversaries holding any of them (Thm A.5)\n"
+                + "".join(f"  {what}: W_inf divergence to Theta up to {max(d):.4g} -> eps <= {max(e):.4g} for "
+                          "adversaries holding any of them (Thm A.5)\n"
+                          for what, d, e in ((f"{self.n_sampled} posterior draws in the box",
+                                              self.divergence[:self.n_sampled], self.eps_beliefs[:self.n_sampled]),
+                                             (f"{self.n_corners} random corners of the box",
+                                              self.divergence[self.n_sampled:], self.eps_beliefs[self.n_sampled:]))
+                          if d) +
                 f"  every belief in the box at once (data-level, Thm A.3): divergence <= {self.data_divergence:.4g} "
                 f"-> eps <= {self.eps_box:.4g}")
 
@@ -286,7 +329,7 @@ def close_adversary(fw: MarkovChainFramework, mechanism: Any, *, beliefs: Any = 
     """The guarantee of ``mechanism`` (calibrated on the fitted ``fw``, Laplace noise, pure PP)
     against adversaries whose beliefs lie in the fit's credible box (see the module docstring).
 
-    ``beliefs``: matrices to assess (shape (m, *fw.transitions.shape[1:])); default
+    ``beliefs``: matrices to assess (shape ``(m, *fw.transitions.shape[1:])``); default
     :func:`sample_beliefs` (``n`` posterior draws and ``corners`` random corners, ``seed``).
     """
     from ..noise import Laplace

@@ -1,4 +1,6 @@
-"""Additive noise families and their Renyi shift divergences (Pierquin et al. 2024,
+"""Additive noise families and their Rényi shift divergences.
+
+Additive noise families and their Renyi shift divergences (Pierquin et al. 2024,
 Thm 3.3 / Cor 3.1 / Lemma B.1; Chaudhuri et al. 2019).
 
 Each family is an immutable value with ``logpdf``, ``pdf``, ``cdf``, ``ppf``, ``scale``,
@@ -17,12 +19,13 @@ True
 """
 from typing import cast
 
+from . import profile
 from ._base import NoiseFamily
 from .custom import Custom
 from .families import Cauchy, Gaussian, GenCauchy, GenGaussian, Laplace, Logistic, StudentT
 from .product import IID
 
-__all__ = ["NoiseFamily", "Gaussian", "Laplace", "Cauchy", "GenCauchy", "StudentT", "GenGaussian",
+__all__ = ["profile", "NoiseFamily", "Gaussian", "Laplace", "Cauchy", "GenCauchy", "StudentT", "GenGaussian",
            "Logistic", "Custom", "IID"]
 
 _BY_NAME = {"gaussian": Gaussian, "laplace": Laplace, "cauchy": Cauchy, "logistic": Logistic,

@@ -270,6 +270,9 @@ class NoiseFamily(abc.ABC):
     #: a bound L on |d/dx log zeta| of the standardized density (None: not known); used to
     #: certify R_alpha between grid points when s_alpha is not proved monotone
     _log_lipschitz: float | None = None
+    #: how close to the largest value seen the Lipschitz bound of R_alpha between grid points is
+    #: refined (Custom: as close as its divergences are certified)
+    _sup_rtol: float = 1e-6
 
     def _R_flat(self, a: np.ndarray, z: np.ndarray) -> np.ndarray:
         with np.errstate(over="ignore"):   # beyond the float range: u = inf, D = inf
@@ -296,7 +299,7 @@ class NoiseFamily(abc.ABC):
             self._refuse_R()
         out = np.empty(a.shape, dtype=np.float64)
         for i, (aa, uu) in enumerate(zip(a.ravel().tolist(), u.ravel().tolist())):
-            out.flat[i] = self._sup_lipschitz(aa, uu)
+            out.flat[i] = self._sup_lipschitz(aa, uu, self._sup_rtol)
         return out
 
     def _sup_lipschitz(self, alpha: float, u: float, rtol: float = 1e-6) -> float:
@@ -403,9 +406,9 @@ class NoiseFamily(abc.ABC):
 
         * ``calibrate(alpha=a, eps=e, sensitivity=D)``: R_a(zeta, D) <= e ((a, e)-RPP for
           the GWM, Pierquin et al. 2024, Thm 3.3); ``alpha = inf`` targets pure e-PP.
-        * ``calibrate(eps=e, delta=d, sensitivity=D)``: (e, d)-PP through Prop 2.2,
-          minimising the scale over the order alpha (and alpha = inf when finite); see
-          :meth:`calibrate_pp`.
+        * ``calibrate(eps=e, delta=d, sensitivity=D)``: (e, d)-PP with the least scale: from the
+          noise's privacy profile where it can be certified (the exact (eps, delta) of the noise,
+          :mod:`puffer.noise.profile`), else through the Rényi curve (:meth:`calibrate_pp`).
 
         The returned scale is rounded up and re-checked: its certified R is <= the target.
 
@@ -417,7 +420,9 @@ class NoiseFamily(abc.ABC):
         if delta is not None:
             if alpha is not None:
                 raise ParameterError("alpha", alpha, "None when delta is given (the order is optimised)")
-            return self.calibrate_pp(eps=eps, delta=delta, sensitivity=sensitivity)
+            from .profile import calibrate_eps_delta
+            fam: NoiseFamily = calibrate_eps_delta(self, eps=eps, delta=delta, sensitivity=sensitivity)[0]
+            return fam
         if alpha is None:
             raise ParameterError("alpha", None, "a Renyi order > 1 (or give delta for (eps, delta)-PP)")
         a = V.alpha("alpha", alpha)
@@ -430,8 +435,9 @@ class NoiseFamily(abc.ABC):
         return self._finish_scale(dg / u, lambda f: float(f.R(a, dg)) <= e, f"R_{a} <= {e}")
 
     def calibrate_pp(self, *, eps: float, delta: float, sensitivity: float) -> NoiseFamily:
-        """Smallest scale giving (eps, delta)-PP for the GWM through Prop 2.2:
-        min over alpha of R_alpha(zeta, Delta) + log(1/delta)/(alpha - 1) <= eps.
+        """Smallest scale giving (eps, delta)-PP for the GWM through its Rényi curve and the conversion
+        of Canonne, Kamath & Steinke 2020, Prop 12 (below Prop 2.2 at every order):
+        min over alpha of R_alpha(zeta, Delta) + log1p(-1/alpha) - (log delta + log alpha)/(alpha - 1) <= eps.
 
         For each order alpha > 1 + log(1/delta)/eps the largest admissible standardized
         shift is found by the certified root finder; the order is optimised by golden section
@@ -445,8 +451,11 @@ class NoiseFamily(abc.ABC):
         target = e * (1.0 - 1e-9)
         a_min = 1.0 + L / target
 
+        from ..guarantees.conversions import fast
+        cks = fast("cks")
+
         def shift_at(alpha: float) -> float:
-            rem = target - round_up(L / (alpha - 1.0))
+            rem = target - cks(alpha, 0.0, d)   # the CKS penalty (eps of R = 0, rounded up; >= 0)
             if rem <= 0:
                 return 0.0
             return self._max_shift(alpha, rem)
@@ -474,7 +483,7 @@ class NoiseFamily(abc.ABC):
             r = float(fam.R(a_star, dg))
             if math.isinf(a_star):
                 return r <= e
-            return round_up(r + L / (a_star - 1.0)) <= e
+            return cks(a_star, r, d) <= e
 
         return self._finish_scale(dg / best_u, ok, f"(eps={e}, delta={d})-PP at alpha={a_star}")
 
@@ -486,6 +495,19 @@ class NoiseFamily(abc.ABC):
                 return fam
             s = round_up(s * (1.0 + 64 * _EPS), 2)
         raise NumericalError(f"calibration of {self!r} to {what} did not verify after rounding")
+
+    # -- privacy profile (puffer.noise.profile) ---------------------------------------------
+    def hockey_stick(self, eps: Any, v: Any) -> Any:
+        """H_{e^eps}(N + v || N), the exact (eps, delta) of the noise at shift v, as a certified upper
+        bound (:mod:`puffer.noise.profile`)."""
+        from .profile import hockey_stick
+        return hockey_stick(self, eps, v)
+
+    def privacy_profile(self, eps: float, sensitivity: float) -> float:
+        """delta(eps) = sup over |v| <= sensitivity of :meth:`hockey_stick`: this noise gives
+        (eps, delta(eps))-PP at that sensitivity (:mod:`puffer.noise.profile`)."""
+        from .profile import delta_at
+        return delta_at(self, eps, sensitivity)
 
     # -- products -------------------------------------------------------------------------
     def iid(self, d: int) -> IID:

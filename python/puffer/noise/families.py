@@ -1,16 +1,18 @@
-"""Built-in additive noise families on R (Pierquin et al. 2024; Chaudhuri et al. 2019).
+"""Built-in additive noise families on R: Gaussian, Laplace, Cauchy, Student-t and more.
 
-=============  ===========================================  =========  ==========================
-family         density                                      R_alpha    natural norm (iid(d))
-=============  ===========================================  =========  ==========================
-Gaussian       N(0, sigma^2)                                closed     l2 (Lemma B.1, exact)
-Laplace        exp(-|x|/b) / (2b)                           closed     l1 (Lemma B.1, exact)
-Cauchy         gamma / (pi (gamma^2 + x^2))                 quadrature l2 (certified bound)
-GenCauchy      beta_k (1 + (x/gamma)^2)^(-k/2), k > 1       quadrature l2 (certified bound)
-StudentT       t_nu scaled by `scale`                       quadrature l2 (certified bound)
-GenGaussian    exp(-|x/scale|^beta) beta/(2 scale G(1/beta)) quadrature lbeta (certified bound)
-Logistic       1 / (4 scale cosh^2(x / (2 scale)))          quadrature l1 (certified bound)
-=============  ===========================================  =========  ==========================
+Built-in additive noise families on R (Pierquin et al. 2024; Chaudhuri et al. 2019).
+
+=============  =================================================  ==========  ==========================
+family         density                                            R_alpha     natural norm (iid(d))
+=============  =================================================  ==========  ==========================
+Gaussian       ``N(0, sigma^2)``                                  closed      l2 (Lemma B.1, exact)
+Laplace        ``exp(-|x|/b) / (2b)``                             closed      l1 (Lemma B.1, exact)
+Cauchy         ``gamma / (pi (gamma^2 + x^2))``                   quadrature  l2 (certified bound)
+GenCauchy      ``beta_k (1 + (x/gamma)^2)^(-k/2)``, k > 1         quadrature  l2 (certified bound)
+StudentT       t_nu scaled by ``scale``                           quadrature  l2 (certified bound)
+GenGaussian    ``exp(-|x/scale|^beta) beta/(2 scale G(1/beta))``  quadrature  lbeta (certified bound)
+Logistic       ``1 / (4 scale cosh^2(x / (2 scale)))``            quadrature  l1 (certified bound)
+=============  =================================================  ==========  ==========================
 
 GenCauchy uses gamma as a *scale* (Pierquin et al. 2024: the paper's lambda is an
 inverse scale in the density but a scale in Lemma D.1; we implement the corrected

@@ -1,4 +1,6 @@
-"""d-dimensional noise with iid coordinates (Pierquin et al. 2024 additivity; Lemma B.1).
+"""Noise in d dimensions with independent, identically distributed coordinates.
+
+d-dimensional noise with iid coordinates (Pierquin et al. 2024 additivity; Lemma B.1).
 
 s_alpha(zeta^d, v) = sum_i s_alpha(zeta, v_i) (Renyi divergences of products add), so only
 1-D integrals are computed. R_alpha(zeta^d, z) = sup over ||v||_p <= z, p = the family's
@@ -252,11 +254,16 @@ class IID:
         """The same product noise with the smallest certified per-coordinate scale (see
         :meth:`NoiseFamily.calibrate`). Exact families (Gaussian/l2, Laplace/l1) calibrate in
         1-D (Lemma B.1); others bracket the scale on R of the product bound."""
+        if delta is not None:
+            if alpha is not None:
+                raise ParameterError("alpha", alpha, "None when delta is given (the order is optimised)")
+            # the privacy profile for Gaussian (rotation invariant) and d = 1; Laplace/l1 through its
+            # Renyi curve (Lemma B.1); refused for the others
+            from .profile import calibrate_eps_delta
+            fam: IID = calibrate_eps_delta(self, eps=eps, delta=delta, sensitivity=sensitivity)[0]
+            return fam
         if self.d == 1 or type(self.base).__name__ in _EXACT:
             return IID(self.base.calibrate(eps=eps, sensitivity=sensitivity, alpha=alpha, delta=delta), self.d)
-        if delta is not None:
-            raise ParameterError("delta", delta, "None for non-Gaussian/Laplace product noise "
-                                                 "(calibrate at a fixed alpha instead)")
         if alpha is None:
             raise ParameterError("alpha", None, "a Renyi order > 1")
         a = V.alpha("alpha", alpha)
@@ -273,6 +280,12 @@ class IID:
                 return fam
             s = round_up(s * (1 + 1e-13), 2)
         raise ParameterError("eps", e, "a target the calibration could verify")
+
+    def privacy_profile(self, eps: float, sensitivity: float) -> float:
+        """delta(eps) over the ball of radius ``sensitivity`` (natural norm); Gaussian and d = 1 only
+        (:mod:`puffer.noise.profile`)."""
+        from .profile import delta_at
+        return delta_at(self, eps, sensitivity)
 
     def _sampler_spec(self) -> tuple[str, dict[str, float]]:
         # i.i.d. coordinates: one draw of the base law per element of the (..., d) values (the

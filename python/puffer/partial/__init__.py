@@ -1,4 +1,6 @@
-"""Partially private data: epsilon-TP privacy (Seeman, Reimherr & Slavkovic, "Formal privacy for
+"""Partially private data: epsilon-TP privacy when some information about the data is public.
+
+Partially private data: epsilon-TP privacy (Seeman, Reimherr & Slavkovic, "Formal privacy for
 partially private data", arXiv 2204.01102).
 
 A release mixes public information z (published totals, structural facts, earlier releases) with

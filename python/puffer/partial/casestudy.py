@@ -33,7 +33,7 @@ from typing import Any, cast
 import numpy as np
 
 from .. import _validate as V
-from ..errors import ParameterError
+from ..errors import ParameterError, ParameterTypeError
 from ..sampling import as_stream
 from .additive import AdditiveWasserstein
 from .frameworks import TPFramework
@@ -137,7 +137,7 @@ def run_case_study(data: CaseData, eps_grid: Sequence[float] = (0.01, 1.0), repl
     ["noisy_cases", "noisy_deaths"], "guarantee": TP, ["acceptance"]}}}``.
     """
     if not isinstance(data, CaseData):
-        raise ParameterError("data", type(data).__name__, "a CaseData (see synthetic_data)")
+        raise ParameterTypeError("data", data, "a CaseData (see synthetic_data)")
     R = V.integer("replicates", replicates, lo=1)
     eps_list = [V.positive("eps", e) for e in eps_grid]
     bad = [m for m in methods if m not in METHODS]

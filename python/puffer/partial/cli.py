@@ -1,4 +1,6 @@
-"""``puffer partial-demo``: the synthetic case study of Seeman, Reimherr & Slavkovic (§4) at a small
+"""The ``puffer partial-demo`` command: the synthetic case study and its Figures 1-3.
+
+``puffer partial-demo``: the synthetic case study of Seeman, Reimherr & Slavkovic (§4) at a small
 number of replicates, writing the Figure 1-3 plots and a JSON summary."""
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ __all__ = ["add_parser", "run"]
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    """Register the ``puffer partial-demo`` subcommand and its options."""
     p = subparsers.add_parser("partial-demo", help="partially private data: synthetic case study, Figures 1-3")
     p.add_argument("--out", default="partial-demo", help="output folder for the figures (default ./partial-demo)")
     p.add_argument("--eps", type=float, nargs="+", default=[0.01, 1.0], help="privacy budgets (default 0.01 1)")
@@ -26,6 +29,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``puffer partial-demo``; returns the exit code."""
     from .casestudy import run_case_study, summaries, synthetic_data
 
     t0 = time.perf_counter()

@@ -1,4 +1,6 @@
-"""Noise laws of the partially-private-data mechanisms (Seeman, Reimherr & Slavkovic, "Formal
+"""Noise laws of the partially-private-data mechanisms: densities, normalisers and samplers.
+
+Noise laws of the partially-private-data mechanisms (Seeman, Reimherr & Slavkovic, "Formal
 privacy for partially private data"): pmf/pdf including normalisers, and seedable samplers.
 
 * :func:`discrete_laplace_pmf` / :func:`discrete_laplace_sample`: P(k) = (1 - a)/(1 + a) a^|k|,

@@ -1,4 +1,6 @@
-"""epsilon-TP frameworks: public information z, secret pairs and the conditional family Theta_z
+"""Epsilon-TP frameworks: public information z, secret pairs and the conditional family.
+
+epsilon-TP frameworks: public information z, secret pairs and the conditional family Theta_z
 (Seeman, Reimherr & Slavkovic, "Formal privacy for partially private data", Def 3, Eq. 10-11,
 Examples 1-2, Lemma 8).
 

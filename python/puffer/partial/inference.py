@@ -1,4 +1,6 @@
-"""Inference from partially private data (Seeman, Reimherr & Slavkovic, "Formal privacy for
+"""Inference from partially private releases: exact posteriors and importance sampling.
+
+Inference from partially private data (Seeman, Reimherr & Slavkovic, "Formal privacy for
 partially private data", §5: Lemma 14, Thm 15-17, Algorithms 1-2).
 
 * :func:`posterior_rejection_sampler` -- Algorithm 1 (Thm 16): theta* ~ pi(theta | z),

@@ -1,4 +1,6 @@
-"""The Wasserstein K-norm gradient mechanism (Seeman, Reimherr & Slavkovic, "Formal privacy for
+"""The Wasserstein K-norm gradient mechanism for partially private data.
+
+The Wasserstein K-norm gradient mechanism (Seeman, Reimherr & Slavkovic, "Formal privacy for
 partially private data", Thm 10): release Y in R^d with density
 
     f_X(y) proportional to exp(-eps ||grad L_X(y)||_K / (2 sigma_y(Delta_z)))
@@ -39,12 +41,15 @@ class KNormGradient(TPMechanism):
 
     Parameters
     ----------
-    eps : float > 0
+    eps : float
+        The target eps > 0 of eps-TP.
     sigma_y : float
         The gradient sensitivity sigma_y(Delta_z) (in the K-norm); use
         ``KNormGradient.for_mean(eps, n, mean_sensitivity, ...)`` to derive it.
     norm : 1, 2 or inf
+        The K-norm (l1, l2 or l-infinity ball) of the noise.
     dim : int
+        The dimension d of the released vector.
     n : int
         The curvature of the loss (number of records of the quadratic loss).
     framework : TPFramework, optional

@@ -1,4 +1,6 @@
-"""Public-consistency post-processing of the case-study baseline (Seeman, Reimherr & Slavkovic,
+"""Post-processing that makes the case study's noisy counts consistent with the public totals.
+
+Public-consistency post-processing of the case-study baseline (Seeman, Reimherr & Slavkovic,
 §4.1 "noise + two-stage post-processing"; Lemma 5: using z keeps epsilon-TP).
 
 * :func:`project_consistent` -- the exact l2 projection of noisy (cases, deaths) onto
@@ -164,6 +166,7 @@ def contraction_effects(noisy_cases: Any, noisy_deaths: Any, cases: Any, deaths:
     * ``contracted_death_zeros``: noisy deaths < 0 and post-processed deaths = 0;
     * ``contracted_rates``: noisy deaths > noisy cases and post-processed cases = deaths
       (survival rate 1 - d/c contracted to 0).
+
     Average over replicates / months for the frequencies.
     """
     nc, nd, c, d = (np.asarray(x, dtype=np.float64) for x in (noisy_cases, noisy_deaths, cases, deaths))

@@ -1,4 +1,6 @@
-"""Sensitivities of epsilon-TP mechanisms (Seeman, Reimherr & Slavkovic, "Formal privacy for
+"""Sensitivities of epsilon-TP mechanisms given what is public.
+
+Sensitivities of epsilon-TP mechanisms (Seeman, Reimherr & Slavkovic, "Formal privacy for
 partially private data", Thm 9-10, Examples 1-4, Eq. 35, Figure 4).
 
 * :func:`delta_z` -- Delta_z = sup over the conditional family Theta_z and the admissible secret

@@ -1,4 +1,6 @@
-"""The Wasserstein exponential mechanism (Seeman, Reimherr & Slavkovic, "Formal privacy for
+"""The Wasserstein exponential mechanism for partially private data.
+
+The Wasserstein exponential mechanism (Seeman, Reimherr & Slavkovic, "Formal privacy for
 partially private data", Thm 9): release Y with density w.r.t. a base measure nu_z
 
     f_X(y) proportional to exp(-eps L_X(y) / (2 sigma(Delta_z)))
@@ -99,7 +101,8 @@ class WassersteinExponential(TPMechanism):
 
     Parameters
     ----------
-    eps : float > 0
+    eps : float
+        The target eps > 0 of eps-TP.
     framework : TPFramework, optional
         Gives Delta_z (else pass ``delta_z``: then flagged "Delta_z assumed").
     delta_z, sigma : float, optional
@@ -108,14 +111,23 @@ class WassersteinExponential(TPMechanism):
     loss : "abs" | "l1" | "l2" | "linf" | callable(t, support) -> losses
         The norm losses are L_x(y) = ||y - T(x)||; ``release(t)`` takes the statistic T(x).
     support : array (K,) or (K, d), optional
-        Finite output space; ``log_base`` (K,) = log nu_z weights (may depend on z, never on x;
-        -inf excludes a point).
+        Finite output space.
+    log_base : array (K,), optional
+        With ``support``: the log nu_z weights of its points (may depend on z, never on x;
+        -inf excludes a point); default uniform.
     interval : (lo, hi), optional
-        Output space [lo, hi] with Lebesgue base and the abs loss (truncated Laplace).
+        Output space [lo, hi] with Lebesgue base and the abs loss (truncated Laplace). With
+        Delta_z = Delta/n this is the DP exponential mechanism of Eq. 13 (Example 1, Z independent
+        of the records).
+    space : "R^d" or "Z^d", optional
+        The whole space with a translation-invariant base (Lebesgue or counting measure): K-norm
+        noise on R^d, product discrete Laplace on Z^d (``"l1"`` loss).
+    dim : int
+        The dimension d of ``space``.
     """
 
     theorem = "Seeman et al. 2024, Thm 9"
-    refs = (Ref("seeman2024", "Thm 9"),)
+    refs: tuple[Ref, ...] = (Ref("seeman2024", "Thm 9"),)
 
     def __init__(self, eps: float, framework: TPFramework | None = None, *, delta_z: float | None = None,
                  sigma: float | None = None, loss: Any = "abs", support: Any = None, log_base: Any = None,
@@ -165,13 +177,16 @@ class WassersteinExponential(TPMechanism):
             if not lo < hi:
                 raise ParameterError("interval", interval, "lo < hi")
             self.interval = (lo, hi)
+            # exp(-eps |y - t| / (2 sigma)) on [lo, hi]: with Delta_z = Delta / n on [-Delta/2, Delta/2]
+            # this is the DP exponential mechanism of Eq. 13 (Seeman et al. 2024, Example 1)
+            self.refs = type(self).refs + (Ref("seeman2024", "Eq. 13"),)
         assumptions = self.framework.assumptions
         f = self.framework.guarantee_fields()
         self.guarantee = TP(self.eps, z=f["z"], family=f["family"], secret_pairs=f["secret_pairs"],
                             delta_z=self.delta_z, sigma=self.sigma, mechanism="WassersteinExponential",
                             assumptions=assumptions,
                             provenance=Provenance(mechanism="WassersteinExponential", theorem=self.theorem,
-                                                  sensitivity=self.delta_z, refs=(Ref("seeman2024", "Thm 9"),)))
+                                                  sensitivity=self.delta_z, refs=self.refs))
 
     @property
     def scale(self) -> float:

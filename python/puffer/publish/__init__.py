@@ -1,4 +1,6 @@
-"""Publishing: keys, release nonces, privacy units, the ledger and its totals, in one place that
+"""Publishing: keys, release nonces, privacy units, the ledger and its totals.
+
+Publishing: keys, release nonces, privacy units, the ledger and its totals, in one place that
 the file, Spark and Dask engines all call.
 
 The public entry points are :mod:`puffer.io` (files: :func:`puffer.io.noise_file`, ``puffer
@@ -13,6 +15,8 @@ Modules, each importing only those above it (no cycles):
   --signing``): :class:`SigningKey`, :class:`PublicKey`;
 * :mod:`streams <puffer.publish.streams>` -- :func:`release_stream` (key, nonce, column),
   :func:`unit_positions`;
+* :mod:`values <puffer.publish.values>` -- what released values must satisfy (within 2^53, noise
+  above their resolution);
 * :mod:`units <puffer.publish.units>` -- the privacy unit: records -> one answer per unit;
 * :mod:`plan <puffer.publish.plan>` -- :class:`NoisePlan`, :func:`resolve` (mechanism, framework
   file or plain noise);

@@ -26,10 +26,13 @@ from typing import Any
 
 from ..errors import ParameterError
 
+__all__ = ["add_parser", "run"]
+
 _ONE_PARAM = {"laplace": "b", "gaussian": "sigma", "cauchy": "gamma", "logistic": "scale", "exponential": "scale"}
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``puffer noise``, ``puffer keygen`` and ``puffer ledger`` and their options."""
     p = sub.add_parser("noise", help="publish columns of a Parquet/CSV file with calibrated noise (writes Parquet "
                                      "and a ledger entry)")
     p.add_argument("input", help="input .parquet/.pq or .csv file")
@@ -41,11 +44,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     src.add_argument("--mechanism", help="framework file (.toml/.json, the schema of `puffer run`)")
     src.add_argument("--noise", choices=sorted(_ONE_PARAM), help="a plain noise (needs --scale; no guarantee)")
     p.add_argument("--scale", type=float, help="the scale of --noise")
-    p.add_argument("--select", help="which mechanism of the file (a substring of its label; default: the "
-                                    "first one `puffer run` lists)")
+    p.add_argument("--select", help="which mechanism of the file (a substring of its label; default: the one "
+                                    "`puffer run` marks, the least noise for the file's target)")
     rng = p.add_mutually_exclusive_group()
-    rng.add_argument("--key", help="key file written by `puffer keygen` (default: fresh OS entropy; the release "
-                                   "then cannot be re-run)")
+    rng.add_argument("--key", metavar="PATH", help="the path of a key file written by `puffer keygen`, never the "
+                                                    "key itself (default: fresh OS entropy; the release then cannot "
+                                                    "be re-run)")
     rng.add_argument("--secure", action="store_true", help="lattice noise keyed by OS entropy (no key, never "
                                                            "re-runnable)")
     rng.add_argument("--seed", type=int, help=argparse.SUPPRESS)  # refused with an explanation
@@ -68,6 +72,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--allow-unnoised", action="store_true",
                    help="publish unnoised values when the mechanism needs no noise (sensitivity 0)")
     p.add_argument("--budget", type=float, help="refuse a release that would take a unit's total eps above this")
+    p.add_argument("--clamp", nargs="?", const="framework", metavar="LO,HI",
+                   help="post-processing (no privacy cost, recorded): clamp the noisy values to the query's range "
+                        "from the framework (a Markov sum: [T min v, T max v]), or to LO,HI")
+    p.add_argument("--lattice", action="store_true",
+                   help="post-processing: round the noisy values to the query's lattice (an integer-valued query)")
     p.add_argument("--batch-size", type=int, default=1 << 18, help="rows per record batch (default 262144)")
     p.add_argument("--nulls", choices=("error", "keep"), default="error", help="what to do with null values")
     p.add_argument("--threads", type=int, help="threads for the noise (default: all cores)")
@@ -108,6 +117,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``puffer noise``, ``keygen`` or ``ledger``; returns the exit code."""
     if args.cmd == "keygen":
         return _keygen(args)
     if args.cmd == "ledger":
@@ -133,76 +143,9 @@ def _keygen(args: argparse.Namespace) -> int:
     return 0
 
 
-def ledger_report(path: str, *, pub: Any = None, checkpoint: Any = None) -> dict[str, Any]:
-    """What ``puffer ledger show --json`` prints: verification, releases, totals per unit."""
-    from .ledger import Ledger, release_states
-    from .totals import unit_totals
-
-    led = Ledger(path)
-    if not os.path.isfile(led.path):
-        raise ParameterError("ledger", path, "an existing ledger file")
-    ver = led.verify(pub=pub, checkpoint=checkpoint)
-    entries = led.entries()
-    rel = []
-    for rid, st in release_states(entries).items():
-        e = st["entry"]
-        rel.append({"release_id": rid, "status": st["status"], "time": e.get("time"), "output": e.get("output"),
-                    "unit": (e.get("unit") or {}).get("column"), "columns": e.get("columns"),
-                    "mechanism": e.get("mechanism"), "guarantee": e.get("guarantee"),
-                    "rerun_of": e.get("rerun_of"), "allow_uncomposed": e.get("allow_uncomposed"),
-                    "insecure_key": bool((e.get("key") or {}).get("insecure")), "lattice": e.get("lattice"),
-                    "float_noise": (e.get("config") or {}).get("noise") == "float"})
-    return {"verify": ver, "releases": rel, "units": unit_totals(entries)}
-
-
-def _gtext(g: Any) -> str:
-    if g is None:
-        return "none"
-    return json.dumps({k: v for k, v in g.items() if k not in ("provenance", "granularity", "domain")})
-
-
-def print_report(rep: dict[str, Any], out: Any) -> None:
-    print("\n".join(verify_lines(rep["verify"])), file=out)
-    print("releases:", file=out)
-    for r in rep["releases"]:
-        lat = r.get("lattice")
-        extra = (f", re-run of {r['rerun_of']}" if r["rerun_of"] else "") + \
-                (", allowed without total" if r["allow_uncomposed"] else "") + \
-                (", INSECURE test key" if r["insecure_key"] else "") + \
-                (f", lattice 2^{lat['g_exp']} ({lat['law']})" if lat else "") + \
-                (", FLOAT noise (not safe in floating point)" if r.get("float_noise") else "")
-        print(f"  {r['release_id']} {r['status']:9s} {r['time']} unit={r['unit'] or '(row)'} columns={r['columns']} "
-              f"{r['mechanism'] or 'uncalibrated noise'}: {_gtext(r['guarantee'])}{extra}", file=out)
-    print("total per privacy unit:", file=out)
-    for u, t in rep["units"].items():
-        if t["guarantee"] is None:
-            print(f"  {u}: {t['reason']}", file=out)
-        else:
-            print(f"  {u}: {_gtext(t['guarantee'])} over {t['releases']} release(s) ({t['theorem']})", file=out)
-
-
-def verify_lines(v: dict[str, Any]) -> list[str]:
-    """The text of ``puffer ledger verify`` for a :meth:`~puffer.publish.ledger.Ledger.verify` result."""
-    out = [f"ledger {v['ledger']}: intact, {v['entries']} entries, {v['releases']} completed releases, "
-           f"head {v['head']}"]
-    out.append(f"  {v['authenticity']}")
-    for a in v["anchors"]:
-        where = "kept elsewhere" if a["kept_elsewhere"] else f"{a['checkpoint']} (beside the ledger)"
-        out.append(f"  extends the checkpoint {where}: {a['entries']} entries, {a['note']}")
-    if v["unanchored"]:
-        out.append(f"  entries {v['anchored']}..{v['entries'] - 1} are not covered by a checkpoint kept elsewhere "
-                   "(--checkpoint): entries cut off the end would not be detected. Keep the output of `puffer "
-                   "ledger checkpoint` somewhere the ledger's writers cannot reach")
-    for p in v["pending"]:
-        out.append(f"  pending without completion: release {p['release_id']} (entry {p['entry']}), output "
-                   f"{p.get('output_state')}")
-    if v["torn_tail"]:
-        out.append(f"  {v['torn_tail']['note']} ({v['torn_tail']['bytes']} bytes)")
-    return out
-
-
 def _ledger(args: argparse.Namespace) -> int:
     from .ledger import Ledger, canonical, checkpoint
+    from .report import ledger_report, print_report, verify_lines
 
     if not os.path.isfile(args.ledger):
         raise ParameterError("ledger", args.ledger, "an existing ledger file")
@@ -231,6 +174,7 @@ def _noise(args: argparse.Namespace) -> int:
     from .engines.file import noise_file
     from .ledger import canonical, default_ledger_path
     from .preamble import ledger_path
+    from .report import gtext as _gtext
 
     if args.noise is not None:
         if args.scale is None:
@@ -246,12 +190,23 @@ def _noise(args: argparse.Namespace) -> int:
         from .keys import refuse_seed
         refuse_seed(args.seed)
     ledger = ledger_path(args.ledger, default_ledger_path(args.output))
+    clamp: Any = None
+    if args.clamp == "framework":
+        clamp = True
+    elif args.clamp is not None:
+        parts = args.clamp.split(",")
+        try:
+            clamp = tuple(None if p.strip() == "" else float(p) for p in parts)
+        except ValueError:
+            raise ParameterError("--clamp", args.clamp, "LO,HI (numbers; either may be empty: unbounded)") from None
+        if len(clamp) != 2:
+            raise ParameterError("--clamp", args.clamp, "LO,HI (two numbers separated by a comma)")
     entry = noise_file(args.input, args.output, args.columns, mechanism, key=args.key, secure=args.secure,
                        granularity=args.granularity, float_noise=args.float_noise,
                        select=args.select, ledger=args.ledger, unit=args.unit, order=args.order, per_unit=args.per_unit,
                        rerun=args.rerun, allow_uncomposed=args.allow_uncomposed, allow_unnoised=args.allow_unnoised,
                        budget=args.budget, batch_size=args.batch_size, nulls=args.nulls, threads=args.threads,
-                       input_format=args.input_format, signing_key=args.sign)
+                       input_format=args.input_format, signing_key=args.sign, clamp=clamp, lattice=args.lattice)
     from .ledger import checkpoint
 
     cp = checkpoint(ledger)
@@ -263,8 +218,13 @@ def _noise(args: argparse.Namespace) -> int:
         gtxt = "no guarantee (uncalibrated noise)" if g is None else _gtext(g)
         comp = entry.get("composition") or {}
         tot = comp.get("total")
-        ttxt = (f"; total for unit {comp.get('unit')!r}: " + (_gtext(tot) if tot is not None else comp.get("reason", ""))
-                ) if comp else ""
+        if "rerun_of" in comp:
+            ttxt = f"; a re-run of {comp['rerun_of']}: the totals do not change"
+        elif comp:
+            ttxt = f"; total for its units ({comp.get('unit')}): " + (
+                f"{_gtext(tot)} by {comp.get('theorem')}" if tot is not None else str(comp.get("reason")))
+        else:
+            ttxt = ""
         key = entry["key"]
         ktxt = ("fresh OS entropy (not re-runnable)" if key["source"] == "os-entropy" else f"key id {key['key_id']}")
         print(f"puffer noise: release {entry['release_id']}: {entry['rows']} rows, columns {entry['columns']}, "

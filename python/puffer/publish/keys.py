@@ -1,13 +1,31 @@
 """Release keys: the secret every published noise is derived from (``puffer keygen``).
 
-A release is keyed by a secret of 256 bits (at least 128 accepted). It comes from
+A release is keyed by a secret of exactly 256 bits. It comes from
 
-* a key file written by :func:`keygen` (``puffer keygen PATH``): JSON with the key (hex) and a
-  *random* key id, mode 0600, never overwritten; :func:`load_key` refuses a file that the group
-  or others may read, of the wrong size or format;
-* bytes given in the API (at least 16 bytes; a random key id is drawn for the object);
+* a key file written by :func:`keygen` (``puffer keygen PATH``, mode 0600, never overwritten):
+  the text format :data:`HEADER` below, with a *random* key id, the key and a check value, so
+  that a hand-written, edited or truncated file is refused. :func:`load_key` also refuses a
+  file that the group or others may access. Files of the earlier JSON format
+  (``{"format": "puffer-key-v1", ...}``, 32 bytes) are still read, so that their releases can
+  be re-run; any other content is refused with how to create a new key;
+* 32 bytes given in the API (a random key id is drawn for the object);
 * nothing: fresh OS entropy (``os.urandom``), the default. Such a release cannot be re-run
   (the key is not kept anywhere), which is the safe default.
+
+Visibly weak keys are refused wherever they come from (:func:`weakness`): all one byte, a short
+repeated pattern or a counting sequence, printable text (ASCII digits, hex or a password) and
+16 or fewer distinct byte values. A key from ``os.urandom`` is refused by these rules with
+probability below 2e-14 (:func:`keygen` then draws again). A string is always a *path*: key
+material given where a path is expected is never echoed in a message, and error messages,
+reprs and ledger entries never contain key material.
+
+The file format (ASCII, one field per line)::
+
+    puffer release key v2
+    # secret: anyone holding this key and a ledger can remove the noise of its releases
+    key_id: <32 hex digits, random>
+    key: <64 hex digits>
+    check: <16 hex digits: the first 8 bytes of SHA-256("puffer/v2/key-check" 0x00 key_id 0x00 key)>
 
 The key id is drawn at random, independently of the key, so the ledger, which records only the
 id, gives nothing to search offline. A small integer seed is refused in every publishing path
@@ -16,25 +34,41 @@ tests may opt in with ``insecure_seed=`` and the release is then recorded as ins
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import secrets as _secrets
 import stat
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ParameterError, ParameterTypeError, PufferIOError
+from ._files import fsync_dir, write_new
 
-__all__ = ["Key", "keygen", "load_key", "as_key", "KEY_BYTES", "MIN_KEY_BYTES", "SEED_REFUSED"]
+__all__ = ["Key", "keygen", "load_key", "as_key", "weakness", "KEY_BYTES", "HEADER", "SEED_REFUSED"]
 
-KEY_BYTES = 32          # what keygen writes (256 bits)
-MIN_KEY_BYTES = 16      # the least a key may have (128 bits)
-_FORMAT = "puffer-key-v1"
+KEY_BYTES = 32          # a release key: exactly 256 bits
+HEADER = "puffer release key v2"
+_V1_FORMAT = "puffer-key-v1"
+_COMMENT = "# secret: anyone holding this key and a ledger can remove the noise of its releases"
+_CHECK_DOMAIN = b"puffer/v2/key-check\x00"
+_MAX_FILE = 4096        # a key file is about 200 bytes
+_HEX32 = re.compile(r"[0-9a-f]{32}")
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+_HEX16 = re.compile(r"[0-9a-f]{16}")
+# what a key path shown in a message may be made of (ASCII: raw key bytes decoded as text are
+# almost never only these, (73/256)^32 < 1e-17), and what reads as encoded key material: a hex run,
+# or a base64/base64url text (no dot) of two character classes
+_SAFE_PATH = re.compile(r"[A-Za-z0-9._/~+=,@: -]*")
+_HEX_RUN = re.compile(r"[0-9a-fA-F]{16,}")
+_B64_TEXT = re.compile(r"[A-Za-z0-9+/_-]{20,}={0,2}")
 
 #: the message of every refusal of a small integer seed in a publishing path
 SEED_REFUSED = ("a secret key, not an integer seed: a seed can be found by trying seeds, and then every "
                 "true value follows from the published ones. Create a key with `puffer keygen PATH` and pass "
                 "key=PATH (or --key PATH), or leave the key out for fresh OS entropy (not re-runnable)")
+_NEW_KEY = "create a new key with `puffer keygen PATH` and pass its path"
 
 
 @dataclass(frozen=True)
@@ -67,96 +101,202 @@ def _new_id() -> str:
     return _secrets.token_hex(16)
 
 
+def _periodic(b: bytes, longest: int) -> bool:
+    """True if ``b`` repeats a pattern of at most ``longest`` bytes."""
+    return any(all(b[i] == b[i - p] for i in range(p, len(b))) for p in range(1, min(longest, len(b) - 1) + 1))
+
+
+def weakness(secret: bytes) -> str | None:
+    """Why ``secret`` is a visibly weak key (a phrase that names no byte of it), or None.
+
+    The rules and their false-alarm rates for 32 bytes from ``os.urandom``: a pattern of at
+    most 8 bytes repeated, in the bytes or in their successive differences (a counting
+    sequence such as ``bytes(range(32))``), probability < 2^-190; every byte printable ASCII
+    (digits, hex, base64, a password), (95/256)^32 = 1.7e-14; 16 or fewer distinct byte values,
+    2.2e-15 (the occupancy distribution: sum over k <= 16 of C(256, k) S(32, k) k! / 256^32).
+
+    >>> weakness(b"0123456789abcdef0123456789abcdef")
+    'a pattern of 16 bytes or fewer repeated'
+    >>> weakness(bytes(range(32)))
+    'a counting sequence (a repeated pattern in the differences of successive bytes)'
+    >>> weakness(hashlib.sha256(b"doctest").digest()) is None
+    True
+    """
+    b = bytes(secret)
+    if len(set(b)) == 1:
+        return "every byte the same"
+    if _periodic(b, len(b) // 2):
+        return "a pattern of 16 bytes or fewer repeated" if len(b) <= 32 else "a repeated pattern"
+    diffs = bytes((b[i] - b[i - 1]) % 256 for i in range(1, len(b)))
+    if _periodic(diffs, 8):
+        return "a counting sequence (a repeated pattern in the differences of successive bytes)"
+    if all(0x20 <= c < 0x7F for c in b):
+        return "printable text (ASCII digits, hex, base64 or a password), not random bytes"
+    if len(set(b)) <= 16:
+        return f"only {len(set(b))} distinct byte values (32 random bytes have about 30)"
+    return None
+
+
+def _check_value(key_id: str, secret: bytes) -> str:
+    return hashlib.sha256(_CHECK_DOMAIN + key_id.encode("ascii") + b"\x00" + secret).digest()[:8].hex()
+
+
+def _render(key_id: str, secret: bytes) -> str:
+    return (f"{HEADER}\n{_COMMENT}\nkey_id: {key_id}\nkey: {secret.hex()}\n"
+            f"check: {_check_value(key_id, secret)}\n")
+
+
+def _fresh_secret() -> bytes:
+    while True:  # a weak draw has probability < 2e-14; drawn again, never used
+        s = os.urandom(KEY_BYTES)
+        if weakness(s) is None:
+            return s
+
+
 def keygen(path: str | os.PathLike[str]) -> Key:
     """Write a new 256-bit key with a random id to ``path`` (mode 0600; an existing file is
-    never overwritten) and return it.
+    never overwritten) and return it. The file's format is in the module docstring.
 
     >>> import os, tempfile
     >>> p = os.path.join(tempfile.mkdtemp(), "release.key")
     >>> k = keygen(p)
     >>> oct(os.stat(p).st_mode & 0o777), load_key(p).key_id == k.key_id
     ('0o600', True)
+    >>> open(p).readline().strip()
+    'puffer release key v2'
     """
     p = os.fspath(path)
     if not isinstance(p, str):
-        raise ParameterTypeError("path", path, "a file path")
+        raise ParameterTypeError("path", "a bytes path", "a file path (str)")
     folder = os.path.dirname(os.path.abspath(p))
     if not os.path.isdir(folder):
         raise ParameterError("path", p, "a path in an existing folder")
-    key = Key(os.urandom(KEY_BYTES), _new_id(), "file", path=os.path.abspath(p))
-    doc = json.dumps({"format": _FORMAT, "key_id": key.key_id, "key": key.secret.hex()}) + "\n"
-    try:
-        fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        raise ParameterError("path", p, "a path where no file exists (a key is never overwritten)") from None
-    except OSError as exc:
-        raise PufferIOError(p, "creating the key file", exc.strerror or exc) from None
-    try:
-        os.fchmod(fd, 0o600)  # whatever the umask
-        os.write(fd, doc.encode())
-        os.fsync(fd)
-    except OSError as exc:
-        os.close(fd)
-        os.unlink(p)
-        raise PufferIOError(p, "writing the key file", exc.strerror or exc) from None
-    os.close(fd)
-    try:
-        dfd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
-    except OSError:
-        pass  # some file systems cannot fsync a folder; the key file itself is durable
+    key = Key(_fresh_secret(), _new_id(), "file", path=os.path.abspath(p))
+    doc = _render(key.key_id, key.secret)
+    write_new(p, doc.encode("ascii"), 0o600, "key")  # 0600, never overwritten, nothing partial left
+    fsync_dir(folder)
     return key
 
 
-def load_key(path: str | os.PathLike[str]) -> Key:
-    """The key of a file written by :func:`keygen`; refused if group/world readable or malformed."""
-    p = os.fspath(path)
-    try:
-        st = os.stat(p)
-    except FileNotFoundError:
-        raise ParameterError("key", p, "an existing key file (create one with `puffer keygen PATH`)") from None
-    except OSError as exc:
-        raise PufferIOError(p, "reading the key file", exc.strerror or exc) from None
-    if not stat.S_ISREG(st.st_mode):
-        raise ParameterError("key", p, "a regular key file")
-    if st.st_mode & 0o077:
-        raise ParameterError("key", p, f"a key file only its owner can access (mode is "
-                             f"{oct(st.st_mode & 0o777)}; run `chmod 600 {p}`)")
-    try:
-        with open(p, encoding="utf-8") as fh:
-            text = fh.read(4096)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ParameterError("key", p, f"a readable key file ({exc})") from None
+def shown_path(path: str) -> str:
+    """``path`` as an error message may show it: not at all when it could be key material (other
+    than plain ASCII path characters, no folder and no extension, a long hex run, base64 text)."""
+    base = os.path.basename(path)
+    b64 = _B64_TEXT.fullmatch(path.strip()) is not None and \
+        sum(bool(re.search(c, path)) for c in ("[0-9]", "[a-z]", "[A-Z]")) >= 2
+    if not _SAFE_PATH.fullmatch(path) or (os.sep not in path and "." not in base) or _HEX_RUN.search(path) or b64:
+        return "<the value given (not shown: it may be key material)>"
+    return path
+
+
+def _not_a_key_file(shown: str, why: str) -> ParameterError:
+    return ParameterError("key", shown, f"a key file written by `puffer keygen` ({why}); {_NEW_KEY}")
+
+
+def _parse_v2(lines: list[str], shown: str) -> tuple[str, bytes]:
+    fields: dict[str, str] = {}
+    for ln in lines[1:]:
+        if not ln or ln.startswith("#"):
+            continue
+        name, sep, value = ln.partition(": ")
+        if not sep or name not in ("key_id", "key", "check") or name in fields:
+            raise _not_a_key_file(shown, "a line that is not one of key_id, key, check")
+        fields[name] = value.strip()
+    if set(fields) != {"key_id", "key", "check"}:
+        raise _not_a_key_file(shown, f"{len(fields)} of its 3 fields: truncated or edited")
+    if not (_HEX32.fullmatch(fields["key_id"]) and _HEX64.fullmatch(fields["key"])
+            and _HEX16.fullmatch(fields["check"])):
+        raise _not_a_key_file(shown, "a field of the wrong length or not lower-case hex")
+    kid, secret = fields["key_id"], bytes.fromhex(fields["key"])
+    if not _secrets.compare_digest(_check_value(kid, secret), fields["check"]):
+        raise _not_a_key_file(shown, "its check value does not match: edited, truncated or hand-written")
+    return kid, secret
+
+
+def _parse_v1(text: str, shown: str) -> tuple[str, bytes]:
     try:
         doc = json.loads(text)
-        ok = isinstance(doc, dict) and doc.get("format") == _FORMAT and set(doc) == {"format", "key_id", "key"}
-        secret = bytes.fromhex(doc["key"]) if ok else b""
-        kid = doc["key_id"] if ok else ""
-    except (ValueError, TypeError, KeyError):
-        ok, secret, kid = False, b"", ""
-    if not ok or not isinstance(kid, str) or len(kid) != 32:
-        raise ParameterError("key", p, "a key file written by `puffer keygen` (JSON with format, key_id, key)")
-    if len(secret) < MIN_KEY_BYTES:
-        raise ParameterError("key", p, f"a key of at least {MIN_KEY_BYTES} bytes (it has {len(secret)})")
+    except ValueError:
+        raise _not_a_key_file(shown, "not a key file of either format") from None
+    if not (isinstance(doc, dict) and set(doc) == {"format", "key_id", "key"} and doc["format"] == _V1_FORMAT
+            and isinstance(doc["key_id"], str) and _HEX32.fullmatch(doc["key_id"])
+            and isinstance(doc["key"], str) and re.fullmatch(r"(?:[0-9a-f]{2})+", doc["key"])):
+        raise _not_a_key_file(shown, "not a key file of either format")
+    secret = bytes.fromhex(doc["key"])
+    if len(secret) != KEY_BYTES:
+        raise _not_a_key_file(shown, f"a key of {len(secret)} bytes; keys have {KEY_BYTES} (`puffer keygen` never "
+                              "wrote another size, so the file was written by hand)")
+    return doc["key_id"], secret
+
+
+def load_key(path: str | os.PathLike[str]) -> Key:
+    """The key of a file written by :func:`keygen`; refused if group/world accessible, not in
+    the format (module docstring), failing its check, or weak. No message shows its content.
+
+    >>> load_key("0123456789abcdef0123456789abcdef")
+    Traceback (most recent call last):
+    ...
+    puffer.errors.ParameterError: parameter 'key' = <the value given (not shown: it may be key material)>: expected the path of an existing key file...
+    """
+    p = os.fspath(path)
+    if not isinstance(p, str):
+        raise ParameterTypeError("key", "a bytes path", "a key file path (str) or the key's 32 bytes")
+    shown = shown_path(p)
+    try:
+        st = os.stat(p)
+    except (FileNotFoundError, NotADirectoryError):
+        extra = ("; a key given on the command line is visible to other users (ps, shell history): treat it as "
+                 "exposed and " + _NEW_KEY) if shown != p else f" ({_NEW_KEY})"
+        raise ParameterError("key", shown, "the path of an existing key file" + extra) from None
+    except OSError as exc:
+        raise PufferIOError(shown, "reading the key file", exc.strerror or type(exc).__name__) from None
+    if not stat.S_ISREG(st.st_mode):
+        raise ParameterError("key", shown, "a regular key file")
+    if st.st_mode & 0o077:
+        raise ParameterError("key", shown, f"a key file only its owner can access (mode is "
+                             f"{oct(st.st_mode & 0o777)}; run `chmod 600` on it)")
+    if st.st_size > _MAX_FILE:
+        raise _not_a_key_file(shown, f"{st.st_size} bytes; a key file has about 200")
+    try:
+        with open(p, "rb") as fh:
+            raw = fh.read(_MAX_FILE + 1)
+    except OSError as exc:
+        raise PufferIOError(shown, "reading the key file", exc.strerror or type(exc).__name__) from None
+    try:
+        text = raw.decode("ascii")
+    except UnicodeDecodeError:  # its message would quote a byte of the file
+        raise _not_a_key_file(shown, "not ASCII text") from None
+    lines = text.split("\n")
+    if lines[0].strip() == HEADER:
+        kid, secret = _parse_v2([ln.rstrip("\r") for ln in lines], shown)
+    elif text.lstrip().startswith("{"):
+        kid, secret = _parse_v1(text, shown)
+    else:
+        raise _not_a_key_file(shown, f"its first line is not {HEADER!r}")
+    why = weakness(secret)
+    if why is not None:
+        raise _not_a_key_file(shown, f"the key in it is visibly weak: {why}")
     return Key(secret, kid, "file", path=os.path.abspath(p))
 
 
 def as_key(key: Any = None, *, insecure_seed: Any = None) -> Key:
     """The :class:`Key` a ``key=`` argument stands for: None (fresh OS entropy), a key file path,
-    key bytes (>= 16) or a :class:`Key`. An integer is refused (see :data:`SEED_REFUSED`).
+    the key's 32 bytes or a :class:`Key`. Weak keys are refused (:func:`weakness`), an integer
+    too (see :data:`SEED_REFUSED`); no message shows any of the value given.
     ``insecure_seed`` (tests only): a non-negative int whose key is recorded as insecure.
 
-    >>> as_key(b"0123456789abcdef").source
+    >>> import hashlib
+    >>> as_key(hashlib.sha256(b"doctest").digest()).source
     'bytes'
+    >>> as_key(b"0123456789abcdef")
+    Traceback (most recent call last):
+    ...
+    puffer.errors.ParameterError: parameter 'key' = 16 bytes: expected exactly 32 bytes (256 bits) of secret key...
     >>> as_key(7)
     Traceback (most recent call last):
     ...
-    puffer.errors.ParameterTypeError: parameter 'key' = 7 (type int): expected a secret key, ...
+    puffer.errors.ParameterTypeError: parameter 'key' = an integer (not shown): expected a secret key, ...
     """
-    import hashlib
     import numbers
 
     if insecure_seed is not None:
@@ -167,23 +307,33 @@ def as_key(key: Any = None, *, insecure_seed: Any = None) -> Key:
         secret = hashlib.sha256(b"puffer insecure test seed v1\x00" + str(int(insecure_seed)).encode()).digest()
         return Key(secret, _new_id(), "insecure-seed", insecure=True)
     if key is None:
-        return Key(os.urandom(KEY_BYTES), _new_id(), "os-entropy")
+        return Key(_fresh_secret(), _new_id(), "os-entropy")
     if isinstance(key, Key):
+        if not key.insecure and (not isinstance(key.secret, bytes) or len(key.secret) != KEY_BYTES
+                                 or weakness(key.secret) is not None):
+            raise ParameterError("key", repr(key), f"a Key of {KEY_BYTES} bytes that are not visibly weak "
+                                 f"(see puffer.publish.keys.weakness); {_NEW_KEY}")
         return key
     if isinstance(key, (bytes, bytearray, memoryview)):
         b = bytes(key)
-        if len(b) < MIN_KEY_BYTES:
-            raise ParameterError("key", f"{len(b)} bytes", f"at least {MIN_KEY_BYTES} bytes (128 bits) of secret "
-                                 "key (`puffer keygen PATH` writes 32)")
+        if len(b) != KEY_BYTES:
+            raise ParameterError("key", f"{len(b)} bytes", f"exactly {KEY_BYTES} bytes (256 bits) of secret key "
+                                 f"from a cryptographic source such as os.urandom; or {_NEW_KEY}")
+        why = weakness(b)
+        if why is not None:
+            raise ParameterError("key", f"{len(b)} bytes", f"a key that is not visibly weak (this one is {why}); "
+                                 f"{_NEW_KEY}")
         return Key(b, _new_id(), "bytes")
     if isinstance(key, (str, os.PathLike)):
         return load_key(key)
     if isinstance(key, numbers.Integral) or hasattr(key, "__index__"):
-        raise ParameterTypeError("key", key, SEED_REFUSED)
-    raise ParameterTypeError("key", key, "a key file path, the key's bytes (>= 16), a puffer.io.Key or None")
+        raise ParameterTypeError("key", "an integer (not shown)", SEED_REFUSED)
+    raise ParameterTypeError("key", f"an object of type {type(key).__name__} (not shown)",
+                             f"a key file path, the key's {KEY_BYTES} bytes, a puffer.io.Key or None")
 
 
 def refuse_seed(seed: Any) -> None:
     """The error every publishing path raises for ``seed=`` (kept as a keyword only to say why)."""
     if seed is not None:
-        raise ParameterError("seed", seed, SEED_REFUSED)
+        small = isinstance(seed, int) and not isinstance(seed, bool) and abs(seed) < 1 << 32
+        raise ParameterError("seed", seed if small else "a value (not shown: it may be key material)", SEED_REFUSED)

@@ -1,4 +1,6 @@
-"""The release ledger: append-only, hash-chained, signed JSON lines with checkpoints
+"""The release ledger: append-only, hash-chained, signed JSON lines with checkpoints.
+
+The release ledger: append-only, hash-chained, signed JSON lines with checkpoints
 (``puffer ledger verify|checkpoint``).
 
 Format. One JSON object per line (keys sorted, compact). Entry ``i`` carries ``seq = i``,
@@ -46,8 +48,8 @@ torn last line (an incomplete JSON object after the last newline) is reported by
 and removed by the next append, which records the removed bytes' length and SHA-256
 (``repaired_tail``) -- but only when the torn line cannot be a cut entry: it must not hold a
 complete entry (a removed newline is an attack, never an interrupted write), and every entry
-the checkpoint beside the ledger covers must still be there (a signed ledger without its
-checkpoint file is not repaired at all).
+the checkpoint beside the ledger covers must still be there (a signed ledger is not appended
+to at all without its checkpoint file: deleting it would otherwise hide a cut).
 """
 from __future__ import annotations
 
@@ -62,6 +64,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import LedgerError, ParameterError, ParameterTypeError, PufferIOError
+from ._files import fsync_dir
 from .digest import output_state
 from .signing import CHECKPOINT_DOMAIN, ENTRY_DOMAIN, PublicKey, SigningKey, as_public_key, as_signing_key
 from .unitsets import load_units
@@ -73,6 +76,10 @@ LEDGER_VERSION = 3
 CHECKPOINT_VERSION = 1
 GENESIS = "0" * 64
 _UNHASHED = ("hash", "sig")  # what an entry's hash does not cover
+_NO_CHECKPOINT = ("a signed ledger without its checkpoint file: it was deleted (or a run died right after the "
+                  "ledger's first entry), so entries cut off the end could not be told. Check the ledger against a "
+                  "checkpoint kept elsewhere (`puffer ledger verify L --pub P --checkpoint C`), then write a new one "
+                  "(`puffer ledger checkpoint L --sign KEY`)")
 
 
 def canonical(obj: Any) -> bytes:
@@ -102,17 +109,15 @@ def checkpoint_path(ledger: str | os.PathLike[str]) -> str:
     return os.path.abspath(os.fspath(ledger)) + ".checkpoint"
 
 
-def _fsync_dir(folder: str) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass  # not every file system can fsync a folder
-    finally:
-        os.close(fd)
+def _starting_worker() -> bool:
+    """True while a spawned or forkserver worker process (Dask's nannies, multiprocessing's
+    "spawn") re-runs the main script to start up: the flag multiprocessing itself checks to refuse
+    starting processes at that point (``spawn._check_not_importing_main``). A script without an
+    ``if __name__ == "__main__":`` guard would otherwise publish once more from every worker."""
+    import sys
+
+    mp = sys.modules.get("multiprocessing.process")   # not imported: no worker start-up under way
+    return mp is not None and bool(getattr(mp.current_process(), "_inheriting", False))
 
 
 def _split(data: bytes) -> tuple[list[bytes], bytes]:
@@ -210,7 +215,7 @@ def _write_checkpoint(path: str, cp: dict[str, Any]) -> None:
         finally:
             os.close(fd)
         os.replace(tmp, path)
-        _fsync_dir(folder)
+        fsync_dir(folder)
     except OSError as exc:
         with contextlib.suppress(OSError):
             os.remove(tmp)
@@ -281,7 +286,13 @@ class Ledger:
     # ------------------------------------------------------------------ checks
     def check_writable(self) -> None:
         """Refuse (PufferIOError) a ledger that cannot be appended to: a missing or read-only
-        folder, a read-only file, a folder at the path. Called before anything is published."""
+        folder, a read-only file, a folder at the path. Called before anything is published.
+        Also refused (ParameterError): a process that is re-running the main script while it
+        starts (a spawned Dask or multiprocessing worker; see :func:`_starting_worker`)."""
+        if _starting_worker():
+            raise ParameterError("ledger", self.path, "a release from the main process: this process is a worker "
+                                 "(Dask, multiprocessing) re-running the main script while it starts; put the "
+                                 "script's work under `if __name__ == \"__main__\":`")
         folder = os.path.dirname(self.path)
         if os.path.isdir(self.path):
             raise ParameterError("ledger", self.path, "a file, not a folder")
@@ -293,9 +304,10 @@ class Ledger:
         elif not os.access(folder, os.W_OK | os.X_OK):
             raise PufferIOError(self.path, "creating the ledger", "its folder is read-only")
 
-    def check_signer(self, entries: list[dict[str, Any]] | None = None) -> None:
+    def check_signer(self, entries: list[dict[str, Any]] | None = None, *, need_checkpoint: bool = True) -> None:
         """Refuse (ParameterError) appending with this object's signing key: an unsigned append to
-        a signed ledger, one by another key, or a signed append to a ledger started unsigned."""
+        a signed ledger, one by another key, or a signed append to a ledger started unsigned; and
+        (LedgerError) appending to a signed ledger whose checkpoint file is gone."""
         es = self.entries() if entries is None else entries
         if not es:
             return
@@ -311,6 +323,8 @@ class Ledger:
         if s0 is not None and sk is not None and s0.get("public_key") != sk.public.hex:
             raise ParameterError("signing_key", sk.key_id, f"the ledger's signing key (key id {s0.get('key_id')}): "
                                  "its entries are signed by that key only")
+        if need_checkpoint and s0 is not None and not os.path.exists(self.checkpoint_path):
+            raise LedgerError(self.path, len(es) - 1, _NO_CHECKPOINT)
 
     # ------------------------------------------------------------------ lock
     @contextlib.contextmanager
@@ -332,7 +346,7 @@ class Ledger:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             if created:
-                _fsync_dir(os.path.dirname(self.path))
+                fsync_dir(os.path.dirname(self.path))
             self._fd, self._depth = fd, 1
             yield self
         finally:
@@ -364,12 +378,27 @@ class Ledger:
         return out
 
     def entries(self, *, check: bool = True) -> list[dict[str, Any]]:
-        """Every complete entry (a torn trailing line is left out); ``check`` verifies the chain
-        and the signatures against the key the ledger names."""
-        lines, _ = _split(self._data())
+        """Every complete entry (a torn trailing line is left out); ``check`` verifies the chain,
+        the signatures against the key the ledger names (those a signed checkpoint beside the
+        ledger vouches for are not checked again: :meth:`verify` checks every one) and that the
+        ledger extends that checkpoint."""
+        lines, tail = _split(self._data())
         if check:
-            self._verify_lines(lines)
+            why = _tail_problem(tail)
+            if why is not None:
+                raise LedgerError(self.path, len(lines), why)
+            self._verify_lines(lines, crypto_from=self._trusted(lines))
         return self._parse(lines)
+
+    def _trusted(self, lines: list[bytes]) -> int:
+        """How many leading lines the signed checkpoint beside the ledger vouches for (after
+        checking that the ledger extends it; LedgerError if not)."""
+        local = read_checkpoint(self.checkpoint_path)
+        if local is None:
+            return 0
+        s0 = _signer(self._parse(lines[:1])[0]) if lines else None
+        _check_checkpoint(self.path, local, lines, s0, None, "the checkpoint file beside the ledger", local=True)
+        return int(local["entries"]) if local.get("sig") else 0
 
     # ------------------------------------------------------------------ verify
     def _verify_lines(self, lines: list[bytes], *, pub: PublicKey | None = None, crypto_from: int = 0
@@ -518,20 +547,10 @@ class Ledger:
             local = read_checkpoint(self.checkpoint_path)
             # never append to a broken chain, a forged signature, a cut ledger or a cut entry;
             # signatures the signed checkpoint vouches for are not checked again
-            s0 = _signer(self._parse(lines[:1])[0]) if lines else None
-            trusted = 0
-            if local is not None:
-                _check_checkpoint(self.path, local, lines, s0, None, "the checkpoint file beside the ledger",
-                                  local=True)
-                trusted = local["entries"] if local.get("sig") else 0
-            head, s0 = self._verify_lines(lines, crypto_from=trusted)
+            head, s0 = self._verify_lines(lines, crypto_from=self._trusted(lines))
             self.check_signer(self._parse(lines[:1]))
-            if tail:
-                if s0 is not None and (local is None or local.get("sig") is None):
-                    raise LedgerError(self.path, len(lines), "a torn last line in a signed ledger without its signed "
-                                      "checkpoint file: an interrupted append cannot be told from a cut entry. Check "
-                                      "the ledger against a checkpoint kept elsewhere, then remove the bytes after "
-                                      "the last newline by hand")
+            if s0 is not None and local is None:
+                raise LedgerError(self.path, len(lines) - 1, _NO_CHECKPOINT)
             e = {k: v for k, v in entry.items() if k not in ("seq", "prev", "hash", "sig", "signer")}
             if tail:
                 e["repaired_tail"] = {"bytes": len(tail), "sha256": _sha(tail)}
@@ -571,7 +590,7 @@ class Ledger:
         with self.locked():
             lines, _ = _split(self._data())
             head, s0 = self._verify_lines(lines)
-            self.check_signer(self._parse(lines[:1]))
+            self.check_signer(self._parse(lines[:1]), need_checkpoint=False)
             cp = make_checkpoint(self.path, len(lines), head, self.signing_key)
             _write_checkpoint(self.checkpoint_path, cp)
             return cp
@@ -638,4 +657,5 @@ def append_ledger(path: str | os.PathLike[str], note: dict[str, Any], *, signing
     if not isinstance(note, dict):
         raise ParameterTypeError("note", note, "a dict (a JSON object)")
     canonical(note)  # JSON-able, or a clear error
-    return Ledger(path, signing_key=signing_key).append({"event": "note", "note": note, "time": _now()})
+    return Ledger(path, signing_key=signing_key).append({"puffer_ledger": LEDGER_VERSION, "event": "note",
+                                                         "note": note, "time": _now()})

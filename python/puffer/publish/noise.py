@@ -35,6 +35,7 @@ import numpy as np
 
 from ..errors import ParameterError
 from .plan import NoisePlan, add_rows
+from .values import check_floats
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -74,11 +75,13 @@ class ColumnNoise:
     (the streams carry their keys: ship it to trusted workers only)."""
 
     def __init__(self, plan: NoisePlan, *, streams: dict[str, Any] | None = None, lattice: LatticePlan | None = None,
-                 secure: bool = False, threads: int | None = None, post: tuple[PostStep, ...] = ()) -> None:
+                 secure: bool = False, threads: int | None = None, post: tuple[PostStep, ...] = (),
+                 scale: float | None = None, allow_unnoised: bool = False) -> None:
         if plan.kind is not None and streams is None:
             raise ParameterError("streams", None, "the column streams of a release that adds noise")
         self.plan, self.streams, self.lattice, self.secure = plan, streams, lattice, bool(secure)
         self.threads, self.post = threads, tuple(post)
+        self.scale, self.allow_unnoised = scale, allow_unnoised
 
     def __repr__(self) -> str:
         how = ("secure " if self.secure else "keyed ") + ("float noise" if self.lattice is None else repr(self.lattice))
@@ -88,11 +91,23 @@ class ColumnNoise:
             ) -> NDArray[np.floating[Any]]:
         """``values`` plus the noise of positions ``rows`` (the first position, or int64
         positions), then the post-processing steps. A new array (float64 lattice points with
-        lattice noise); 0 where ``valid`` is False."""
+        lattice noise); 0 where ``valid`` is False. The values are checked first
+        (:func:`puffer.publish.values.check_floats`: within 2^53 -- 2^24 for float32 values with
+        float noise, which stay float32 --, and the noise above their resolution unless
+        ``allow_unnoised``)."""
+        v = np.asarray(values)
+        checked = v.dtype.kind == "f"
+        if checked:
+            if self.lattice is not None:   # lattice points are float64: the float64 range applies
+                v = v.astype(np.float64, copy=False)
+            if valid is not None:
+                v = np.where(valid, v, 0.0)  # a null row's placeholder is not released
+            check_floats(v, column, rows, scale=None if self.plan.kind is None else self.scale,
+                         allow_unnoised=self.allow_unnoised)
         plan = self.plan
         stream = None if plan.kind is None or self.streams is None else self.streams[column]
         out = add_rows(plan, values, stream, rows, valid=valid, lattice=self.lattice, threads=self.threads,
-                       column=column)
+                       column=column, checked=checked)
         for step in self.post:
             out = step(out, column)
             if valid is not None:

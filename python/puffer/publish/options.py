@@ -53,7 +53,14 @@ class PublishOptions:
     sensitivity); ``secure``: the same lattice noise keyed by OS entropy (no key, not
     reproducible); ``float_noise``: keyed floating-point noise instead (not safe in floating
     point, Mironov 2012: for noise families without a lattice law; recorded in the ledger).
-    ``select``: which mechanism of a framework file. ``nulls``: "error" or "keep".
+    ``select``: which mechanism of a framework file (default: the least noise, as ``puffer run``
+    marks it; with lattice noise, the least noise among the mechanisms certified on a lattice).
+    ``nulls``: "error" or "keep".
+    ``clamp``/``lattice``: post-processing of the noisy values (no privacy cost;
+    :mod:`puffer.mechanisms.postprocess`): ``clamp=True`` clamps to the query's range from the
+    framework (a Markov sum: [T min v, T max v]), ``clamp=(lo, hi)`` to a given range;
+    ``lattice=True`` first rounds to the query's lattice (an integer-valued query). Recorded in
+    the ledger entry's ``post_processing``.
     """
 
     key: Any = None
@@ -73,9 +80,11 @@ class PublishOptions:
     nulls: str = "error"
     insecure_seed: int | None = None
     seed: Any = None
+    clamp: Any = None
+    lattice: bool = False
 
     def __post_init__(self) -> None:
-        for name in ("per_unit", "allow_uncomposed", "allow_unnoised", "secure", "float_noise"):
+        for name in ("per_unit", "allow_uncomposed", "allow_unnoised", "secure", "float_noise", "lattice"):
             v = getattr(self, name)
             if not isinstance(v, bool):
                 raise ParameterTypeError(name, v, "True or False")
@@ -94,6 +103,9 @@ class PublishOptions:
         if self.ledger is not None and not isinstance(self.ledger, (str, os.PathLike)):
             raise ParameterTypeError("ledger", self.ledger, "a ledger file path (None: the engine's default); every "
                                      "release is recorded")
+        if self.clamp is not None and not isinstance(self.clamp, bool):
+            from ..mechanisms.postprocess import _range
+            object.__setattr__(self, "clamp", _range(self.clamp))
         if self.budget is not None:
             b = self.budget
             if isinstance(b, bool) or not isinstance(b, numbers.Real) or not math.isfinite(float(b)) or b <= 0:

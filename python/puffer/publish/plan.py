@@ -10,9 +10,10 @@ A :class:`NoisePlan` is resolved once from what the user calls the *mechanism*:
 * a calibrated :class:`puffer.mechanisms.Mechanism` (its noise, sensitivity and guarantee);
 * a framework file (``.toml``/``.json``, the schema ``puffer run`` reads: see
   :mod:`puffer.config.schema`) or its parsed dict: the mechanisms ``puffer run`` lists are
-  calibrated and the one named by ``select`` (a case-insensitive substring of the label;
-  default: the first row, Wasserstein with Laplace noise, the one ``puffer run`` releases with)
+  calibrated and the one named by ``select`` (a label, or a case-insensitive substring of exactly one)
   is used;
+  by default the one ``puffer run`` marks and releases with, the least noise among the rows that
+  give the file's target (:func:`puffer.mechanisms.best`);
 * a plain noise: a noise family instance or a ``(kind, params)`` tuple such as
   ``("laplace", {"b": 2.0})`` (no calibration, so the ledger records no guarantee).
 
@@ -213,8 +214,26 @@ def _from_mechanism(m: Any, label: str, source: str) -> NoisePlan:
     return NoisePlan(kind, params, dim, m, label, source, base)
 
 
-def resolve(mechanism: Any, *, select: str | None = None) -> NoisePlan:
+def _lattice_refusal(m: Any) -> ParameterError | None:
+    """Why mechanism ``m`` cannot be published on a lattice (None: it can)."""
+    if m.noise is None:
+        return None
+    from ..errors import PufferError
+
+    try:
+        m.lattice_plan()
+    except PufferError as exc:
+        return ParameterError("float_noise", False, f"True for this mechanism on a lattice: "
+                                                    f"{getattr(exc, 'expected', exc)}")
+    return None
+
+
+def resolve(mechanism: Any, *, select: str | None = None, lattice: bool = False) -> NoisePlan:
     """The :class:`NoisePlan` of a mechanism object, a framework file / dict or a plain noise.
+
+    ``lattice``: the release is lattice noise, so the default choice among a framework file's
+    mechanisms (``select=None``: the least noise meeting the target) is made among those that
+    are certified on a lattice (:meth:`puffer.mechanisms.Mechanism.lattice_plan`).
 
     >>> from puffer.io import resolve
     >>> resolve(("gaussian", {"sigma": 2.0})).kind
@@ -230,7 +249,7 @@ def resolve(mechanism: Any, *, select: str | None = None) -> NoisePlan:
             raise ParameterError("select", select, "None when a Mechanism object is given")
         return _from_mechanism(mechanism, type(mechanism).__name__, "object")
     if isinstance(mechanism, (str, os.PathLike, dict)):
-        from ..config import build_framework, build_mechanisms, load_config, validate_config
+        from ..config import build_framework, build_mechanisms, load_config, markov_quilt_mechanisms, validate_config
 
         if isinstance(mechanism, dict):
             cfg, source = validate_config(mechanism), "dict"
@@ -239,14 +258,25 @@ def resolve(mechanism: Any, *, select: str | None = None) -> NoisePlan:
         if "release" in cfg:
             raise ParameterError("mechanism", source, "a framework file without a [release] table (the values "
                                  "to release come from the columns)")
-        todo = build_mechanisms(build_framework(cfg["model"]), cfg["target"])
+        fw = build_framework(cfg["model"])
+        todo = build_mechanisms(fw, cfg["target"]) + markov_quilt_mechanisms(fw, cfg["target"])
         labels = [lab for lab, _ in todo]
         if select is None:
-            label, make = todo[0]
+            from ..mechanisms.best import calibrate_rows, selection_target
+            from ..mechanisms.best import select as choose
+
+            rows = calibrate_rows(todo)
+            if all(isinstance(m, BaseException) for _, m in rows):
+                raise rows[0][1]
+            if lattice:   # a mechanism that is not certified on a lattice cannot be the default
+                rows = [(lab, m if isinstance(m, BaseException) else (_lattice_refusal(m) or m)) for lab, m in rows]
+            sel = choose(rows, selection_target(cfg["target"]))
+            return _from_mechanism(sel.mechanism, sel.label, source)
         else:
             if not isinstance(select, str):
                 raise ParameterTypeError("select", select, f"a string matching one of {labels}")
-            hits = [(lab, mk) for lab, mk in todo if select.lower() in lab.lower()]
+            hits = [(lab, mk) for lab, mk in todo if select.lower() == lab.lower()] or \
+                [(lab, mk) for lab, mk in todo if select.lower() in lab.lower()]
             if len(hits) != 1:
                 raise ParameterError("select", select, f"a substring of exactly one of {labels}")
             label, make = hits[0]
@@ -260,8 +290,8 @@ def resolve(mechanism: Any, *, select: str | None = None) -> NoisePlan:
 
 
 def add_rows(plan: NoisePlan, values: NDArray[Any], stream: Any, rows: Any, *, valid: NDArray[np.bool_] | None = None,
-             lattice: LatticePlan | None = None, threads: int | None = None, column: str = ""
-             ) -> NDArray[np.floating[Any]]:
+             lattice: LatticePlan | None = None, threads: int | None = None, column: str = "",
+             checked: bool = False) -> NDArray[np.floating[Any]]:
     """A new array: ``values`` (1-D float32/float64) plus the noise of rows ``rows``.
 
     ``rows`` is an int (the first row: the rows are consecutive) or an int64 array of row ids
@@ -270,6 +300,7 @@ def add_rows(plan: NoisePlan, values: NDArray[Any], stream: Any, rows: Any, *, v
     its stream position, so other rows are unaffected). ``lattice``: the lattice plan
     (:mod:`puffer.lattice`; ``stream`` must then be a keyed stream): float64 lattice points
     ``(round_half_even(x / g) + Z) g``; None: the floating-point samplers (float_noise).
+    ``checked``: the values are known finite (:func:`puffer.publish.values.check_floats` ran).
     """
     from ..lattice import check_lattice_values
     from ..sampling import KINDS, _params, _threads
@@ -283,9 +314,9 @@ def add_rows(plan: NoisePlan, values: NDArray[Any], stream: Any, rows: Any, *, v
     n = vals.size
     if valid is not None:
         vals[~valid] = 0.0
-    bad = np.flatnonzero(~np.isfinite(vals))
-    if bad.size:
-        i = int(bad[0])
+    # two reductions (no temporary array; NaN propagates into both) before locating a bad value
+    if n and not checked and not (np.isfinite(vals.min()) and np.isfinite(vals.max())):
+        i = int(np.flatnonzero(~np.isfinite(vals))[0])
         where = rows + i if isinstance(rows, (int, np.integer)) else int(np.asarray(rows)[i])
         raise ParameterError(f"column {column!r}" if column else "values", f"{vals[i]} at row {where}",
                              "finite values (NaN and +-inf cannot be released)")
@@ -335,4 +366,5 @@ def as_columns(columns: Any) -> list[str]:
 
 
 def threads_arg(threads: Any) -> int | None:
+    """A validated ``threads=`` (None or an integer >= 1)."""
     return None if threads is None else V.threads(threads, lo=1)

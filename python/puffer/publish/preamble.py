@@ -36,7 +36,7 @@ from .ledger import Ledger
 from .noise import ColumnNoise, PostStep, secure_streams
 from .options import PublishOptions
 from .plan import NoisePlan, as_columns, resolve
-from .units import UnitSpec, unit_spec
+from .units import UnitSpec, check_order_type, check_unit_type, unit_spec
 from .unitsets import UnitHasher, unit_hasher
 
 if TYPE_CHECKING:
@@ -53,7 +53,7 @@ def framework_description(mechanism: Any, plan: NoisePlan) -> Any:
         return None
     fw = m.framework
     if fw is None:  # a mechanism calibrated from a given sensitivity has no framework
-        desc: Any = {"repr": repr(m), "digest": None}
+        desc: Any = {"repr": repr(m), "digest": None, "summary": {"class": None, "repr": repr(m)}}
     elif isinstance(mechanism, dict):
         from ..config import validate_config
         desc = {"config": validate_config(mechanism), "digest": fw.digest()}
@@ -64,7 +64,21 @@ def framework_description(mechanism: Any, plan: NoisePlan) -> Any:
     else:
         desc = {"repr": repr(fw), "digest": fw.digest(), "secrets": len(fw.secrets),
                 "priors": [repr(t) for t in fw.thetas]}
+    if fw is not None:  # what `puffer ledger show` prints of the framework and its Theta
+        desc["summary"] = {"class": type(fw).__name__, "name": getattr(fw, "name", None), "repr": repr(fw),
+                           "priors": len(fw.thetas), "secrets": len(fw.secrets),
+                           "secret_pairs": len(getattr(fw, "pairs", ())), "dim": int(fw.dim)}
     return json.loads(json.dumps(desc, default=str))
+
+
+def _noise_scale(plan: NoisePlan) -> float | None:
+    """The noise's scale (for the resolution check of :mod:`puffer.publish.values`), or None."""
+    if plan.kind is None:
+        return None
+    s = plan.describe().get("scale")
+    if s is None:
+        s = plan.params.get("scale")
+    return None if s is None else float(s)
 
 
 @dataclass
@@ -100,10 +114,19 @@ class Prepared:
                              allow_uncomposed=o.allow_uncomposed, budget=o.budget, secure=o.secure,
                              post_processing=[p.describe() for p in self.post], units=units,
                              unit_hasher=self.hasher, is_busy=is_busy,
-                             lattice=None if self.lattice is None else self.lattice.describe())
+                             noise_lattice=None if self.noise_lattice is None else self.noise_lattice.describe())
+
+    def check_input_types(self, type_of: Any) -> None:
+        """The declared types of the input's unit and order columns (``type_of(name)``: an Arrow
+        type, or a pandas/numpy dtype), before any work (:func:`puffer.publish.units.check_unit_type`,
+        :func:`~puffer.publish.units.check_order_type`); each engine calls it once it has the schema."""
+        if self.spec.column is not None:
+            check_unit_type(type_of(self.spec.column), self.spec.column)
+        if self.spec.order is not None:
+            check_order_type(type_of(self.spec.order), self.spec.order)
 
     @property
-    def lattice(self) -> Any:
+    def noise_lattice(self) -> Any:
         """The release's :class:`~puffer.lattice.LatticePlan` (None: float noise, or no noise)."""
         o = self.options
         if o.float_noise or self.plan.kind is None:
@@ -115,12 +138,14 @@ class Prepared:
         from the release's keyed streams (secure mode: streams keyed by OS entropy), or float
         noise (``float_noise``); value p of a column's stream is the noise at position p."""
         o = self.options
-        lat = self.lattice
+        lat = self.noise_lattice
         wplan = self.plan.for_workers(lattice=lat is not None, granularity=o.granularity)
+        scale, unnoised = _noise_scale(self.plan), o.allow_unnoised
         if wplan.kind is None:
-            return ColumnNoise(wplan, threads=threads, post=self.post)
+            return ColumnNoise(wplan, threads=threads, post=self.post, scale=scale, allow_unnoised=unnoised)
         streams = secure_streams(self.columns) if o.secure else rel.streams(self.columns)
-        return ColumnNoise(wplan, streams=streams, lattice=lat, secure=o.secure, threads=threads, post=self.post)
+        return ColumnNoise(wplan, streams=streams, lattice=lat, secure=o.secure, threads=threads, post=self.post,
+                           scale=scale, allow_unnoised=unnoised)
 
 
 def prepare(mechanism: Any, columns: Any, options: PublishOptions, *, default_ledger: str,
@@ -137,7 +162,7 @@ def prepare(mechanism: Any, columns: Any, options: PublishOptions, *, default_le
     led = Ledger(led_path, signing_key=o.signing_key)
     led.check_writable()  # a read-only or missing ledger folder: refused before any work
     led.check_signer()    # a broken chain or forged signature, a missing or other signing key: refused now
-    plan = resolve(mechanism, select=o.select)
+    plan = resolve(mechanism, select=o.select, lattice=not o.float_noise)
     plan.check_columns(cols)
     if plan.kind is None and not o.allow_unnoised:
         raise ParameterError("allow_unnoised", False, f"permission to publish unnoised values: the mechanism "
@@ -162,8 +187,19 @@ def prepare(mechanism: Any, columns: Any, options: PublishOptions, *, default_le
         key = as_key(o.key, insecure_seed=o.insecure_seed)  # a bad key file: refused before any work
     cfg = {"nulls": o.nulls, "select": o.select, "granularity": o.granularity, "allow_unnoised": o.allow_unnoised,
            "noise": "float" if o.float_noise else "lattice", **(config or {})}
+    post: tuple[PostStep, ...] = ()
+    if (o.clamp is not None and o.clamp is not False) or o.lattice:
+        # post-processing to the query's range (recorded in the entry; a re-run must ask the same)
+        from ..mechanisms.postprocess import RangePost
+
+        fw = None if plan.mechanism is None else plan.mechanism.framework
+        step = RangePost.resolve(fw, o.clamp, o.lattice)
+        if step is not None:
+            post = (step,)
+        cfg["clamp"] = o.clamp if not isinstance(o.clamp, tuple) else list(o.clamp)
+        cfg["lattice"] = o.lattice
     hasher = None if spec.column is None else unit_hasher(led.path, led.signing_key)
-    return Prepared(o, cols, plan, spec, led, key, cfg, framework_description(mechanism, plan), hasher)
+    return Prepared(o, cols, plan, spec, led, key, cfg, framework_description(mechanism, plan), hasher, post)
 
 
 def ledger_path(ledger: Any, default: str) -> str:

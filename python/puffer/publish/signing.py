@@ -24,6 +24,8 @@ import stat
 from typing import Any
 
 from ..errors import ParameterError, ParameterTypeError, PufferIOError
+from ._files import fsync_dir, write_new
+from .keys import shown_path
 
 __all__ = ["SigningKey", "PublicKey", "signing_keygen", "load_signing_key", "load_public_key", "as_signing_key",
            "as_public_key", "ENTRY_DOMAIN", "CHECKPOINT_DOMAIN", "signing_key_id"]
@@ -55,7 +57,7 @@ class PublicKey:
 
     def __init__(self, raw: bytes) -> None:
         if not isinstance(raw, bytes) or len(raw) != 32:
-            raise ParameterError("public_key", f"{len(raw) if isinstance(raw, bytes) else type(raw).__name__}",
+            raise ParameterError("public_key", f"{len(raw)} bytes" if isinstance(raw, bytes) else raw,
                                  "32 bytes of an Ed25519 public key")
         self.raw = raw
         self.hex = raw.hex()
@@ -128,24 +130,6 @@ class SigningKey:
         return hmac.new(raw, b"puffer/v1/derive\x00" + label, hashlib.sha256).digest()
 
 
-def _write_new(path: str, data: bytes, mode: int, what: str) -> None:
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-    except FileExistsError:
-        raise ParameterError("path", path, "a path where no file exists (a key is never overwritten)") from None
-    except OSError as exc:
-        raise PufferIOError(path, f"creating the {what}", exc.strerror or exc) from None
-    try:
-        os.fchmod(fd, mode)  # whatever the umask
-        os.write(fd, data)
-        os.fsync(fd)
-    except OSError as exc:
-        os.close(fd)
-        os.unlink(path)
-        raise PufferIOError(path, f"writing the {what}", exc.strerror or exc) from None
-    os.close(fd)
-
-
 def signing_keygen(path: str | os.PathLike[str]) -> SigningKey:
     """Write a new Ed25519 signing key to ``path`` (mode 0600) and its public key to
     ``path + ".pub"``; neither is ever overwritten.
@@ -173,41 +157,35 @@ def signing_keygen(path: str | os.PathLike[str]) -> SigningKey:
                                 serialization.NoEncryption())
     pub = private.public_key().public_bytes(serialization.Encoding.PEM,
                                             serialization.PublicFormat.SubjectPublicKeyInfo)
-    _write_new(p, pem, 0o600, "signing key")
+    write_new(p, pem, 0o600, "signing key")
     try:
-        _write_new(p + ".pub", pub, 0o644, "public key")
+        write_new(p + ".pub", pub, 0o644, "public key")
     except BaseException:
         os.unlink(p)
         raise
-    try:
-        dfd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
-    except OSError:
-        pass  # some file systems cannot fsync a folder; the files themselves are durable
+    fsync_dir(folder)
     return key
 
 
 def _read(path: str, what: str, private: bool) -> bytes:
+    shown = shown_path(path) if private else path  # a private key's PEM given as the path is never echoed
     try:
         st = os.stat(path)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         hint = " (create one with `puffer keygen --signing PATH`)" if private else ""
-        raise ParameterError(what, path, f"an existing {'signing' if private else 'public'} key file{hint}") from None
+        raise ParameterError(what, shown, f"an existing {'signing' if private else 'public'} key file{hint}") from None
     except OSError as exc:
-        raise PufferIOError(path, f"reading the {what}", exc.strerror or exc) from None
+        raise PufferIOError(shown, f"reading the {what}", exc.strerror or exc) from None
     if not stat.S_ISREG(st.st_mode):
-        raise ParameterError(what, path, "a regular key file")
+        raise ParameterError(what, shown, "a regular key file")
     if private and st.st_mode & 0o077:
-        raise ParameterError(what, path, f"a signing key file only its owner can access (mode is "
-                             f"{oct(st.st_mode & 0o777)}; run `chmod 600 {path}`)")
+        raise ParameterError(what, shown, f"a signing key file only its owner can access (mode is "
+                             f"{oct(st.st_mode & 0o777)}; run `chmod 600` on it)")
     try:
         with open(path, "rb") as fh:
             return fh.read(1 << 16)
     except OSError as exc:
-        raise PufferIOError(path, f"reading the {what}", exc.strerror or exc) from None
+        raise PufferIOError(shown, f"reading the {what}", exc.strerror or exc) from None
 
 
 def load_signing_key(path: str | os.PathLike[str]) -> SigningKey:
@@ -222,7 +200,7 @@ def load_signing_key(path: str | os.PathLike[str]) -> SigningKey:
     except (ValueError, TypeError):  # the parser's message is not shown: it may quote key bytes
         private = None
     if not isinstance(private, _crypto().Ed25519PrivateKey):
-        raise ParameterError("signing_key", p, "an unencrypted Ed25519 private key in PEM (written by `puffer "
+        raise ParameterError("signing_key", shown_path(p), "an unencrypted Ed25519 private key in PEM (written by `puffer "
                              "keygen --signing PATH`)")
     return SigningKey(private, os.path.abspath(p))
 

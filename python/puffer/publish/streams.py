@@ -11,9 +11,10 @@ stream is the noise at position ``p`` (the exact integer of the release's lattic
 
 * without a privacy unit, ``p`` is the row index;
 * with a privacy unit, ``p`` is the unit's position (:func:`unit_positions`): the unit id
-  itself for non-negative integer ids, a 62-bit SHA-256 of the id for strings. It depends only
-  on the id, so any partitioning, ordering, retry or second action recomputes the same noise,
-  and two units never share a position (checked per release).
+  itself for non-negative integer ids, a 62-bit SHA-256 of the id plus 2^62 for strings (a
+  typed encoding: an integer and a string never share a position). It depends only on the id,
+  so any partitioning, ordering, retry or second action recomputes the same noise, and two
+  units never share a position (checked per release).
 
 Known values reveal nothing about other units' noise. An adversary who knows the true values
 of some units (their own household) learns the raw noise at those positions, i.e. some output
@@ -50,7 +51,7 @@ if TYPE_CHECKING:
 
     from ..sampling import KeyedStream
 
-__all__ = ["new_nonce", "release_stream", "unit_positions", "NONCE_BYTES"]
+__all__ = ["new_nonce", "release_stream", "unit_positions", "unit_id_kind", "NONCE_BYTES"]
 
 NONCE_BYTES = 16
 _DOMAIN = b"puffer/v2/stream\x00"
@@ -63,6 +64,7 @@ def new_nonce() -> str:
 
 
 def check_nonce(nonce: Any) -> str:
+    """A validated release nonce: 32 lower-case hex digits (128 bits)."""
     if not isinstance(nonce, str) or not _HEX.match(nonce):
         raise ParameterError("nonce", nonce, "32 lower-case hex digits (a 128-bit release nonce)")
     return nonce
@@ -74,9 +76,10 @@ def release_stream(key: Key, nonce: str, column: Any) -> KeyedStream:
     module docstring).
 
     >>> import numpy as np, puffer
+    >>> import hashlib
     >>> from puffer.lattice import add_lattice_noise, lattice_plan
     >>> from puffer.publish.keys import as_key
-    >>> k, n = as_key(bytes(range(32))), new_nonce()
+    >>> k, n = as_key(hashlib.sha256(b"doctest key").digest()), new_nonce()
     >>> plan = lattice_plan(("laplace", {"b": 1.0}), sensitivity=None)
     >>> a = add_lattice_noise(np.zeros(4), plan, rng=release_stream(k, n, "x"))
     >>> bool(np.array_equal(a, add_lattice_noise(np.zeros(4), plan, rng=release_stream(k, n, "x"))))
@@ -91,35 +94,84 @@ def release_stream(key: Key, nonce: str, column: Any) -> KeyedStream:
     return KeyedStream(mac)
 
 
-def unit_positions(ids: Any) -> NDArray[np.int64]:
-    """int64 stream positions of unit ids: non-negative integers are their own position (below
-    2^62); strings/bytes get the first 62 bits of SHA-256("puffer/v1/unit" || id) + 2^62, so
-    the two kinds never meet. Duplicate positions (the same unit twice, or a 2^-62 hash
-    collision) are an error naming the unit."""
-    arr = np.asarray(ids)
+def unit_id_kind(ids: Any) -> str | None:
+    """The one type of a batch of unit ids: "int" (integers, whatever their dtype, also Python
+    ints in an object array), "str", or None for no ids. Anything else is refused: floats,
+    booleans, bytes, dates, nested values (their text forms collide: two 2000-element arrays
+    print alike), nulls, and a batch that mixes integers and strings (1 and "1" are two units to
+    the data and one to anything that compares them as text)."""
+    arr = ids if isinstance(ids, np.ndarray) else np.asarray(ids, dtype=object) if isinstance(ids, (list, tuple)) \
+        else np.asarray(ids)
+    if arr.size == 0:
+        return None
     if arr.dtype.kind in "iu":
-        a = arr.astype(np.int64)
+        return "int"
+    if arr.dtype.kind == "U":
+        return "str"
+    if arr.dtype.kind != "O":
+        raise ParameterTypeError("unit", f"ids of dtype {arr.dtype}", "integer or string unit ids")
+    kinds = set()
+    for v in arr.ravel().tolist():
+        if isinstance(v, str):
+            kinds.add("str")
+        elif isinstance(v, int) and not isinstance(v, bool):
+            kinds.add("int")
+        elif v is None:
+            raise ParameterError("unit", None, "no null unit ids")
+        else:
+            raise ParameterTypeError("unit", f"an id of type {type(v).__name__}", "integer or string unit ids")
+        if len(kinds) > 1:
+            raise ParameterTypeError("unit", "ids of mixed types (integers and strings)", MIXED_IDS)
+    return kinds.pop()
+
+
+MIXED_IDS = ("unit ids of one type, integers or strings: 1 and '1' are two units in the data but one to anything "
+          "that compares them as text (pandas/Dask string conversion, Spark, CSV); convert the column first")
+
+
+def unit_positions(ids: Any) -> NDArray[np.int64]:
+    """int64 stream positions of unit ids, by a canonical typed encoding: an integer id is its
+    own position (in [0, 2^62)); a string id is the first 62 bits of SHA-256("puffer/v1/unit"
+    || UTF-8 id) + 2^62, in [2^62, 2^63). So an integer and a string never share a position,
+    whatever array or partition they come in (1 and "1" cannot collide). Ids of any other type,
+    or a batch mixing both kinds, are refused (:func:`unit_id_kind`). Duplicate positions (the
+    same unit twice, or a 2^-62 hash collision) are an error naming the unit.
+
+    >>> unit_positions(np.array([1, 2])).tolist(), bool(unit_positions(["1"])[0] >= 2**62)
+    ([1, 2], True)
+    """
+    arr = ids if isinstance(ids, np.ndarray) else np.asarray(ids, dtype=object) if isinstance(ids, (list, tuple)) \
+        else np.asarray(ids)
+    kind = unit_id_kind(arr)
+    if kind is None:
+        return np.zeros(0, dtype=np.int64)
+    if kind == "int":
+        if arr.dtype.kind == "O":
+            vals = arr.tolist()
+            if min(vals) < 0 or max(vals) >= 1 << 62:
+                bad = next(v for v in vals if v < 0 or v >= 1 << 62)
+                raise ParameterError("unit", int(bad), "integer unit ids in [0, 2^62) (or string ids)")
+            a = np.asarray(vals, dtype=np.int64)
+        elif arr.dtype.kind == "u" and int(arr.max()) >= 1 << 62:  # before a cast to int64 wraps it
+            raise ParameterError("unit", int(arr.max()), "integer unit ids in [0, 2^62) (or string ids)")
+        else:
+            a = arr.astype(np.int64)
         if a.size and (int(a.min()) < 0 or int(a.max()) >= 1 << 62):
             bad = a[(a < 0) | (a >= 1 << 62)][0]
             raise ParameterError("unit", int(bad), "integer unit ids in [0, 2^62) (or string ids)")
         pos = a
-    elif arr.dtype.kind in "OUS":
+    else:
         out = np.empty(arr.size, dtype=np.int64)
-        for i, v in enumerate(arr.tolist()):
-            if v is None:
-                raise ParameterError("unit", None, "no null unit ids")
-            b = v if isinstance(v, bytes) else str(v).encode("utf-8")
-            h = int.from_bytes(hashlib.sha256(b"puffer/v1/unit\x00" + b).digest()[:8], "little")
+        for i, v in enumerate(arr.ravel().tolist()):
+            h = int.from_bytes(hashlib.sha256(b"puffer/v1/unit\x00" + v.encode("utf-8")).digest()[:8], "little")
             out[i] = (h >> 2) | (1 << 62)  # in [2^62, 2^63)
         pos = out
-    else:
-        raise ParameterTypeError("unit", f"ids of dtype {arr.dtype}", "integer or string unit ids")
     if pos.size > 1:
         s = np.sort(pos)
         dup = np.flatnonzero(s[1:] == s[:-1])
         if dup.size:
             p = s[dup[0]]
-            which = arr[np.flatnonzero(pos == p)].tolist()
+            which = arr.ravel()[np.flatnonzero(pos == p)].tolist()
             raise ParameterError("unit", which[0], f"each unit once (unit ids {which[:3]} share stream position "
                                  f"{int(p)}: the same unit twice, or a hash collision)")
     return pos

@@ -9,7 +9,13 @@ for one. So a framework-calibrated release must say what its rows are:
   computes the query per unit. Supported: Markov-chain frameworks (Song, Wang & Chaudhuri
   2017; Pierquin et al. 2024): each unit must have exactly ``T`` records (a shorter chain's sum
   is another query, whose sensitivity the mechanism did not bound), every value must be one of
-  the state values, ``order`` values must be distinct within a unit; the query is the sum.
+  the state values; ``order`` is required (for ``T > 1``: without it, a unit with one step twice
+  and another missing has ``T`` records and looks complete) and must be an integer, float, date
+  or timestamp column whose values are distinct within a unit and equally spaced, one step size
+  in every unit (the chain's time step); the query is the sum.
+  The output has one row per unit, sorted by unit id (integers by value, strings by code
+  point), on every engine: the unit column and, per noisy column ``c``, the noisy sum
+  ``c_sum_noisy`` (a new quantity, so a new name: the input's ``c`` was one record's value).
 * ``per_unit=True`` (answers): every row is already one answer per unit (with ``unit=`` the
   unit ids must be distinct; without, each row is its own unit). The values are checked
   against the query's range (the hull of the atoms of the framework's conditional laws).
@@ -31,7 +37,12 @@ from ..errors import ParameterError, ParameterTypeError
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["UnitSpec", "unit_spec", "query_range", "group_answers", "check_answers"]
+__all__ = ["UnitSpec", "ANSWER_SUFFIX", "unit_spec", "query_range", "group_answers", "check_answers", "check_unit_type",
+           "check_order_type"]
+
+
+#: records mode: the noisy per-unit sum of column ``c`` is written as ``c + ANSWER_SUFFIX``
+ANSWER_SUFFIX = "_sum_noisy"
 
 
 class UnitSpec:
@@ -43,15 +54,64 @@ class UnitSpec:
         self.mode, self.column, self.order, self.query = mode, column, order, query
         self.T, self.states, self.range = T, states, rng
 
+    def output_column(self, column: str) -> str:
+        """The output's name for noisy column ``column``: in records mode a new quantity, the noisy
+        sum per unit, named ``<column>_sum_noisy`` (:data:`ANSWER_SUFFIX`) on every engine; in
+        the other modes the column keeps its name (its values, noised)."""
+        return f"{column}{ANSWER_SUFFIX}" if self.mode == "records" else column
+
     def describe(self) -> dict[str, Any]:
         """The ledger's ``unit`` field."""
         return {"column": self.column, "order": self.order, "mode": self.mode, "query": self.query,
                 "records_per_unit": self.T,
                 "states": None if self.states is None else [float(v) for v in self.states],
-                "range": None if self.range is None else [float(self.range[0]), float(self.range[1])]}
+                "range": None if self.range is None else [float(self.range[0]), float(self.range[1])],
+                "output_columns": "<column>" + ANSWER_SUFFIX if self.mode == "records" else "<column>"}
 
     def __repr__(self) -> str:
         return f"UnitSpec(mode={self.mode!r}, column={self.column!r}, query={self.query!r})"
+
+
+def check_unit_type(t: Any, column: str) -> None:
+    """The unit column's declared type (an Arrow type, or a pandas/numpy dtype) holds integers or
+    strings, on every engine. An object dtype (pandas, Dask) may hold anything: its batches are
+    checked by :func:`puffer.publish.streams.unit_id_kind` (one type per batch) and, across a Dask
+    frame's partitions, by ``puffer.dask`` (one type in all of them)."""
+    try:
+        import pyarrow as pa
+    except ModuleNotFoundError:  # pragma: no cover - the io extra installs it
+        pa = None
+    if pa is not None and isinstance(t, pa.DataType):
+        ok = pa.types.is_integer(t) or pa.types.is_string(t) or pa.types.is_large_string(t) or \
+            getattr(pa.types, "is_string_view", lambda _: False)(t)
+    else:
+        import pandas as pd
+
+        ok = (pd.api.types.is_integer_dtype(t) and not pd.api.types.is_bool_dtype(t)) or \
+            pd.api.types.is_string_dtype(t) or pd.api.types.is_object_dtype(t)
+    if not ok:
+        raise ParameterTypeError("unit", f"column {column!r} of type {t}", "integer or string unit ids (their "
+                                 "stream positions must not collide: floats, dates, bytes and nested values are "
+                                 "not unit ids; convert the column first)")
+
+
+def check_order_type(t: Any, column: str) -> None:
+    """The order column's declared type (Arrow type or pandas/numpy dtype): integer, float, date
+    or timestamp, so that its steps can be checked for gaps and repeats."""
+    try:
+        import pyarrow as pa
+    except ModuleNotFoundError:  # pragma: no cover - the io extra installs it
+        pa = None
+    if pa is not None and isinstance(t, pa.DataType):
+        ok = pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_temporal(t)
+    else:
+        import pandas as pd
+
+        ok = (pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t)) or \
+            pd.api.types.is_datetime64_any_dtype(t)
+    if not ok:
+        raise ParameterTypeError("order", f"column {column!r} of type {t}", "an integer, float, date or timestamp "
+                                 "column (its steps are checked for gaps and repeats)")
 
 
 def query_range(fw: Any) -> tuple[float, float]:
@@ -90,6 +150,9 @@ def unit_spec(plan: Any, unit: Any, order: Any, per_unit: Any, columns: list[str
             raise ParameterError(name, v, "a column that is not one of the noisy columns")
     if unit is not None and order == unit:
         raise ParameterError("order", order, "a column other than the unit column")
+    if unit is not None and not per_unit and unit in {c + ANSWER_SUFFIX for c in columns}:
+        raise ParameterError("unit", unit, f"a name other than an output column's (records mode writes the noisy sum "
+                             f"of column c as c{ANSWER_SUFFIX})")
     m = plan.mechanism
     fw = None if m is None else m.framework
     if per_unit:
@@ -112,6 +175,11 @@ def unit_spec(plan: Any, unit: Any, order: Any, per_unit: Any, columns: list[str
                              "yourself and pass per_unit=True")
     if int(fw.dim) != 1:
         raise ParameterError("unit", unit, "a scalar query")
+    if order is None and int(fw.length) > 1:
+        raise ParameterError("order", None, f"the column of each record's time step: the framework is a Markov "
+                             f"chain of T = {int(fw.length)} steps per unit, and without the steps a unit with one "
+                             "step twice and another missing looks complete (puffer checks that each unit's steps "
+                             "are distinct and equally spaced)")
     return UnitSpec("records", unit, order, "sum over the unit's T records (Markov chain)", T=int(fw.length),
                     states=np.unique(fw.state_values), rng=query_range(fw))
 
@@ -135,18 +203,34 @@ def check_answers(spec: UnitSpec, column: str, vals: np.ndarray, ids: Any, first
                              "each row to be one unit's answer)")
 
 
+def _check_steps(so: Any, su: Any, same: Any) -> None:
+    """One step size between consecutive records, in every unit (a Markov chain's time step): a
+    missing step is a gap, whatever the unit's record count."""
+    d = so[1:] - so[:-1]
+    pairs = np.flatnonzero(same)
+    if pairs.size == 0:
+        return
+    step = d[pairs[0]]
+    bad = pairs[d[pairs] != step]
+    if bad.size:
+        i = int(bad[0])
+        raise ParameterError("order", f"unit {_name(su, i)!r}: a step from {_name(so, i)} to {_name(so, i + 1)}",
+                             f"the same step between consecutive records in every unit (the chain's time step, "
+                             f"{_name(d, int(pairs[0]))} in the first unit): a record is missing or repeated")
+
+
 def group_answers(table: Any, spec: UnitSpec, columns: list[str]) -> tuple[Any, NDArray[np.int64]]:
     """(table of one row per unit: unit column + the query per column, sorted by unit; int64
     stream positions of those units). Checks every unit (see the module docstring)."""
     import pyarrow as pa
 
     from .streams import unit_positions
+    from .values import check_integers
 
     u = table.column(spec.column)
     if u.null_count:
         raise ParameterError("unit", spec.column, "no null unit ids")
-    if not (pa.types.is_integer(u.type) or pa.types.is_string(u.type) or pa.types.is_large_string(u.type)):
-        raise ParameterTypeError("unit", f"column {spec.column!r} of type {u.type}", "integer or string unit ids")
+    check_unit_type(u.type, str(spec.column))
     ids = u.to_numpy(zero_copy_only=False)
     n = ids.size
     keys = [ids]
@@ -154,16 +238,20 @@ def group_answers(table: Any, spec: UnitSpec, columns: list[str]) -> tuple[Any, 
         o = table.column(spec.order)
         if o.null_count:
             raise ParameterError("order", spec.order, "no null order values")
+        check_order_type(o.type, spec.order)
         ov = o.to_numpy(zero_copy_only=False)
         perm = np.lexsort((ov, ids)) if n else np.zeros(0, dtype=np.int64)
         so, su = ov[perm], ids[perm]
-        dup = np.flatnonzero((su[1:] == su[:-1]) & (so[1:] == so[:-1]))
+        same = su[1:] == su[:-1]
+        dup = np.flatnonzero(same & (so[1:] == so[:-1]))
         if dup.size:
             i = int(dup[0])
-            raise ParameterError("order", f"{so[i]!r} twice in unit {_name(su, i)!r}",
+            raise ParameterError("order", f"{_name(so, i)!r} twice in unit {_name(su, i)!r}",
                                  "distinct order values within each unit (one record per step)")
+        steps = (so, su, same) if spec.T is not None and n > 1 else None
     else:
         perm = np.argsort(ids, kind="stable") if n else np.zeros(0, dtype=np.int64)
+        steps = None
     del keys
     su = ids[perm]
     uniq, start, counts = np.unique(su, return_index=True, return_counts=True)
@@ -174,6 +262,8 @@ def group_answers(table: Any, spec: UnitSpec, columns: list[str]) -> tuple[Any, 
             raise ParameterError("unit", f"unit {_name(uniq, j)!r} with {int(counts[j])} records",
                                  f"exactly T = {spec.T} records per unit (the framework's chain length; "
                                  f"{bad.size} of {uniq.size} units differ)")
+    if steps is not None:
+        _check_steps(*steps)  # after the count: a short unit is named as such
     out = {spec.column: pa.array(uniq, type=u.type)}
     for c in columns:
         col = table.column(c)
@@ -181,8 +271,7 @@ def group_answers(table: Any, spec: UnitSpec, columns: list[str]) -> tuple[Any, 
             where = int(np.flatnonzero(~np.asarray(col.is_valid()))[0])
             raise ParameterError(f"column {c!r}", f"null in unit {_name(ids, where)!r}", "no nulls in unit records")
         v = col.to_numpy(zero_copy_only=False)
-        if v.dtype.kind in "iu" and v.size and int(np.abs(v).max()) > 2**53:
-            raise ParameterError(f"column {c!r}", int(np.abs(v).max()), "integers |x| <= 2^53 (exact in float64)")
+        check_integers(v, c, 0)
         v = v.astype(np.float64)[perm]
         if not np.isfinite(v).all():
             i = int(np.flatnonzero(~np.isfinite(v))[0])

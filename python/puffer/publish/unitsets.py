@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import LedgerError, ParameterError, PufferIOError
+from ._files import fsync_dir
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -160,11 +161,7 @@ def describe_units(hashes: NDArray[np.uint64] | None, hasher: UnitHasher | None,
             os.fsync(fd)
         finally:
             os.close(fd)
-        dfd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
+        fsync_dir(folder)
     except OSError as exc:
         raise PufferIOError(path, "writing the release's unit set", exc.strerror or exc) from None
     out["file"] = os.path.join(os.path.basename(folder), name)

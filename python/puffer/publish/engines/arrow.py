@@ -14,6 +14,7 @@ import numpy as np
 from ...errors import ParameterError, ParameterTypeError
 from ..noise import ColumnNoise
 from ..options import NULLS
+from ..values import check_integers
 
 __all__ = ["pyarrow", "check_schema", "output_schema", "column_values", "noise_batch", "NULLS"]
 
@@ -53,8 +54,8 @@ def check_schema(schema: Any, columns: list[str], where: str = "input", row_id: 
 
 
 def output_schema(schema: Any, columns: list[str], *, lattice: bool = False) -> Any:
-    """The output schema: noised columns become float64 (float32 stays float32 with float noise;
-    lattice points are float64, exact up to 2^53 lattice steps)."""
+    """The output schema: the noised ``columns`` as float64 (float32 stays float32 with float
+    noise; lattice points are float64, exact up to 2^53 lattice steps), the others unchanged."""
     pa = pyarrow()
     fields = []
     for f in schema:
@@ -85,13 +86,7 @@ def column_values(arr: Any, column: str, rows: Any, nulls: str, t: Any) -> tuple
         valid = np.asarray(arr.is_valid(), dtype=bool)
         arr = arr.fill_null(0)
     raw = arr.to_numpy(zero_copy_only=False)
-    if raw.dtype.kind in "iu" and raw.dtype.itemsize == 8 and raw.size:
-        big = np.flatnonzero((raw > 2**53) | (raw < -(2**53)) if raw.dtype.kind == "i" else raw > 2**53)
-        if big.size:
-            i = int(big[0])
-            raise ParameterError(f"column {column!r}", f"{int(raw[i])} at row {_row_of(rows, i)}",
-                                 "integers with |x| <= 2^53 (exact in the float64 output; beyond, the "
-                                 "spacing of floats swallows the noise)")
+    check_integers(raw, column, rows)
     return raw.astype(t.to_pandas_dtype(), copy=False), valid
 
 

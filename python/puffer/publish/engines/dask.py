@@ -17,6 +17,12 @@ count, and equal to the file and Spark releases of the same data under one key a
   :func:`puffer.publish.units.group_answers` (one noisy answer per unit). Missing values (NaN /
   ``pd.NA``) are refused or, with ``nulls="keep"``, kept as they are without noise.
 
+Unit ids are integers or strings, one type in the whole frame: an object column holding
+integers in one partition and strings in another is refused (1 and "1" would be two units to
+the data and one to anything comparing them as text). Dask's ``dataframe.convert-string``
+(on by default) converts an object column to strings when the frame is built, before puffer
+sees it: integers 1 and strings "1" are then one unit. Keep unit ids of one type.
+
 ``secure=True``: exact lattice noise keyed by a secret drawn once per release and addressed by
 position (:func:`puffer.publish.noise.secure_streams`): recomputing a block draws nothing new.
 """
@@ -144,6 +150,24 @@ def _unique_ids(ddf: Any, ident: str, what: str, nonneg: bool) -> None:
         raise ParameterError("row_id", ident, f"row ids >= 0 (minimum {lo})")
 
 
+def _one_id_type(ddf: Any, column: str) -> None:
+    """Unit ids of one type in every partition (an object column may hold integers in one
+    partition and strings in another: 1 and "1" would then be two units to the data)."""
+    from dask.delayed import delayed as dask_delayed
+
+    from ..streams import MIXED_IDS, unit_id_kind
+
+    delayed: Callable[..., Any] = dask_delayed
+    kinds = _compute(*[delayed(lambda s: unit_id_kind(s.to_numpy()))(p) for p in ddf[column].to_delayed()])
+    first: dict[str, int] = {}
+    for i, k in enumerate(kinds):
+        if k is not None:
+            first.setdefault(k, i)
+    if len(first) > 1:
+        where = ", ".join(f"{'integers' if k == 'int' else 'strings'} in partition {i}" for k, i in first.items())
+        raise ParameterTypeError("unit", f"column {column!r} with {where}", MIXED_IDS)
+
+
 def _frame(ddf: Any, cols: list[str], noise: ColumnNoise, spec: UnitSpec, row_id: Any, nulls: str, sizes: list[int]
            ) -> Any:
     offsets = [int(v) for v in np.concatenate(([0], np.cumsum(np.asarray(sizes, dtype=np.int64))[:-1]))]
@@ -153,8 +177,11 @@ def _frame(ddf: Any, cols: list[str], noise: ColumnNoise, spec: UnitSpec, row_id
     by_unit = spec.column is not None
 
     def part(pdf: Any, partition_info: Any = None) -> Any:
+        import pandas as pd
+
         from puffer.publish.streams import unit_positions
         from puffer.publish.units import check_answers
+        from puffer.publish.values import check_integers
 
         pdf = pdf.copy()
         ids = None
@@ -177,6 +204,9 @@ def _frame(ddf: Any, cols: list[str], noise: ColumnNoise, spec: UnitSpec, row_id
                                          "no missing values (or nulls='keep')")
                 valid = ~isna
             dt = _out_dtype(s.dtype, noise.lattice is not None)
+            if pd.api.types.is_integer_dtype(s.dtype):  # |x| <= 2^53, checked before the conversion rounds
+                check_integers(s.to_numpy(dtype=np.dtype(getattr(s.dtype, "numpy_dtype", s.dtype)), na_value=0),
+                               c, rows)
             vals = s.to_numpy(dtype=dt, na_value=0.0) if valid is not None else s.to_numpy(dtype=dt)
             if spec.range is not None and vals.size:
                 check_answers(spec, c, vals.astype(np.float64), ids, rows if isinstance(rows, int) else 0)
@@ -195,7 +225,8 @@ def _records(ddf: Any, cols: list[str], noise: ColumnNoise, spec: Any) -> Any:
     import pandas as pd
 
     need = [c for c in (spec.column, spec.order, *cols) if c is not None]
-    meta = pd.DataFrame({spec.column: ddf._meta[spec.column], **{c: pd.Series([], dtype=np.float64) for c in cols}})
+    meta = pd.DataFrame({spec.column: ddf._meta[spec.column],
+                         **{spec.output_column(c): pd.Series([], dtype=np.float64) for c in cols}})
 
     def part(pdf: Any) -> Any:
         import pyarrow as pa
@@ -208,10 +239,12 @@ def _records(ddf: Any, cols: list[str], noise: ColumnNoise, spec: Any) -> Any:
         out = pd.DataFrame({spec.column: answers.column(spec.column).to_pandas()})
         out[spec.column] = out[spec.column].astype(meta[spec.column].dtype)
         for c in cols:
-            out[c] = noise.add(answers.column(c).to_numpy(), c, pos)
+            out[spec.output_column(c)] = noise.add(answers.column(c).to_numpy(), c, pos)
         return out
 
-    return ddf.shuffle(on=spec.column).map_partitions(part, meta=meta)
+    # computed once (persist), then sorted by unit: the file engine's order, whatever the shuffle
+    noisy = ddf.shuffle(on=spec.column).map_partitions(part, meta=meta).persist()
+    return noisy.sort_values(spec.column)
 
 
 def _unit_hashes(ddf: Any, column: str, hasher: UnitHasher) -> NDArray[np.uint64]:
@@ -262,7 +295,7 @@ def add_noise(data: Any, columns: Any, mechanism: Any, *, options: PublishOption
     cols = as_columns(columns)
     is_array = isinstance(data, da.Array)
     if not is_array and not isinstance(data, dd.DataFrame):
-        raise ParameterTypeError("data", type(data).__name__, "a dask.array.Array or a dask.dataframe.DataFrame")
+        raise ParameterTypeError("data", data, "a dask.array.Array or a dask.dataframe.DataFrame")
     if row_id is not None and not isinstance(row_id, str):
         raise ParameterTypeError("row_id", row_id, "a column name or None")
     if is_array:
@@ -280,6 +313,8 @@ def add_noise(data: Any, columns: Any, mechanism: Any, *, options: PublishOption
     spec = op.spec
     if row_id is not None and spec.column is not None:
         raise ParameterError("row_id", row_id, "None with unit= (the unit ids are the stream positions)")
+    if not is_array:
+        op.check_input_types(lambda c: data.dtypes[c])
     if is_array:
         src = data.persist()
         parts = _digests(_row_blocks(src), cols)
@@ -287,6 +322,11 @@ def add_noise(data: Any, columns: Any, mechanism: Any, *, options: PublishOption
         src = data.persist()  # one computation of the input for the digest, the checks and the noise
         used = [c for c in dict.fromkeys([*cols, spec.column, spec.order, row_id]) if c is not None]
         parts = _digests(src[used].to_delayed(), used)
+        if spec.column is not None:
+            import pandas as pd
+
+            if pd.api.types.is_object_dtype(src.dtypes[spec.column]):  # other dtypes hold one type
+                _one_id_type(src, spec.column)
         if row_id is not None:
             _unique_ids(src, row_id, "row_id", True)
         elif spec.mode == "answers" and spec.column is not None:
@@ -299,8 +339,8 @@ def add_noise(data: Any, columns: Any, mechanism: Any, *, options: PublishOption
         out_parts = _digests(_row_blocks(out), cols)
     elif spec.mode == "records":
         out = _records(src, cols, noise, spec).persist()
-        ucol = cast(str, spec.column)  # records mode: a unit column is declared
-        out_parts = _digests(out[[ucol, *cols]].to_delayed(), [ucol, *cols])
+        ocols = [cast(str, spec.column), *map(spec.output_column, cols)]  # records: the unit and the answers
+        out_parts = _digests(out[ocols].to_delayed(), ocols)
     else:
         out = _frame(src, cols, noise, spec, row_id, nulls, [p[0] for p in parts]).persist()
         out_parts = _digests(out[cols].to_delayed(), cols)

@@ -4,15 +4,17 @@ Order of operations (what makes a killed run harmless, :mod:`puffer.publish.rele
 
 1. validate everything: paths, the key, the mechanism, the privacy unit, the ledger (writable
    folder, intact chain) and the composition rules; take the output's lock (one writer per
-   output: ``.NAME.puffer-lock`` beside it) and remove temporary files of killed runs;
-2. hash the input; write the output to ``.NAME.puffer-tmp-PID`` beside it in record batches
-   (memory bounded by the batch size; Parquet page checksums verified on read, written on
-   output), fsync it and hash it;
+   output: ``.NAME.puffer-lock`` beside it) and remove the staging files of killed runs in the
+   whole folder (:mod:`puffer.publish.engines.staging`);
+2. hash the input; write the output to its staging file ``.NAME.puffer-incomplete-PID-RANDOM``
+   (mode 0600) in record batches (memory bounded by the batch size; Parquet page checksums
+   verified on read, written on output), hashing it as it is written, all but its last 4 bytes
+   (so it is never a readable Parquet file without its entry), and fsync it;
 3. append the ``pending`` ledger entry (durable);
-4. rename into place, fsync the folder; append ``completed``.
+4. write the last bytes, rename into place, fsync the folder; append ``completed``.
 
-A kill before 3 leaves no output (the temporary file is removed by the next run); a kill
-between 3 and 4 leaves a pending entry, resolved by the next run. I/O failures are
+A kill before 3 leaves no output (the staging file, unreadable, is removed by the next release
+into the folder); a kill between 3 and 4 leaves a pending entry, resolved by the next run. I/O failures are
 :class:`~puffer.errors.PufferIOError` (``puffer`` exit code 6).
 """
 from __future__ import annotations
@@ -30,12 +32,13 @@ from ... import _validate as V
 from ...errors import ParameterError, PufferIOError
 from ..digest import sha256_file
 from ..keys import refuse_seed
-from ..ledger import _fsync_dir, default_ledger_path
+from ..ledger import default_ledger_path
 from ..options import PublishOptions
 from ..plan import as_columns, threads_arg
 from ..preamble import prepare
 from ..units import check_answers, group_answers
 from .arrow import check_schema, noise_batch, output_schema, pyarrow
+from .staging import StagingFile, clean_stale
 
 if TYPE_CHECKING:
     from ..noise import ColumnNoise
@@ -45,7 +48,6 @@ if TYPE_CHECKING:
 __all__ = ["noise_file", "FORMATS", "sha256_file"]
 
 FORMATS = ("parquet", "csv")
-_TMP = ".puffer-tmp-"
 
 
 def _format(path: str, fmt: Any) -> str:
@@ -134,18 +136,6 @@ def _busy(dst: str) -> bool:
         os.close(fd)
 
 
-def _clean_orphans(dst: str) -> list[str]:
-    """Remove temporary files of killed runs for this output (we hold its lock, so none is live)."""
-    folder, base = os.path.dirname(dst), os.path.basename(dst)
-    removed = []
-    for name in os.listdir(folder):
-        if name.startswith(f".{base}{_TMP}"):
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(os.path.join(folder, name))
-                removed.append(name)
-    return removed
-
-
 def _io(path: str, what: str) -> contextlib.AbstractContextManager[None]:
     """Turn OSError into PufferIOError (disk full, read-only, ...)."""
     @contextlib.contextmanager
@@ -224,30 +214,28 @@ def noise_file(input: str | os.PathLike[str], output: str | os.PathLike[str], co
         if name not in schema.names:
             raise ParameterError("unit" if name == spec.column else "order", repr(name),
                                  f"a column of the input; it has {list(schema.names)}")
+    prep.check_input_types(lambda c: schema.field(c).type)
     with _output_lock(dst):
-        _clean_orphans(dst)
+        with _io(out_dir, "removing staging files of killed runs"):
+            clean_stale(out_dir, dst, _busy)
         with _io(src, "reading the input"):
             in_digest = sha256_file(src)
         units = None if prep.hasher is None else _unit_set(src, fmt, cast(str, spec.column), prep.hasher)
         rel = prep.begin(input_sha256=in_digest, path_kind="file", input=src, units=units, is_busy=_busy)
         noise = prep.noise(rel, threads=thr)
-        tmp = os.path.join(out_dir, f".{os.path.basename(dst)}{_TMP}{os.getpid()}")
         bar = _progress_bar(sys.stderr.isatty() if progress is None else bool(progress), total)
         rows = 0
-        published = False
+        stage: StagingFile | None = None
         try:
-            with _io(tmp, "writing the output"):
+            with _io(dst, "creating the output's staging file"):
+                stage = StagingFile(dst)
+            with _io(stage.path, "writing the output"):
                 if spec.mode == "records":
-                    rows = _write_units(src, fmt, tmp, spec, cols, noise, nulls, compression, row_group_size)
+                    rows = _write_units(src, fmt, stage, spec, cols, noise, nulls, compression, row_group_size)
                 else:
-                    rows = _write_rows(batches, src, fmt, tmp, schema, spec, cols, noise, nulls, compression,
+                    rows = _write_rows(batches, src, fmt, stage, schema, spec, cols, noise, nulls, compression,
                                        row_group_size, bar)
-                fd = os.open(tmp, os.O_RDONLY)
-                try:
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
-                out_digest = sha256_file(tmp)
+                out_digest = stage.finish()  # durable, but its last bytes: not a readable file yet
             with _io(src, "reading the input"):
                 if sha256_file(src) != in_digest:
                     raise ParameterError("input", src, "an input that does not change while it is read (its "
@@ -255,22 +243,21 @@ def noise_file(input: str | os.PathLike[str], output: str | os.PathLike[str], co
             entry = rel.pending(out_digest, rows, output=dst,
                                 extra={"seconds": round(time.perf_counter() - t0, 3)})
             with _io(dst, "publishing the output"):
-                os.replace(tmp, dst)
-                published = True
-                _fsync_dir(out_dir)
+                stage.publish()
             rel.commit()
         except BaseException as exc:
-            # The temporary file still there means the rename did not happen (a signal may land
-            # between os.replace returning and `published = True`: then tmp is gone, and the
+            # The staging file still there means the rename did not happen (a signal may land
+            # between os.replace returning and `published = True`: then it is gone, and the
             # pending entry is left for the next run to resolve from the file itself).
-            if not published and os.path.exists(tmp):
-                with contextlib.suppress(OSError):
-                    os.remove(tmp)
+            if stage is not None and not stage.published and os.path.exists(stage.path):
+                stage.discard()
                 if rel.state == "pending":
                     with contextlib.suppress(Exception):
                         rel.abort(f"not published: {type(exc).__name__}")
             raise
         finally:
+            if stage is not None:
+                stage.close_fd()
             if bar is not None:
                 bar.close()
     return entry
@@ -317,13 +304,14 @@ def _int_check(batch: Any, cols: list[str], out_schema: Any, rows: int) -> None:
                                  "of floats swallows the noise)")
 
 
-def _writer(tmp: str, schema: Any, compression: str) -> Any:
+def _writer(sink: StagingFile, schema: Any, compression: str) -> Any:
     import pyarrow.parquet as pq
-    return pq.ParquetWriter(tmp, schema, compression=compression, write_page_checksum=True)
+    return pq.ParquetWriter(sink, schema, compression=compression, write_page_checksum=True)
 
 
-def _write_rows(batches: Iterator[Any], src: str, fmt: str, tmp: str, schema: Any, spec: UnitSpec, cols: list[str],
-                noise: ColumnNoise, nulls: str, compression: str, row_group_size: int, bar: Any) -> int:
+def _write_rows(batches: Iterator[Any], src: str, fmt: str, tmp: StagingFile, schema: Any, spec: UnitSpec,
+                cols: list[str], noise: ColumnNoise, nulls: str, compression: str, row_group_size: int, bar: Any
+                ) -> int:
     """Rows mode / answers mode: one output row per input row."""
     import numpy as np
 
@@ -393,7 +381,7 @@ def _write_rows(batches: Iterator[Any], src: str, fmt: str, tmp: str, schema: An
     return rows
 
 
-def _write_units(src: str, fmt: str, tmp: str, spec: UnitSpec, cols: list[str], noise: ColumnNoise, nulls: str,
+def _write_units(src: str, fmt: str, tmp: StagingFile, spec: UnitSpec, cols: list[str], noise: ColumnNoise, nulls: str,
                  compression: str, row_group_size: int) -> int:
     """Records mode: group by unit, one noisy answer per unit."""
     pa = pyarrow()
@@ -410,7 +398,9 @@ def _write_units(src: str, fmt: str, tmp: str, spec: UnitSpec, cols: list[str], 
         raise ParameterError("input", src, f"a valid {fmt} file ({exc})") from None
     answers, pos = group_answers(table, spec, cols)
     del table
-    out_schema = pa.schema([answers.schema.field(spec.column)] + [pa.field(c, pa.float64()) for c in cols])
+    noisy_schema = pa.schema([answers.schema.field(spec.column)] + [pa.field(c, pa.float64()) for c in cols])
+    out_schema = pa.schema([answers.schema.field(spec.column)] +  # the answers' names: c_sum_noisy
+                           [pa.field(spec.output_column(c), pa.float64()) for c in cols])
     n: int = answers.num_rows
     with _writer(tmp, out_schema, compression) as writer:
         for lo in range(0, max(n, 1), row_group_size):
@@ -418,7 +408,8 @@ def _write_units(src: str, fmt: str, tmp: str, spec: UnitSpec, cols: list[str], 
             if part.num_rows == 0 and n:
                 break
             b = part.combine_chunks().to_batches()
-            batch = b[0] if b else pa.RecordBatch.from_pylist([], schema=out_schema)
-            noisy = noise_batch(batch, noise, cols, pos[lo:lo + part.num_rows], nulls=nulls, out_schema=out_schema)
-            writer.write_table(pa.Table.from_batches([noisy], schema=out_schema), row_group_size=row_group_size)
+            batch = b[0] if b else pa.RecordBatch.from_pylist([], schema=noisy_schema)
+            noisy = noise_batch(batch, noise, cols, pos[lo:lo + part.num_rows], nulls=nulls, out_schema=noisy_schema)
+            out = pa.RecordBatch.from_arrays(noisy.columns, schema=out_schema)
+            writer.write_table(pa.Table.from_batches([out], schema=out_schema), row_group_size=row_group_size)
     return n

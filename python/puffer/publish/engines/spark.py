@@ -22,6 +22,10 @@ bits in a file, on Spark and on Dask, whatever the partitioning. The position ``
   ``r`` is then the ``r``-th row ``collect()`` returns. Or ``row_id=``: an integer column of
   unique ids >= 0, checked on the frozen frame.
 
+Unit ids are integers or strings (a Spark column has one type; Spark itself converts a mix
+such as a pandas object column of 1 and "1" to one type when the frame is created, so keep ids of
+one type); other types are refused, their text forms collide.
+
 The noisy frame is frozen too (checkpointed), and its content digest (and the input's:
 :data:`puffer.publish.digest.DIGEST_NOTE`) goes into the ledger, so every action, retry or later
 shuffle sees the recorded values. ``secure=True``: exact lattice noise keyed by a secret drawn
@@ -227,7 +231,7 @@ def add_noise(df: Any, columns: Any, mechanism: Any, *, options: PublishOptions 
         raise ModuleNotFoundError("puffer.spark needs pyspark: pip install 'puffer-privacy[spark]'") from exc
 
     if not isinstance(df, DataFrame):
-        raise ParameterTypeError("df", type(df).__name__, "a pyspark.sql.DataFrame")
+        raise ParameterTypeError("df", df, "a pyspark.sql.DataFrame")
     opts = PublishOptions.of(options, **keywords)
     cols = as_columns(columns)
     nulls = opts.nulls
@@ -246,6 +250,7 @@ def add_noise(df: Any, columns: Any, mechanism: Any, *, options: PublishOptions 
         if name is not None and name not in schema.names:
             raise ParameterError("unit" if name == spec.column else "order", repr(name),
                                  f"a column of the DataFrame; it has {list(schema.names)}")
+    op.check_input_types(lambda c: schema.field(c).type)
     if row_id is not None and spec.column is not None:
         raise ParameterError("row_id", row_id, "None with unit= (the unit ids are the stream positions)")
     _python_workers(df.sparkSession.sparkContext)
@@ -274,7 +279,8 @@ def add_noise(df: Any, columns: Any, mechanism: Any, *, options: PublishOptions 
 
     if spec.mode == "records":
         pa = pyarrow()
-        out_schema = pa.schema([schema.field(spec.column)] + [pa.field(c, pa.float64()) for c in cols])
+        out_schema = pa.schema([schema.field(spec.column)] +  # the answers' names: c_sum_noisy
+                               [pa.field(spec.output_column(c), pa.float64()) for c in cols])
         need = [c for c in (spec.column, spec.order, *cols) if c is not None]
 
         def per_unit_fn(it: Iterator[Any]) -> Iterator[Any]:
@@ -294,7 +300,7 @@ def add_noise(df: Any, columns: Any, mechanism: Any, *, options: PublishOptions 
             yield pa.RecordBatch.from_arrays(arrays, schema=out_schema)
 
         noisy = cp.repartition(max(cp.rdd.getNumPartitions(), 1), cp[spec.column]) \
-            .mapInArrow(per_unit_fn, from_arrow_schema(out_schema))
+            .mapInArrow(per_unit_fn, from_arrow_schema(out_schema)).orderBy(spec.column)  # the file's order
     else:
         out_schema = output_schema(schema, cols, lattice=noise.lattice is not None)
         offsets = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
@@ -334,7 +340,8 @@ def add_noise(df: Any, columns: Any, mechanism: Any, *, options: PublishOptions 
         noisy = src.mapInArrow(fn, from_arrow_schema(out_schema))
     with _worker_errors():
         out = _materialise(noisy)
-    out_cols = cols if spec.mode != "records" else [cast(str, spec.column), *cols]  # records: a unit column
+    # records: the unit column and the answers, in unit order as the file engine writes them
+    out_cols = cols if spec.mode != "records" else [cast(str, spec.column), *map(spec.output_column, cols)]
     out_parts = _digest_parts(out, out_cols)
     rel.commit(combine_digests(out_parts), int(sum(p[0] for p in out_parts)),
                extra={"digests": DIGEST_NOTE, "partitions": len(out_parts)})

@@ -1,4 +1,6 @@
-"""Delta_G of a :class:`~puffer.models.MarkovChainFramework` on a cluster: Dask
+"""Delta_G of a Markov chain framework on a cluster (Dask or Spark).
+
+Delta_G of a :class:`~puffer.models.MarkovChainFramework` on a cluster: Dask
 (``distributed.Client``) or Spark (``SparkSession`` / ``SparkContext``) workers.
 
 The work is cut into tasks of priors (a block of consecutive priors each) and, when there are
@@ -48,7 +50,7 @@ def _check_fw(fw: Any) -> None:
     from ...models import MarkovChainFramework
 
     if not isinstance(fw, MarkovChainFramework):
-        raise ParameterTypeError("fw", type(fw).__name__, "a MarkovChainFramework (puffer.models.markov_chain)")
+        raise ParameterTypeError("fw", fw, "a MarkovChainFramework (puffer.models.markov_chain)")
 
 
 def _plan(fw: Any, n_tasks: int) -> list[tuple[int, int, int, int, int]]:
@@ -155,7 +157,7 @@ def dask_w_inf(fw: Any, client: Any, *, tasks: int | None = None, threads: int =
     d = _distributed()
     _check_fw(fw)
     if not isinstance(client, d.Client):
-        raise ParameterTypeError("client", type(client).__name__, "a distributed.Client")
+        raise ParameterTypeError("client", client, "a distributed.Client")
     n_threads = sum(client.nthreads().values()) or 1
     plan = _plan(fw, _resolve_tasks(tasks, 4 * n_threads))
     total = sum(p[4] for p in plan) or 1
@@ -220,7 +222,7 @@ def spark_w_inf(fw: Any, spark: Any, *, tasks: int | None = None, threads: int =
     _check_fw(fw)
     sc = getattr(spark, "sparkContext", spark)
     if not hasattr(sc, "parallelize") or not hasattr(sc, "cancelJobGroup"):
-        raise ParameterTypeError("spark", type(spark).__name__, "a pyspark SparkSession or SparkContext")
+        raise ParameterTypeError("spark", spark, "a pyspark SparkSession or SparkContext")
     from .spark import _python_workers
 
     _python_workers(sc)  # the workers must run an interpreter that has puffer

@@ -1,0 +1,106 @@
+// Bindings of cpp/renyi/hockey and cpp/renyi/conversion (puffer._core.profile): privacy profiles
+// of additive noise and the Renyi -> (eps, delta) conversions, as certified upper bounds.
+// Thin: numpy arrays <-> pointers; the GIL is released around every loop except the Custom path,
+// whose log-density is a Python callable.
+#include <pybind11/functional.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bindings/registry.hpp"
+#include "bindings/renyi_args.hpp"
+#include "common/errors.hpp"
+#include "renyi/conversion.hpp"
+#include "renyi/hockey.hpp"
+
+namespace py = pybind11;
+using puffer::renyi::Shape;
+
+namespace {
+using Arr = py::array_t<double, py::array::c_style | py::array::forcecast>;
+}  // namespace
+
+PUFFER_BIND_SUBMODULE(profile, m) {
+  m.doc() = "Privacy profiles (hockey-stick divergences) of additive noise and Renyi -> (eps, delta) conversions "
+            "(certified upper bounds). Family codes as in puffer._core.renyi.Family.";
+
+  m.def(
+      "hockey_stick",
+      [](int family, double k, double nu, double beta, Arr eps, Arr u, unsigned threads) {
+        puffer::require(eps.size() == u.size(), "u", u.size(), "as many shifts as eps values");
+        Shape s = puffer::bind::make_shape(k, nu, beta);
+        puffer::renyi::check_shape(family, s);
+        Arr out(eps.size());
+        const double* pe = eps.data();
+        const double* pu = u.data();
+        double* po = out.mutable_data();
+        const std::size_t n = static_cast<std::size_t>(eps.size());
+        {
+          py::gil_scoped_release release;
+          puffer::renyi::hockey_stick_batch(family, s, pe, pu, po, n, threads);
+        }
+        return out;
+      },
+      py::arg("family"), py::arg("k"), py::arg("nu"), py::arg("beta"), py::arg("eps"), py::arg("u"),
+      py::arg("threads") = 0,
+      "Certified upper bounds on H_{e^eps}(zeta(. - u) || zeta) for flat arrays eps (>= 0) and u >= 0.");
+
+  m.def(
+      "hockey_stick1",
+      [](int family, double k, double nu, double beta, double eps, double u) {
+        return puffer::renyi::hockey_stick(family, puffer::bind::make_shape(k, nu, beta), eps, u);
+      },
+      py::arg("family"), py::arg("k"), py::arg("nu"), py::arg("beta"), py::arg("eps"), py::arg("u"),
+      "Scalar version of hockey_stick.");
+
+  m.def(
+      "max_shift_hockey",
+      [](int family, double k, double nu, double beta, double eps, double delta) {
+        py::gil_scoped_release release;
+        return puffer::renyi::max_shift_hockey(family, puffer::bind::make_shape(k, nu, beta), eps, delta);
+      },
+      py::arg("family"), py::arg("k"), py::arg("nu"), py::arg("beta"), py::arg("eps"), py::arg("delta"),
+      "Largest standardized shift u with certified hockey_stick(eps; u) <= delta (from below, relative 1e-12).");
+
+  m.def(
+      "custom_hockey_stick",
+      [](py::function logpdf, double eps, double u, double scale_hint, std::vector<double> breaks) {
+        auto lp = puffer::bind::wrap_logpdf(logpdf);
+        return puffer::renyi::custom_hockey_stick(lp, eps, u, scale_hint, breaks.data(), breaks.size());
+      },
+      py::arg("logpdf"), py::arg("eps"), py::arg("u"), py::arg("scale_hint") = 1.0,
+      py::arg("breaks") = std::vector<double>{},
+      "Certified upper bound on H_{e^eps}(p(. - u) || p) for a vectorised Python log-density (not renormalized; GIL held).");
+
+  m.def("rdp_to_dp_cks", &puffer::renyi::rdp_to_dp_cks, py::arg("alpha"), py::arg("rho"), py::arg("delta"),
+        "eps of (alpha, rho)-Renyi -> (eps, delta) by Canonne, Kamath & Steinke 2020, Prop 12 (rounded up, >= 0).");
+  m.def(
+      "rdp_to_dp_optimal",
+      [](double alpha, double rho, double delta) {
+        py::gil_scoped_release release;
+        return puffer::renyi::rdp_to_dp_optimal(alpha, rho, delta);
+      },
+      py::arg("alpha"), py::arg("rho"), py::arg("delta"),
+      "eps of the optimal single-order (alpha, rho)-Renyi -> (eps, delta) conversion, certified by a dual bound "
+      "(never above rdp_to_dp_cks).");
+  m.def(
+      "rdp_to_dp_optimal_batch",
+      [](Arr alpha, Arr rho, double delta) {
+        puffer::require(alpha.size() == rho.size(), "rho", rho.size(), "one Renyi bound per order");
+        Arr out(alpha.size());
+        const double* pa = alpha.data();
+        const double* pr = rho.data();
+        double* po = out.mutable_data();
+        const std::size_t n = static_cast<std::size_t>(alpha.size());
+        {
+          py::gil_scoped_release release;
+          for (std::size_t i = 0; i < n; ++i) po[i] = puffer::renyi::rdp_to_dp_optimal(pa[i], pr[i], delta);
+        }
+        return out;
+      },
+      py::arg("alpha"), py::arg("rho"), py::arg("delta"), "rdp_to_dp_optimal over flat arrays of orders and bounds.");
+}

@@ -1,0 +1,46 @@
+"""Durable file writes shared by the publishing modules (keys, ledgers, checkpoints, unit sets)."""
+from __future__ import annotations
+
+import os
+
+from ..errors import ParameterError, PufferIOError
+
+__all__ = ["fsync_dir", "write_new"]
+
+
+def fsync_dir(folder: str) -> None:
+    """fsync a folder (so that a file created or renamed in it survives a crash); file systems
+    that cannot fsync a folder are let be: the files themselves are durable."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def write_new(path: str, data: bytes, mode: int, what: str) -> None:
+    """Create ``path`` with ``data`` and permissions ``mode`` (whatever the umask), durably; an
+    existing file is never overwritten (ParameterError naming ``path``)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    except FileExistsError:
+        raise ParameterError("path", path, f"a path where no file exists (a {what} is never overwritten)") from None
+    except OSError as exc:
+        raise PufferIOError(path, f"creating the {what}", exc.strerror or exc) from None
+    try:
+        os.fchmod(fd, mode)
+        if os.write(fd, data) != len(data):
+            raise OSError(28, "short write (disk full?)")
+        os.fsync(fd)
+    except BaseException as exc:  # a full disk, or a signal: no partial file is left
+        os.close(fd)
+        os.unlink(path)
+        if isinstance(exc, OSError):
+            raise PufferIOError(path, f"writing the {what}", exc.strerror or type(exc).__name__) from None
+        raise
+    os.close(fd)
