@@ -122,3 +122,19 @@ def test_mechanisms_pad_what_their_theorem_scales_with():
         puffer.mechanisms.Kantorovich(puffer.models.correlated_pair(), eps=1.0, method="thm2").lattice_plan()
     y = mq.release(np.array([3.0]), secure=True)
     assert y[0] / plan.granularity == np.round(y[0] / plan.granularity)
+
+
+def test_discrete_gaussian_only_for_renyi_claims():
+    """The discrete Gaussian is certified for Renyi curves (CKS20 Prop 5), not for an (eps, delta)
+    from the continuous Gaussian's privacy profile: such a mechanism refuses the lattice (the
+    rounded Laplace keeps every divergence, profile claims included)."""
+    fw = puffer.models.correlated_pair()
+    rpp = puffer.mechanisms.GeneralWasserstein(fw, puffer.noise.Gaussian, alpha=2.0, eps=1.0)
+    assert rpp.lattice_plan().family == "gaussian"
+    pp = puffer.mechanisms.GeneralWasserstein(fw, puffer.noise.Gaussian, eps=1.0, delta=1e-5)
+    with pytest.raises(ParameterError, match="privacy profile"):
+        pp.lattice_plan()
+    with pytest.raises(ParameterError, match="privacy profile"):
+        pp.release(np.array([1.0]), secure=True)
+    lap = puffer.mechanisms.GeneralWasserstein(fw, puffer.noise.Laplace, eps=1.0, delta=1e-5)
+    assert lap.lattice_plan().family == "laplace"

@@ -148,6 +148,15 @@ class Mechanism:
             raise ParameterError("secure", True, f"a mechanism that adds noise ({type(self).__name__} has "
                                  "sensitivity 0)")
         base = getattr(self.noise, "base", self.noise)
+        from ..sampling import noise_spec
+
+        if noise_spec(base)[0] == "gaussian" and not isinstance(self.guarantee, (RPP, RPPCurve, ApproxRPP)):
+            # the rounded Laplace keeps every divergence (post-processing); the discrete Gaussian
+            # only the Renyi curve (CKS20 Prop 5), not an (eps, delta) from the Gaussian's profile
+            raise ParameterError("secure", True, f"a guarantee the discrete Gaussian is certified for on a lattice: "
+                                 f"its Renyi curve (Canonne et al. 2020, Prop 5), while {type(self).__name__} claims "
+                                 f"a {type(self.guarantee).__name__} from the continuous Gaussian's privacy profile; "
+                                 "calibrate to an RPP target (alpha=) or use Laplace noise")
         dim = int(self.framework.dim) if self.framework is not None else int(getattr(self.noise, "dim", 1))
         # a d-vector moves by up to d g/2 in L1 when snapped: pad in the sensitivity's norm (L1,
         # the largest padding, for any norm other than 2); a scalar: per coordinate
