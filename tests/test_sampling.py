@@ -8,6 +8,7 @@ import subprocess
 import sys
 from fractions import Fraction
 
+import mpmath
 import numpy as np
 import pytest
 from scipy import stats
@@ -312,15 +313,18 @@ def test_secure_add_noise_public_api_and_padding():
     # Padding rule: l1 over n values -> Delta + n g; scale rounded up, never down.
     plan = secure.secure_plan(("laplace", {"b": 1.0}), 1001, sensitivity=0.5, granularity=2**-12)
     assert plan.padded_sensitivity == Fraction(1, 2) + 1001 * Fraction(1, 2**12)
+    # the rounded Laplace's s = S / 2^64 is the smallest 64-bit fraction >= exp(-1/(2 beta)) for
+    # the padded lattice scale beta (50-digit mpmath): the scale is rounded up, never down
+    mpmath.mp.dps = 50
     exact = Fraction(1) * plan.padded_sensitivity / Fraction(1, 2) / Fraction(1, 2**12)
-    got = Fraction(plan.num, plan.den)
-    assert got >= exact and (got - exact) / exact < Fraction(1, 2**55)
+    target = mpmath.exp(-1 / (2 * mpmath.mpf(exact.numerator) / exact.denominator)) * 2**64
+    assert plan.law.family == "laplace" and plan.law.S >= target > plan.law.S - 2
+    assert plan.law.scale >= float(exact) * (1 - 1e-15) and plan.law.scale < float(exact) * (1 + 1e-9)
     plan2 = secure.secure_plan(("gaussian", {"sigma": 3.0}), 100, sensitivity=2.0, granularity=2**-8)
     assert plan2.padded_sensitivity == 2 + 10 * Fraction(1, 256) and plan2.norm == "l2"
-    s2_exact = (Fraction(3) * plan2.padded_sensitivity / 2 * 256) ** 2
-    s2 = Fraction(plan2.num, plan2.den)
-    assert s2 >= s2_exact and (s2 - s2_exact) / s2_exact < Fraction(1, 2**39)
-    assert (plan2.t - 1) ** 2 <= s2 < plan2.t**2
+    s2_exact = (Fraction(3) * plan2.padded_sensitivity / 2 * 256) ** 2   # sigma^2 in lattice units
+    target2 = mpmath.exp(-1 / (2 * mpmath.mpf(s2_exact.numerator) / s2_exact.denominator)) * 2**64
+    assert plan2.law.family == "gaussian" and plan2.law.S >= target2 > plan2.law.S - 2
     plan3 = secure.secure_plan(("laplace", {"b": 1.0}), 10**6, sensitivity=1.0, norm="coordinate", granularity=2**-20)
     assert plan3.padded_sensitivity == 1 + Fraction(1, 2**20)
     # Default granularity: the largest power of two with c g <= Delta / 1024.

@@ -291,6 +291,17 @@ class KeyedStream:
         fn = _C.fill_keyed_f64 if out.dtype == np.float64 else _C.fill_keyed_f32
         fn(code, p0, p1, self._key, self._word, start, out, values, threads)
 
+    def _lattice_add_at(self, code: int, S: int, g_exp: int, start: int, values: np.ndarray, out: np.ndarray,
+                        threads: int) -> None:
+        """``out = (round_half_even(values / g) + Z[start : start + n]) g`` with ``Z`` the lattice
+        noise of law (code, S) (:mod:`puffer.lattice`; position unchanged)."""
+        _C.lattice_add(code, S, g_exp, self._key, self._word, start, values, out, threads)
+
+    def _lattice_int_at(self, code: int, S: int, start: int, n: int, threads: int) -> np.ndarray:
+        """The lattice noise integers ``Z[start : start + n]`` of law (code, S) (position unchanged)."""
+        out: np.ndarray = _C.lattice_sample(code, S, self._key, self._word, start, n, threads)
+        return out
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, KeyedStream):
             return NotImplemented

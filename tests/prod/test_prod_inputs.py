@@ -402,13 +402,14 @@ def test_duplicated_or_missing_time_steps_are_refused_with_or_without_order(tmp_
 def test_floats_beyond_2_53_are_refused(tmp_path):
     """2^60 and 1e308 were published exactly (the float spacing there swallows any noise of scale 1)."""
     src = tmp_path / "in.parquet"
-    for vals, typ, want in (([1.5, 2.0**60, 3.0], pa.float64(), "1.152921504606847e\\+18 at row 1"),
-                            ([1e308, 0.0], pa.float64(), "1e\\+308 at row 0"),
-                            ([-(2.0**54), 1.0], pa.float64(), "at row 0"),
-                            ([3.0, 2.0**25], pa.float32(), "33554432.0 at row 1.*2\\^24")):
+    # (a float32 column stays float32 with float noise only: lattice points are float64)
+    for vals, typ, want, fl in (([1.5, 2.0**60, 3.0], pa.float64(), "1.152921504606847e\\+18 at row 1", False),
+                                ([1e308, 0.0], pa.float64(), "1e\\+308 at row 0", False),
+                                ([-(2.0**54), 1.0], pa.float64(), "at row 0", False),
+                                ([3.0, 2.0**25], pa.float32(), "33554432.0 at row 1.*2\\^24", True)):
         pq.write_table(pa.table({"x": pa.array(vals, typ)}), src)
         with pytest.raises(ParameterError, match=want):
-            pio.noise_file(src, tmp_path / "o.parquet", "x", ("laplace", {"b": 1e6}), key=KEY,
+            pio.noise_file(src, tmp_path / "o.parquet", "x", ("laplace", {"b": 1e6}), key=KEY, float_noise=fl,
                            ledger=tmp_path / "l.jsonl", allow_unnoised=True)  # the bound holds even so
     assert not (tmp_path / "o.parquet").exists()
     pq.write_table(pa.table({"x": [-(2.0**53), 2.0**53]}), src)  # the bound itself, with enough noise
@@ -426,17 +427,22 @@ def test_noise_below_the_datas_resolution_needs_allow_unnoised(tmp_path, capsys)
     err = capsys.readouterr().err
     assert "allow-unnoised" in err and "resolution of column 'kwh'" in err and not (tmp_path / "o.parquet").exists()
     # the threshold: 1024 float spacings at the largest value, here 2.9990000000000001 (spacing 2^-51)
+    # (float noise: lattice noise adds its own bound, 2^52 lattice steps, below)
     top = float(np.abs(x).max())
     lim = 1024 * float(np.spacing(top))
     for b, ok in ((lim, True), (lim * (1 - 2**-40), False)):
         out = tmp_path / f"b{ok}.parquet"
         if ok:
-            pio.noise_file(src, out, "kwh", ("laplace", {"b": b}), key=KEY, ledger=tmp_path / f"l{ok}.jsonl")
+            pio.noise_file(src, out, "kwh", ("laplace", {"b": b}), key=KEY, ledger=tmp_path / f"l{ok}.jsonl",
+                           float_noise=True)
         else:
             with pytest.raises(ParameterError, match="allow_unnoised"):
-                pio.noise_file(src, out, "kwh", ("laplace", {"b": b}), key=KEY, ledger=tmp_path / f"l{ok}.jsonl")
-    # with the permission, published and recorded as such
-    assert cli.main(args + ["--allow-unnoised"]) == 0
+                pio.noise_file(src, out, "kwh", ("laplace", {"b": b}), key=KEY, ledger=tmp_path / f"l{ok}.jsonl",
+                               float_noise=True)
+    # with the permission: lattice noise of that scale has a lattice far finer than the values
+    # (beyond its exact range: refused, never rounded); float noise publishes them, recorded as such
+    assert cli.main(args + ["--allow-unnoised"]) == 3 and "2^52 * granularity" in capsys.readouterr().err
+    assert cli.main(args + ["--allow-unnoised", "--float-noise"]) == 0
     y = pq.read_table(tmp_path / "o.parquet").column("kwh").to_numpy()
     assert np.array_equal(y, x)  # what the refusal protects against: the raw readings
     assert pio.read_ledger(led)[0]["config"]["allow_unnoised"] is True

@@ -223,7 +223,7 @@ def noise_file(input: str | os.PathLike[str], output: str | os.PathLike[str], co
             in_digest = sha256_file(src)
         units = None if prep.hasher is None else _unit_set(src, fmt, cast(str, spec.column), prep.hasher)
         rel = prep.begin(input_sha256=in_digest, path_kind="file", input=src, units=units, is_busy=_busy)
-        noise = prep.noise(rel, threads=thr, positional_secure=False)
+        noise = prep.noise(rel, threads=thr)
         bar = _progress_bar(sys.stderr.isatty() if progress is None else bool(progress), total)
         rows = 0
         stage: StagingFile | None = None
@@ -311,7 +311,7 @@ def _write_rows(batches: Iterator[Any], src: str, fmt: str, tmp: StagingFile, sc
     from ..streams import unit_positions
     pa = pyarrow()
 
-    out_schema = output_schema(schema, cols)
+    out_schema = output_schema(schema, cols, lattice=noise.lattice is not None)
     rows = 0
     seen: list[Any] = []
     with _writer(tmp, out_schema, compression) as writer:

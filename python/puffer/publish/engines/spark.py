@@ -29,7 +29,7 @@ one type); other types are refused, their text forms collide.
 The noisy frame is frozen too (checkpointed), and its content digest (and the input's:
 :data:`puffer.publish.digest.DIGEST_NOTE`) goes into the ledger, so every action, retry or later
 shuffle sees the recorded values. ``secure=True``: exact lattice noise keyed by a secret drawn
-once per release from OS entropy and addressed by position (:class:`puffer.publish.noise.SecureNoise`):
+once per release from OS entropy and addressed by position (:func:`puffer.publish.noise.secure_streams`):
 two ``collect()`` calls return the same values and cannot be averaged.
 
 The Python workers must run an interpreter with puffer and pyarrow: when neither
@@ -268,7 +268,7 @@ def add_noise(df: Any, columns: Any, mechanism: Any, *, options: PublishOptions 
         check_id_counts(what, ident, n, distinct, nonnull, lowest if row_id is not None else None)
     units = None if op.hasher is None else _unit_hashes(cp, cast(str, spec.column), op.hasher)
     rel = op.begin(input_sha256=combine_digests(parts), path_kind="spark", units=units)
-    noise = op.noise(rel, threads=thr, positional_secure=True)
+    noise = op.noise(rel, threads=thr)
 
     from pyspark.sql.pandas.types import from_arrow_schema
 
@@ -297,7 +297,7 @@ def add_noise(df: Any, columns: Any, mechanism: Any, *, options: PublishOptions 
         noisy = cp.repartition(max(cp.rdd.getNumPartitions(), 1), cp[spec.column]) \
             .mapInArrow(per_unit_fn, from_arrow_schema(out_schema)).orderBy(spec.column)  # the file's order
     else:
-        out_schema = output_schema(schema, cols)
+        out_schema = output_schema(schema, cols, lattice=noise.lattice is not None)
         offsets = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
         by_unit = spec.column is not None
         positional = row_id is None and not by_unit
