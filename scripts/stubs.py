@@ -42,6 +42,8 @@ PRECISE: dict[tuple[str, str], dict[str, str]] = {
     # d_lo, d_hi, coef (list of floats), quad_err, iterations, converged, n_eval, unrestricted
     ("capacity.pyi", "restricted_renyi_poly"): {"-> dict:": "-> dict[str, typing.Any]:"},
     ("renyi.pyi", "custom_mass"): {"logpdf: collections.abc.Callable,": f"logpdf: {_LOGPDF},"},
+    # cpp/bindings/sampling.cpp: the lattice tables (arrays and ints)
+    ("sampling.pyi", "lattice_tables"): {"-> dict:": "-> dict[str, typing.Any]:"},
     ("renyi.pyi", "custom_shift_divergence"): {"logpdf: collections.abc.Callable,": f"logpdf: {_LOGPDF},"},
     ("renyi.pyi", "custom_shift_divergence_lipschitz"): {"logpdf: collections.abc.Callable,": f"logpdf: {_LOGPDF},"},
     ("profile.pyi", "custom_hockey_stick"): {"logpdf: collections.abc.Callable,": f"logpdf: {_LOGPDF},"},

@@ -1,6 +1,7 @@
 """Model kernels against independent computations: brute-force enumeration of every path of
 the Markov chain (exact fractions), scipy's binomial pmf, and forced log-space paths."""
 import itertools
+from fractions import Fraction
 from fractions import Fraction as F
 
 import numpy as np
@@ -173,3 +174,45 @@ def test_markov_pairs_and_secrets_are_lazy_and_sizes_checked_first():
     big = markov_chain(M, T=30000)
     with pytest.raises(ParameterError, match="GiB"):
         big.conditional(0, "X0=0")        # all laws: far beyond this machine, refused before allocating
+
+
+def _exact_stationary(P):
+    """Exact stationary law of the chain whose off-diagonal entries are the given doubles (the
+    diagonal is 1 minus the rest, exactly): Gaussian elimination on pi Q = 0, sum pi = 1 in
+    Fractions."""
+    k = len(P)
+    off = [[Fraction(float(P[i][j])) if i != j else Fraction(0) for j in range(k)] for i in range(k)]
+    # rows: balance of state j (inflow - outflow = 0) for j < k - 1, then sum pi = 1
+    A = [[off[i][j] if i != j else -sum(off[j]) for i in range(k)] for j in range(k - 1)] + [[Fraction(1)] * k]
+    b = [Fraction(0)] * (k - 1) + [Fraction(1)]
+    for c in range(k):
+        r = next(r for r in range(c, k) if A[r][c] != 0)
+        A[c], A[r], b[c], b[r] = A[r], A[c], b[r], b[c]
+        for r in range(k):
+            if r != c and A[r][c] != 0:
+                f = A[r][c] / A[c][c]
+                A[r] = [a - f * x for a, x in zip(A[r], A[c])]
+                b[r] -= f * b[c]
+    return [b[i] / A[i][i] for i in range(k)]
+
+
+def test_stationary_distribution_near_deterministic_against_exact_fractions():
+    # Entries down to 1e-300 off the diagonal: the law is exact to a few ulps in every component
+    # (Grassmann-Taksar-Heyman reads only off-diagonal entries). Solving pi (P - I) = 0 formed
+    # 1 - P_ii = 0 and returned (1, 0) for the first chain (its Delta_G then came out 3, not 4).
+    rng = np.random.default_rng(7)
+    chains = [np.array([[1.0, 1e-300], [1e-300, 1.0]]), np.array([[1.0, 1e-17], [3e-17, 1.0]])]
+    for _ in range(30):
+        k = int(rng.integers(2, 5))
+        P = 10.0 ** rng.uniform(-300, -0.5, size=(k, k)) * rng.uniform(0.5, 1, size=(k, k))
+        np.fill_diagonal(P, 0.0)
+        P /= np.maximum(1.0, P.sum(axis=1, keepdims=True) * 1.01)
+        np.fill_diagonal(P, 1.0 - P.sum(axis=1))
+        chains.append(P)
+    for P in chains:
+        got = models.stationary_distribution(P)
+        exact = _exact_stationary(P)
+        for g, e in zip(got, exact):
+            assert abs(Fraction(float(g)) - e) <= e * Fraction(1, 10**12), (P, got, [float(x) for x in exact])
+    fw = models.markov_chain(chains[0], T=4)
+    assert fw.initial_laws.tolist() == [[0.5, 0.5]] and fw.w_inf().value == 4.0

@@ -66,3 +66,27 @@ def test_paper_command_prints_its_table(name, must, figures, capsys, tmp_path):
         assert all(str(p) in out for p in written)      # the command says where each figure is
     else:
         assert "--plot" not in out
+
+
+@pytest.mark.parametrize("name,unbuffered", [(n, False) for n in ("pierquin2024", "ding2022", "guerra_balboa2024",
+                                                                     "seeman2024", "chaudhuri2019")]
+                         + [("seeman2024", True), ("guerra_balboa2024", True)])
+def test_paper_command_is_quiet_on_a_broken_pipe(name, unbuffered):
+    """`python examples/papers/NAME.py | head` ended in a BrokenPipeError traceback (or, with
+    stdout buffered as it is by default, in "Exception ignored ... BrokenPipeError" and exit 120);
+    now it exits 141 with nothing on stderr, as the puffer command does. The reader is gone before
+    the first byte, so every write fails: at the first print (PYTHONUNBUFFERED) or at the flush."""
+    import os
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    if unbuffered:
+        env["PYTHONUNBUFFERED"] = "1"
+    rd, wr = os.pipe()
+    os.close(rd)
+    try:
+        r = subprocess.run([sys.executable, str(PAPERS / f"{name}.py"), "--quick"], stdout=wr,
+                           stderr=subprocess.PIPE, text=True, env=env, timeout=900)  # a hang guard: seconds alone
+    finally:
+        os.close(wr)
+    assert (r.returncode, r.stderr) == (141, ""), r.stderr[-2000:]

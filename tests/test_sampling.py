@@ -8,6 +8,7 @@ import subprocess
 import sys
 from fractions import Fraction
 
+import mpmath
 import numpy as np
 import pytest
 from scipy import stats
@@ -312,15 +313,18 @@ def test_secure_add_noise_public_api_and_padding():
     # Padding rule: l1 over n values -> Delta + n g; scale rounded up, never down.
     plan = secure.secure_plan(("laplace", {"b": 1.0}), 1001, sensitivity=0.5, granularity=2**-12)
     assert plan.padded_sensitivity == Fraction(1, 2) + 1001 * Fraction(1, 2**12)
+    # the rounded Laplace's s = S / 2^64 is the smallest 64-bit fraction >= exp(-1/(2 beta)) for
+    # the padded lattice scale beta (50-digit mpmath): the scale is rounded up, never down
+    mpmath.mp.dps = 50
     exact = Fraction(1) * plan.padded_sensitivity / Fraction(1, 2) / Fraction(1, 2**12)
-    got = Fraction(plan.num, plan.den)
-    assert got >= exact and (got - exact) / exact < Fraction(1, 2**55)
+    target = mpmath.exp(-1 / (2 * mpmath.mpf(exact.numerator) / exact.denominator)) * 2**64
+    assert plan.law.family == "laplace" and plan.law.S >= target > plan.law.S - 2
+    assert plan.law.scale >= float(exact) * (1 - 1e-15) and plan.law.scale < float(exact) * (1 + 1e-9)
     plan2 = secure.secure_plan(("gaussian", {"sigma": 3.0}), 100, sensitivity=2.0, granularity=2**-8)
     assert plan2.padded_sensitivity == 2 + 10 * Fraction(1, 256) and plan2.norm == "l2"
-    s2_exact = (Fraction(3) * plan2.padded_sensitivity / 2 * 256) ** 2
-    s2 = Fraction(plan2.num, plan2.den)
-    assert s2 >= s2_exact and (s2 - s2_exact) / s2_exact < Fraction(1, 2**39)
-    assert (plan2.t - 1) ** 2 <= s2 < plan2.t**2
+    s2_exact = (Fraction(3) * plan2.padded_sensitivity / 2 * 256) ** 2   # sigma^2 in lattice units
+    target2 = mpmath.exp(-1 / (2 * mpmath.mpf(s2_exact.numerator) / s2_exact.denominator)) * 2**64
+    assert plan2.law.family == "gaussian" and plan2.law.S >= target2 > plan2.law.S - 2
     plan3 = secure.secure_plan(("laplace", {"b": 1.0}), 10**6, sensitivity=1.0, norm="coordinate", granularity=2**-20)
     assert plan3.padded_sensitivity == 1 + Fraction(1, 2**20)
     # Default granularity: the largest power of two with c g <= Delta / 1024.
@@ -436,6 +440,38 @@ def test_add_noise_rejects_nonfinite_before_writing(dtype):
     assert C.first_nonfinite(v, 2) == -1
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_first_nonfinite_by_bit_pattern(dtype):
+    # the core tests the exponent field on the bits (exponent + 1 carries into the sign bit):
+    # every NaN/inf pattern is caught wherever it lies (lane offsets, task boundaries at 2^16, the
+    # last value), the first of several is reported, and the largest finite values, subnormals
+    # and signed zeros are not flagged
+    u = np.uint64 if dtype == np.float64 else np.uint32
+    bits = 64 if dtype == np.float64 else 32
+    m = 52 if dtype == np.float64 else 23
+    exp = ((1 << (bits - 1 - m)) - 1) << m          # the exponent field, all ones
+    sign = 1 << (bits - 1)
+    bad = [exp, exp | sign, exp | 1, exp | (1 << (m - 1)), exp | sign | ((1 << m) - 1)]  # +-inf, NaNs
+    fin = np.finfo(dtype)
+    good = np.array([fin.max, -fin.max, fin.smallest_subnormal, -fin.smallest_subnormal, 0.0, -0.0, fin.tiny],
+                    dtype=dtype)
+    n = 2 * 65536 + 5
+    v = np.resize(good, n)
+    assert C.first_nonfinite(v, 1) == C.first_nonfinite(v, 2) == -1
+    for pattern in bad:
+        x = np.array([pattern], dtype=u).view(dtype)[0]
+        assert not np.isfinite(x)
+        for at in (0, 1, 3, 7, 8, 65535, 65536, 65537, n - 2, n - 1):
+            w = v.copy()
+            w[at] = x
+            assert C.first_nonfinite(w, 1) == C.first_nonfinite(w, 2) == at, (hex(pattern), at)
+    w = v.copy()
+    w[[70_000, 65_535, 3]] = np.inf
+    assert C.first_nonfinite(w, 2) == 3
+    assert C.first_nonfinite(w[4:], 2) == 65_531
+    assert C.first_nonfinite(v[:0], 2) == -1
+
+
 def test_stream_pickles_for_workers():
     import pickle
     s = sampling.Stream(3)
@@ -444,6 +480,51 @@ def test_stream_pickles_for_workers():
     assert t.position == 11
     assert np.array_equal(sampling.draw("laplace", {"b": 1.0}, 50, rng=s),
                           sampling.draw("laplace", {"b": 1.0}, 50, rng=t))
+
+
+@pytest.mark.forks_threads  # TSan dies on "starting new threads after multi-threaded fork"
+@pytest.mark.parametrize("keyed", [False, True])
+def test_stream_draws_in_a_child_forked_while_another_thread_holds_its_lock(keyed):
+    # A Dask/Spark/multiprocessing worker forked while another thread of the parent is inside a
+    # draw (holding the stream's lock while it reserves its range): the child inherited the lock
+    # held, with no thread to release it, and its first draw from the stream waited forever.
+    # Here another thread holds the lock exactly as a draw does, and stays inside until after the
+    # fork. A hung child is detected by progress (tests/timing.py): no CPU time for 30 s.
+    import pickle
+    import threading
+
+    from timing import wait_child
+
+    s = sampling.KeyedStream(bytes(range(32)), word=7) if keyed else sampling.Stream(5)
+    s.position = 123
+    # what the child's copy draws: the parent's next values (as a forked numpy Generator does)
+    want = sampling.draw("laplace", {"b": 1.0}, 1000, rng=pickle.loads(pickle.dumps(s)), threads=1)
+    inside, leave = threading.Event(), threading.Event()
+
+    def draw_in_progress():
+        with s._lock:
+            inside.set()
+            leave.wait()
+
+    t = threading.Thread(target=draw_in_progress)
+    t.start()
+    inside.wait()
+    try:
+        pid = os.fork()
+        if pid == 0:
+            code = 3
+            try:
+                x = sampling.draw("laplace", {"b": 1.0}, 1000, rng=s, threads=1)
+                code = 0 if np.array_equal(x, want) and s.position == 1123 else 4
+            finally:
+                os._exit(code)
+    finally:
+        leave.set()
+        t.join()
+    assert os.waitstatus_to_exitcode(wait_child(pid)) == 0
+    # the parent's stream is untouched by the child and draws the same values next
+    assert np.array_equal(sampling.draw("laplace", {"b": 1.0}, 1000, rng=s, threads=1), want)
+    assert s.position == 1123
 
 
 # ---------------------------------------------------------------- transforms, value by value

@@ -165,6 +165,35 @@ def test_lazy_subcommand_help_lines_match_their_modules():
     assert list(full) == list(lazy)
 
 
+def test_every_subcommand_argument_has_a_description():
+    # `puffer run --help` listed its `file` argument with no description. Hidden arguments
+    # (help=argparse.SUPPRESS: `puffer noise --seed`, refused with an explanation) are on purpose.
+    import argparse
+
+    from puffer import cli
+
+    missing, seen = [], []
+
+    def walk(parser: argparse.ArgumentParser, path: str) -> None:
+        for a in parser._actions:
+            if isinstance(a, (argparse._HelpAction, argparse._VersionAction)):
+                continue
+            if isinstance(a, argparse._SubParsersAction):
+                helps = {c.dest: c.help for c in a._choices_actions}
+                for name, sub in a.choices.items():
+                    if not (helps.get(name) or "").strip():
+                        missing.append(f"{path} {name} (the subcommand)")
+                    walk(sub, f"{path} {name}")
+                continue
+            seen.append(f"{path} {a.option_strings or a.dest}")
+            if a.help is None or not str(a.help).strip():
+                missing.append(f"{path} {'/'.join(a.option_strings) or a.dest}")
+
+    walk(cli._parser(), "puffer")
+    assert missing == []
+    assert "puffer run file" in seen and any(s.startswith("puffer ledger verify") for s in seen)
+
+
 def test_config_is_reachable_lazily_from_import_puffer():
     out = _fresh("import sys, puffer\nassert 'puffer.config' not in sys.modules\n"
                  "print(puffer.config.load_config.__name__, 'config' in dir(puffer))")

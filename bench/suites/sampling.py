@@ -124,8 +124,8 @@ def run(ctx):
                                               norm="coordinate", out=sv, threads=2))
     t_secg = _best(lambda: puffer.add_noise(sv, ("gaussian", {"sigma": 1.0}), secure=True, sensitivity=1.0,
                                                norm="coordinate", out=sv, threads=2))
-    rows4 = [["puffer secure discrete Laplace (ChaCha20, 2 threads)", f"{n_sec / t_sec / 1e3:.0f}", ""],
-             ["puffer secure discrete Gaussian (ChaCha20, 2 threads)", f"{n_sec / t_secg / 1e3:.0f}", ""]]
+    rows4 = [["puffer secure rounded Laplace (lattice, ChaCha20, 2 threads)", f"{n_sec / t_sec / 1e3:.0f}", ""],
+             ["puffer secure discrete Gaussian (lattice, ChaCha20, 2 threads)", f"{n_sec / t_secg / 1e3:.0f}", ""]]
     try:
         import opendp.prelude as dp
         dp.enable_features("contrib")
@@ -143,6 +143,7 @@ def run(ctx):
         rows4.append([f"OpenDP unavailable: {exc!r}", "", ""])
     sec = {"title": "Secure mode (exact lattice noise, OS-entropy keys) vs OpenDP",
            "columns": ["sampler", "k values/s", "puffer / OpenDP"], "rows": rows4,
-           "notes": "Both exact discrete Laplace on a 2^k lattice (OpenDP: bignum CKS20 samplers, "
-                    "one thread). puffer: norm='coordinate', default granularity."}
+           "notes": "Both exact lattice noise on a 2^k lattice (OpenDP: the discrete Laplace by bignum "
+                    "CKS20 samplers, one thread; puffer: the rounded Laplace by exact inversion, "
+                    "puffer.lattice). puffer: norm='coordinate', default granularity."}
     return [main, other, targets, sec]

@@ -18,11 +18,8 @@
 #include "renyi/hockey.hpp"
 
 namespace py = pybind11;
+using puffer::bind::Arr;
 using puffer::renyi::Shape;
-
-namespace {
-using Arr = py::array_t<double, py::array::c_style | py::array::forcecast>;
-}  // namespace
 
 PUFFER_BIND_SUBMODULE(profile, m) {
   m.doc() = "Privacy profiles (hockey-stick divergences) of additive noise and Renyi -> (eps, delta) conversions "
@@ -30,20 +27,13 @@ PUFFER_BIND_SUBMODULE(profile, m) {
 
   m.def(
       "hockey_stick",
-      [](int family, double k, double nu, double beta, Arr eps, Arr u, unsigned threads) {
-        puffer::require(eps.size() == u.size(), "u", u.size(), "as many shifts as eps values");
+      [](int family, double k, double nu, double beta, const Arr& eps, const Arr& u, unsigned threads) {
         Shape s = puffer::bind::make_shape(k, nu, beta);
         puffer::renyi::check_shape(family, s);
-        Arr out(eps.size());
-        const double* pe = eps.data();
-        const double* pu = u.data();
-        double* po = out.mutable_data();
-        const std::size_t n = static_cast<std::size_t>(eps.size());
-        {
-          py::gil_scoped_release release;
-          puffer::renyi::hockey_stick_batch(family, s, pe, pu, po, n, threads);
-        }
-        return out;
+        return puffer::bind::map_pairs(eps, u, "u", "as many shifts as eps values",
+                                       [&](const double* pe, const double* pu, double* po, std::size_t n) {
+                                         puffer::renyi::hockey_stick_batch(family, s, pe, pu, po, n, threads);
+                                       });
       },
       py::arg("family"), py::arg("k"), py::arg("nu"), py::arg("beta"), py::arg("eps"), py::arg("u"),
       py::arg("threads") = 0,
@@ -89,18 +79,12 @@ PUFFER_BIND_SUBMODULE(profile, m) {
       "(never above rdp_to_dp_cks).");
   m.def(
       "rdp_to_dp_optimal_batch",
-      [](Arr alpha, Arr rho, double delta) {
-        puffer::require(alpha.size() == rho.size(), "rho", rho.size(), "one Renyi bound per order");
-        Arr out(alpha.size());
-        const double* pa = alpha.data();
-        const double* pr = rho.data();
-        double* po = out.mutable_data();
-        const std::size_t n = static_cast<std::size_t>(alpha.size());
-        {
-          py::gil_scoped_release release;
-          for (std::size_t i = 0; i < n; ++i) po[i] = puffer::renyi::rdp_to_dp_optimal(pa[i], pr[i], delta);
-        }
-        return out;
+      [](const Arr& alpha, const Arr& rho, double delta) {
+        return puffer::bind::map_pairs(alpha, rho, "rho", "one Renyi bound per order",
+                                       [&](const double* pa, const double* pr, double* po, std::size_t n) {
+                                         for (std::size_t i = 0; i < n; ++i)
+                                           po[i] = puffer::renyi::rdp_to_dp_optimal(pa[i], pr[i], delta);
+                                       });
       },
       py::arg("alpha"), py::arg("rho"), py::arg("delta"), "rdp_to_dp_optimal over flat arrays of orders and bounds.");
 }

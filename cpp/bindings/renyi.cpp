@@ -14,12 +14,9 @@
 #include "renyi/renyi.hpp"
 
 namespace py = pybind11;
+using puffer::bind::Arr;
 using puffer::bind::make_shape;
 using puffer::renyi::Shape;
-
-namespace {
-using Arr = py::array_t<double, py::array::c_style | py::array::forcecast>;
-}  // namespace
 
 PUFFER_BIND_SUBMODULE(renyi, m) {
   m.doc() = "Renyi shift divergences of additive noise (certified upper bounds). Families: 0 Gaussian, "
@@ -34,20 +31,15 @@ PUFFER_BIND_SUBMODULE(renyi, m) {
 
   m.def(
       "shift_divergence",
-      [](int family, double k, double nu, double beta, Arr alpha, Arr u, unsigned threads, bool force_quadrature) {
-        puffer::require(alpha.size() == u.size(), "u", u.size(), "as many shifts as orders");
+      [](int family, double k, double nu, double beta, const Arr& alpha, const Arr& u, unsigned threads,
+         bool force_quadrature) {
         Shape s = make_shape(k, nu, beta);
         puffer::renyi::check_shape(family, s);
-        Arr out(alpha.size());
-        const double* pa = alpha.data();
-        const double* pu = u.data();
-        double* po = out.mutable_data();
-        const std::size_t n = static_cast<std::size_t>(alpha.size());
-        {
-          py::gil_scoped_release release;
-          puffer::renyi::shift_divergence_batch(family, s, pa, pu, po, n, threads, force_quadrature);
-        }
-        return out;
+        return puffer::bind::map_pairs(alpha, u, "u", "as many shifts as orders",
+                                       [&](const double* pa, const double* pu, double* po, std::size_t n) {
+                                         puffer::renyi::shift_divergence_batch(family, s, pa, pu, po, n, threads,
+                                                                               force_quadrature);
+                                       });
       },
       py::arg("family"), py::arg("k"), py::arg("nu"), py::arg("beta"), py::arg("alpha"), py::arg("u"),
       py::arg("threads") = 0, py::arg("force_quadrature") = false,

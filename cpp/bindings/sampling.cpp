@@ -10,6 +10,7 @@
 #include "sampling/buffers.hpp"
 #include "sampling/chacha20.hpp"
 #include "sampling/keyed_stream.hpp"
+#include "sampling/lattice.hpp"
 #include "sampling/philox.hpp"
 #include "sampling/samplers.hpp"
 #include "sampling/secure.hpp"
@@ -145,6 +146,84 @@ PUFFER_BIND_SUBMODULE(sampling, m) {
         },
         py::arg("key"), py::arg("word"), py::arg("tag"), py::arg("index"), py::arg("attempt"),
         "The eight 64-bit words of attempt `attempt` of value `index` (rejection layouts; for tests).");
+  m.def("keyed_lattice_words",
+        [](const py::bytes& key, std::uint32_t word, std::uint64_t block) {
+          return ps::keyed_lattice_words(keyed_key(key, word), block);
+        },
+        py::arg("key"), py::arg("word"), py::arg("block"),
+        "The eight 64-bit words of lattice fast block `block` (scalar reference, for tests).");
+  m.def("keyed_lattice_fill",
+        [](const py::bytes& key, std::uint32_t word, std::uint64_t j0, std::size_t nb, double log_scale) {
+          const ps::KeyedKey kk = keyed_key(key, word);
+          puffer::require(nb <= (std::size_t(1) << 24), "nb", nb, "at most 2^24 blocks");
+          py::array_t<std::uint64_t> words(8 * nb);
+          py::array_t<double> hints(8 * nb);
+          std::uint64_t* w = words.mutable_data();
+          double* h = hints.mutable_data();
+          {
+            py::gil_scoped_release release;
+            ps::keyed_lattice_fill(kk, j0, nb, w, h, log_scale);
+          }
+          return py::make_tuple(words, hints);
+        },
+        py::arg("key"), py::arg("word"), py::arg("j0"), py::arg("nb"), py::arg("log_scale"),
+        "The SIMD words and hints of lattice fast blocks j0 .. j0 + nb - 1 (for tests).");
+  m.def("lattice_sample",
+        [](int family, std::uint64_t S, const py::bytes& key, std::uint32_t word, std::uint64_t start, std::size_t n,
+           unsigned threads) {
+          const ps::LatticeLaw law{family, S};
+          ps::validate_lattice(law);
+          const ps::KeyedKey kk = keyed_key(key, word);
+          py::array_t<std::int64_t> out(n);
+          std::int64_t* o = out.mutable_data();
+          {
+            py::gil_scoped_release release;
+            ps::lattice_keyed_int(law, kk, start, n, o, threads);
+          }
+          return out;
+        },
+        py::arg("family"), py::arg("S"), py::arg("key"), py::arg("word"), py::arg("start"), py::arg("n"),
+        py::arg("threads") = 0,
+        "Lattice noise integers of stream positions start .. start + n - 1 (sampling/lattice.hpp): family 0 "
+        "rounded Laplace (s = S 2^-64), 1 discrete Gaussian (w = S 2^-64).");
+  m.def("lattice_add",
+        [](int family, std::uint64_t S, int g_exp, const py::bytes& key, std::uint32_t word, std::uint64_t start,
+           py::array values, py::array out, unsigned threads) {
+          const ps::LatticeLaw law{family, S};
+          ps::validate_lattice(law);
+          const ps::KeyedKey kk = keyed_key(key, word);
+          std::size_t n = 0, n_in = 0;
+          const double* i = flat_ptr<double>(values, "values", false, n_in);
+          double* o = flat_ptr<double>(out, "out", true, n);
+          if (n != n_in) throw puffer::InvalidArgument("out", "size " + std::to_string(n), "size " + std::to_string(n_in));
+          py::gil_scoped_release release;
+          ps::lattice_keyed_add_f64(law, g_exp, kk, start, n, i, o, threads);
+        },
+        py::arg("family"), py::arg("S"), py::arg("g_exp"), py::arg("key"), py::arg("word"), py::arg("start"),
+        py::arg("values"), py::arg("out"), py::arg("threads") = 0,
+        "out = (round_half_even(values 2^-g_exp) + Z) 2^g_exp with Z the lattice noise of positions start ...");
+  m.def("lattice_tables",
+        [](int family, std::uint64_t S) {
+          const auto t = ps::lattice_tables(ps::LatticeLaw{family, S});
+          py::dict d;
+          d["lbits"] = t->lbits;
+          d["A"] = py::array_t<std::uint64_t>(t->A.size(), t->A.data());
+          d["B"] = py::array_t<std::uint64_t>(t->B.size(), t->B.data());
+          d["log_scale"] = t->log_scale;
+          d["T63"] = py::array_t<std::uint64_t>(t->T63.size(), t->T63.data());
+          d["gbits"] = t->gbits;
+          d["guide"] = py::array_t<std::uint32_t>(t->guide.size(), t->guide.data());
+          return d;
+        },
+        py::arg("family"), py::arg("S"), "The threshold tables of a lattice law (for tests).");
+  m.def("lattice_magnitude",
+        [](int family, std::uint64_t S, std::uint64_t u, const std::vector<std::uint64_t>& extra, bool fast,
+           std::int64_t hint) {
+          return ps::lattice_magnitude_for_tests(ps::LatticeLaw{family, S}, u, extra, fast, hint);
+        },
+        py::arg("family"), py::arg("S"), py::arg("u"), py::arg("extra"), py::arg("fast"), py::arg("hint") = 0,
+        "|Z| for a uniform whose first 63 bits are u and next words `extra`: the exact path alone, or "
+        "(fast=True) the tables from `hint` (-1 where they cannot decide). For tests.");
   m.def("fill_constant",
         [](py::array out, double value, unsigned threads) {
           std::size_t n = 0;

@@ -1,7 +1,8 @@
 // Plan-based mechanisms on the Markov-chain sum query, fed by sum_laws (markov.hpp) one position
 // at a time, no law stored: for every prior, position i and state pair a < b, the quantile
 // coupling pi* of the laws given X_i = a and X_i = b (built as puffer's Python path builds it:
-// float laws normalised like DiscreteDist, log-space laws like LogDiscreteDist), then
+// float laws normalised like DiscreteDist, log-space laws like LogDiscreteDist, a float law
+// paired with a log-space one taken to log space as transport._as_log does), then
 //   * Theorem 2 of Ding 2022 on pi* (markov_thm2), or
 //   * the DAGWM plan data of Pierquin et al. 2024, Thm 4.5 (markov_dagwm_plans):
 //     displacements v = (x - x') (1 + 2^-51) and log-masses log max(m, 2^-1022).

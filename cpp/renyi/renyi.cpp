@@ -341,9 +341,26 @@ struct SymMag {
   }
 };
 
-// Above this half-shift c the folded integral is split at the peak's centre y = c and
-// integrated in w = |y - c| (SymW); below it y is exact enough (ulp(2) / a peak width >= 1e-2).
+// Up to this half-shift c the folded integral is integrated in y (vectorised, SymRenyiFn): the
+// nodes near the peak at y = c are then within ulp(2) = 4e-16 of where the rule puts them,
+// below 1e-13 of a peak width >= 1e-2 (alpha <= 1e4). Beyond, it is split at the peak's centre
+// and integrated in w = |y - c| (SymW) -- unless the peak is wide and the terms small enough
+// for y to stay exact (y_space below: the common moderate shifts keep the vectorised path).
 constexpr double kSplitC = 2.0;
+
+bool y_space(int fam, const Shape& s, double alpha, double c) {
+  if (c <= kSplitC) return true;
+  // the peak's width is >= ~1 / alpha; ulp(c) / width <= 1e-14 needs c <= 45 / alpha
+  if (c > 45.0 / std::max(alpha, 1.0)) return false;
+  // and the log-integrand's terms (its rounding, relative in D) at most ~1e3
+  const double a = std::max(alpha, 1.0) + 1.0;
+  switch (fam) {
+    case 2: return a * s.k * std::log1p(4.0 * c * c / s.nu) <= 1e3;
+    case 3: return a * 2.0 * c <= 1e3;
+    case 4: return a * std::pow(2.0 * c, s.beta) <= 1e3;
+    default: return a * c * c <= 1e3;
+  }
+}
 // Absolute rounding error of the log-integrand (at its peak) up to which the quadrature is
 // trusted: its values are then within e^0.25 of the exact ones and the rounding margin (8x the
 // noise) covers them. Larger noise is accepted only where log J is so large that the margin is
@@ -387,7 +404,7 @@ double quad_divergence(int fam, const Shape& s, double alpha, double u) {
   const double c = 0.5 * u;
   const double logZ = log_normalizer(fam, s);
   double logJ, margin;
-  if (c <= kSplitC) {
+  if (y_space(fam, s, alpha, c)) {
     Sym S{fam, s, c, logZ};
     SymRenyiFn f{S, alpha, beta, kl};
     std::vector<double> kinks;
@@ -420,14 +437,41 @@ double quad_divergence(int fam, const Shape& s, double alpha, double u) {
   return finish_divergence(logJ + margin, kl, beta);
 }
 
+// Closed-form upper bounds used where the quadrature cannot be certified: D_alpha <= D_inf
+// (non-decreasing in alpha) where that is finite, the convexity bound for the generalized
+// Gaussian; otherwise none (NaN).
+double fallback_bound(int family, const Shape& s, double alpha, double u) {
+  const double dinf = d_inf(family, s, u);
+  if (std::isfinite(dinf)) return dinf;
+  if (family == 4 && s.beta > 1.0) return gengauss_shift_bound(s.beta, alpha, u);
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+// Whether the forced quadrature of a closed-form family is hopeless at shift u: its folded
+// terms are ~ alpha u^2 (Gaussian) or alpha u (Laplace). (The other families take their large
+// terms out exactly, SymRenyiFnW, and are checked at the peak.)
+bool ill_conditioned(int family, double alpha, double u) {
+  const double a = std::max(alpha, 1.0) + 1.0;
+  if (family == 0) return 8.0 * kEps * a * u * u > kMaxNoise;
+  if (family == 1) return 8.0 * kEps * a * u > kMaxNoise;
+  return false;
+}
+
+}  // namespace
+
 // Upper bound on s_alpha for the generalized Gaussian h = -|x|^b, b > 1, at any shift, by
 // convexity: |t + u|^b <= l^(1-b) u^b + (1-l)^(1-b) |t|^b for l in (0, 1), so with x = t + u
 //   J = Z int exp(-alpha |t|^b + (alpha - 1) |t + u|^b) dt <= exp((alpha - 1) l^(1-b) u^b) kappa^(-1/b),
 //   kappa = alpha - (alpha - 1) (1 - l)^(1-b) > 0   (Z int exp(-kappa |t|^b) dt = kappa^(-1/b)),
 // i.e. D <= l^(1-b) u^b - log(kappa) / (b (alpha - 1)) (KL: l^(1-b) u^b + ((1-l)^(1-b) - 1)/b,
-// E|t|^b = 1/b). Used where the quadrature is ill-conditioned (u^b ~ 1e12 and beyond: the
-// log-integrand's terms are that large); there the bound is within ~1e-11 relative of s_alpha.
-double gengauss_convex_bound(double b, double alpha, double u) {
+// E|t|^b = 1/b). Used where the quadrature cannot be certified; for large u it is within
+// ~1e-11 relative of s_alpha (the golden section below picks l).
+double gengauss_shift_bound(double b, double alpha, double u) {
+  require(b > 1.0 && std::isfinite(b), "beta", b, "a finite shape beta > 1");
+  require(alpha >= 1.0 && std::isfinite(alpha), "alpha", alpha, "a finite Renyi order >= 1");
+  require(u >= 0.0, "u", u, "a standardized shift >= 0");
+  if (u == 0.0) return 0.0;
+  if (std::isinf(u)) return kInf;
   const bool kl = (alpha == 1.0);
   const double ab = alpha - 1.0;
   const double lu = b * std::log(u);
@@ -462,28 +506,6 @@ double gengauss_convex_bound(double b, double alpha, double u) {
   }
   return round_up(best, 8);
 }
-
-// Closed-form upper bounds used where the quadrature cannot be certified (shifts beyond the
-// float resolution of the log-integrand): D_alpha <= D_inf (non-decreasing in alpha) where that
-// is finite, the convexity bound for the generalized Gaussian; otherwise none (NaN).
-double fallback_bound(int family, const Shape& s, double alpha, double u) {
-  const double dinf = d_inf(family, s, u);
-  if (std::isfinite(dinf)) return dinf;
-  if (family == 4 && s.beta > 1.0) return gengauss_convex_bound(s.beta, alpha, u);
-  return std::numeric_limits<double>::quiet_NaN();
-}
-
-// Whether the forced quadrature of a closed-form family is hopeless at shift u: its folded
-// terms are ~ alpha u^2 (Gaussian) or alpha u (Laplace). (The other families take their large
-// terms out exactly, SymRenyiFnW, and are checked at the peak.)
-bool ill_conditioned(int family, double alpha, double u) {
-  const double a = std::max(alpha, 1.0) + 1.0;
-  if (family == 0) return 8.0 * kEps * a * u * u > kMaxNoise;
-  if (family == 1) return 8.0 * kEps * a * u > kMaxNoise;
-  return false;
-}
-
-}  // namespace
 
 void check_shape(int family, const Shape& s) {
   require(family >= 0 && family <= 4, "family", family, "a family code in 0..4");

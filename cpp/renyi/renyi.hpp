@@ -12,9 +12,18 @@
 // valid for every symmetric density (fold the centred integrand y -> -y and use
 // cosh A - cosh B = 2 sinh((A+B)/2) sinh((A-B)/2)); the integrand is >= 0, so tiny
 // divergences keep full relative accuracy, and alpha -> 1 gives KL = int 4 e^m d sinh d.
+// For u/2 > 2 the fold is integrated in w = |y - u/2| on y >= u/2 and y <= u/2 (two half
+// lines), every term a function of w and y + u/2 with relative rounding only (in y the nodes
+// near the peak at u/2 were ulp(u) apart: Cauchy at u = 1e100 came out 4e-53 of its value), and
+// for the logistic / generalized Gaussian families the large constant of the log-integrand,
+// (alpha - 1) u^b or (alpha - 1)(u - 2 log 2), is taken out exactly.
 // For a non-symmetric (user) density the same idea gives the pointwise non-negative form
 //   e^{m} e^{d} [expm1((alpha-1) 2d) + (alpha-1) expm1(-2d)]   (Jensen: >= 0).
-// D = log1p(J) / (alpha - 1) with J bounded above by exp(M) (Q + err) (1 + rounding margin).
+// D = log1p(J) / (alpha - 1) with J bounded above by exp(M) (Q + err) (1 + rounding margin),
+// formed in log space where (alpha - 1) D is below the float range. Where the quadrature cannot
+// be certified (its log-integrand's rounding too large, or no convergence) the answer is a
+// closed-form upper bound: D_inf (Student-type, logistic) or a convexity bound (generalized
+// Gaussian); D_inf also caps the quadrature's value.
 #pragma once
 #include <cstddef>
 #include <functional>
@@ -47,6 +56,10 @@ double shift_divergence(int family, const Shape& s, double alpha, double u, bool
 void shift_divergence_batch(int family, const Shape& s, const double* alpha, const double* u, double* out,
                             std::size_t n, unsigned threads, bool force_quadrature = false);
 
+// Generalized Gaussian h = -|x|^b, b > 1: a closed-form upper bound on D_alpha at any shift u
+// (convexity of |x|^b; the fallback where the quadrature cannot be certified; alpha = 1: KL).
+double gengauss_shift_bound(double b, double alpha, double u);
+
 // Largest u (to relative 1e-12, never above the exact root) with shift_divergence(alpha, u) <= eps.
 // Returns +inf if D_alpha stays <= eps for every u (only possible for alpha = inf ... never
 // for the shipped families), 0 if eps == 0.
@@ -65,9 +78,8 @@ double custom_shift_divergence(const LogPdfBatch& logpdf, bool symmetric, double
 
 // Certified upper bound on D_alpha(p(. - u) || p) from the claim |log p(x) - log p(y)| <= L |x - y|
 // alone (lipschitz.cpp): per-gap bounds between nodes, refined until they give a divergence within
-// rtol of the trapezoid rule's (10 rtol when max_nodes are used up; NumericalFailure beyond);
-// the claim is checked at every pair of neighbouring nodes (InvalidArgument "log_lipschitz"
-// when violated). The tails beyond a window that holds all but ~e^-40 of J - 1 are integrated as above.
+// rtol of the trapezoid rule's or max_nodes are used (the bound as it stands, looser); the claim
+// is checked at every pair of neighbouring nodes (InvalidArgument "log_lipschitz" when violated). The tails beyond a window that holds all but ~e^-40 of J - 1 are integrated as above.
 double custom_shift_divergence_lipschitz(const LogPdfBatch& logpdf, double alpha, double u, double L,
                                          double scale_hint, const double* breaks = nullptr, std::size_t n_breaks = 0,
                                          double rtol = 1e-3, std::size_t max_nodes = std::size_t{1} << 21);

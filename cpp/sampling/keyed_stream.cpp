@@ -33,6 +33,11 @@ std::array<std::uint64_t, 8> keyed_pair_words(const KeyedKey& k, std::uint64_t j
   return words_of(chacha20_block(keyed_block_input(k, std::uint32_t(j), std::uint32_t(j >> 32), 0)));
 }
 
+std::array<std::uint64_t, 8> keyed_lattice_words(const KeyedKey& k, std::uint64_t j) {
+  return words_of(
+      chacha20_block(keyed_block_input(k, std::uint32_t(j), std::uint32_t(j >> 32), kLatticeTag << kKeyedTagShift)));
+}
+
 std::array<std::uint64_t, 8> keyed_reject_words(const KeyedKey& k, std::uint32_t tag, std::uint64_t i,
                                                 std::uint32_t attempt) {
   return words_of(chacha20_block(

@@ -17,6 +17,10 @@
 //    value i is the block (w12, w13) = (i mod 2^32, i >> 32), w14 = tag << 30 | a, w15 = word;
 //    Student-t uses (W_0, W_1), the generalized Gaussian (W_0, W_1, W_2, W_3) as the Philox
 //    (a0, a1, b0, b1) of one attempt.
+//  * lattice layout (tag 3, lattice.hpp): value i takes W_{i mod 8} of the fast block i / 8, whose
+//    input words are (w12, w13) = (j mod 2^32, j >> 32), w14 = 3 << 30, w15 = word; the rare path
+//    of value i (bits of its uniform beyond the first 63) reads attempts a = 1, 2, ... of the
+//    rejection layout with tag 3 (w14 = 3 << 30 | a, W_0 .. W_7 in order).
 // The tags keep layouts apart (a pair block has w14 = 0, a rejection attempt w14 >= 2^30), so
 // value i depends only on (key, word, i): output is bitwise identical for every thread count
 // and chunking (same SIMD-target caveat as samplers.hpp).
@@ -47,6 +51,16 @@ std::array<std::uint64_t, 8> keyed_pair_words(const KeyedKey& k, std::uint64_t j
 // The eight 64-bit words of attempt `attempt` of value i in rejection layout `tag` (1 or 2).
 std::array<std::uint64_t, 8> keyed_reject_words(const KeyedKey& k, std::uint32_t tag, std::uint64_t i,
                                                 std::uint32_t attempt);
+
+constexpr std::uint32_t kLatticeTag = 3;
+
+// The eight 64-bit words of lattice fast block j (scalar reference).
+std::array<std::uint64_t, 8> keyed_lattice_words(const KeyedKey& k, std::uint64_t j);
+
+// SIMD (dispatched): words[8 (j - j0) + k] = W_k of lattice fast blocks j = j0 .. j0 + nb - 1, and
+// with hints != nullptr also hints[i] = log_scale * log(((words[i] mod 2^63) + 1/2) 2^-63).
+void keyed_lattice_fill(const KeyedKey& k, std::uint64_t j0, std::size_t nb, std::uint64_t* words, double* hints,
+                        double log_scale);
 
 // out[j] = (in ? in[j] : 0) + X_{start + j} for j < n, X the keyed stream of p's kind; in may
 // equal out. threads: 0 = all cores. float32: computed in double, rounded once.

@@ -23,6 +23,7 @@
 #include <hwy/contrib/math/math-inl.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "common/errors.hpp"
@@ -577,6 +578,36 @@ struct KeyedSource {
   }
 };
 
+// Lattice layout (keyed_stream.hpp, tag 3): the raw words of fast blocks j0 .. j0 + nb - 1 and,
+// with hints, log_scale * log(Fine63(word)) -- the hint of the lattice samplers (lattice.hpp),
+// which only decides where their exact comparisons start.
+void RunKeyedLatticeFill(const KeyedKey& key, std::uint64_t j0, std::size_t nb, std::uint64_t* words, double* hints,
+                         double log_scale) {
+  const D32 d32;
+  const DU du;
+  const DF df;
+  const std::size_t L = hn::Lanes(d32), N = hn::Lanes(df);
+  HWY_ALIGN std::uint32_t x[16 * kMaxL32];
+  for (std::size_t b0 = 0; b0 < nb; b0 += L) {
+    const std::uint64_t j = j0 + b0;
+    const V32 lo = hn::Iota(d32, std::uint32_t(j));  // wraps mod 2^32: carry into w13
+    const V32 carry = hn::IfThenElseZero(hn::Lt(lo, hn::Set(d32, std::uint32_t(j))), hn::Set(d32, 1u));
+    ChaChaLanes(key, lo, hn::Add(hn::Set(d32, std::uint32_t(j >> 32)), carry),
+                hn::Set(d32, kLatticeTag << kKeyedTagShift), x);
+    const std::size_t nl = std::min(L, nb - b0);
+    for (std::size_t l = 0; l < nl; ++l)
+      for (std::size_t k = 0; k < 8; ++k) words[8 * (b0 + l) + k] = Word64(x, L, l, k);
+  }
+  if (hints == nullptr) return;
+  const VF c = hn::Set(df, log_scale);
+  std::size_t i = 0;
+  for (; i + N <= 8 * nb; i += N) hn::StoreU(hn::Mul(LogU(Fine63(hn::LoadU(du, words + i))), c), df, hints + i);
+  for (; i < 8 * nb; ++i) {  // (8 nb is a multiple of N on every target but SCALAR-free corner cases)
+    const double u = (double(words[i] & 0x7FFFFFFFFFFFFFFFull) + 0.5) * 0x1.0p-63;
+    hints[i] = log_scale * std::log(u);
+  }
+}
+
 template <class T>
 void RunKeyed(const KernelParams& p, const KeyedKey& key, std::uint64_t start, std::size_t n, const T* in, T* out) {
   switch (Kind(p.kind)) {
@@ -621,19 +652,22 @@ using F64Fn = void (*)(const KernelParams&, StreamKey, std::uint64_t, std::size_
 using F32Fn = void (*)(const KernelParams&, StreamKey, std::uint64_t, std::size_t, const float*, float*);
 using KF64Fn = void (*)(const KernelParams&, const KeyedKey&, std::uint64_t, std::size_t, const double*, double*);
 using KF32Fn = void (*)(const KernelParams&, const KeyedKey&, std::uint64_t, std::size_t, const float*, float*);
+using KLFn = void (*)(const KeyedKey&, std::uint64_t, std::size_t, std::uint64_t*, double*, double);
 struct Target {
   std::int64_t bit;
   F64Fn f64;
   F32Fn f32;
   KF64Fn kf64;
   KF32Fn kf32;
+  KLFn klattice;
 };
 
 // Every target compiled into this file, best first.
 const std::vector<Target>& compiled() {
   static const std::vector<Target> t = [] {
     std::vector<Target> v;
-#define PUFFER_ADD_TARGET(TGT, NS) v.push_back({TGT, &NS::RunF64, &NS::RunF32, &NS::RunKeyedF64, &NS::RunKeyedF32});
+#define PUFFER_ADD_TARGET(TGT, NS) \
+  v.push_back({TGT, &NS::RunF64, &NS::RunF32, &NS::RunKeyedF64, &NS::RunKeyedF32, &NS::RunKeyedLatticeFill});
 #if HWY_TARGETS & HWY_AVX3_DL
     PUFFER_ADD_TARGET(HWY_AVX3_DL, N_AVX3_DL)
 #endif
@@ -784,6 +818,11 @@ void fill_keyed_f64(const KernelParams& p, const KeyedKey& key, std::uint64_t st
 void fill_keyed_f32(const KernelParams& p, const KeyedKey& key, std::uint64_t start, std::size_t n,
                     const float* in, float* out, unsigned threads) {
   fill_any<float>(current().kf32, p, key, start, n, in, out, threads);
+}
+
+void keyed_lattice_fill(const KeyedKey& k, std::uint64_t j0, std::size_t nb, std::uint64_t* words, double* hints,
+                        double log_scale) {
+  current().klattice(k, j0, nb, words, hints, log_scale);
 }
 
 std::vector<std::string> simd_targets() {

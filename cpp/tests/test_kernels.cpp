@@ -270,6 +270,55 @@ TEST(Renyi, CustomDensityDeclaredPointsMatchBuiltIn) {
   EXPECT_THROW(puffer::renyi::custom_shift_divergence(lp, false, 2.0, 1.0, 1.0, bad, 1), puffer::InvalidArgument);
 }
 
+TEST(Renyi, LargeShiftsAgainstClosedForms) {
+  // issue 29: Cauchy alpha = 2 is log(1 + u^2/2); the peak at y = u/2 was narrower than ulp(u)
+  // (ratio 0.712 at u = 9.6e19, 4e-53 at 1e100) until the fold was integrated in w = |y - u/2|
+  puffer::renyi::Shape c;
+  c.k = 2.0;
+  c.nu = 1.0;
+  for (double u : {3.0, 5.2e5, 5.2e12, 9.6e19, 1e100, 1e300}) {
+    const double exact = u < 1e150 ? std::log1p(u * u / 2) : 2 * std::log(u) - std::log(2.0);
+    const double d = puffer::renyi::shift_divergence(2, c, 2.0, u);
+    EXPECT_GE(d, exact * (1 + 1e-15)) << u;  // the exact value's own rounding is below 1e-15
+    EXPECT_LE(d, exact * (1 + 1e-11)) << u;
+  }
+  // tiny (alpha - 1) J: D = 2.5e-321 is subnormal, not the smallest subnormal
+  EXPECT_GE(puffer::renyi::shift_divergence(2, c, 1.0 + 1e-9, 1e-160), 2.5e-321);
+}
+
+TEST(Renyi, GeneralizedGaussianBoundIsAboveTheDivergence) {
+  // beta = 2 is N(0, 1/2): D_alpha = alpha u^2 exactly; the bound is above it (and exact-ish
+  // for alpha -> 1); beta = 1.0001 at u = 1e300: 1.0715193052376e300 (mpmath), was 4.4e-323
+  for (double a : {1.0, 1.01, 2.0, 100.0})
+    for (double u : {0.5, 10.0, 1e6}) {
+      const double b = puffer::renyi::gengauss_shift_bound(2.0, a, u);
+      EXPECT_GE(b, a * u * u) << a << " " << u;
+    }
+  EXPECT_LE(puffer::renyi::gengauss_shift_bound(2.0, 1.0, 1e6), 1e12 * (1 + 1e-5));
+  const double t = 1.0715193052376e300;
+  EXPECT_GE(puffer::renyi::gengauss_shift_bound(1.0001, 1.01, 1e300), t * (1 - 1e-13));
+  EXPECT_LE(puffer::renyi::gengauss_shift_bound(1.0001, 1.01, 1e300), t * (1 + 1e-12));
+  puffer::renyi::Shape g;
+  g.beta = 1.0001;
+  EXPECT_GE(puffer::renyi::shift_divergence(4, g, 1.01, 1e300), t * (1 - 1e-13));
+  EXPECT_THROW(puffer::renyi::gengauss_shift_bound(1.0, 2.0, 1.0), puffer::InvalidArgument);
+}
+
+TEST(Renyi, LipschitzCertificateOnAComb) {
+  // issue 29: e^{-|x|} (1 + 0.9 cos 20x) / Z, L = 1 + 18 / sqrt(0.19); alpha = 100, v = 0.05:
+  // 1.7449326471 (mpmath); adaptive Gauss-Kronrod gave 1.681
+  const double Z = 2.0 * (1.0 + 0.9 / 401.0), L = 1.0 + 18.0 / std::sqrt(0.19);
+  auto lp = [&](const double* x, std::size_t n, double* out) {
+    for (std::size_t i = 0; i < n; ++i) out[i] = -std::fabs(x[i]) + std::log1p(0.9 * std::cos(20 * x[i])) - std::log(Z);
+  };
+  const double d = puffer::renyi::custom_shift_divergence_lipschitz(lp, 100.0, 0.05, L * (1 + 1e-12), 1.0);
+  EXPECT_GE(d, 1.7449326471);
+  EXPECT_LE(d, 1.7449326471 * (1 + 1e-3));
+  // a claim below the true L is an error
+  EXPECT_THROW(puffer::renyi::custom_shift_divergence_lipschitz(lp, 100.0, 0.05, 0.5 * L, 1.0),
+               puffer::InvalidArgument);
+}
+
 // ---------------------------------------------------------------- samplers
 TEST(Samplers, StudentParametersBeyondTheFloatRangeAreRefused) {
   using puffer::sampling::make_kernel_params;

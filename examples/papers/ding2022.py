@@ -176,4 +176,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from puffer.cli import quiet_on_broken_pipe  # `... | head` ends quietly, as the puffer command does
+
+    raise SystemExit(quiet_on_broken_pipe(main))

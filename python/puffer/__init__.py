@@ -29,7 +29,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "Framework": (".framework", "Framework"), "Sensitivity": (".framework", "Sensitivity"),
     "compose_parallel": (".accounting.pufferfish", "compose_parallel"),
 }
-_SUBMODULES = ("refs", "guarantees", "transport", "noise", "sampling", "secure", "framework",
+_SUBMODULES = ("refs", "guarantees", "transport", "noise", "sampling", "secure", "lattice", "framework",
                "models", "mechanisms", "audit", "dist", "accounting", "partial", "plot", "capacity", "iteration", "sensitivities",
                "config")
 _SUBMODULES += ("io", "spark", "dask", "publish")  # type: ignore[assignment]  # issue 16: optional extras, lazy
@@ -61,6 +61,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; not executed
         dist,
         framework,
         guarantees,
+        lattice,
         mechanisms,
         models,
         noise,

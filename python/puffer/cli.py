@@ -223,7 +223,8 @@ def _parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     d.add_argument("--json", action="store_true", help="print the results as JSON")
     d.add_argument("--plot", metavar="DIR", help="also write the figures (PNG) into DIR (needs puffer-privacy[plot])")
     r = sub.add_parser("run", help="calibrate the mechanisms for a framework described in a TOML/JSON file")
-    r.add_argument("file")
+    r.add_argument("file", help="a TOML/JSON framework description: [model], [target] (eps, optional delta, "
+                                "alpha), optional [release] values (the schema: puffer.config.SCHEMA_DOC)")
     r.add_argument("--json", action="store_true", help="print the results as JSON")
     # top-level options take no value, so the first word that is not an option names the subcommand
     chosen = None if argv is None else next((a for a in argv if not a.startswith("-")), None)
@@ -358,6 +359,20 @@ def _quiet_stdout() -> None:
         os.close(null)
 
 
+def quiet_on_broken_pipe(main: Callable[[], int]) -> int:
+    """``main()``'s exit code; if the reader of stdout went away (``... | head``): exit 141, as
+    ``cat`` gives, with no traceback and no "Exception ignored" at exit. stdout is flushed in
+    here, so a reader gone before the last buffered bytes is caught too. The ``puffer`` command
+    and the paper commands (examples/papers/) run through it."""
+    try:
+        code = main()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _quiet_stdout()
+        return EXIT_PIPE
+    return code
+
+
 def main(argv: list[str] | None = None) -> int:
     import signal
     import threading
@@ -370,7 +385,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         argv = sys.argv[1:] if argv is None else list(argv)
         args = _parser(argv).parse_args(argv)  # exits with 2 on usage errors
-        return _dispatch(args)
+        # the reader went away (`puffer ledger show --json L | head`): quiet, as `cat` is
+        return quiet_on_broken_pipe(lambda: _dispatch(args))
     except LedgerError as exc:
         _say(f"puffer: error: {exc}")
         return EXIT_LEDGER
@@ -383,10 +399,6 @@ def main(argv: list[str] | None = None) -> int:
     except PufferError as exc:
         _say(f"puffer: error: {exc}")
         return EXIT_INPUT
-    except BrokenPipeError:
-        # the reader went away (`puffer ledger show --json L | head`): quiet, as `cat` is
-        _quiet_stdout()
-        return EXIT_PIPE
     except BaseException as exc:
         # a signal arrived (also if a library turned it into another exception): its exit code
         if sigs.received == signal.SIGTERM or isinstance(exc, _Terminated):

@@ -1,4 +1,6 @@
-"""Publishing Dask arrays and DataFrames (optional extra ``puffer-privacy[dask]``): :func:`add_noise`,
+"""Publishing Dask arrays and DataFrames, and Delta_G on a Dask cluster.
+
+Publishing Dask arrays and DataFrames (optional extra ``puffer-privacy[dask]``): :func:`add_noise`,
 and Markov Delta_G on the workers of a ``distributed.Client`` (:func:`w_inf`).
 
 The public entry point; the engine is :mod:`puffer.publish.engines.dask` (its docstring says

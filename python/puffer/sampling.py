@@ -56,6 +56,24 @@ Threads and memory
     are written straight into ``out=``. :func:`add_noise` adds the noise while it is generated
     (no noise buffer), in place with ``out=values``.
 
+Fork (multiprocessing, and Dask or Spark workers started by ``fork``)
+    A forked child gets a copy of each stream at its position at the fork, with a new lock: a
+    draw in progress in another thread of the parent (which holds the stream's lock while it
+    reserves its range) cannot leave the child's copy locked forever. The child's copy then draws
+    the **same** values as the parent's next draw, as a forked ``numpy.random.Generator`` does:
+    for independent noise per process, give each its own child stream (``stream.spawn(n)[i]``).
+    ``rng=None`` reads OS entropy at each call, in a child too.
+
+    Published noise cannot repeat through a fork. A release's noise at position ``p`` is value
+    ``p`` of the keyed stream of (key, nonce, column) (:mod:`puffer.publish.streams`), and the
+    publishing engines compute ``p`` from the row or the unit id and draw at ``p``, never at a
+    stream's own position. So a child that derives a column's
+    stream again, or uses one inherited or shipped to it, gets for a row exactly the value any
+    other process gets for that row of that release: the one published value, reproducible, not
+    a second draw. What makes two releases differ (a release's nonce, secure mode's secret or
+    key) is read from the operating system when it is needed (``os.urandom``, ``getrandom``),
+    never from a user-space generator state that a fork would copy.
+
 SIMD targets
     :func:`simd_targets` lists the targets this CPU supports (best first); :func:`set_simd_target`
     or the environment variable ``PUFFER_SIMD`` (read at first use) forces one.
@@ -74,8 +92,11 @@ Example::
 """
 from __future__ import annotations
 
+import itertools
 import numbers
+import os
 import threading
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
@@ -127,7 +148,7 @@ class Stream:
     the index of the next value drawn (draws of ``size`` values advance it by ``size``).
     """
 
-    __slots__ = ("_ss", "_k0", "_k1", "_word", "_position", "_lock")
+    __slots__ = ("_ss", "_k0", "_k1", "_word", "_position", "_lock", "__weakref__")
 
     def __init__(self, seed: Any = None):
         if isinstance(seed, np.random.SeedSequence):
@@ -146,6 +167,7 @@ class Stream:
         self._k0, self._k1, self._word = int(k[0]), int(k[1]), int(k[2]) & _WORD_MASK
         self._position = 0
         self._lock = threading.Lock()  # draws from several Python threads get disjoint ranges
+        _LIVE[next(_IDS)] = self        # a forked child gets the lock anew (_after_fork)
 
     def __getstate__(self) -> tuple[np.random.SeedSequence, int]:
         return (self._ss, self.position)
@@ -222,7 +244,7 @@ class KeyedStream:
     True
     """
 
-    __slots__ = ("_key", "_word", "_position", "_lock")
+    __slots__ = ("_key", "_word", "_position", "_lock", "__weakref__")
 
     def __init__(self, key: bytes, *, word: int = 0):
         if not isinstance(key, (bytes, bytearray)):
@@ -234,6 +256,7 @@ class KeyedStream:
         self._word = V.integer("word", word, lo=0, hi=2 ** 32 - 1)
         self._position = 0
         self._lock = threading.Lock()
+        _LIVE[next(_IDS)] = self
 
     def __getstate__(self) -> tuple[bytes, int, int]:
         return (self._key, self._word, self._position)
@@ -268,6 +291,17 @@ class KeyedStream:
         fn = _C.fill_keyed_f64 if out.dtype == np.float64 else _C.fill_keyed_f32
         fn(code, p0, p1, self._key, self._word, start, out, values, threads)
 
+    def _lattice_add_at(self, code: int, S: int, g_exp: int, start: int, values: np.ndarray, out: np.ndarray,
+                        threads: int) -> None:
+        """``out = (round_half_even(values / g) + Z[start : start + n]) g`` with ``Z`` the lattice
+        noise of law (code, S) (:mod:`puffer.lattice`; position unchanged)."""
+        _C.lattice_add(code, S, g_exp, self._key, self._word, start, values, out, threads)
+
+    def _lattice_int_at(self, code: int, S: int, start: int, n: int, threads: int) -> np.ndarray:
+        """The lattice noise integers ``Z[start : start + n]`` of law (code, S) (position unchanged)."""
+        out: np.ndarray = _C.lattice_sample(code, S, self._key, self._word, start, n, threads)
+        return out
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, KeyedStream):
             return NotImplemented
@@ -277,6 +311,23 @@ class KeyedStream:
 
     def __repr__(self) -> str:
         return f"KeyedStream(key=<secret>, word={self._word}, position={self._position})"
+
+
+# Every live stream, so that a forked child can replace their locks: a lock held by another thread
+# of the parent at the fork (a draw reserving its range) stays held in the child, where no thread
+# will ever release it, and the child's first draw from that stream would wait forever. (Keyed by
+# a serial number: a KeyedStream is unhashable, its position being mutable.)
+_LIVE: weakref.WeakValueDictionary[int, Stream | KeyedStream] = weakref.WeakValueDictionary()
+_IDS = itertools.count()
+
+
+def _after_fork() -> None:
+    for s in list(_LIVE.values()):
+        s._lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=_after_fork)
 
 
 def as_stream(rng: Any, *, keyed: bool = False) -> Any:

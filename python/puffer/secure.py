@@ -1,34 +1,32 @@
-"""Secure mode: exact lattice noise that floating-point attacks cannot exploit.
+"""Secure mode: lattice noise that floating-point attacks cannot exploit, keyed by OS entropy.
 
-Mironov (CCS 2012) showed that textbook floating-point Laplace noise leaks the input through
-the pattern of representable outputs. puffer's secure mode follows the fix used by OpenDP
-(see the OpenDP notes on floating-point attacks) with exact integer samplers from Canonne,
-Kamath & Steinke, "The Discrete Gaussian for Differential Privacy" (NeurIPS 2020), Alg. 1-3:
+Mironov (CCS 2012) showed that textbook floating-point Laplace noise leaks the input through the
+pattern of representable outputs. Secure mode is :mod:`puffer.lattice` with a fresh 256-bit key
+from the OS (``os.urandom``) per call:
 
 1. Each input is snapped to the lattice g·Z, ``k = round_half_even(x / g)``, ``g = 2^j``
    (exact: dividing a double by a power of two is exact).
-2. An exact integer ``Z`` is drawn with integer arithmetic only (no floating point touches a
-   random quantity) from a ChaCha20 stream (RFC 8439, implemented in the core) keyed by 256
-   bits of OS entropy per call (getrandom). Laplace noise becomes the discrete Laplace
-   ``P(Z = z) ∝ exp(-|z| / tau)``, Gaussian noise the discrete Gaussian
-   ``P(Z = z) ∝ exp(-z^2 / (2 s^2))``, with rational ``tau``, ``s^2``.
+2. An exact integer ``Z`` of a declared law is drawn by inversion from a ChaCha20 stream (RFC
+   8439) with integer comparisons only (no floating point touches a random quantity): the
+   **rounded Laplace** ``Z = round(X)``, ``X ~ Laplace(beta)`` for Laplace noise, the **discrete
+   Gaussian** ``P(Z = z) ∝ exp(-z^2 / (2 sigma^2))`` for Gaussian noise (:mod:`puffer.lattice.laws`).
 3. The output is ``(k + Z)·g`` as float64: a deterministic function of the lattice point and
-   the exact sample, i.e. post-processing. It is exact when ``|k + Z| <= 2^53``; beyond that the
-   rounded float is still a multiple of ``g``. So the output set is the lattice g·Z and its
-   distribution depends on the input only through ``k``.
+   the exact sample, i.e. post-processing, exact for ``|x| <= 2^52 g``. So the output set is the
+   lattice g·Z and its distribution depends on the input only through ``k``.
 
 **Padding rule (who pays).** Snapping moves each coordinate by at most ``g/2``, so neighbouring
 inputs whose query values differ by sensitivity ``Δ`` map to lattice points differing by at
 most ``Δ' = Δ + c·g`` with ``c = n`` (``norm="l1"``), ``c = ceil(sqrt(n))`` (``"l2"``) or
-``c = 1`` (``"coordinate"``: every value is its own release / the guarantee is per
-coordinate), ``n`` = number of values. The **noise scale is inflated** by ``Δ'/Δ`` and then
-rounded **up** to a rational (Laplace ``tau`` to ``num/2^m`` with ``num < 2^62``; Gaussian
-``s^2`` to ``N/2^d`` with ``N`` in ``[2^40, 2^41)``, a relative step ≤ 2^-40). The user pays
-the factor ``Δ'/Δ`` in noise; the privacy guarantee the noise was calibrated for at
-sensitivity ``Δ`` is unchanged:
+``c = 1`` (``"coordinate"``), ``n`` = number of values. The **noise scale is inflated** by
+``Δ'/Δ`` and the lattice law's parameter rounded up (:mod:`puffer.lattice.plan`). The guarantee
+the noise was calibrated for at sensitivity ``Δ`` holds unchanged **at every order**:
 
-* Laplace(b) calibrated for L1 sensitivity Δ: the lattice mechanism has privacy-loss ratio
-  ``exp(|Σ k_i - k'_i| / tau) ≤ exp(Δ'/(g tau)) ≤ exp(Δ/b)`` -- the same ε-(Pufferfish/DP) bound.
+* Laplace(b) calibrated for Δ: the release is the rounding of continuous Laplace(b Δ'/Δ) noise
+  added to the snapped values, whose shift is at most Δ'. Rounding is post-processing, so every
+  divergence (Rényi of each order, KL, the pure-ε ratio) is at most the continuous mechanism's:
+  the whole Rényi curve of Laplace(b) at Δ (data processing, van Erven & Harremoës 2014). (The discrete Laplace that
+  secure mode drew before exceeded that curve: 1.5711 against 1.4368 at α = 1.5 for b = 0.5,
+  Δ = 1, g = 1.)
 * Gaussian(sigma) calibrated for L2 sensitivity Δ: CKS20 Prop. 5 gives
   ``D_α(N_Z(μ, s²) || N_Z(ν, s²)) ≤ α (μ - ν)² / (2 s²)`` for integer shifts, summed over
   coordinates, so the Rényi curve is ``α Δ'^2 / (2 g² s²) ≤ α Δ² / (2 sigma²)``: the same RDP /
@@ -39,23 +37,22 @@ at most 0.1 %), coarsened if needed so that every input within the declared ``bo
 lattice exactly (``bound/g <= 2^52``). The lattice is a function of declared quantities only
 (noise, Δ, norm, n, bound): choosing it from the data's max|x| made neighbours on either side of
 a power of two produce different output sets, a leak. Inputs beyond the bound are refused;
-``secure_add_noise(..., return_plan=True)`` returns the :class:`SecurePlan` with the inflation paid.
+``secure_add_noise(..., return_plan=True)`` returns the plan with the inflation paid.
 
-**What it does not guarantee.** The samplers use rejection loops whose running time depends
-on the random draws (not constant time: a timing side channel as in OpenDP, opendp#303);
-``secure=True`` gives no reproducibility (no seeding by design). Inputs must be finite.
+**What it does not guarantee.** The inversion is not constant time: a comparison that 63 bits
+cannot decide (probability below 2^-60 per value) takes the exact path, which reads more of the
+stream. ``secure=True`` gives no reproducibility (a fresh key per call): for reproducible
+lattice noise, publish with a key (:func:`puffer.io.noise_file`, :mod:`puffer.lattice`).
 
-**Cost.** About 10 64-bit ChaCha20 words and a few 128-bit integer divisions per value,
-parallelised over threads (one ChaCha20 stream per 4096-value task, nonce = task index): about
-4 M values/s per core for the discrete Laplace and 2 M/s for the discrete Gaussian on the
-development machine (bench/suites/sampling.py: ~170x OpenDP's vector Laplace on 2 threads),
-versus ~500 M/s per core for the floating-point samplers. Plus the noise inflation Δ'/Δ above.
+:func:`discrete_laplace` and :func:`discrete_gaussian` draw the discrete Laplace
+``P(z) ∝ exp(-|z|/scale)`` and the discrete Gaussian with rational parameters by the rejection
+samplers of Canonne, Kamath & Steinke 2020, Alg. 1-3 (ChaCha20, OS entropy).
 """
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Literal, overload
 
@@ -64,44 +61,23 @@ import numpy as np
 from . import _core
 from . import _validate as V
 from .errors import ParameterError
-from .sampling import _check_out, _threads, noise_spec
+from .lattice import LatticePlan, add_lattice_noise, lattice_plan
+from .refs import Ref
+from .sampling import KeyedStream, _threads
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["SecurePlan", "secure_plan", "secure_add_noise", "discrete_laplace", "discrete_gaussian"]
+__all__ = ["SecurePlan", "secure_plan", "secure_add_noise", "secure_release", "discrete_laplace", "discrete_gaussian"]
 
-_NORMS = ("l1", "l2", "coordinate")
+REFERENCES = {
+    "secure_plan": (Ref("canonne2020", "Prop 5"),),
+    "discrete_laplace": (Ref("canonne2020", "Algorithm 2"),),
+    "discrete_gaussian": (Ref("canonne2020", "Algorithm 3"),),
+}
 
-
-@dataclass(frozen=True)
-class SecurePlan:
-    """What secure mode will do for ``n`` values: the lattice, the padding and the exact noise.
-
-    ``inflation = padded_sensitivity / sensitivity`` is the factor by which the noise scale grows.
-    ``kind`` is 0 (discrete Laplace, scale ``num/den`` lattice units) or 1 (discrete Gaussian,
-    ``s^2 = num/den`` lattice units², ``t = floor(s) + 1``).
-    """
-
-    family: str
-    granularity: float
-    g_exp: int
-    sensitivity: float
-    norm: str
-    n: int
-    padded_sensitivity: Fraction
-    inflation: float
-    kind: int
-    num: int
-    den: int
-    t: int
-
-    @property
-    def lattice_scale(self) -> float:
-        """Noise scale on the lattice in input units (b' for Laplace, sigma' for Gaussian)."""
-        v = Fraction(self.num, self.den)
-        return float(v) * self.granularity if self.kind == 0 else math.sqrt(v) * self.granularity
-
+#: The plan of a secure release: a :class:`puffer.lattice.LatticePlan`.
+SecurePlan = LatticePlan
 
 # The core's exact samplers take num, den < 2^62: den = 2^m with m <= 61.
 _MAX_DEN_EXP = 61
@@ -131,71 +107,17 @@ def _round_up_dyadic(x: Fraction, bits: int, what: str) -> tuple[int, int]:
     return num, 2**m
 
 
-def _granularity_exp(g: float) -> int:
-    m, e = math.frexp(g)
-    if m != 0.5:
-        raise ParameterError("granularity", g, "a power of two, e.g. 2**-20")
-    return e - 1
-
-
 def secure_plan(noise: Any, n: int, *, sensitivity: float | None, granularity: float | None = None,
                 norm: str | None = None, bound: float | None = None) -> SecurePlan:
-    """Compute the lattice, padding and exact rational noise parameters (see module docstring).
+    """The lattice, padding and law of secure mode (see the module docstring and
+    :func:`puffer.lattice.lattice_plan`).
 
     The lattice depends only on declared quantities (noise, sensitivity, norm, n and the input
     ``bound``), never on the data: a lattice chosen from max|x| let neighbouring inputs on either
     side of a power of two produce distinguishable output sets."""
-    kind, params = noise_spec(noise)
-    if kind not in ("laplace", "gaussian"):
-        raise ParameterError("noise", kind, "Laplace or Gaussian noise in secure mode")
-    scale = V.positive("b" if kind == "laplace" else "sigma", params.get("b" if kind == "laplace" else "sigma"))
     if sensitivity is None:
         raise ParameterError("sensitivity", None, "the sensitivity the noise was calibrated for (secure mode)")
-    delta = V.positive("sensitivity", sensitivity)
-    norm = ("l1" if kind == "laplace" else "l2") if norm is None else norm
-    if norm not in _NORMS:
-        raise ParameterError("norm", norm, f"one of {_NORMS}")
-    n = V.integer("n", n, lo=0)
-    c = max(n, 1) if norm == "l1" else (math.isqrt(max(n, 1) - 1) + 1 if norm == "l2" else 1)
-    if granularity is None:
-        # largest power of two with c g <= delta / 1024, and |x/g| < 2^62 for the inputs
-        # (from the exact value: delta / 1024 underflows to 0 for subnormal delta)
-        target = Fraction(delta) / (1024 * c)
-        g_exp = target.numerator.bit_length() - target.denominator.bit_length()
-        while Fraction(2) ** g_exp * c > Fraction(delta) / 1024:
-            g_exp -= 1
-        if bound is not None:  # keep |x/g| <= 2^52 for every declared input: exact float output
-            b = V.positive("bound", bound)
-            g_exp = max(g_exp, math.frexp(b)[1] - 52)
-    else:
-        g = V.positive("granularity", granularity)
-        g_exp = _granularity_exp(g)
-        if bound is not None:
-            V.positive("bound", bound)
-    if not -1000 <= g_exp <= 960:
-        raise ParameterError("granularity", 2.0**g_exp if g_exp > -1075 else 0.0, "2^k with -1000 <= k <= 960")
-    gq = Fraction(2) ** g_exp  # the lattice step, exact
-    padded = Fraction(delta) + c * gq
-    ratio = padded / Fraction(delta)
-    if not math.isfinite(_float(ratio)):
-        raise ParameterError("granularity", float(gq), f"a lattice step small against the sensitivity {delta!r} "
-                             "(the padding c g would inflate the noise beyond the double range)")
-    lat = Fraction(scale) * ratio / gq  # noise scale in lattice units, exact
-    if kind == "laplace":
-        num, den = _round_up_dyadic(lat, 62, "b / granularity")
-        t = 1
-    else:
-        s2 = lat * lat
-        if s2 > 2**48:
-            raise ParameterError("granularity", float(gq), f"sigma/granularity <= 2^24 (got {_float(lat):.3g}); "
-                                 "use a coarser granularity")
-        num, den = _round_up_dyadic(s2, 41, "sigma^2 / granularity^2")
-        if den > 2**57:
-            raise ParameterError("granularity", float(gq), f"sigma/granularity >= 2^-8 (got {_float(lat):.3g}); "
-                                 "use a finer granularity")
-        t = math.isqrt(num // den) + 1
-    return SecurePlan(kind, float(gq), g_exp, delta, norm, n, padded, float(ratio), 0 if kind == "laplace" else 1,
-                      num, den, t)
+    return lattice_plan(noise, n, sensitivity=sensitivity, granularity=granularity, norm=norm, bound=bound)
 
 
 # float64 lattice points: an array for array / sequence / scalar values (0-d for a scalar), the same
@@ -238,27 +160,34 @@ def secure_add_noise(values: Any, noise: Any, *, sensitivity: float | None, gran
     src = np.asarray(src, dtype=np.float64)
     if not np.isfinite(src).all():
         raise ParameterError("values", "an array with non-finite entries", "finite values")
-    max_abs = float(np.abs(src).max()) if src.size else 0.0
     plan = secure_plan(noise, src.size, sensitivity=sensitivity, granularity=granularity, norm=norm,
                        bound=bound)
+    res = secure_release(src, plan, bound=bound, out=out, threads=threads)
+    if out is None:
+        res = wrap(res)
+    return (res, plan) if return_plan else res
+
+
+def secure_release(values: NDArray[np.float64], plan: SecurePlan, *, bound: float | None = None,
+                   out: np.ndarray | None = None, threads: int | None = None) -> NDArray[np.float64]:
+    """``values`` (finite float64) snapped to the lattice of ``plan`` plus its law's noise drawn
+    with a fresh OS key: what :func:`secure_add_noise` and ``Mechanism.release(secure=True)`` do
+    once the plan is known. Values above ``bound`` or beyond 2^52 lattice steps are refused."""
+    src = np.asarray(values, dtype=np.float64)
+    if not np.isfinite(src).all():
+        raise ParameterError("values", "an array with non-finite entries", "finite values")
+    max_abs = float(np.abs(src).max()) if src.size else 0.0
     if bound is not None and max_abs > bound:
         raise ParameterError("values", max_abs, f"|x| <= bound = {bound!r} (the declared input bound)")
     if max_abs > 2.0 ** (52 + plan.g_exp):
         raise ParameterError("values", max_abs, f"|x| <= 2^52 * granularity = {2.0 ** (52 + plan.g_exp):.3g} "
                              "(declare bound= to get a lattice that holds larger inputs)")
-    thr = _threads(threads)
+    stream = KeyedStream(os.urandom(32))  # a fresh secret per call: never reproducible
     if out is None:
-        res = np.array(src, dtype=np.float64, order="C", copy=True)
-        _core.sampling.secure_add(plan.kind, plan.num, plan.den, plan.t, plan.g_exp, res.reshape(-1),
-                                  res.reshape(-1), thr)
-        return (wrap(res), plan) if return_plan else wrap(res)
-    else:
-        res = _check_out(out, np.dtype(np.float64), src.shape)
-        if res is not src:
-            np.copyto(res, src)
-    _core.sampling.secure_add(plan.kind, plan.num, plan.den, plan.t, plan.g_exp, res.reshape(-1),
-                              res.reshape(-1), thr)
-    return (res, plan) if return_plan else res
+        res: NDArray[np.float64] = add_lattice_noise(np.ascontiguousarray(src), plan, rng=stream, threads=threads)
+        return res
+    res = add_lattice_noise(src, plan, rng=stream, out=out, threads=threads)
+    return res
 
 
 def discrete_laplace(scale: Fraction | float, size: int, *, threads: int | None = None) -> np.ndarray:

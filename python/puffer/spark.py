@@ -1,4 +1,6 @@
-"""Publishing Spark DataFrames (optional extra ``puffer-privacy[spark]``): :func:`add_noise`
+"""Publishing Spark DataFrames, and Delta_G on a Spark cluster.
+
+Publishing Spark DataFrames (optional extra ``puffer-privacy[spark]``): :func:`add_noise`
 through ``mapInArrow``, and Markov Delta_G on the workers (:func:`w_inf`).
 
 The public entry point; the engine is :mod:`puffer.publish.engines.spark` (its docstring says

@@ -33,8 +33,17 @@ def release(data, cols, mech, tmp_path, **kw):
     e = entries[0]
     assert e["path"] == "dask"
     cols = [cols] if isinstance(cols, str) else cols
-    st = {} if e["nonce"] is None else {c: (lambda c=c: pio.release_stream(pio.as_key(KEY), e["nonce"], c))
-                                        for c in cols}
+    # column c -> the documented definition: x at positions p, p + 1, ... gets (round(x/g) + Z) g, Z
+    # the values of the recorded lattice law on release_stream(key, nonce, c) there
+    plan = None if e["noise_lattice"] is None else puffer.lattice.LatticePlan.from_description(e["noise_lattice"])
+
+    def ref(c):
+        def noisy(x, position=0):
+            s = pio.release_stream(pio.as_key(KEY), e["nonce"], c)
+            s.position = int(position)
+            return puffer.lattice.add_lattice_noise(np.asarray(x, dtype=np.float64), plan, rng=s)
+        return noisy
+    st = {} if e["nonce"] is None else {c: ref(c) for c in cols}
     return out.compute(), e, st
 
 
@@ -42,13 +51,13 @@ def test_array_any_chunking(client, tmp_path):
     x = np.random.default_rng(1).normal(size=N)
     for chunks in (N, 4096, 7777):
         got, e, st = release(da.from_array(x, chunks=chunks), "x", GAU, tmp_path)
-        assert np.array_equal(got, puffer.add_noise(x, GAU, rng=st["x"]())), chunks
+        assert np.array_equal(got, st["x"](x)), chunks
         assert e["rows"] == N
     m = np.random.default_rng(2).normal(size=(N, 3)).astype(np.float32)
     for chunks in ((N, 3), (5000, 1), (3333, 2)):
         got, e, st = release(da.from_array(m, chunks=chunks), ["a", "b", "c"], GAU, tmp_path)
-        want = np.stack([puffer.add_noise(m[:, j], GAU, rng=st[c]()) for j, c in enumerate("abc")], axis=1)
-        assert got.dtype == np.float32 and np.array_equal(got, want), chunks
+        want = np.stack([st[c](m[:, j]) for j, c in enumerate("abc")], axis=1)
+        assert got.dtype == np.float64 and np.array_equal(got, want), chunks   # lattice points: float64
 
 
 def test_dataframe_positional_and_row_id(client, tmp_path):
@@ -58,15 +67,15 @@ def test_dataframe_positional_and_row_id(client, tmp_path):
     digests = set()
     for parts in (1, 6):
         got, e, st = release(dd.from_pandas(pdf, npartitions=parts), ["x", "k"], GAU, tmp_path)
-        assert np.array_equal(got["x"].to_numpy(), puffer.add_noise(pdf["x"].to_numpy(), GAU, rng=st["x"]()))
-        assert np.array_equal(got["k"].to_numpy(), puffer.add_noise(pdf["k"].to_numpy(float), GAU, rng=st["k"]()))
+        assert np.array_equal(got["x"].to_numpy(), st["x"](pdf["x"].to_numpy()))
+        assert np.array_equal(got["k"].to_numpy(), st["k"](pdf["k"].to_numpy(float)))
         assert got["s"].tolist() == pdf["s"].tolist()
         digests.add(e["input_sha256"])
     assert len(digests) == 2  # the content digest is per partition layout (see puffer.publish.digest)
     shuffled = pdf.sample(frac=1.0, random_state=0)
     got, _, st = release(dd.from_pandas(shuffled, npartitions=5, sort=False), ["x"], GAU, tmp_path, row_id="id")
     got = got.sort_values("id")
-    assert np.array_equal(got["x"].to_numpy(), puffer.add_noise(pdf["x"].to_numpy(), GAU, rng=st["x"]()))
+    assert np.array_equal(got["x"].to_numpy(), st["x"](pdf["x"].to_numpy()))
 
 
 def test_nulls_and_bad_inputs(client, tmp_path):
@@ -77,7 +86,7 @@ def test_nulls_and_bad_inputs(client, tmp_path):
     with pytest.raises(ParameterError, match="missing value at row 7"):
         pdask.add_noise(ddf, ["x"], GAU, key=KEY, ledger=led)
     kept, _, st = release(ddf, ["x"], GAU, tmp_path, nulls="keep")
-    full = puffer.add_noise(pdf["x"].fillna(0.0).to_numpy(), GAU, rng=st["x"]())
+    full = st["x"](pdf["x"].fillna(0.0).to_numpy())
     ok = ~pdf["x"].isna().to_numpy()
     assert np.isnan(kept["x"][7]) and np.array_equal(kept["x"].to_numpy()[ok], full[ok])
     with pytest.raises(ParameterError, match="puffer keygen"):
@@ -91,6 +100,12 @@ def test_nulls_and_bad_inputs(client, tmp_path):
     dup = dd.from_pandas(pdf.assign(rid=pdf["id"] % 7), npartitions=2)
     with pytest.raises(ParameterError, match="duplicates"):
         pdask.add_noise(dup, ["x"], GAU, key=KEY, row_id="rid", nulls="keep", ledger=led)
+    neg = dd.from_pandas(pdf.assign(rid=-pdf["id"] - 1), npartitions=2)
+    with pytest.raises(ParameterError, match=r"row ids >= 0 \(minimum -100\)"):
+        pdask.add_noise(neg, ["x"], GAU, key=KEY, row_id="rid", nulls="keep", ledger=led)
+    holes = dd.from_pandas(pdf.assign(rid=pdf["id"].astype("Int64").mask(pdf["id"] % 50 == 3)), npartitions=2)
+    with pytest.raises(ParameterError, match=r"a column without nulls \(2 null ids\)"):
+        pdask.add_noise(holes, ["x"], GAU, key=KEY, row_id="rid", nulls="keep", ledger=led)
     with pytest.raises(ParameterError, match="2 column name"):
         pdask.add_noise(da.zeros((10, 2), chunks=5), ["a"], GAU, key=KEY, ledger=led)
     with pytest.raises(ParameterTypeError, match="data"):
@@ -105,7 +120,7 @@ def test_secure_mode_once_per_release_and_mechanism_dict(client, tmp_path):
     x = np.arange(3000) % 3 * 1.0  # answers of the pair query, in [0, 2]
     m = pio.resolve(cfg).mechanism
     got, e, st = release(da.from_array(x, chunks=700), "x", cfg, tmp_path, per_unit=True)
-    assert np.array_equal(got, m.release(x, rng=st["x"]()))
+    assert np.array_equal(got, st["x"](x))
     led = tmp_path / "sec.jsonl"
     out = pdask.add_noise(da.from_array(x, chunks=700), "x", cfg, secure=True, granularity=2**-10, per_unit=True,
                           ledger=led)
@@ -135,7 +150,7 @@ def test_units_records(client, tmp_path):
     got, e, st = release(dd.from_pandas(pdf, npartitions=4, sort=False), "kwh", cfg, tmp_path, unit="hh", order="t")
     sums = pdf.groupby("hh")["kwh"].sum().sort_index()
     assert got["hh"].tolist() == list(range(300))  # sorted by unit, as the file engine writes it
-    want = pio.resolve(cfg).mechanism.release(sums.to_numpy(), rng=st["kwh"]())  # unit id = stream position
+    want = st["kwh"](sums.to_numpy())  # unit id = stream position
     assert list(got.columns) == ["hh", "kwh_sum_noisy"]  # the noisy sum, named for what it is
     assert np.array_equal(got["kwh_sum_noisy"].to_numpy(), want)
     assert e["rows"] == 300 and e["unit"]["column"] == "hh" and e["unit"]["records_per_unit"] == 4
@@ -176,13 +191,10 @@ def test_answers_keyed_by_string_units(client, tmp_path):
     pdf = pd.DataFrame({"hh": ids, "x": np.arange(60) % 3 * 1.0}).sample(frac=1.0, random_state=2)
     got, e, st = release(dd.from_pandas(pdf, npartitions=3, sort=False), "x", cfg, tmp_path, unit="hh",
                          per_unit=True)
-    m = pio.resolve(cfg).mechanism
     pos = pio.unit_positions(got["hh"].to_numpy())
     want = []
     for p, v in zip(pos, got["hh"].map(dict(zip(pdf["hh"], pdf["x"])))):
-        s = st["x"]()
-        s.position = int(p)
-        want.append(m.release(np.array([v]), rng=s)[0])
+        want.append(st["x"](np.array([v]), p)[0])
     assert np.array_equal(got["x"].to_numpy(), np.array(want))
     assert e["unit"]["column"] == "hh" and e["unit"]["mode"] == "answers"
     dup = pd.concat([pdf, pdf.iloc[:1]])

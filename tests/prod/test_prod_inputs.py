@@ -126,6 +126,26 @@ def test_key_file_format_header_and_check(tmp_path):
         pio.load_key(f)
 
 
+def test_every_secret_file_is_refused_when_others_can_read_it(tmp_path):
+    # the release key (above), the signing key and the ledger's unit secret share one rule
+    from puffer.publish.signing import load_public_key, load_signing_key
+    from puffer.publish.unitsets import _secret_file, unit_hasher
+
+    sk = tmp_path / "s.sign"
+    pio.signing_keygen(sk)
+    led = str(tmp_path / "l.jsonl")
+    unit_hasher(led, None)          # creates the unit secret beside the ledger
+    for f in (sk, _secret_file(led)):
+        os.chmod(f, 0o640)
+    with pytest.raises(ParameterError, match=r"a signing key file only its owner can access \(mode is 0o640; run "
+                                             r"`chmod 600` on it\)"):
+        load_signing_key(sk)
+    load_public_key(f"{sk}.pub")    # a public key may be readable by anyone
+    with pytest.raises(ParameterError, match=r"a unit secret file only its owner can access \(mode is 0o640; run "
+                                             r"`chmod 600 .*`\)"):
+        unit_hasher(led, None)
+
+
 def test_earlier_key_files(tmp_path):
     # files keygen wrote before (JSON, 32 bytes) still load, so their releases can be re-run
     secret, kid = os.urandom(32), os.urandom(16).hex()
@@ -251,6 +271,22 @@ def test_broken_pipe_is_quiet(tmp_path):
         assert r.returncode == 141 and r.stderr == "", (cmd, r.returncode, r.stderr[-1500:])
 
 
+def test_broken_pipe_is_quiet_when_stdout_is_buffered(tmp_path):
+    # With stdout buffered (the default outside PYTHONUNBUFFERED), a short output reaches the pipe
+    # only in the interpreter's final flush: `puffer keygen K | head -0` printed "Exception ignored
+    # ... BrokenPipeError" and exited 120. stdout is now flushed while the pipe error is handled.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    rd, wr = os.pipe()
+    os.close(rd)
+    try:
+        r = subprocess.run([sys.executable, "-m", "puffer", "keygen", str(tmp_path / "k.key")], stdout=wr,
+                           stderr=subprocess.PIPE, text=True, env=env, timeout=300)
+    finally:
+        os.close(wr)
+    assert (r.returncode, r.stderr) == (141, ""), r.stderr[-1500:]
+    assert (tmp_path / "k.key").exists()
+
+
 # ---- unit ids of one type --------------------------------------------------------------------------------
 
 def test_mixed_type_unit_ids_on_dask_are_refused(tmp_path):
@@ -366,13 +402,14 @@ def test_duplicated_or_missing_time_steps_are_refused_with_or_without_order(tmp_
 def test_floats_beyond_2_53_are_refused(tmp_path):
     """2^60 and 1e308 were published exactly (the float spacing there swallows any noise of scale 1)."""
     src = tmp_path / "in.parquet"
-    for vals, typ, want in (([1.5, 2.0**60, 3.0], pa.float64(), "1.152921504606847e\\+18 at row 1"),
-                            ([1e308, 0.0], pa.float64(), "1e\\+308 at row 0"),
-                            ([-(2.0**54), 1.0], pa.float64(), "at row 0"),
-                            ([3.0, 2.0**25], pa.float32(), "33554432.0 at row 1.*2\\^24")):
+    # (a float32 column stays float32 with float noise only: lattice points are float64)
+    for vals, typ, want, fl in (([1.5, 2.0**60, 3.0], pa.float64(), "1.152921504606847e\\+18 at row 1", False),
+                                ([1e308, 0.0], pa.float64(), "1e\\+308 at row 0", False),
+                                ([-(2.0**54), 1.0], pa.float64(), "at row 0", False),
+                                ([3.0, 2.0**25], pa.float32(), "33554432.0 at row 1.*2\\^24", True)):
         pq.write_table(pa.table({"x": pa.array(vals, typ)}), src)
         with pytest.raises(ParameterError, match=want):
-            pio.noise_file(src, tmp_path / "o.parquet", "x", ("laplace", {"b": 1e6}), key=KEY,
+            pio.noise_file(src, tmp_path / "o.parquet", "x", ("laplace", {"b": 1e6}), key=KEY, float_noise=fl,
                            ledger=tmp_path / "l.jsonl", allow_unnoised=True)  # the bound holds even so
     assert not (tmp_path / "o.parquet").exists()
     pq.write_table(pa.table({"x": [-(2.0**53), 2.0**53]}), src)  # the bound itself, with enough noise
@@ -390,17 +427,22 @@ def test_noise_below_the_datas_resolution_needs_allow_unnoised(tmp_path, capsys)
     err = capsys.readouterr().err
     assert "allow-unnoised" in err and "resolution of column 'kwh'" in err and not (tmp_path / "o.parquet").exists()
     # the threshold: 1024 float spacings at the largest value, here 2.9990000000000001 (spacing 2^-51)
+    # (float noise: lattice noise adds its own bound, 2^52 lattice steps, below)
     top = float(np.abs(x).max())
     lim = 1024 * float(np.spacing(top))
     for b, ok in ((lim, True), (lim * (1 - 2**-40), False)):
         out = tmp_path / f"b{ok}.parquet"
         if ok:
-            pio.noise_file(src, out, "kwh", ("laplace", {"b": b}), key=KEY, ledger=tmp_path / f"l{ok}.jsonl")
+            pio.noise_file(src, out, "kwh", ("laplace", {"b": b}), key=KEY, ledger=tmp_path / f"l{ok}.jsonl",
+                           float_noise=True)
         else:
             with pytest.raises(ParameterError, match="allow_unnoised"):
-                pio.noise_file(src, out, "kwh", ("laplace", {"b": b}), key=KEY, ledger=tmp_path / f"l{ok}.jsonl")
-    # with the permission, published and recorded as such
-    assert cli.main(args + ["--allow-unnoised"]) == 0
+                pio.noise_file(src, out, "kwh", ("laplace", {"b": b}), key=KEY, ledger=tmp_path / f"l{ok}.jsonl",
+                               float_noise=True)
+    # with the permission: lattice noise of that scale has a lattice far finer than the values
+    # (beyond its exact range: refused, never rounded); float noise publishes them, recorded as such
+    assert cli.main(args + ["--allow-unnoised"]) == 3 and "2^52 * granularity" in capsys.readouterr().err
+    assert cli.main(args + ["--allow-unnoised", "--float-noise"]) == 0
     y = pq.read_table(tmp_path / "o.parquet").column("kwh").to_numpy()
     assert np.array_equal(y, x)  # what the refusal protects against: the raw readings
     assert pio.read_ledger(led)[0]["config"]["allow_unnoised"] is True

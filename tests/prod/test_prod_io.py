@@ -1,7 +1,7 @@
 """puffer.io / `puffer noise`: row-addressed noise, byte-identical output, the ledger, bad inputs.
 
-Oracles: puffer.add_noise on the whole column with puffer.io.release_stream(key, nonce, column)
-(the documented definition), the mechanism object calibrated independently from the same framework file, and
+Oracles: puffer.lattice.add_lattice_noise on the whole column with the lattice the ledger records
+and puffer.io.release_stream(key, nonce, column) (the documented definition), the mechanism object calibrated independently from the same framework file, and
 guarantee_from_dict on the ledger's record. Nothing here is statistical.
 """
 from __future__ import annotations
@@ -25,8 +25,19 @@ N = 1_000_000
 KEY = hashlib.sha256(b"puffer test release key").digest()  # a 256-bit test key given as bytes
 
 
+#: the least noise for FRAMEWORK's target among the mechanisms certified on a lattice
+LATTICE_DEFAULT = "GWM Laplace, PP delta=1e-05"
+
+
 def stream(entry, column, key=KEY):
     return pio.release_stream(pio.as_key(key), entry["nonce"], column)
+
+
+def lattice_ref(entry, column, x, key=KEY):
+    """Row r of column c = (round(x_r / g) + Z_r) g, Z_r = value r of the recorded lattice law on
+    release_stream(key, nonce, c)."""
+    plan = puffer.lattice.LatticePlan.from_description(entry["noise_lattice"])
+    return puffer.lattice.add_lattice_noise(np.asarray(x, dtype=np.float64), plan, rng=stream(entry, column, key))
 
 FRAMEWORK = {"name": "test pair", "model": {"kind": "correlated_pair", "p": 0.5, "rho": 0.3},
              "target": {"eps": 1.0, "delta": 1e-5, "alpha": 2.0}}
@@ -73,14 +84,15 @@ def test_round_trip_identical_bytes_for_any_batch_size_and_threads(big):
         outs.append(out)
     assert len({sha(o) for o in outs}) == 1
     got = pq.read_table(outs[0])
-    assert got.schema.field("x").type == pa.float64() and got.schema.field("y").type == pa.float64()
-    assert got.schema.field("z").type == pa.float32()
+    # lattice points are float64 (float32 would round them beyond 2^24 lattice steps)
+    assert all(got.schema.field(c).type == pa.float64() for c in ("x", "y", "z"))
     assert got.column("name").equals(t.column("name")) and got.column("id").equals(t.column("id"))
     # the documented definition: row r of column c = value r of release_stream(key, nonce, c)
+    g = first["noise_lattice"]["granularity"]
     for c in ("x", "y", "z"):
-        ref = puffer.add_noise(t.column(c).to_numpy().astype(np.float32 if c == "z" else np.float64),
-                               noise, rng=stream(first, c))
+        ref = lattice_ref(first, c, t.column(c).to_numpy())
         assert np.array_equal(got.column(c).to_numpy(), ref)
+        assert np.array_equal(ref / g, np.round(ref / g))   # on the recorded lattice
     # columns get different noise
     dx = got.column("x").to_numpy() - t.column("x").to_numpy()
     dy = got.column("y").to_numpy() - t.column("y").to_numpy()
@@ -93,7 +105,12 @@ def test_ledger_matches_mechanism_guarantee(tmp_path, fw_file):
     pq.write_table(t, src)
     led = tmp_path / "ledger.jsonl"
     got = []
-    for sel, out in ((None, "a.parquet"), ("GWM Gaussian, PP delta=1e-05", "b.parquet")):
+    # (the Gaussian PP row's (eps, delta) comes from the continuous Gaussian's privacy profile, which
+    # the discrete Gaussian of a lattice is not certified for: it needs float_noise)
+    with pytest.raises(ParameterError, match="float_noise.*privacy profile"):
+        pio.noise_file(src, tmp_path / "c.parquet", "x", fw_file, key=KEY, select="GWM Gaussian, PP delta=1e-05",
+                       ledger=led, per_unit=True)
+    for sel, out in ((None, "a.parquet"), ("GWM Gaussian, RPP alpha=2", "b.parquet")):
         got.append(pio.noise_file(src, tmp_path / out, "x", fw_file, key=KEY, select=sel, ledger=led,
                                   per_unit=True, allow_uncomposed=sel is not None))
     text = led.read_text()
@@ -105,9 +122,11 @@ def test_ledger_matches_mechanism_guarantee(tmp_path, fw_file):
     from puffer.config import build_framework, build_mechanisms
 
     todo = dict(build_mechanisms(build_framework(FRAMEWORK["model"]), FRAMEWORK["target"]))
-    # no --select: the least noise for the file's target (1, 1e-5)-PP, Kantorovich Thm 2's Laplace(1.542)
-    # (issue 32: it used to be the first row, Wasserstein's Laplace(2))
-    for e, label in zip(entries, ["Kantorovich Thm 2 (Laplace)", "GWM Gaussian, PP delta=1e-05"]):
+    # no --select: the least noise for the file's target (1, 1e-5)-PP among the mechanisms certified
+    # on a lattice (issue 32: it used to be the first row, Wasserstein's Laplace(2)); Kantorovich
+    # Thm 2's Laplace(1.542), the least of all, is not (issue 31 item 3), and is the float default
+    assert pio.resolve(fw_file).label == "Kantorovich Thm 2 (Laplace)"
+    for e, label in zip(entries, [LATTICE_DEFAULT, "GWM Gaussian, RPP alpha=2"]):
         m = todo[label]()
         assert e["label"] == label and e["mechanism"] == type(m).__name__
         assert puffer.guarantee_from_dict(e["guarantee"]) == m.guarantee
@@ -118,10 +137,13 @@ def test_ledger_matches_mechanism_guarantee(tmp_path, fw_file):
         assert e["rows"] == 1000 and e["columns"] == ["x"] and e["puffer_version"] == puffer.__version__
         assert e["rng"]["mode"] == "keyed-chacha20" and e["unit"]["mode"] == "answers"
         assert e["framework_description"]["config"]["model"] == FRAMEWORK["model"]
-        assert e["output_sha256"] == "sha256:" + sha(tmp_path / ("a.parquet" if label.startswith("K") else "b.parquet"))
-    # the noise is the mechanism's: same as Mechanism.release with the column's stream
-    m = todo["Kantorovich Thm 2 (Laplace)"]()
-    ref = m.release(t.column("x").to_numpy(), rng=stream(entries[0], "x"))
+        assert e["output_sha256"] == "sha256:" + sha(tmp_path / ("a.parquet" if e is entries[0] else "b.parquet"))
+    # the noise is the mechanism's on its own lattice (padding its sensitivity per value), drawn
+    # from the column's stream; the ledger records that lattice
+    m = todo[LATTICE_DEFAULT]()
+    plan = m.lattice_plan()
+    assert entries[0]["noise_lattice"] == plan.describe() and entries[1]["noise_lattice"]["family"] == "gaussian"
+    ref = puffer.lattice.add_lattice_noise(t.column("x").to_numpy(), plan, rng=stream(entries[0], "x"))
     assert np.array_equal(pq.read_table(tmp_path / "a.parquet").column("x").to_numpy(), ref)
 
 
@@ -156,7 +178,7 @@ def test_csv_input_and_cli(tmp_path, fw_file, capsys):
     assert rc == 0 and "scale 0.5;" in capsys.readouterr().out  # was "scale None" (issue 22)
     e = pio.read_ledger(tmp_path / "l2.jsonl")[0]
     assert e["guarantee"] is None and e["noise"] == {"family": "gaussian", "sigma": 0.5} and e["scale"] == 0.5
-    ref = puffer.add_noise(t.column("b").to_numpy(), ("gaussian", {"sigma": 0.5}), rng=stream(e, "b", keyf))
+    ref = lattice_ref(e, "b", t.column("b").to_numpy(), keyf)
     assert np.array_equal(pq.read_table(tmp_path / "n.parquet").column("b").to_numpy(), ref)
     capsys.readouterr()
     # bad input -> exit 3 with a message, no output
@@ -193,7 +215,8 @@ def test_int64_beyond_2_53_is_refused_in_files(tmp_path):
     src = tmp_path / "in.parquet"
     pq.write_table(pa.table({"n": pa.array([3, -(2**53), 2**62 + 1], pa.int64()),
                              "u": pa.array([0, 2**53 + 2, 1], pa.uint64())}), src)
-    # (a scale of 4096 = 2048 float spacings at 2^53: above the data's resolution, puffer.publish.values)
+    # (a scale of 4096 = 2048 float spacings at 2^53: above the data's resolution,
+    # puffer.publish.values; a lattice of step 4, whose exact range 2^54 holds 2^53)
     wide = ("laplace", {"b": 4096.0})
     for col, want in (("n", "4611686018427387905 at row 2"), ("u", "9007199254740994 at row 1")):
         with pytest.raises(ParameterError, match=want):
@@ -203,6 +226,11 @@ def test_int64_beyond_2_53_is_refused_in_files(tmp_path):
     pq.write_table(pa.table({"n": pa.array([3, -(2**53), 2**53], pa.int64())}), ok)
     pio.noise_file(ok, tmp_path / "o.parquet", ["n"], wide, key=KEY)
     assert pq.read_table(tmp_path / "o.parquet").column("n").type == pa.float64()
+    # values beyond the lattice's exact range (2^52 steps) are refused, not rounded (even with the
+    # resolution check waived)
+    with pytest.raises(ParameterError, match=r"2\^52 \* granularity"):
+        pio.noise_file(ok, tmp_path / "o2.parquet", ["n"], ("laplace", {"b": 1.0}), key=KEY, allow_unnoised=True)
+    assert not (tmp_path / "o2.parquet").exists()
 
 
 def test_nulls_error_and_keep(tmp_path):
@@ -216,7 +244,7 @@ def test_nulls_error_and_keep(tmp_path):
                        batch_size=4)
     y = pq.read_table(tmp_path / "o.parquet").column("x")
     assert y.null_count == 2 and not y[1].is_valid and not y[4].is_valid
-    full = puffer.add_noise(np.array([1.0, 0, 3, 4, 0, 6]), ("laplace", {"b": 1.0}), rng=stream(e, "x"))
+    full = lattice_ref(e, "x", [1.0, 0, 3, 4, 0, 6])
     valid = np.array([1, 0, 1, 1, 0, 1], bool)
     assert np.array_equal(y.to_numpy(zero_copy_only=False)[valid], full[valid])  # other rows unaffected
 

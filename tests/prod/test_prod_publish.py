@@ -127,11 +127,11 @@ def test_post_processing_steps_are_applied_and_recorded(tmp_path):
     prep = pub.prepare(LAP, ["x"], PublishOptions(key=keyf), default_ledger=str(led))
     prep.post = (Floor(),)
     rel = prep.begin(input_sha256="sha256:" + "0" * 64, path_kind="file")
-    noise = prep.noise(rel, threads=1, positional_secure=False)
+    noise = prep.noise(rel, threads=1)
     assert isinstance(noise, ColumnNoise)
     x = np.linspace(0, 10, 50)
     got = noise.add(x, "x", 0)
-    want = np.floor(puffer.add_noise(x, LAP, rng=pub.release_stream(rel.key, rel.nonce, "x")))
+    want = np.floor(puffer.lattice.add_lattice_noise(x, prep.noise_lattice, rng=pub.release_stream(rel.key, rel.nonce, "x")))
     assert np.array_equal(got, want)
     e = rel.commit("sha256:" + "1" * 64, 50)
     assert e["post_processing"] == [{"step": "floor"}] and e["config"]["post_processing"] == [{"step": "floor"}]

@@ -1,6 +1,6 @@
 """Issue 23: each attack on the production path, reproduced, and shown to fail.
 
-Oracles: the documented stream definition (release_stream(key, nonce, column)), independent
+Oracles: the documented stream definition (lattice noise of release_stream(key, nonce, column)), independent
 recomputation of hashes (hashlib), numpy group-by sums. The one statistical test states its
 false-alarm rate.
 """
@@ -73,11 +73,14 @@ def test_seed_search_over_every_ledger_field_finds_nothing(tmp_path):
     for s in range(20_000):
         assert legacy(s) not in leaves
     assert e["key"]["key_id"] == key.key_id and len(e["nonce"]) == 32
+    plan = puffer.lattice.LatticePlan.from_description(e["noise_lattice"])
     for s in range(2_000):
-        guess = puffer.add_noise(np.zeros(8), LAP, rng=pio.column_stream(s, "x"))
+        guess = puffer.lattice.add_lattice_noise(
+            np.zeros(8), plan, rng=pio.release_stream(pio.as_key(None, insecure_seed=s), e["nonce"], "x"))
         assert not np.allclose(guess, noise[:8])
-    # the noise is the keyed stream's, which needs the key
-    assert np.allclose(puffer.add_noise(x, LAP, rng=pio.release_stream(key, e["nonce"], "x")) - x, noise)
+    # the noise is the keyed stream's lattice noise, which needs the key
+    ref = puffer.lattice.add_lattice_noise(x, plan, rng=pio.release_stream(key, e["nonce"], "x"))
+    assert np.array_equal(ref, pq.read_table(tmp_path / "o.parquet").column("x").to_numpy())
     # small seeds are refused in every publishing entry point; the test opt-in is recorded as insecure
     with pytest.raises(ParameterError, match="puffer keygen"):
         pio.noise_file(src, tmp_path / "o2.parquet", ["x"], LAP, seed=2026, ledger=led)
@@ -174,9 +177,9 @@ def test_raw_rows_under_a_per_unit_framework_are_refused(tmp_path):
     out = pq.read_table(tmp_path / "o.parquet")
     assert out.num_rows == 300 and out.column("household").to_pylist() == list(range(300))
     true = np.bincount(hh, weights=x)
-    ref = puffer.add_noise(np.zeros(300), ("laplace", {"b": e["scale"]}),
-                           rng=pio.release_stream(pio.as_key(KEY32), e["nonce"], "kwh"))
-    assert np.allclose(out.column("kwh_sum_noisy").to_numpy() - true, ref)  # unit u gets stream position u
+    ref = puffer.lattice.add_lattice_noise(true, puffer.lattice.LatticePlan.from_description(e["noise_lattice"]),
+                                           rng=pio.release_stream(pio.as_key(KEY32), e["nonce"], "kwh"))
+    assert np.array_equal(out.column("kwh_sum_noisy").to_numpy(), ref)  # unit u gets stream position u
     assert e["unit"]["mode"] == "records" and e["unit"]["records_per_unit"] == 4
     # mismatches name the unit; nothing is written
     t = pq.read_table(src)
@@ -454,10 +457,9 @@ def test_mechanism_release_secure_uses_its_own_sensitivity():
     assert np.all(y * 2**8 == np.round(y * 2**8))  # on the lattice
     plan = puffer.secure.secure_plan(m.noise, 1, sensitivity=m.sensitivity.value, granularity=2**-8,
                                      norm="coordinate")
-    # the discrete Laplace of scale tau has E|Z| = 2 q / (1 - q^2), q = exp(-1/tau): within 5 sd (n = 40000)
-    tau = plan.num / plan.den
-    q = np.exp(-1 / tau)
-    mean_abs = 2 * q / (1 - q * q) * plan.granularity
+    # the rounded Laplace with P(|Z| >= n) = s^(2n-1) has E|Z| = s / (1 - s^2): within 5 sd (n = 40000)
+    sp = float(plan.law.param)
+    mean_abs = sp / (1 - sp * sp) * plan.granularity
     assert abs(np.mean(np.abs(y)) - mean_abs) < 5 * np.std(np.abs(y)) / np.sqrt(y.size)
     assert plan.inflation > 1 and abs(mean_abs / m.noise.scale - 1) < 0.01  # Laplace(b) on the lattice
     with pytest.raises(ParameterError, match="rng"):

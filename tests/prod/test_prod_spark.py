@@ -35,8 +35,17 @@ def release(df, cols, mech, tmp_path, **kw):
     assert [e["event"] for e in entries] == ["pending", "completed"]
     e = entries[0]
     assert e["path"] == "spark" and entries[1]["output_sha256"] == e["output_sha256"]
-    streams = {} if e["nonce"] is None else {c: (lambda c=c: pio.release_stream(pio.as_key(KEY), e["nonce"], c))
-                                            for c in cols}
+    # column c -> the documented definition: x at positions p, p + 1, ... gets (round(x/g) + Z) g, Z
+    # the values of the recorded lattice law on release_stream(key, nonce, c) there
+    plan = None if e["noise_lattice"] is None else puffer.lattice.LatticePlan.from_description(e["noise_lattice"])
+
+    def ref(c):
+        def noisy(x, position=0):
+            s = pio.release_stream(pio.as_key(KEY), e["nonce"], c)
+            s.position = int(position)
+            return puffer.lattice.add_lattice_noise(np.asarray(x, dtype=np.float64), plan, rng=s)
+        return noisy
+    streams = {} if e["nonce"] is None else {c: ref(c) for c in cols}
     return out, e, streams
 
 
@@ -83,9 +92,9 @@ def test_bitwise_equal_to_single_process_for_any_partitioning(spark, tmp_path):
         got = got.toPandas()
         assert got["id"].tolist() == list(range(N))
         for c in ("x", "k", "f"):
-            want = puffer.add_noise(ref_df[c].to_numpy(np.float32 if c == "f" else np.float64), LAP, rng=st[c]())
+            want = st[c](ref_df[c].to_numpy(np.float32 if c == "f" else np.float64))
             assert np.array_equal(got[c].to_numpy(), want), (parts, c)
-        assert got["f"].dtype == np.float32 and got["k"].dtype == np.float64
+        assert got["f"].dtype == np.float64 and got["k"].dtype == np.float64   # lattice points: float64
         assert e["rows"] == N and e["columns"] == ["x", "k", "f"] and e["key"]["source"] == "bytes"
         assert e["unit"]["mode"] == "rows" and len(e["nonce"]) == 32
 
@@ -105,16 +114,15 @@ def test_row_id_after_a_shuffle(spark, tmp_path):
     got, _, st = release(df, ["x"], LAP, tmp_path, row_id="id")
     got = got.toPandas().sort_values("id")
     base = frame(spark, 1).toPandas()
-    assert np.array_equal(got["x"].to_numpy(), puffer.add_noise(base["x"].to_numpy(), LAP, rng=st["x"]()))
+    assert np.array_equal(got["x"].to_numpy(), st["x"](base["x"].to_numpy()))
 
 
 def test_mechanism_file_and_secure_mode(spark, tmp_path):
     f = tmp_path / "fw.json"
     f.write_text(json.dumps({"model": {"kind": "correlated_pair"}, "target": {"eps": 1.0}}))
-    m = pio.resolve(f).mechanism
     df = frame(spark, 2).withColumn("x", F.col("id") % 3)  # answers of the pair query: in [0, 2]
     got, e, st = release(df, "x", f, tmp_path, per_unit=True)
-    ref = m.release(frame(spark, 1).withColumn("x", F.col("id") % 3).toPandas()["x"].to_numpy(float), rng=st["x"]())
+    ref = st["x"](frame(spark, 1).withColumn("x", F.col("id") % 3).toPandas()["x"].to_numpy(float))
     assert np.array_equal(got.toPandas()["x"].to_numpy(), ref)
     assert e["guarantee"] is not None and e["unit"]["mode"] == "answers"
     sec, es, _ = release(df, "x", f, tmp_path, per_unit=True, secure=True, granularity=2**-12, key=None)
@@ -126,6 +134,49 @@ def test_mechanism_file_and_secure_mode(spark, tmp_path):
     with pytest.raises(ParameterError, match="privacy unit"):
         pspark.add_noise(df, "x", f, key=KEY, ledger=tmp_path / "bad.jsonl")
     assert not (tmp_path / "bad.jsonl").exists() or pio.read_ledger(tmp_path / "bad.jsonl") == []
+
+
+def test_file_spark_and_dask_publish_the_same_lattice_values(spark, tmp_path, monkeypatch):
+    """Issue 31 item 3: for one key and nonce the file engine, Spark and Dask publish the same
+    lattice points, bit for bit -- rows by position, and answers keyed by string unit ids (the
+    release's nonce pinned here; every engine draws value p of release_stream(key, nonce, c))."""
+    import dask.dataframe as dd
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    import puffer.dask as pdask
+    import puffer.publish.release as prel
+
+    nonce = "5a" * 16
+    monkeypatch.setattr(prel, "new_nonce", lambda: nonce)
+    fw = tmp_path / "fw.json"
+    fw.write_text(json.dumps({"model": {"kind": "correlated_pair"}, "target": {"eps": 1.0}}))
+    ids = np.array([f"household-{i}" for i in range(N)], dtype=object)
+    pdf = pd.DataFrame({"id": np.arange(N, dtype=np.int64), "hh": ids, "x": np.sin(np.arange(N)) * 100,
+                        "a": np.arange(N) % 3 * 1.0})
+    pq.write_table(pa.Table.from_pandas(pdf, preserve_index=False), tmp_path / "in.parquet")
+    # (a ledger per release: a fresh nonce is never one its ledger has seen, and it is pinned here)
+    for case, (cols, mech, kw) in enumerate(((["x"], LAP, {}), (["a"], str(fw), {"unit": "hh", "per_unit": True}))):
+        got, lattices = [], []
+        e = pio.noise_file(tmp_path / "in.parquet", tmp_path / f"o{case}.parquet", cols, mech, key=KEY,
+                           ledger=tmp_path / f"f{case}.jsonl", **kw)
+        got.append(pq.read_table(tmp_path / f"o{case}.parquet").to_pandas())
+        lattices.append(e["noise_lattice"])
+        for n, engine in enumerate((pspark, pdask)):
+            led = tmp_path / f"e{case}{n}.jsonl"
+            data = spark.createDataFrame(pdf) if engine is pspark else dd.from_pandas(pdf, npartitions=3)
+            out = engine.add_noise(data, cols, mech, key=KEY, ledger=led, **kw)
+            got.append(out.toPandas() if engine is pspark else out.compute())
+            entry = pio.read_ledger(led)[0]
+            assert entry["nonce"] == nonce == e["nonce"]
+            lattices.append(entry["noise_lattice"])
+        assert lattices[0] == lattices[1] == lattices[2] and lattices[0] is not None
+        by = "hh" if kw else "id"
+        vals = [g.sort_values(by)[cols[0]].to_numpy() for g in got]
+        assert np.array_equal(vals[0], vals[1]) and np.array_equal(vals[0], vals[2]), cols
+        g = lattices[0]["granularity"]
+        assert np.array_equal(vals[0] / g, np.round(vals[0] / g))
 
 
 def test_bad_inputs(spark, tmp_path):
@@ -193,11 +244,12 @@ def test_positional_noise_is_the_single_process_noise_after_shuffles(spark, aqe,
             assert len(np.unique(ids)) == len(ids), name
             want_n = plain(spark).transform(shuffle).count()
             assert len(ids) == want_n, name
-            ref = puffer.add_noise(truth(ids), LAP, rng=st["x"]())
+            ref = st["x"](truth(ids))
             same = int(np.sum(got["x"].to_numpy() == ref))
             assert same == len(ids), f"{name}, aqe={aqe}: {same} of {len(ids)} rows have their own noise"
-            noise = got["x"].to_numpy() - truth(ids)
-            assert len(np.unique(noise)) == len(noise), name  # Laplace noise: ties have probability 0
+            # (every row has the noise of its own position, and the positions are distinct ids: no
+            # position's noise is used twice; lattice noise takes equal values by chance, so equal
+            # noise values are no sign of a shared stream any more)
             again = noisy.select("id", "x").toPandas()
             assert np.array_equal(again["id"].to_numpy(), ids) and np.array_equal(again["x"].to_numpy(), ref)
             one = noisy.coalesce(1).select("id", "x").toPandas().set_index("id")["x"]

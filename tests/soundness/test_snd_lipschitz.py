@@ -35,6 +35,7 @@ def _custom(c, L_factor=1.0):
     return Custom(lp, log_lipschitz=L * L_factor, symmetric=sym, name=c["kind"])
 
 
+@pytest.mark.slow   # up to 2^21 nodes a case (alpha near 1, small v): the plain suite only
 @pytest.mark.parametrize("c", O.cases(), ids=lambda c: f"{c['kind']}-a{c['alpha']:g}-v{c['v']:.3g}")
 def test_oscillating_densities_are_never_under_reported(c):
     mp.mp.dps = O.DPS

@@ -82,18 +82,21 @@ def _laplace_D(alpha, v):
     return mp.log(a / (2 * a - 1) * mp.exp((a - 1) * v) + (a - 1) / (2 * a - 1) * mp.exp(-a * v)) / (a - 1)
 
 
+def _exact_plans(fw, k, T):
+    for t in range(T):
+        laws = _exact_laws(fw, k, T, t)
+        for a, b in itertools.combinations(range(k), 2):
+            if laws[a] is not None and laws[b] is not None:
+                yield [(v, m) for v, m in _quantile_coupling(laws[a], laws[b]) if m]
+
+
 def _exact_dagwm_eps(fw, k, T, alpha):
     """max over positions and pairs of log E_pi[exp((alpha - 1) D_alpha(X - Y))] / (alpha - 1)."""
     mp.mp.dps = 40
     best = -mp.inf
-    for t in range(T):
-        laws = _exact_laws(fw, k, T, t)
-        for a, b in itertools.combinations(range(k), 2):
-            if laws[a] is None or laws[b] is None:
-                continue
-            s = mp.fsum(mp.mpf(m.numerator) / m.denominator * mp.exp((alpha - 1) * _laplace_D(alpha, v))
-                        for v, m in _quantile_coupling(laws[a], laws[b]) if m)
-            best = max(best, mp.log(s))
+    for plan in _exact_plans(fw, k, T):
+        s = mp.fsum(mp.mpf(m.numerator) / m.denominator * mp.exp((alpha - 1) * _laplace_D(alpha, v)) for v, m in plan)
+        best = max(best, mp.log(s))
     return best / (alpha - 1)
 
 
@@ -108,6 +111,9 @@ def test_dagwm_on_near_deterministic_chains_matches_exact_rationals(seed):
     fw, k, T = _chain(seed)
     noise = Laplace(1.0)
     m = DistributionAwareWasserstein(fw, noise)
+    # its sensitivity field is W_inf of the plans (it reported 4 for the exact 3: seed 18)
+    w = max(abs(v) for plan in _exact_plans(fw, k, T) for v, _ in plan)
+    assert w <= m.sensitivity.value <= w * (1 + 2.0 ** -50)
     for alpha in (2.0, 9.0):
         exact = _exact_dagwm_eps(fw, k, T, alpha)
         got = mp.mpf(m.epsilon(alpha))
@@ -128,10 +134,12 @@ def test_theorem2_on_near_deterministic_chains_matches_the_reference(seed):
 
 
 def test_issue_chain_dagwm_and_theorem2():
-    # 2 states, entries 1e-300 off the diagonal, T = 4 (stationary law (1, 0) in float)
+    # 2 states, entries 1e-300 off the diagonal, T = 4: stationary law (1/2, 1/2) exactly (GTH;
+    # a linear solve of pi (P - I) = 0 gave (1, 0), and with it eps(2) = 2.5946 and Delta_G = 3)
     fw = puffer.models.markov_chain(np.array([[1.0, 1e-300], [1e-300, 1.0]]), 4)
+    assert fw.initial_laws.tolist() == [[0.5, 0.5]]
     exact = _exact_dagwm_eps(fw, 2, 4, 2.0)
-    assert abs(exact - mp.mpf("2.59459659489021")) < 1e-12
+    assert abs(exact - mp.mpf("3.59453796399329")) < 1e-12
     got = DistributionAwareWasserstein(fw, Laplace(1.0)).epsilon(2.0)
     assert exact <= got <= exact * (1 + 1e-9)
 

@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['Kind', 'LAYOUT_SHIFT', 'Layout', 'STATIC_TARGET_ONLY', 'chacha20_block', 'fill_constant', 'fill_f32', 'fill_f64', 'fill_keyed_f32', 'fill_keyed_f64', 'first_nonfinite', 'keyed_pair_words', 'keyed_reject_words', 'layout_of', 'philox4x32_10', 'secure_add', 'secure_sample', 'set_simd_target', 'simd_target', 'simd_targets']
+__all__: list[str] = ['Kind', 'LAYOUT_SHIFT', 'Layout', 'STATIC_TARGET_ONLY', 'chacha20_block', 'fill_constant', 'fill_f32', 'fill_f64', 'fill_keyed_f32', 'fill_keyed_f64', 'first_nonfinite', 'keyed_lattice_fill', 'keyed_lattice_words', 'keyed_pair_words', 'keyed_reject_words', 'lattice_add', 'lattice_magnitude', 'lattice_sample', 'lattice_tables', 'layout_of', 'philox4x32_10', 'secure_add', 'secure_sample', 'set_simd_target', 'simd_target', 'simd_targets']
 class Kind:
     """
     sampler kinds (sampling/samplers.hpp)
@@ -198,6 +198,14 @@ def first_nonfinite(values: numpy.ndarray, threads: typing.SupportsInt | typing.
     """
     Index of the first NaN/inf in a float32/float64 buffer, or -1.
     """
+def keyed_lattice_fill(key: bytes, word: typing.SupportsInt | typing.SupportsIndex, j0: typing.SupportsInt | typing.SupportsIndex, nb: typing.SupportsInt | typing.SupportsIndex, log_scale: typing.SupportsFloat | typing.SupportsIndex) -> tuple[numpy.typing.NDArray[numpy.uint64], numpy.typing.NDArray[numpy.float64]]:
+    """
+    The SIMD words and hints of lattice fast blocks j0 .. j0 + nb - 1 (for tests).
+    """
+def keyed_lattice_words(key: bytes, word: typing.SupportsInt | typing.SupportsIndex, block: typing.SupportsInt | typing.SupportsIndex) -> typing.Annotated[list[int], "FixedSize(8)"]:
+    """
+    The eight 64-bit words of lattice fast block `block` (scalar reference, for tests).
+    """
 def keyed_pair_words(key: bytes, word: typing.SupportsInt | typing.SupportsIndex, block: typing.SupportsInt | typing.SupportsIndex) -> typing.Annotated[list[int], "FixedSize(8)"]:
     """
     The eight 64-bit words of pair-layout block `block` (scalar reference, for tests).
@@ -205,6 +213,22 @@ def keyed_pair_words(key: bytes, word: typing.SupportsInt | typing.SupportsIndex
 def keyed_reject_words(key: bytes, word: typing.SupportsInt | typing.SupportsIndex, tag: typing.SupportsInt | typing.SupportsIndex, index: typing.SupportsInt | typing.SupportsIndex, attempt: typing.SupportsInt | typing.SupportsIndex) -> typing.Annotated[list[int], "FixedSize(8)"]:
     """
     The eight 64-bit words of attempt `attempt` of value `index` (rejection layouts; for tests).
+    """
+def lattice_add(family: typing.SupportsInt | typing.SupportsIndex, S: typing.SupportsInt | typing.SupportsIndex, g_exp: typing.SupportsInt | typing.SupportsIndex, key: bytes, word: typing.SupportsInt | typing.SupportsIndex, start: typing.SupportsInt | typing.SupportsIndex, values: numpy.ndarray, out: numpy.ndarray, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
+    """
+    out = (round_half_even(values 2^-g_exp) + Z) 2^g_exp with Z the lattice noise of positions start ...
+    """
+def lattice_magnitude(family: typing.SupportsInt | typing.SupportsIndex, S: typing.SupportsInt | typing.SupportsIndex, u: typing.SupportsInt | typing.SupportsIndex, extra: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], fast: bool, hint: typing.SupportsInt | typing.SupportsIndex = 0) -> int:
+    """
+    |Z| for a uniform whose first 63 bits are u and next words `extra`: the exact path alone, or (fast=True) the tables from `hint` (-1 where they cannot decide). For tests.
+    """
+def lattice_sample(family: typing.SupportsInt | typing.SupportsIndex, S: typing.SupportsInt | typing.SupportsIndex, key: bytes, word: typing.SupportsInt | typing.SupportsIndex, start: typing.SupportsInt | typing.SupportsIndex, n: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.typing.NDArray[numpy.int64]:
+    """
+    Lattice noise integers of stream positions start .. start + n - 1 (sampling/lattice.hpp): family 0 rounded Laplace (s = S 2^-64), 1 discrete Gaussian (w = S 2^-64).
+    """
+def lattice_tables(family: typing.SupportsInt | typing.SupportsIndex, S: typing.SupportsInt | typing.SupportsIndex) -> dict[str, typing.Any]:
+    """
+    The threshold tables of a lattice law (for tests).
     """
 def layout_of(kind: Kind) -> Layout:
     """

@@ -5,8 +5,8 @@ implementation, shared with :mod:`puffer.spark` and :mod:`puffer.dask`, is :mod:
 Every engine takes one :class:`PublishOptions` (or its fields as keywords).
 
 * keys -- ``puffer keygen PATH`` / :func:`keygen`, :func:`load_key`, :func:`as_key` (key file
-  path, bytes >= 16, or None for fresh OS entropy); integer seeds are refused (``insecure_seed=``
-  for tests only, recorded as insecure);
+  path, the key's 32 bytes, or None for fresh OS entropy; weak keys are refused); integer seeds
+  are refused (``insecure_seed=`` for tests only, recorded as insecure);
 * streams -- :func:`release_stream` (key, nonce, column): fresh noise per release, bitwise
   identical for any batch size, thread count or cluster layout; :func:`unit_positions`;
 * the ledger -- :class:`Ledger`, :func:`verify`, :func:`checkpoint`, :func:`read_ledger`,

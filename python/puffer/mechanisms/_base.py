@@ -126,6 +126,44 @@ class Mechanism:
         gs = float(scale_for(g))
         return GroupComparison(g, gs, (gs / scale) if scale > 0 else math.inf, self.framework.group_note)
 
+    def lattice_sensitivity(self) -> float:
+        """The quantity Delta that a lattice release pads (:mod:`puffer.lattice.plan`): snapping
+        the query values to g Z moves this quantity by at most c g, and the theorem's guarantee
+        depends on the noise only through (this quantity) / scale, so the noise scale inflated
+        by (Delta + c g) / Delta keeps the guarantee on the lattice (rounded Laplace: by
+        post-processing, at every order; discrete Gaussian: CKS20 Prop 5, for Rényi curves).
+        A mechanism whose theorem is not of that form refuses lattice releases, naming why."""
+        raise ParameterError("secure", True, f"a mechanism certified on a lattice: {type(self).__name__}'s theorem "
+                             "is not a function of a transport radius over the noise scale, so snapping to a "
+                             "lattice is not covered by padding the noise")
+
+    def lattice_plan(self, granularity: float | None = None, *, bound: float | None = None) -> Any:
+        """The :class:`~puffer.lattice.LatticePlan` of one release of this mechanism's answer (a
+        scalar, or one d-vector padded in the sensitivity's norm) on a lattice: what
+        ``release(secure=True)`` and the publishing engines draw. The guarantee holds for it at
+        every order (see :meth:`lattice_sensitivity`)."""
+        from ..lattice import lattice_plan
+
+        if self.noise is None:
+            raise ParameterError("secure", True, f"a mechanism that adds noise ({type(self).__name__} has "
+                                 "sensitivity 0)")
+        base = getattr(self.noise, "base", self.noise)
+        from ..sampling import noise_spec
+
+        if noise_spec(base)[0] == "gaussian" and not isinstance(self.guarantee, (RPP, RPPCurve, ApproxRPP)):
+            # the rounded Laplace keeps every divergence (post-processing); the discrete Gaussian
+            # only the Renyi curve (CKS20 Prop 5), not an (eps, delta) from the Gaussian's profile
+            raise ParameterError("secure", True, f"a guarantee the discrete Gaussian is certified for on a lattice: "
+                                 f"its Renyi curve (Canonne et al. 2020, Prop 5), while {type(self).__name__} claims "
+                                 f"a {type(self.guarantee).__name__} from the continuous Gaussian's privacy profile; "
+                                 "calibrate to an RPP target (alpha=) or use Laplace noise")
+        dim = int(self.framework.dim) if self.framework is not None else int(getattr(self.noise, "dim", 1))
+        # a d-vector moves by up to d g/2 in L1 when snapped: pad in the sensitivity's norm (L1,
+        # the largest padding, for any norm other than 2); a scalar: per coordinate
+        norm = ("l2" if self.sensitivity.norm == 2 else "l1") if dim > 1 else "coordinate"
+        return lattice_plan(base, dim, sensitivity=self.lattice_sensitivity(), granularity=granularity, norm=norm,
+                            bound=bound)
+
     # the result's type follows the values (see puffer.sampling.add_noise): an array gives a float
     # array (float32 stays float32 unless secure=True or no noise is added, other dtypes become
     # float64), a sequence of numbers a float64 array, a Python / numpy scalar a numpy float64 or
@@ -169,10 +207,12 @@ class Mechanism:
             Where to write the result: ``values`` itself (in place) or a C-contiguous writable
             array of its shape and dtype.
         secure : bool
-            The exact lattice mode of :mod:`puffer.secure` with this mechanism's own sensitivity
-            and noise (Laplace or Gaussian), drawn from OS entropy (``rng`` must be None): each
-            value of a scalar query is its own release (padding per coordinate); a d-dimensional
-            query releases one d-vector, padded in the sensitivity's norm.
+            The exact lattice mode of :mod:`puffer.secure` with this mechanism's own noise
+            (Laplace or Gaussian), drawn from OS entropy (``rng`` must be None), padded for
+            :meth:`lattice_sensitivity` (:meth:`lattice_plan`): each value of a scalar query is
+            its own release (padding per coordinate); a d-dimensional query releases one
+            d-vector, padded in the sensitivity's norm. The guarantee holds on the lattice at
+            every order; a mechanism it is not certified for refuses.
         granularity : float, optional
             The lattice spacing (a power of two) of secure mode, as in
             :func:`puffer.secure.secure_add_noise`; only with ``secure=True``.
@@ -235,20 +275,16 @@ class Mechanism:
             return sampling.add_noise(values, self.noise, rng=rng, out=out, threads=threads)
         if rng is not None:
             raise ParameterError("rng", rng, "None with secure=True (its noise comes from OS entropy only)")
-        base = getattr(self.noise, "base", self.noise)
+        from ..secure import secure_release
+
         dim = 1 if self.framework is None else int(self.framework.dim)
-        sens = self.sensitivity
-        if dim > 1:
-            size = int(np.size(values))
-            if size != dim:
-                raise ParameterError("values", f"{size} values", f"one {dim}-vector (the query's dimension) "
-                                     "with secure=True")
-            # padding in the sensitivity's norm; L1 padding (the largest) for any other norm
-            norm = "l2" if sens.norm == 2 else "l1"
-        else:
-            norm = "coordinate"
-        return sampling.add_noise(values, base, secure=True, sensitivity=float(sens.value), norm=norm,
-                                  granularity=granularity, bound=bound, out=out, threads=threads)
+        src, wrap = V.release_values("values", values)   # bool / inexact ints refused, pandas kept
+        if dim > 1 and int(np.size(src)) != dim:
+            raise ParameterError("values", f"{int(np.size(src))} values", f"one {dim}-vector (the query's dimension) "
+                                 "with secure=True")
+        plan = self.lattice_plan(granularity, bound=bound)
+        res = secure_release(np.asarray(src, dtype=np.float64), plan, bound=bound, out=out, threads=threads)
+        return res if out is not None else wrap(res)
 
     def close_adversary(self, alpha: float | None = None, *, w_inf: float | None = None,
                         d_inf: float | None = None, hp: float = 3.0, hq: float = 3.0, hr: float = 3.0) -> PP | RPP:

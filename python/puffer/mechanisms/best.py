@@ -1,4 +1,6 @@
-"""The least noise by default: every mechanism that applies to a framework and a privacy target,
+"""The least noise by default: the mechanism that needs the least noise for a target.
+
+Every mechanism that applies to a framework and a privacy target,
 calibrated, and the one whose noise has the smallest error.
 
 :func:`best` calibrates the rows of ``puffer run``'s table (:func:`puffer.config.build_mechanisms`

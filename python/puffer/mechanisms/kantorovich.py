@@ -415,6 +415,17 @@ class Kantorovich(Mechanism):
         self.guarantee = PP(self.eps, 0.0, self._provenance(note))
         self.group = self._group(theta, lambda g: scale_up(inv(self.eps / g))) if theta > 0 else None
 
+    def lattice_sensitivity(self) -> float:
+        """Lemma 1 / Thm 1 and eq. (9) with Laplace noise: eps = Delta / theta with Delta = W_inf
+        or the support diameter, which snapping moves by at most g (see the base class).
+        Theorem 2 is refused: its relaxed condition weighs every shift of the coupling, and
+        snapping moves each by up to g, which scaling the noise does not cover."""
+        if self.method == "thm2":
+            raise ParameterError("secure", True, "a mechanism certified on a lattice: Ding 2022 Theorem 2 weighs "
+                                 "every shift of the coupling, which snapping to a lattice moves by up to a step; "
+                                 "use method='thm1' for a lattice release")
+        return float(self.sensitivity.value)
+
 
 class KantorovichGaussian(Mechanism):
     """Theorem 3 of Ding 2022: Gaussian noise N(0, theta^2), theta = c Delta / eps, a

@@ -766,3 +766,10 @@ class MarkovQuilt(Mechanism):
             notes += f"; MATLAB compatibility conventions '{_compat}' (not the sound default)"
         self.guarantee = PP(self.eps, 0.0, self._provenance(notes))
         self.group = self._group(scale, lambda g: scale_up(g / self.eps))
+
+    def lattice_sensitivity(self) -> float:
+        """L: snapping the released F(X) to g Z changes F(X) - F(X') by at most g, and every
+        quilt's bound card L / (L sigma) + influence <= eps then holds with (card L + g) over
+        the noise L sigma (1 + g / L) >= L sigma (card L + g) / (card L), since card >= 1: the
+        padding is (L + g) / L (not eps times the scale, which under-pads)."""
+        return float(self.lipschitz)

@@ -1,4 +1,6 @@
-"""Post-processing of a noisy release to the query's range: rounding to the query's lattice, then
+"""Post-processing of a noisy release: rounding to the query's lattice, clamping to its range.
+
+Post-processing of a noisy release to the query's range: rounding to the query's lattice, then
 clamping to its range. Both are functions of the released value alone (the range and the lattice
 come from the framework, which is public, or from the user), so they cost no privacy (the
 post-processing property of Pufferfish privacy, Pierquin et al. 2024, Prop 2.1; of every

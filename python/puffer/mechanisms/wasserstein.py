@@ -89,6 +89,10 @@ class Wasserstein(Mechanism):
         self.guarantee = PP(eps, 0.0, self._provenance("zero sensitivity: no noise needed" if delta_g == 0 else ""))
         self.group = self._group(b, lambda g: scale_up(g / eps))
 
+    def lattice_sensitivity(self) -> float:
+        """Delta_G: snapping moves W_inf by at most c g and eps = Delta_G / b (see the base class)."""
+        return float(self.sensitivity.value)
+
 
 class GeneralWasserstein(Mechanism):
     """The General Wasserstein Mechanism (Pierquin et al. 2024, Thm 3.3, Cor 3.1).
@@ -210,6 +214,11 @@ class GeneralWasserstein(Mechanism):
             from ._base import GroupComparison
             self.group = GroupComparison(g, gfam.scale, gfam.scale / scale, framework.group_note)
 
+    def lattice_sensitivity(self) -> float:
+        """Delta_G: snapping moves W_inf by at most c g, and R_alpha(zeta, Delta_G) depends on the
+        scale family only through Delta_G / scale (see the base class)."""
+        return float(self.sensitivity.value)
+
     def epsilon(self, alpha: float) -> float:
         """Certified R_alpha(zeta, Delta_G) at order ``alpha`` in (1, inf]."""
         if self.noise is None:
@@ -292,6 +301,12 @@ class ApproximateWasserstein(Mechanism):
         prov = self._provenance()
         self.guarantee = ApproxRPP(self.alpha, self.epsilon(self.alpha), self.delta, prov)
         self.group = None
+
+    def lattice_sensitivity(self) -> float:
+        """The near radius Delta_{G,delta}: snapping moves every coupled pair by at most c g, so
+        the (z, delta)-near radius grows by at most c g; the bound depends on the noise through
+        R_alpha(zeta, Delta_{G,delta}) only (see the base class)."""
+        return float(self.sensitivity.value)
 
     def _penalty(self, alpha: float) -> float:
         # alpha/(alpha-1) * log(1/(1-delta)); -log1p(-delta) is accurate for tiny delta. Rounded up.
@@ -486,6 +501,14 @@ class DistributionAwareWasserstein(Mechanism):
         self.rpp_curve = RPPCurve.from_function(self.epsilon, provenance=self._provenance(
             "eps(alpha) from the exponential-moment cost on the quantile coupling"))
         self.guarantee = self.rpp_curve
+
+    def lattice_sensitivity(self) -> float:
+        """Refused: Thm 4.5 averages over the coupling's shifts, and snapping moves each shift by
+        up to a lattice step (a shift of 0 becomes one of g): scaling the noise does not cover
+        that. Release a lattice with :class:`GeneralWasserstein` instead."""
+        raise ParameterError("secure", True, "a mechanism certified on a lattice: the distribution-aware bound "
+                             "(Pierquin et al. 2024, Thm 4.5) averages over the coupling's shifts, which snapping "
+                             "moves by up to a lattice step each; use GeneralWasserstein for a lattice release")
 
     def log_moment(self, alpha: float) -> tuple[float, tuple[Any, Any]]:
         """(log Delta_G^{zeta,q,alpha}, witness (theta, pair)) at order ``alpha`` (finite, > 1),

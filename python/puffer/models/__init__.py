@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from fractions import Fraction
-from typing import Any, cast, overload
+from typing import Any, TypeVar, cast, overload
 
 import numpy as np
 
@@ -144,6 +144,30 @@ def average_salary(query: str = "average") -> Framework:
                      group_note="one record changes from 1 to 100")
 
 
+def _gth(M: np.ndarray) -> np.ndarray | None:
+    """Stationary laws of row-stochastic matrices (n, k, k) by Grassmann-Taksar-Heyman state
+    reduction (Grassmann, Taksar & Heyman, Operations Research 33(5), 1985): it reads only the
+    off-diagonal entries and never subtracts, so every component comes out to a small relative
+    error however close the chain is to deterministic (solving pi (P - I) = 0 formed 1 - P_ii,
+    which rounds to 0 for P_ii = 1 - 1e-300 and gave (1, 0) for [[1, 1e-300], [1e-300, 1]] whose
+    law is (1/2, 1/2)). None when a reduced state cannot reach the lower ones (a zero pivot)."""
+    A = M.astype(np.float64, copy=True)
+    n, k, _ = A.shape
+    for m in range(k - 1, 0, -1):
+        S = A[:, m, :m].sum(axis=1)
+        if not (S > 0.0).all():
+            return None
+        A[:, :m, m] /= S[:, None]
+        A[:, :m, :m] += A[:, :m, m, None] * A[:, m, None, :m]
+    x = np.zeros((n, k))
+    x[:, 0] = 1.0
+    for j in range(1, k):
+        x[:, j] = np.einsum("ni,ni->n", x[:, :j], A[:, :j, j])
+    if not np.isfinite(x).all():
+        return None
+    return cast(np.ndarray, x / x.sum(axis=1, keepdims=True))
+
+
 def stationary_distribution(trans: Any) -> np.ndarray:
     """Stationary law(s) of transition matrices of shape (k, k) or (n, k, k): the solution of
     pi P = pi, sum pi = 1 (unique for irreducible chains; an error otherwise)."""
@@ -156,19 +180,21 @@ def stationary_distribution(trans: Any) -> np.ndarray:
     if (M < 0).any() or (M > 1).any() or (np.abs(M.sum(axis=2) - 1) > 1e-9).any():
         raise ParameterError("trans", "a matrix with entries outside [0, 1] or rows not summing to 1",
                              "row-stochastic matrices")
-    A = np.transpose(M, (0, 2, 1)) - np.eye(k)[None]
-    A[:, -1, :] = 1.0
-    b = np.zeros((n, k))
-    b[:, -1] = 1.0
-    try:
-        pi = np.linalg.solve(A, b[..., None])[..., 0]
-    except np.linalg.LinAlgError as exc:
-        raise ParameterError("trans", "a reducible chain", "irreducible transition matrices "
-                             "(or pass init= explicitly)") from exc
-    if (pi < -1e-12).any() or not np.isfinite(pi).all():
-        raise ParameterError("trans", "a chain without a unique stationary law", "irreducible matrices")
-    pi = np.clip(pi, 0.0, None)
-    pi /= pi.sum(axis=1, keepdims=True)
+    pi = _gth(M)
+    if pi is None:   # a state that cannot reach the lower ones (transient states): a linear solve
+        A = np.transpose(M, (0, 2, 1)) - np.eye(k)[None]
+        A[:, -1, :] = 1.0
+        b = np.zeros((n, k))
+        b[:, -1] = 1.0
+        try:
+            pi = np.linalg.solve(A, b[..., None])[..., 0]
+        except np.linalg.LinAlgError as exc:
+            raise ParameterError("trans", "a reducible chain", "irreducible transition matrices "
+                                 "(or pass init= explicitly)") from exc
+        if (pi < -1e-12).any() or not np.isfinite(pi).all():
+            raise ParameterError("trans", "a chain without a unique stationary law", "irreducible matrices")
+        pi = np.clip(pi, 0.0, None)
+        pi /= pi.sum(axis=1, keepdims=True)
     return cast(np.ndarray, pi[0] if single else pi)
 
 
@@ -275,7 +301,31 @@ def _gib(b: float) -> str:
     return f"{b / 2**30:.3g} GiB"
 
 
-class _MarkovSecrets(Sequence[str]):
+_Item = TypeVar("_Item")
+
+
+class _Lazy(Sequence[_Item]):
+    """A sequence whose items are made on demand by ``_item(i)`` (0 <= i < len): indexing with
+    negative indices and slices as a list's."""
+
+    def _item(self, i: int) -> _Item:
+        raise NotImplementedError
+
+    @overload
+    def __getitem__(self, i: int) -> _Item: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[_Item]: ...
+    def __getitem__(self, i: int | slice) -> _Item | list[_Item]:
+        if isinstance(i, slice):
+            return [self._item(j) for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return self._item(i)
+
+
+class _MarkovSecrets(_Lazy[str]):
     """The secrets X_t = a, t < T, a < k, generated on demand (never T k Python strings);
     ``names`` are the state names used in the labels (default "0" .. "k-1")."""
 
@@ -287,17 +337,7 @@ class _MarkovSecrets(Sequence[str]):
     def __len__(self) -> int:
         return self._T * self._k
 
-    @overload
-    def __getitem__(self, i: int) -> str: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[str]: ...
-    def __getitem__(self, i: int | slice) -> str | list[str]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        if i < 0:
-            i += len(self)
-        if not 0 <= i < len(self):
-            raise IndexError(i)
+    def _item(self, i: int) -> str:
         return f"X{i // self._k}={self._names[i % self._k]}"
 
     def __contains__(self, s: object) -> bool:
@@ -307,7 +347,7 @@ class _MarkovSecrets(Sequence[str]):
         return t.isdigit() and int(t) < self._T and a in self._index and s == f"X{int(t)}={a}"
 
 
-class _MarkovPairs(Sequence[tuple[str, str]]):
+class _MarkovPairs(_Lazy[tuple[str, str]]):
     """The pairs (X_t = a, X_t = b), a < b, generated on demand (never O(T k^2) Python tuples)."""
 
     def __init__(self, T: int, k: int, names: Sequence[str] | None = None):
@@ -318,17 +358,7 @@ class _MarkovPairs(Sequence[tuple[str, str]]):
     def __len__(self) -> int:
         return self._T * len(self._ab)
 
-    @overload
-    def __getitem__(self, i: int) -> tuple[str, str]: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[tuple[str, str]]: ...
-    def __getitem__(self, i: int | slice) -> tuple[str, str] | list[tuple[str, str]]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        if i < 0:
-            i += len(self)
-        if not 0 <= i < len(self):
-            raise IndexError(i)
+    def _item(self, i: int) -> tuple[str, str]:
         t, j = divmod(i, len(self._ab))
         a, b = self._ab[j]
         return (f"X{t}={self._names[a]}", f"X{t}={self._names[b]}")

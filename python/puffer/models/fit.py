@@ -32,6 +32,7 @@ choice for traces whose units are independent but whose counts may be overdisper
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import math
 import os
@@ -152,19 +153,14 @@ def read_traces(traces: Any, *, columns: Sequence[str] = ("unit", "order", "stat
 def _read_file(path: str) -> Any:
     if not os.path.exists(path):
         raise ParameterError("traces", path, "an existing Parquet or CSV file")
-    if path.endswith(".parquet"):
-        try:
-            import pyarrow.parquet as pq
-        except ModuleNotFoundError as exc:
-            raise ModuleNotFoundError("reading Parquet needs pyarrow: pip install 'puffer-privacy[io]'") from exc
-        return pq.read_table(path)
-    if path.endswith(".csv"):
-        try:
-            import pyarrow.csv as pc
-        except ModuleNotFoundError as exc:
-            raise ModuleNotFoundError("reading CSV needs pyarrow: pip install 'puffer-privacy[io]'") from exc
-        return pc.read_csv(path)
-    raise ParameterError("traces", path, "a .parquet or .csv file")
+    fmt = "Parquet" if path.endswith(".parquet") else "CSV" if path.endswith(".csv") else None
+    if fmt is None:
+        raise ParameterError("traces", path, "a .parquet or .csv file")
+    try:
+        reader = importlib.import_module(f"pyarrow.{fmt.lower()}")
+    except ModuleNotFoundError as exc:
+        raise ModuleNotFoundError(f"reading {fmt} needs pyarrow: pip install 'puffer-privacy[io]'") from exc
+    return reader.read_table(path) if fmt == "Parquet" else reader.read_csv(path)
 
 
 def _table_columns(t: Any, names: list[str]) -> dict[str, np.ndarray]:

@@ -1,4 +1,6 @@
-"""What a fitted Theta's guarantee rests on: adversaries close to Theta, and Delta_G against the
+"""What a fitted Theta's guarantee rests on: close adversaries and Delta_G against the fit's box.
+
+What a fitted Theta's guarantee rests on: adversaries close to Theta, and Delta_G against the
 fit's level.
 
 * :func:`close_adversary` -- the guarantee of a calibrated additive mechanism against an

@@ -1,4 +1,6 @@
-"""Publishing: keys, release nonces, privacy units, the ledger and its totals, in one place that
+"""Publishing: keys, release nonces, privacy units, the ledger and its totals.
+
+Publishing: keys, release nonces, privacy units, the ledger and its totals, in one place that
 the file, Spark and Dask engines all call.
 
 The public entry points are :mod:`puffer.io` (files: :func:`puffer.io.noise_file`, ``puffer

@@ -5,7 +5,7 @@ import os
 
 from ..errors import ParameterError, PufferIOError
 
-__all__ = ["fsync_dir", "write_new"]
+__all__ = ["fsync_dir", "write_new", "check_private"]
 
 
 def fsync_dir(folder: str) -> None:
@@ -44,3 +44,12 @@ def write_new(path: str, data: bytes, mode: int, what: str) -> None:
             raise PufferIOError(path, f"writing the {what}", exc.strerror or type(exc).__name__) from None
         raise
     os.close(fd)
+
+
+def check_private(mode: int, param: str, shown: str, what: str, *, path: str | None = None) -> None:
+    """A file holding a secret (release key, signing key, unit secret) must be accessible to its
+    owner only: ``mode`` is its ``st_mode``; the hint names ``path`` where it may be shown."""
+    if mode & 0o077:
+        fix = f"`chmod 600 {path}`" if path is not None else "`chmod 600` on it"
+        raise ParameterError(param, shown, f"a {what} only its owner can access (mode is {oct(mode & 0o777)}; "
+                             f"run {fix})")

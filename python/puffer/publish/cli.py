@@ -1,10 +1,12 @@
 """``puffer noise``, ``puffer keygen`` and ``puffer ledger verify|checkpoint|show``.
 
 ``puffer noise IN OUT --column C (--mechanism FILE | --noise KIND --scale S) [--key PATH]
-[--sign PATH] [--ledger L] [--unit COL [--order COL] | --per-unit] [--rerun ID]`` reads Parquet or
-CSV in record batches, adds the noise of a mechanism (a framework file as ``puffer run`` reads
-it, or a plain ``--noise``/``--scale``) keyed by the key file (default: fresh OS entropy, not
-re-runnable), writes Parquet and records the release in the ledger (default
+[--sign PATH] [--ledger L] [--unit COL [--order COL] | --per-unit] [--rerun ID] [--granularity G]``
+reads Parquet or CSV in record batches, adds the noise of a mechanism (a framework file as
+``puffer run`` reads it, or a plain ``--noise``/``--scale``) keyed by the key file (default:
+fresh OS entropy, not re-runnable) as lattice noise (values on a power-of-two lattice with exact
+noise, :mod:`puffer.lattice`; ``--float-noise`` for floating-point noise, which is not safe in
+floating point), writes Parquet and records the release in the ledger (default
 ``puffer-ledger.jsonl`` beside OUT), signed with ``--sign``; it prints the ledger's new
 checkpoint. ``puffer keygen PATH`` writes a new release key file (0600); ``puffer keygen
 --signing PATH`` an Ed25519 signing key (0600) and ``PATH.pub``. ``puffer ledger verify L
@@ -48,8 +50,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     rng.add_argument("--key", metavar="PATH", help="the path of a key file written by `puffer keygen`, never the "
                                                     "key itself (default: fresh OS entropy; the release then cannot "
                                                     "be re-run)")
-    rng.add_argument("--secure", action="store_true", help="exact lattice noise from OS entropy (no key)")
+    rng.add_argument("--secure", action="store_true", help="lattice noise keyed by OS entropy (no key, never "
+                                                           "re-runnable)")
     rng.add_argument("--seed", type=int, help=argparse.SUPPRESS)  # refused with an explanation
+    p.add_argument("--granularity", type=float, help="the lattice step of the published values, a power of two "
+                                                    "(default: from the sensitivity, noise inflated <= 0.1%%)")
+    p.add_argument("--float-noise", action="store_true",
+                   help="keyed floating-point noise instead of lattice noise: NOT safe in floating point (for "
+                        "noise families without a lattice law; recorded in the ledger)")
     p.add_argument("--sign", metavar="PATH", help="sign the ledger entries and checkpoint with this Ed25519 key "
                                                   "(`puffer keygen --signing PATH`); required for a signed ledger")
     p.add_argument("--rerun", metavar="RELEASE_ID", help="reproduce a recorded release (same key, input, options)")
@@ -194,6 +202,7 @@ def _noise(args: argparse.Namespace) -> int:
         if len(clamp) != 2:
             raise ParameterError("--clamp", args.clamp, "LO,HI (two numbers separated by a comma)")
     entry = noise_file(args.input, args.output, args.columns, mechanism, key=args.key, secure=args.secure,
+                       granularity=args.granularity, float_noise=args.float_noise,
                        select=args.select, ledger=args.ledger, unit=args.unit, order=args.order, per_unit=args.per_unit,
                        rerun=args.rerun, allow_uncomposed=args.allow_uncomposed, allow_unnoised=args.allow_unnoised,
                        budget=args.budget, batch_size=args.batch_size, nulls=args.nulls, threads=args.threads,

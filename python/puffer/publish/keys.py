@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ParameterError, ParameterTypeError, PufferIOError
-from ._files import fsync_dir, write_new
+from ._files import check_private, fsync_dir, write_new
 
 __all__ = ["Key", "keygen", "load_key", "as_key", "weakness", "KEY_BYTES", "HEADER", "SEED_REFUSED"]
 
@@ -252,9 +252,7 @@ def load_key(path: str | os.PathLike[str]) -> Key:
         raise PufferIOError(shown, "reading the key file", exc.strerror or type(exc).__name__) from None
     if not stat.S_ISREG(st.st_mode):
         raise ParameterError("key", shown, "a regular key file")
-    if st.st_mode & 0o077:
-        raise ParameterError("key", shown, f"a key file only its owner can access (mode is "
-                             f"{oct(st.st_mode & 0o777)}; run `chmod 600` on it)")
+    check_private(st.st_mode, "key", shown, "key file")
     if st.st_size > _MAX_FILE:
         raise _not_a_key_file(shown, f"{st.st_size} bytes; a key file has about 200")
     try:

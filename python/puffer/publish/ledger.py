@@ -1,4 +1,6 @@
-"""The release ledger: append-only, hash-chained, signed JSON lines with checkpoints
+"""The release ledger: append-only, hash-chained, signed JSON lines with checkpoints.
+
+The release ledger: append-only, hash-chained, signed JSON lines with checkpoints
 (``puffer ledger verify|checkpoint``).
 
 Format. One JSON object per line (keys sorted, compact). Entry ``i`` carries ``seq = i``,

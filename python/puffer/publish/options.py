@@ -48,9 +48,14 @@ class PublishOptions:
     ``rerun``: a release id of the ledger to reproduce (file engine).
     ``allow_uncomposed``/``budget``: the composition rules (:mod:`puffer.publish.totals`).
     ``allow_unnoised``: publish the values unnoised when the mechanism needs no noise.
-    ``secure``/``granularity``: exact lattice noise from OS entropy (no key, not reproducible).
+    Published values lie on a power-of-two lattice with exact noise drawn from the keyed stream
+    (:mod:`puffer.lattice`; ``granularity``: the lattice step, a power of two, default from the
+    sensitivity); ``secure``: the same lattice noise keyed by OS entropy (no key, not
+    reproducible); ``float_noise``: keyed floating-point noise instead (not safe in floating
+    point, Mironov 2012: for noise families without a lattice law; recorded in the ledger).
     ``select``: which mechanism of a framework file (default: the least noise, as ``puffer run``
-    marks it). ``nulls``: "error" or "keep".
+    marks it; with lattice noise, the least noise among the mechanisms certified on a lattice).
+    ``nulls``: "error" or "keep".
     ``clamp``/``lattice``: post-processing of the noisy values (no privacy cost;
     :mod:`puffer.mechanisms.postprocess`): ``clamp=True`` clamps to the query's range from the
     framework (a Markov sum: [T min v, T max v]), ``clamp=(lo, hi)`` to a given range;
@@ -70,6 +75,7 @@ class PublishOptions:
     allow_unnoised: bool = False
     secure: bool = False
     granularity: float | None = None
+    float_noise: bool = False
     select: str | None = None
     nulls: str = "error"
     insecure_seed: int | None = None
@@ -78,7 +84,7 @@ class PublishOptions:
     lattice: bool = False
 
     def __post_init__(self) -> None:
-        for name in ("per_unit", "allow_uncomposed", "allow_unnoised", "secure", "lattice"):
+        for name in ("per_unit", "allow_uncomposed", "allow_unnoised", "secure", "float_noise", "lattice"):
             v = getattr(self, name)
             if not isinstance(v, bool):
                 raise ParameterTypeError(name, v, "True or False")
@@ -88,6 +94,10 @@ class PublishOptions:
                 raise ParameterTypeError(name, v, "a column name or None")
         if self.nulls not in NULLS:
             raise ParameterError("nulls", self.nulls, f"one of {NULLS}")
+        if self.float_noise and self.secure:
+            raise ParameterError("float_noise", True, "False with secure=True (secure mode is lattice noise)")
+        if self.float_noise and self.granularity is not None:
+            raise ParameterError("granularity", self.granularity, "None with float_noise=True (no lattice)")
         if self.rerun is not None and not isinstance(self.rerun, str):
             raise ParameterTypeError("rerun", self.rerun, "a release id from the ledger")
         if self.ledger is not None and not isinstance(self.ledger, (str, os.PathLike)):

@@ -23,10 +23,12 @@ given, and every coordinate gets i.i.d. noise (as :meth:`Mechanism.release` adds
 mechanism (``d == 1``) may be applied to several columns; each column is then a separate
 release per row (the ledger says so: ``releases_per_row``) and the guarantees compose.
 
-Secure mode (``secure=True``): the values are snapped to a lattice and exact discrete noise
-from a CSPRNG keyed by OS entropy is added (:mod:`puffer.secure`), calibrated per row-vector
-(padding for ``d`` coordinates in the mechanism's norm). There is no seed, nothing is
-reproducible, and the ledger records no seed fingerprint.
+Lattice noise (the default; :mod:`puffer.lattice`): the values are snapped to a power-of-two
+lattice and exact integer noise of a declared law is drawn from the keyed stream, calibrated per
+row-vector (padding for ``d`` coordinates in the mechanism's norm, of the quantity the
+mechanism's theorem scales with: :meth:`puffer.mechanisms.Mechanism.lattice_sensitivity`); a
+plain noise gets a lattice from its scale (no padding: there is no guarantee to keep). Secure
+mode (``secure=True``) is the same lattice noise keyed by OS entropy: nothing is reproducible.
 """
 from __future__ import annotations
 
@@ -45,8 +47,8 @@ from ..errors import ParameterError, ParameterTypeError
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
+    from ..lattice import LatticePlan
     from ..sampling import Stream
-    from ..secure import SecurePlan
 
 __all__ = ["NoisePlan", "resolve", "column_stream", "add_rows", "draw_seed"]
 
@@ -104,7 +106,7 @@ class NoisePlan:
     label: str = ""
     source: str = "object"
     noise: Any = None
-    _secure: dict[float | None, SecurePlan] = field(default_factory=dict, repr=False, compare=False)
+    _lattice: dict[float | None, LatticePlan] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def guarantee(self) -> Any:
@@ -120,10 +122,10 @@ class NoisePlan:
     def releases_per_row(self, n_columns: int) -> int:
         return 1 if self.dim > 1 else n_columns
 
-    def for_workers(self, *, secure: bool = False, granularity: float | None = None) -> NoisePlan:
+    def for_workers(self, *, lattice: bool = False, granularity: float | None = None) -> NoisePlan:
         """A light copy to ship to Spark/Dask workers: the sampler, no mechanism object (the
-        secure lattice plan, if needed, computed here on the driver)."""
-        cache = {granularity: self.secure_plan(granularity)} if secure and self.kind is not None else {}
+        lattice plan, if needed, computed here on the driver)."""
+        cache = {granularity: self.lattice_plan(granularity)} if lattice and self.kind is not None else {}
         return NoisePlan(self.kind, dict(self.params), self.dim, None, self.label, self.source, None, cache)
 
     def describe(self) -> dict[str, Any]:
@@ -152,26 +154,39 @@ class NoisePlan:
                 "scale": scale, "guarantee": m.guarantee.to_dict(), "target": m.to_dict()["target"],
                 "dim": self.dim, **({"fit": fit.to_dict()} if fit is not None else {})}
 
-    def secure_plan(self, granularity: float | None = None) -> SecurePlan:
-        """The lattice plan of secure mode for one row-vector of ``dim`` coordinates."""
-        from ..secure import secure_plan
+    def lattice_plan(self, granularity: float | None = None) -> LatticePlan:
+        """The lattice plan of one row-vector of ``dim`` coordinates (see the module docstring):
+        an error for a noise without a lattice law or a mechanism not certified on a lattice,
+        naming ``float_noise`` as the way out."""
+        from ..lattice import lattice_plan
 
-        if granularity in self._secure:
-            return self._secure[granularity]
-        if self.mechanism is None:
+        if granularity in self._lattice:
+            return self._lattice[granularity]
+        if self.kind not in ("laplace", "gaussian"):
+            raise ParameterError("float_noise", False, f"True for {self.kind} noise: published noise lies on a "
+                                 "lattice, and only Laplace and Gaussian noise have an exact lattice law here "
+                                 "(float_noise=True / --float-noise publishes keyed floating-point noise instead, "
+                                 "which is not safe in floating point)")
+        if self.mechanism is None:  # a plain noise: a lattice from its scale, nothing to pad
+            plan = lattice_plan((self.kind, self.params), self.dim, sensitivity=None, granularity=granularity,
+                                norm="coordinate")
+        else:
+            try:   # the plan Mechanism.release(secure=True) draws: one row-vector, padded per theorem
+                plan = self.mechanism.lattice_plan(granularity)
+            except ParameterError as exc:
+                if exc.param != "secure":
+                    raise
+                raise ParameterError("float_noise", False, f"True for {self.label}: {exc.expected} (or choose "
+                                     "another mechanism)") from exc
+        self._lattice[granularity] = plan
+        return plan
+
+    def secure_plan(self, granularity: float | None = None) -> LatticePlan:
+        """The lattice plan of secure mode (a calibrated mechanism: there is a guarantee to keep)."""
+        if self.mechanism is None and granularity not in self._lattice:
             raise ParameterError("secure", True, "a calibrated mechanism (framework file or Mechanism object), "
                                  "so the sensitivity the lattice padding needs is known")
-        if self.kind not in ("laplace", "gaussian"):
-            raise ParameterError("secure", True, f"Laplace or Gaussian noise (the mechanism uses {self.kind})")
-        key = granularity
-        if key not in self._secure:
-            sens = self.mechanism.sensitivity
-            # a d-vector moves by up to d g/2 in L1 when snapped: pad in the sensitivity's norm
-            # (L1, the largest padding, for any norm other than 2); a scalar: per coordinate
-            norm = ("l2" if sens.norm == 2 else "l1") if self.dim > 1 else "coordinate"
-            self._secure[key] = secure_plan((self.kind, self.params), self.dim, sensitivity=sens.value,
-                                            granularity=granularity, norm=norm)
-        return self._secure[key]
+        return self.lattice_plan(granularity)
 
 
 def _scalar_spec(noise: Any, dim: int) -> tuple[str, dict[str, Any]]:
@@ -199,8 +214,26 @@ def _from_mechanism(m: Any, label: str, source: str) -> NoisePlan:
     return NoisePlan(kind, params, dim, m, label, source, base)
 
 
-def resolve(mechanism: Any, *, select: str | None = None) -> NoisePlan:
+def _lattice_refusal(m: Any) -> ParameterError | None:
+    """Why mechanism ``m`` cannot be published on a lattice (None: it can)."""
+    if m.noise is None:
+        return None
+    from ..errors import PufferError
+
+    try:
+        m.lattice_plan()
+    except PufferError as exc:
+        return ParameterError("float_noise", False, f"True for this mechanism on a lattice: "
+                                                    f"{getattr(exc, 'expected', exc)}")
+    return None
+
+
+def resolve(mechanism: Any, *, select: str | None = None, lattice: bool = False) -> NoisePlan:
     """The :class:`NoisePlan` of a mechanism object, a framework file / dict or a plain noise.
+
+    ``lattice``: the release is lattice noise, so the default choice among a framework file's
+    mechanisms (``select=None``: the least noise meeting the target) is made among those that
+    are certified on a lattice (:meth:`puffer.mechanisms.Mechanism.lattice_plan`).
 
     >>> from puffer.io import resolve
     >>> resolve(("gaussian", {"sigma": 2.0})).kind
@@ -235,6 +268,8 @@ def resolve(mechanism: Any, *, select: str | None = None) -> NoisePlan:
             rows = calibrate_rows(todo)
             if all(isinstance(m, BaseException) for _, m in rows):
                 raise rows[0][1]
+            if lattice:   # a mechanism that is not certified on a lattice cannot be the default
+                rows = [(lab, m if isinstance(m, BaseException) else (_lattice_refusal(m) or m)) for lab, m in rows]
             sel = choose(rows, selection_target(cfg["target"]))
             return _from_mechanism(sel.mechanism, sel.label, source)
         else:
@@ -255,49 +290,44 @@ def resolve(mechanism: Any, *, select: str | None = None) -> NoisePlan:
 
 
 def add_rows(plan: NoisePlan, values: NDArray[Any], stream: Any, rows: Any, *, valid: NDArray[np.bool_] | None = None,
-             secure_granularity: float | None = None, threads: int | None = None, column: str = ""
-             ) -> NDArray[np.floating[Any]]:
+             lattice: LatticePlan | None = None, threads: int | None = None, column: str = "",
+             checked: bool = False) -> NDArray[np.floating[Any]]:
     """A new array: ``values`` (1-D float32/float64) plus the noise of rows ``rows``.
 
     ``rows`` is an int (the first row: the rows are consecutive) or an int64 array of row ids
     (the same length as ``values``; consecutive runs are filled in one call each). ``valid``:
     a boolean mask, False where the value is null (no noise is added there; the row still owns
-    its stream position, so other rows are unaffected). ``stream`` None means secure mode.
+    its stream position, so other rows are unaffected). ``lattice``: the lattice plan
+    (:mod:`puffer.lattice`; ``stream`` must then be a keyed stream): float64 lattice points
+    ``(round_half_even(x / g) + Z) g``; None: the floating-point samplers (float_noise).
+    ``checked``: the values are known finite (:func:`puffer.publish.values.check_floats` ran).
     """
-    from .. import _core
+    from ..lattice import check_lattice_values
     from ..sampling import KINDS, _params, _threads
 
     src = np.asarray(values)
     # a fresh array with numpy's canonical dtype object: arrays unpickled in a worker carry an
     # equal but distinct dtype instance, which the core's binding refuses
-    vals = np.empty(src.shape, dtype=np.float32 if src.dtype == np.float32 else np.float64)
+    as32 = src.dtype == np.float32 and lattice is None   # lattice points are float64
+    vals = np.empty(src.shape, dtype=np.float32 if as32 else np.float64)
     vals[...] = src
     n = vals.size
     if valid is not None:
         vals[~valid] = 0.0
-    bad = np.flatnonzero(~np.isfinite(vals))
-    if bad.size:
-        i = int(bad[0])
+    # two reductions (no temporary array; NaN propagates into both) before locating a bad value
+    if n and not checked and not (np.isfinite(vals.min()) and np.isfinite(vals.max())):
+        i = int(np.flatnonzero(~np.isfinite(vals))[0])
         where = rows + i if isinstance(rows, (int, np.integer)) else int(np.asarray(rows)[i])
         raise ParameterError(f"column {column!r}" if column else "values", f"{vals[i]} at row {where}",
                              "finite values (NaN and +-inf cannot be released)")
     if plan.kind is None or n == 0:
         return vals
     thr = _threads(threads)
-    if stream is None:  # secure mode: lattice + exact discrete noise, per row-vector plan
-        sp = plan.secure_plan(secure_granularity)
-        lim = 2.0 ** (52 + sp.g_exp)
-        big = float(np.abs(vals).max())
-        if big > lim:
-            raise ParameterError(f"column {column!r}" if column else "values", big,
-                                 f"|x| <= 2^52 * granularity = {lim:.3g} in secure mode")
-        x = vals.astype(np.float64, copy=False)
-        _core.sampling.secure_add(sp.kind, sp.num, sp.den, sp.t, sp.g_exp, x, x, thr)
-        if valid is not None:
-            x[~valid] = 0.0
-        return x
-    code, p0, p1 = _params(plan.kind, plan.params)
-    assert KINDS[plan.kind][0] == code
+    if lattice is not None:
+        check_lattice_values(vals, lattice, f"column {column!r}" if column else "values")
+    else:
+        code, p0, p1 = _params(plan.kind, plan.params)
+        assert KINDS[plan.kind][0] == code
     if isinstance(rows, (int, np.integer)):
         starts, lo = np.array([int(rows)], dtype=np.int64), np.array([0, n], dtype=np.int64)
     else:
@@ -315,7 +345,10 @@ def add_rows(plan: NoisePlan, values: NDArray[Any], stream: Any, rows: Any, *, v
     for j in range(starts.size):
         a, b = int(lo[j]), int(lo[j + 1])
         seg = vals[a:b]
-        stream._fill_at(code, p0, p1, int(starts[j]), seg, seg, thr)  # Stream or KeyedStream
+        if lattice is not None:
+            stream._lattice_add_at(lattice.law.code, lattice.law.S, lattice.g_exp, int(starts[j]), seg, seg, thr)
+        else:
+            stream._fill_at(code, p0, p1, int(starts[j]), seg, seg, thr)  # Stream or KeyedStream
     if valid is not None:
         vals[~valid] = 0.0
     return vals

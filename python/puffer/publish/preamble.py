@@ -11,7 +11,9 @@ and the :class:`~puffer.publish.options.PublishOptions`, before anything is read
 3. the mechanism resolved (:func:`puffer.publish.plan.resolve`) and checked against the columns;
    zero sensitivity (no noise at all) needs ``allow_unnoised``;
 4. the privacy unit (:func:`puffer.publish.units.unit_spec`);
-5. the lattice of secure mode (an impossible one is refused now), or no ``granularity``;
+5. the lattice (:mod:`puffer.lattice`; an impossible one, a noise without a lattice law or a
+   mechanism not certified on a lattice is refused now, naming ``float_noise``), or with
+   ``float_noise`` no ``granularity``;
 6. the key (:func:`puffer.publish.keys.as_key`): a bad key file is refused before any work; no
    key, and no ``rerun``, in secure mode;
 7. the configuration recorded in the ledger entry (what a re-run must match) and the framework
@@ -31,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ParameterError
 from .keys import Key, as_key, refuse_seed
 from .ledger import Ledger
-from .noise import ColumnNoise, PostStep, SecureNoise
+from .noise import ColumnNoise, PostStep, secure_streams
 from .options import PublishOptions
 from .plan import NoisePlan, as_columns, resolve
 from .units import UnitSpec, check_order_type, check_unit_type, unit_spec
@@ -111,7 +113,8 @@ class Prepared:
                              unit=self.spec.describe(), framework=self.framework, path_kind=path_kind,
                              allow_uncomposed=o.allow_uncomposed, budget=o.budget, secure=o.secure,
                              post_processing=[p.describe() for p in self.post], units=units,
-                             unit_hasher=self.hasher, is_busy=is_busy)
+                             unit_hasher=self.hasher, is_busy=is_busy,
+                             noise_lattice=None if self.noise_lattice is None else self.noise_lattice.describe())
 
     def check_input_types(self, type_of: Any) -> None:
         """The declared types of the input's unit and order columns (``type_of(name)``: an Arrow
@@ -122,21 +125,26 @@ class Prepared:
         if self.spec.order is not None:
             check_order_type(type_of(self.spec.order), self.spec.order)
 
-    def noise(self, rel: Release, *, threads: int | None, positional_secure: bool) -> ColumnNoise:
-        """The noise of release ``rel`` (picklable, light: ship it to workers). Secure mode:
-        ``positional_secure`` (Spark/Dask) keys lattice noise per block of positions
-        (:class:`~puffer.publish.noise.SecureNoise`); the file engine draws it in row order."""
+    @property
+    def noise_lattice(self) -> Any:
+        """The release's :class:`~puffer.lattice.LatticePlan` (None: float noise, or no noise)."""
         o = self.options
-        wplan = self.plan.for_workers(secure=o.secure, granularity=o.granularity)
+        if o.float_noise or self.plan.kind is None:
+            return None
+        return self.plan.lattice_plan(o.granularity)
+
+    def noise(self, rel: Release, *, threads: int | None) -> ColumnNoise:
+        """The noise of release ``rel`` (picklable, light: ship it to workers): lattice noise
+        from the release's keyed streams (secure mode: streams keyed by OS entropy), or float
+        noise (``float_noise``); value p of a column's stream is the noise at position p."""
+        o = self.options
+        lat = self.noise_lattice
+        wplan = self.plan.for_workers(lattice=lat is not None, granularity=o.granularity)
         scale, unnoised = _noise_scale(self.plan), o.allow_unnoised
-        if not o.secure:
-            streams = None if wplan.kind is None else rel.streams(self.columns)
-            return ColumnNoise(wplan, streams=streams, threads=threads, post=self.post, scale=scale,
-                               allow_unnoised=unnoised)
-        secure: SecureNoise | str | None = None
-        if wplan.kind is not None:
-            secure = SecureNoise(wplan, o.granularity) if positional_secure else "os"
-        return ColumnNoise(wplan, secure=secure, granularity=o.granularity, threads=threads, post=self.post,
+        if wplan.kind is None:
+            return ColumnNoise(wplan, threads=threads, post=self.post, scale=scale, allow_unnoised=unnoised)
+        streams = secure_streams(self.columns) if o.secure else rel.streams(self.columns)
+        return ColumnNoise(wplan, streams=streams, lattice=lat, secure=o.secure, threads=threads, post=self.post,
                            scale=scale, allow_unnoised=unnoised)
 
 
@@ -154,7 +162,7 @@ def prepare(mechanism: Any, columns: Any, options: PublishOptions, *, default_le
     led = Ledger(led_path, signing_key=o.signing_key)
     led.check_writable()  # a read-only or missing ledger folder: refused before any work
     led.check_signer()    # a broken chain or forged signature, a missing or other signing key: refused now
-    plan = resolve(mechanism, select=o.select)
+    plan = resolve(mechanism, select=o.select, lattice=not o.float_noise)
     plan.check_columns(cols)
     if plan.kind is None and not o.allow_unnoised:
         raise ParameterError("allow_unnoised", False, f"permission to publish unnoised values: the mechanism "
@@ -162,20 +170,23 @@ def prepare(mechanism: Any, columns: Any, options: PublishOptions, *, default_le
                              "raw data (pass allow_unnoised=True / --allow-unnoised if that is intended)")
     spec = unit_spec(plan, o.unit, o.order, o.per_unit, cols)
     key: Key | None = None
+    if not o.float_noise and plan.kind is not None:
+        # refuse an impossible lattice, a noise without a lattice law, a mechanism not certified
+        # on a lattice, before any work
+        if o.secure:
+            plan.secure_plan(o.granularity)
+        else:
+            plan.lattice_plan(o.granularity)
     if o.secure:
-        if plan.kind is not None:
-            plan.secure_plan(o.granularity)  # refuse an impossible lattice before any work
         if o.key is not None or o.insecure_seed is not None:
             raise ParameterError("key", "given", "no key in secure mode (its lattice noise comes from OS entropy "
                                  "only and is never reproducible)")
         if o.rerun is not None:
             raise ParameterError("rerun", o.rerun, "None in secure mode (nothing is reproducible there)")
     else:
-        if o.granularity is not None:
-            raise ParameterError("granularity", o.granularity, "None unless secure=True")
         key = as_key(o.key, insecure_seed=o.insecure_seed)  # a bad key file: refused before any work
     cfg = {"nulls": o.nulls, "select": o.select, "granularity": o.granularity, "allow_unnoised": o.allow_unnoised,
-           **(config or {})}
+           "noise": "float" if o.float_noise else "lattice", **(config or {})}
     post: tuple[PostStep, ...] = ()
     if (o.clamp is not None and o.clamp is not False) or o.lattice:
         # post-processing to the query's range (recorded in the entry; a re-run must ask the same)

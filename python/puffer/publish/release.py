@@ -171,7 +171,8 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
                   unit: dict[str, Any] | None = None, framework: Any = None, path_kind: str = "file",
                   allow_uncomposed: bool = False, budget: Any = None, secure: bool = False,
                   post_processing: list[dict[str, Any]] | None = None, signing_key: Any = None,
-                  units: Any = None, unit_hasher: UnitHasher | None = None, is_busy: Any = None) -> Release:
+                  units: Any = None, unit_hasher: UnitHasher | None = None, is_busy: Any = None,
+                  noise_lattice: dict[str, Any] | None = None) -> Release:
     """Validate a release and open it (see the module docstring); nothing is written yet.
 
     ``plan``: the :class:`~puffer.publish.plan.NoisePlan`; ``config``: every option that changes the
@@ -183,7 +184,9 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
     entry and checkpoint of the release (:mod:`puffer.publish.ledger`; a signed ledger needs it);
     ``units``: the sorted keyed hashes of the unit ids the release touches, by ``unit_hasher``
     (:mod:`puffer.publish.unitsets`), or None when its rows name no unit (then it touches every
-    unit: the safe side).
+    unit: the safe side); ``noise_lattice``: the description of the lattice of the release's
+    noise (:meth:`puffer.lattice.LatticePlan.describe`: granularity, law, padding), recorded as
+    the entry's ``noise_lattice`` (None: float noise or no noise).
 
     >>> import os, tempfile, puffer.io as pio
     >>> d = tempfile.mkdtemp()
@@ -259,6 +262,7 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
         "framework_description": framework,
         "key": k.describe(), "nonce": None if secure else nonce,
         "rng": {"mode": "secure" if secure else "keyed-chacha20", "stream": None if secure else STREAM_NAME},
+        "noise_lattice": noise_lattice,
         "rerun_of": None if rerun_of is None else rerun_of["release_id"],
         "allow_uncomposed": allow_uncomposed, "budget": budget, "config": cfg,
     }

@@ -30,6 +30,9 @@ when one changes meaning. Version 1:
       secret pair that attain it);
     * ``noise`` (family and parameters), ``scale``, ``guarantee`` (the guarantee with its
       provenance), ``theorem`` (the provenance's theorem), ``post_processing``;
+      ``noise_lattice``: the lattice of the published values (granularity, law, padding:
+      :meth:`puffer.lattice.LatticePlan.describe`), null for float noise or no noise;
+      ``float_noise``: whether keyed floating-point noise was asked for (not safe in floating point);
     * ``unit``: ``column``, ``mode``, ``query``, ``records_per_unit``; ``units``: ``kind``
       ("ids": keyed hashes; "all": rows that name no unit) and ``count``;
     * ``columns``, ``rows``, ``files``: ``input``, ``input_sha256``, ``output``,
@@ -87,6 +90,7 @@ def _release(e: dict[str, Any], status: str, counted: bool) -> dict[str, Any]:
         "sensitivity": e.get("sensitivity"), "noise": e.get("noise"), "scale": e.get("scale"), "guarantee": g,
         "theorem": prov.get("theorem") if isinstance(prov, dict) else None,
         "post_processing": e.get("post_processing") or [],
+        "noise_lattice": e.get("noise_lattice"), "float_noise": (e.get("config") or {}).get("noise") == "float",
         "unit": {k: unit.get(k) for k in ("column", "mode", "query", "records_per_unit")},
         "units": {"kind": units.get("kind"), "count": units.get("count")},
         "columns": e.get("columns"), "rows": e.get("rows"),
@@ -191,6 +195,13 @@ def _release_lines(k: int, r: dict[str, Any]) -> list[str]:
     ntext = ", ".join(f"{k2}={_num(v)}" for k2, v in noise.items() if k2 != "family")
     out.append(f"     noise: {noise.get('family', 'none')}({ntext}), scale {_num(r['scale'])}; guarantee "
                f"{gtext(r['guarantee'])}" + (f" ({r['theorem']})" if r["theorem"] else ""))
+    lat = r.get("noise_lattice")
+    if lat:
+        pad = lat.get("padding")
+        out.append(f"     published on the lattice 2^{lat['g_exp']} Z: {lat['law']} noise of {_num(lat['scale'])} steps"
+                   + (f", padded for {_num(pad['sensitivity'])} (noise x {_num(pad['inflation'])})" if pad else ""))
+    elif r.get("float_noise"):
+        out.append("     FLOAT noise (asked for with float_noise: not safe in floating point)")
     if r["post_processing"]:
         out.append(f"     post-processing: {json.dumps(r['post_processing'], default=str)}")
     u, us = r["unit"], r["units"]

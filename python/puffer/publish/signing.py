@@ -24,7 +24,7 @@ import stat
 from typing import Any
 
 from ..errors import ParameterError, ParameterTypeError, PufferIOError
-from ._files import fsync_dir, write_new
+from ._files import check_private, fsync_dir, write_new
 from .keys import shown_path
 
 __all__ = ["SigningKey", "PublicKey", "signing_keygen", "load_signing_key", "load_public_key", "as_signing_key",
@@ -178,9 +178,8 @@ def _read(path: str, what: str, private: bool) -> bytes:
         raise PufferIOError(shown, f"reading the {what}", exc.strerror or exc) from None
     if not stat.S_ISREG(st.st_mode):
         raise ParameterError(what, shown, "a regular key file")
-    if private and st.st_mode & 0o077:
-        raise ParameterError(what, shown, f"a signing key file only its owner can access (mode is "
-                             f"{oct(st.st_mode & 0o777)}; run `chmod 600` on it)")
+    if private:
+        check_private(st.st_mode, what, shown, "signing key file")
     try:
         with open(path, "rb") as fh:
             return fh.read(1 << 16)

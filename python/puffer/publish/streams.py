@@ -6,7 +6,8 @@ release and recorded in the ledger), column ``c`` gets the keyed ChaCha20 stream
 key is the subkey ``HMAC-SHA256(K, "puffer/v2/stream" || 0x00 || N || 0x00 || c)`` (RFC 2104 with
 SHA-256 as a pseudorandom function: subkeys of different nonces or columns are independent for
 anyone without ``K``, and nothing about ``K`` follows from a subkey). Value ``p`` of that
-stream is the noise at position ``p``:
+stream is the noise at position ``p`` (the exact integer of the release's lattice law,
+:mod:`puffer.lattice`; with ``float_noise``, the floating-point transform of the same words):
 
 * without a privacy unit, ``p`` is the row index;
 * with a privacy unit, ``p`` is the unit's position (:func:`unit_positions`): the unit id
@@ -76,11 +77,12 @@ def release_stream(key: Key, nonce: str, column: Any) -> KeyedStream:
 
     >>> import numpy as np, puffer
     >>> import hashlib
+    >>> from puffer.lattice import add_lattice_noise, lattice_plan
     >>> from puffer.publish.keys import as_key
     >>> k, n = as_key(hashlib.sha256(b"doctest key").digest()), new_nonce()
-    >>> a = puffer.add_noise(np.zeros(4), ("laplace", {"b": 1.0}), rng=release_stream(k, n, "x"))
-    >>> bool(np.array_equal(a, puffer.add_noise(np.zeros(4), ("laplace", {"b": 1.0}),
-    ...                                         rng=release_stream(k, n, "x"))))
+    >>> plan = lattice_plan(("laplace", {"b": 1.0}), sensitivity=None)
+    >>> a = add_lattice_noise(np.zeros(4), plan, rng=release_stream(k, n, "x"))
+    >>> bool(np.array_equal(a, add_lattice_noise(np.zeros(4), plan, rng=release_stream(k, n, "x"))))
     True
     """
     from ..sampling import KeyedStream

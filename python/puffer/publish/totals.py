@@ -1,4 +1,6 @@
-"""Totals by the units themselves over a ledger (``puffer ledger show``), and the rule that
+"""Totals by the units themselves over a ledger, and the rule that refuses a release without one.
+
+Totals by the units themselves over a ledger (``puffer ledger show``), and the rule that
 refuses a release which would leave units without one.
 
 Which units. Every entry records the units its release touched (:mod:`puffer.publish.unitsets`):

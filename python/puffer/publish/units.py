@@ -72,18 +72,24 @@ class UnitSpec:
         return f"UnitSpec(mode={self.mode!r}, column={self.column!r}, query={self.query!r})"
 
 
+def _arrow_types(t: Any) -> Any:
+    """``pyarrow.types`` if ``t`` is an Arrow type, else None (a pandas or numpy dtype)."""
+    try:
+        import pyarrow as pa
+    except ModuleNotFoundError:  # pragma: no cover - the io extra installs it
+        return None
+    return pa.types if isinstance(t, pa.DataType) else None
+
+
 def check_unit_type(t: Any, column: str) -> None:
     """The unit column's declared type (an Arrow type, or a pandas/numpy dtype) holds integers or
     strings, on every engine. An object dtype (pandas, Dask) may hold anything: its batches are
     checked by :func:`puffer.publish.streams.unit_id_kind` (one type per batch) and, across a Dask
     frame's partitions, by ``puffer.dask`` (one type in all of them)."""
-    try:
-        import pyarrow as pa
-    except ModuleNotFoundError:  # pragma: no cover - the io extra installs it
-        pa = None
-    if pa is not None and isinstance(t, pa.DataType):
-        ok = pa.types.is_integer(t) or pa.types.is_string(t) or pa.types.is_large_string(t) or \
-            getattr(pa.types, "is_string_view", lambda _: False)(t)
+    at = _arrow_types(t)
+    if at is not None:
+        ok = at.is_integer(t) or at.is_string(t) or at.is_large_string(t) or \
+            getattr(at, "is_string_view", lambda _: False)(t)
     else:
         import pandas as pd
 
@@ -98,12 +104,9 @@ def check_unit_type(t: Any, column: str) -> None:
 def check_order_type(t: Any, column: str) -> None:
     """The order column's declared type (Arrow type or pandas/numpy dtype): integer, float, date
     or timestamp, so that its steps can be checked for gaps and repeats."""
-    try:
-        import pyarrow as pa
-    except ModuleNotFoundError:  # pragma: no cover - the io extra installs it
-        pa = None
-    if pa is not None and isinstance(t, pa.DataType):
-        ok = pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_temporal(t)
+    at = _arrow_types(t)
+    if at is not None:
+        ok = at.is_integer(t) or at.is_floating(t) or at.is_temporal(t)
     else:
         import pandas as pd
 
@@ -112,6 +115,20 @@ def check_order_type(t: Any, column: str) -> None:
     if not ok:
         raise ParameterTypeError("order", f"column {column!r} of type {t}", "an integer, float, date or timestamp "
                                  "column (its steps are checked for gaps and repeats)")
+
+
+def check_id_counts(what: str, ident: str, n: int, distinct: int, nonnull: int, lowest: Any = None) -> None:
+    """The row or unit ids of a cluster frame, from counts the cluster computed: no nulls, no
+    duplicates (rows sharing an id would share their noise) and, given the ``lowest`` row id,
+    none below 0."""
+    n, distinct, nonnull = int(n), int(distinct), int(nonnull)
+    if nonnull != n:
+        raise ParameterError(what, ident, f"a column without nulls ({n - nonnull} null ids)")
+    if distinct != n:
+        raise ParameterError(what, ident, f"unique ids ({n - distinct} duplicates: rows sharing an id would "
+                             "share their noise)")
+    if lowest is not None and n and int(lowest) < 0:
+        raise ParameterError("row_id", ident, f"row ids >= 0 (minimum {lowest})")
 
 
 def query_range(fw: Any) -> tuple[float, float]:

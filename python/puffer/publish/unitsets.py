@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import LedgerError, ParameterError, PufferIOError
-from ._files import fsync_dir
+from ._files import check_private, fsync_dir
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -125,9 +125,7 @@ def unit_hasher(ledger_path: str, signing_key: SigningKey | None) -> UnitHasher:
         ok = False
     if not ok or len(secret) != 32:
         raise ParameterError("ledger", path, "a unit secret file written by puffer (JSON with format, id, secret)")
-    if st.st_mode & 0o077:
-        raise ParameterError("ledger", path, f"a unit secret file only its owner can access (mode is "
-                             f"{oct(st.st_mode & 0o777)}; run `chmod 600 {path}`)")
+    check_private(st.st_mode, "ledger", path, "unit secret file", path=path)
     return UnitHasher(secret, sid)
 
 

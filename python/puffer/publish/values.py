@@ -64,14 +64,15 @@ def check_floats(vals: np.ndarray, column: str, rows: Any, *, scale: float | Non
     """
     if vals.size == 0 or vals.dtype.kind != "f":
         return
-    a = np.abs(vals)
-    i = int(np.argmax(a))  # NaN first: refused below
-    top = a[i]
+    lo, hi = vals.min(), vals.max()  # two reductions, no temporary: NaN propagates into both
+    top = max(-lo, hi)
     bits = np.finfo(vals.dtype).nmant + 1
     if not np.isfinite(top):
         i = int(np.flatnonzero(~np.isfinite(vals))[0])
         raise ParameterError(f"column {column!r}", f"{vals[i]} at {_where(rows, i)}",
                              "finite values (NaN and +-inf cannot be released)")
+    i = 0 if top <= 2.0**bits and (scale is None or allow_unnoised or scale >= RESOLUTION * float(np.spacing(top))) \
+        else int(np.argmax(vals) if hi >= -lo else np.argmin(vals))  # the row to name: only for an error
     if top > 2.0**bits:
         raise ParameterError(f"column {column!r}", f"{float(vals[i])!r} at {_where(rows, i)}",
                              f"|x| <= 2^{bits} ({vals.dtype} values; beyond, the float spacing is 2 or more and "

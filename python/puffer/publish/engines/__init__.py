@@ -1,4 +1,6 @@
-"""The engines that publish through :mod:`puffer.publish`: each reads its data, adds the
+"""The engines that publish through puffer.publish: files, Arrow batches, Spark, Dask.
+
+The engines that publish through :mod:`puffer.publish`: each reads its data, adds the
 release's :class:`~puffer.publish.noise.ColumnNoise` and writes, around one preamble
 (:func:`puffer.publish.preamble.prepare`) and one release (:func:`puffer.publish.begin_release`).
 

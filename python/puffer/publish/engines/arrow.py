@@ -53,13 +53,14 @@ def check_schema(schema: Any, columns: list[str], where: str = "input", row_id: 
             raise ParameterTypeError("row_id", str(schema.field(row_id).type), "an integer column of row ids")
 
 
-def output_schema(schema: Any, columns: list[str]) -> Any:
-    """The output schema: the noised ``columns`` as float64 (float32 stays float32), the others unchanged."""
+def output_schema(schema: Any, columns: list[str], *, lattice: bool = False) -> Any:
+    """The output schema: the noised ``columns`` as float64 (float32 stays float32 with float
+    noise; lattice points are float64, exact up to 2^53 lattice steps), the others unchanged."""
     pa = pyarrow()
     fields = []
     for f in schema:
         if f.name in columns:
-            t = pa.float32() if pa.types.is_float32(f.type) else pa.float64()
+            t = pa.float32() if pa.types.is_float32(f.type) and not lattice else pa.float64()
             f = pa.field(f.name, t, nullable=f.nullable, metadata=f.metadata)
         fields.append(f)
     return pa.schema(fields, metadata=schema.metadata)
@@ -96,7 +97,8 @@ def noise_batch(batch: Any, noise: ColumnNoise, columns: list[str], rows: Any, *
     pa = pyarrow()
     arrays = list(batch.columns)
     names = batch.schema.names
-    out_schema = output_schema(batch.schema, columns) if out_schema is None else out_schema
+    out_schema = output_schema(batch.schema, columns, lattice=noise.lattice is not None) if out_schema is None \
+        else out_schema
     for c in columns:
         i = names.index(c)
         arr = arrays[i]

@@ -24,7 +24,7 @@ the data and one to anything comparing them as text). Dask's ``dataframe.convert
 sees it: integers 1 and strings "1" are then one unit. Keep unit ids of one type.
 
 ``secure=True``: exact lattice noise keyed by a secret drawn once per release and addressed by
-position (:class:`puffer.publish.noise.SecureNoise`): recomputing a block draws nothing new.
+position (:func:`puffer.publish.noise.secure_streams`): recomputing a block draws nothing new.
 """
 from __future__ import annotations
 
@@ -57,9 +57,10 @@ def _is_numeric(dtype: Any) -> bool:
         and not pd.api.types.is_bool_dtype(dtype) and np.dtype(getattr(dtype, "numpy_dtype", dtype)) != np.float16
 
 
-def _out_dtype(dtype: Any) -> np.dtype[Any]:
+def _out_dtype(dtype: Any, lattice: bool) -> np.dtype[Any]:
+    """float32 stays float32 with float noise; lattice points are float64 (exact up to 2^53 steps)."""
     d = np.dtype(getattr(dtype, "numpy_dtype", dtype))
-    return np.dtype(np.float32) if d == np.float32 else np.dtype(np.float64)
+    return np.dtype(np.float32) if d == np.float32 and not lattice else np.dtype(np.float64)
 
 
 def _digests(parts: list[Any], columns: list[str]) -> list[list[Any]]:
@@ -87,7 +88,7 @@ def _row_blocks(arr: Any) -> list[Any]:
 
 
 def _array(arr: Any, cols: list[str], noise: ColumnNoise) -> Any:
-    out_dt = np.dtype(np.float32) if arr.dtype == np.float32 else np.dtype(np.float64)
+    out_dt = _out_dtype(arr.dtype, noise.lattice is not None)
 
     def block(x: NDArray[Any], block_info: Any = None) -> NDArray[Any]:
         loc = block_info[0]["array-location"]
@@ -137,16 +138,11 @@ def _check_frame(ddf: Any, cols: list[str], row_id: Any, spec_cols: list[tuple[s
 
 
 def _unique_ids(ddf: Any, ident: str, what: str, nonneg: bool) -> None:
+    from ..units import check_id_counts
+
     ids = ddf[ident]
     n, distinct, nonnull, lo = (_compute(ids.size, ids.nunique(), ids.count(), ids.min() if nonneg else ids.size))
-    n, distinct, nonnull = int(n), int(distinct), int(nonnull)
-    if nonnull != n:
-        raise ParameterError(what, ident, f"a column without nulls ({n - nonnull} null ids)")
-    if distinct != n:
-        raise ParameterError(what, ident, f"unique ids ({n - distinct} duplicates: rows sharing an id would "
-                             "share their noise)")
-    if nonneg and n and int(lo) < 0:
-        raise ParameterError("row_id", ident, f"row ids >= 0 (minimum {lo})")
+    check_id_counts(what, ident, n, distinct, nonnull, lo if nonneg else None)
 
 
 def _one_id_type(ddf: Any, column: str) -> None:
@@ -172,7 +168,7 @@ def _frame(ddf: Any, cols: list[str], noise: ColumnNoise, spec: UnitSpec, row_id
     offsets = [int(v) for v in np.concatenate(([0], np.cumsum(np.asarray(sizes, dtype=np.int64))[:-1]))]
     meta = ddf._meta.copy()
     for c in cols:
-        meta[c] = meta[c].astype(_out_dtype(ddf.dtypes[c]))
+        meta[c] = meta[c].astype(_out_dtype(ddf.dtypes[c], noise.lattice is not None))
     by_unit = spec.column is not None
 
     def part(pdf: Any, partition_info: Any = None) -> Any:
@@ -202,7 +198,7 @@ def _frame(ddf: Any, cols: list[str], noise: ColumnNoise, spec: UnitSpec, row_id
                     raise ParameterError(f"column {c!r}", f"missing value at row {where}",
                                          "no missing values (or nulls='keep')")
                 valid = ~isna
-            dt = _out_dtype(s.dtype)
+            dt = _out_dtype(s.dtype, noise.lattice is not None)
             if pd.api.types.is_integer_dtype(s.dtype):  # |x| <= 2^53, checked before the conversion rounds
                 check_integers(s.to_numpy(dtype=np.dtype(getattr(s.dtype, "numpy_dtype", s.dtype)), na_value=0),
                                c, rows)
@@ -332,7 +328,7 @@ def add_noise(data: Any, columns: Any, mechanism: Any, *, options: PublishOption
             _unique_ids(src, spec.column, "unit", False)
     units = None if is_array or op.hasher is None else _unit_hashes(src, cast(str, spec.column), op.hasher)
     rel = op.begin(input_sha256=combine_digests(parts), path_kind="dask", units=units)
-    noise = op.noise(rel, threads=thr, positional_secure=True)
+    noise = op.noise(rel, threads=thr)
     if is_array:
         out = _array(src, cols, noise).persist()
         out_parts = _digests(_row_blocks(out), cols)

@@ -37,6 +37,7 @@ from ..options import PublishOptions
 from ..plan import as_columns, threads_arg
 from ..preamble import prepare
 from ..units import check_answers, group_answers
+from ..values import check_integers
 from .arrow import check_schema, noise_batch, output_schema, pyarrow
 from .staging import StagingFile, clean_stale
 
@@ -222,7 +223,7 @@ def noise_file(input: str | os.PathLike[str], output: str | os.PathLike[str], co
             in_digest = sha256_file(src)
         units = None if prep.hasher is None else _unit_set(src, fmt, cast(str, spec.column), prep.hasher)
         rel = prep.begin(input_sha256=in_digest, path_kind="file", input=src, units=units, is_busy=_busy)
-        noise = prep.noise(rel, threads=thr, positional_secure=False)
+        noise = prep.noise(rel, threads=thr)
         bar = _progress_bar(sys.stderr.isatty() if progress is None else bool(progress), total)
         rows = 0
         stage: StagingFile | None = None
@@ -285,23 +286,15 @@ def _unit_set(src: str, fmt: str, column: str, hasher: UnitHasher) -> Any:
     return hasher.unit_set(np.asarray(ids))
 
 
-def _int_check(batch: Any, cols: list[str], out_schema: Any, rows: int) -> None:
+def _int_check(batch: Any, cols: list[str], rows: int) -> None:
     """64-bit integers that float64 cannot hold exactly (|x| > 2^53) are refused, never rounded
-    (at 2^62 the float spacing is 1024 and Laplace(1) noise vanishes)."""
+    (at 2^62 the float spacing is 1024 and Laplace(1) noise vanishes): checked before the
+    answers' range check converts the columns to float64."""
     pa = pyarrow()
-    import pyarrow.compute as pc
-
     for c in cols:
         arr = batch.column(batch.schema.get_field_index(c))
-        if not (pa.types.is_integer(arr.type) and arr.type.bit_width == 64) or len(arr) == arr.null_count:
-            continue
-        mm = pc.min_max(arr).as_py()
-        if mm["max"] > 2**53 or mm["min"] < -(2**53):
-            bad = mm["max"] if mm["max"] > 2**53 else mm["min"]
-            i = pc.index(arr, bad).as_py()
-            raise ParameterError(f"column {c!r}", f"{bad} at row {rows + i}",
-                                 "integers with |x| <= 2^53 (exact in the float64 output; beyond, the spacing "
-                                 "of floats swallows the noise)")
+        if pa.types.is_integer(arr.type) and arr.type.bit_width == 64:
+            check_integers((arr.fill_null(0) if arr.null_count else arr).to_numpy(zero_copy_only=False), c, rows)
 
 
 def _writer(sink: StagingFile, schema: Any, compression: str) -> Any:
@@ -318,7 +311,7 @@ def _write_rows(batches: Iterator[Any], src: str, fmt: str, tmp: StagingFile, sc
     from ..streams import unit_positions
     pa = pyarrow()
 
-    out_schema = output_schema(schema, cols)
+    out_schema = output_schema(schema, cols, lattice=noise.lattice is not None)
     rows = 0
     seen: list[Any] = []
     with _writer(tmp, out_schema, compression) as writer:
@@ -354,7 +347,7 @@ def _write_rows(batches: Iterator[Any], src: str, fmt: str, tmp: StagingFile, sc
             if b.schema != schema:  # CSV: a later block inferred differently
                 raise ParameterError("input", src, f"one schema for the whole file (batch at row {rows} "
                                      f"has {b.schema}, the first had {schema})")
-            _int_check(b, cols, out_schema, rows)
+            _int_check(b, cols, rows)
             where: Any = rows
             ids = None
             if spec.column is not None:  # answers keyed by unit id

@@ -29,7 +29,7 @@ one type); other types are refused, their text forms collide.
 The noisy frame is frozen too (checkpointed), and its content digest (and the input's:
 :data:`puffer.publish.digest.DIGEST_NOTE`) goes into the ledger, so every action, retry or later
 shuffle sees the recorded values. ``secure=True``: exact lattice noise keyed by a secret drawn
-once per release from OS entropy and addressed by position (:class:`puffer.publish.noise.SecureNoise`):
+once per release from OS entropy and addressed by position (:func:`puffer.publish.noise.secure_streams`):
 two ``collect()`` calls return the same values and cannot be averaged.
 
 The Python workers must run an interpreter with puffer and pyarrow: when neither
@@ -51,6 +51,7 @@ from ..digest import DIGEST_NOTE, PartDigest, combine_digests
 from ..options import PublishOptions
 from ..plan import as_columns, threads_arg
 from ..preamble import prepare
+from ..units import check_id_counts
 from .arrow import check_schema, noise_batch, output_schema, pyarrow
 
 if TYPE_CHECKING:
@@ -260,20 +261,14 @@ def add_noise(df: Any, columns: Any, mechanism: Any, *, options: PublishOptions 
     parts = _digest_parts(cp, used)
     sizes = np.array([p[0] for p in parts], dtype=np.int64)
     if row_id is not None or spec.mode == "answers" and spec.column is not None:
-        ident = row_id if row_id is not None else spec.column
+        ident = cast(str, row_id if row_id is not None else spec.column)
         what = "row_id" if row_id is not None else "unit"
-        agg: Any = cp.agg(F.count(F.lit(1)), F.countDistinct(cp[ident]), F.count(cp[ident])).first()
-        n, distinct, nonnull = agg
-        if nonnull != n:
-            raise ParameterError(what, ident, f"a column without nulls ({n - nonnull} null ids)")
-        if distinct != n:
-            raise ParameterError(what, ident, f"unique ids ({n - distinct} duplicates: rows sharing an id would "
-                                 "share their noise)")
-        if row_id is not None and n and cp.agg(F.min(cp[row_id])).first()[0] < 0:
-            raise ParameterError("row_id", row_id, f"row ids >= 0 (minimum {cp.agg(F.min(cp[row_id])).first()[0]})")
+        n, distinct, nonnull, lowest = cp.agg(F.count(F.lit(1)), F.countDistinct(cp[ident]), F.count(cp[ident]),
+                                              F.min(cp[ident])).first()
+        check_id_counts(what, ident, n, distinct, nonnull, lowest if row_id is not None else None)
     units = None if op.hasher is None else _unit_hashes(cp, cast(str, spec.column), op.hasher)
     rel = op.begin(input_sha256=combine_digests(parts), path_kind="spark", units=units)
-    noise = op.noise(rel, threads=thr, positional_secure=True)
+    noise = op.noise(rel, threads=thr)
 
     from pyspark.sql.pandas.types import from_arrow_schema
 
@@ -302,7 +297,7 @@ def add_noise(df: Any, columns: Any, mechanism: Any, *, options: PublishOptions 
         noisy = cp.repartition(max(cp.rdd.getNumPartitions(), 1), cp[spec.column]) \
             .mapInArrow(per_unit_fn, from_arrow_schema(out_schema)).orderBy(spec.column)  # the file's order
     else:
-        out_schema = output_schema(schema, cols)
+        out_schema = output_schema(schema, cols, lattice=noise.lattice is not None)
         offsets = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
         by_unit = spec.column is not None
         positional = row_id is None and not by_unit

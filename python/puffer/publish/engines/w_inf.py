@@ -1,4 +1,6 @@
-"""Delta_G of a :class:`~puffer.models.MarkovChainFramework` on a cluster: Dask
+"""Delta_G of a Markov chain framework on a cluster (Dask or Spark).
+
+Delta_G of a :class:`~puffer.models.MarkovChainFramework` on a cluster: Dask
 (``distributed.Client``) or Spark (``SparkSession`` / ``SparkContext``) workers.
 
 The work is cut into tasks of priors (a block of consecutive priors each) and, when there are
