@@ -304,7 +304,7 @@ def _peak_closed_form(k, T, span, n, threads, period=1):
     C = ceil(sqrt(T / 2)), plus two pass buffers), the exact images' checkpoints (forward and
     backward, 3 primes) and the prior's period matrices (split: 16 bytes an entry, residues: 24);
     per worker, one segment of C backward slices, the exact images' segment and
-    (84 k + 96)(R + 80) bytes of buffers."""
+    (84 k + 96)(R + 80) bytes of buffers; or, where larger, the skipping's buffers (below)."""
     C = math.ceil(math.sqrt(T / 2))
     R = T * span + 1
     lf = lambda t: (t + 1) * span + 1     # noqa: E731
@@ -315,8 +315,22 @@ def _peak_closed_form(k, T, span, n, threads, period=1):
     worker = 12 * k * sum(lb(t) for t in range(min(C, T))) + (84 * k + 96) * (R + 80)
     modseg = 24 * k * sum(lf(t) + lb(t) for t in range(min(C, T))) + 16 * R + 24 * k * R
     if n < threads and T > 1:
-        return ck + mod + min(threads, T) * (worker + modseg)
-    return min(threads, n) * (ck + mod + worker + modseg)
+        direct = ck + mod + min(threads, T) * (worker + modseg)
+    else:
+        direct = min(threads, n) * (ck + mod + worker + modseg)
+    # the certified skipping (run first, its buffers freed before the direct positions), per prior
+    # in flight: the streams (scratch (60 k + 96)(R + 80), the end slices of the largest window
+    # m = floor(T / sqrt(2 C)), 12 k (m + 1)(m span + 2) bytes; twice when fewer priors than
+    # threads), the representatives' slices (12 k R each, at most T / (2 C + 1) + 64), the window
+    # polynomials 4 * 48 k^2 ((m + p) span + 1), and the exact images (their residues only: the
+    # split matrices, 16 bytes an entry, belong to the direct computation)
+    m = int(T / math.sqrt(2 * C))
+    p = T // (2 * C + 1) + 64
+    stream = (60 * k + 96) * (R + 80) + 12 * k * (m + 1) * (m * span + 2)
+    streams = (2 if n < threads else 1) * stream + 12 * k * R * p
+    windows = 4 * 48 * k * k * ((m + p) * span + 1)
+    skip = min(threads, n) * (streams + windows + mod - 16 * period * k * k + modseg)
+    return max(direct, skip)
 
 
 def test_memory_refusal_names_the_estimate(monkeypatch):
