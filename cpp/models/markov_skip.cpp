@@ -342,14 +342,19 @@ namespace {
 
 // The window for period p: doubling m from 8 while the drift over the farthest interior
 // position exceeds eta_target and a larger window still pays; the best drift found.
-bool choose_window(const MarkovChainSpec& spec, std::size_t th, std::size_t p, double eta_target, double budget,
+bool choose_window(const MarkovChainSpec& spec, std::size_t th, std::size_t p, double eta_target, double& budget,
                    std::size_t m_max, WindowDrift& best, const JobControl* ctl) {
   const Shape S = shape_of(spec, p);
   const double steps = std::ceil((static_cast<double>(spec.T) / 2.0) / static_cast<double>(p));
   bool have = false;
   for (std::size_t m = 8; m <= m_max; m *= 2) {
     if (2 * m + 4 * p > spec.T) break;
-    if (have && window_operations(spec.k, S.span, p, m) > budget) break;
+    // every window tried counts against the budget, the first one included: on a short chain
+    // with many states (k^3 per window against k per position) one window can cost most of
+    // the direct computation, which then runs anyway
+    const double ops = window_operations(spec.k, S.span, p, m);
+    if (ops > budget) break;
+    budget -= ops;
     WindowDrift d = window_drift(spec, th, p, m, ctl);
     const bool improves = !have || d.max_omega() < 0.5 * best.max_omega();
     if (improves) {
@@ -410,11 +415,12 @@ SkipPlan plan_skip(const MarkovChainSpec& spec, std::size_t th, double eta_targe
   // periods c p0 for c = 1 .. 4, the first whose drift is small enough, else the smallest drift
   WindowDrift chosen;
   double chosen_eta = std::numeric_limits<double>::infinity();
+  double budget = 0.05 * full;  // for all the windows tried, every period
   for (std::size_t c = 1; c <= 4; ++c) {
     const std::size_t p = c * p0;
     if (8 * p > T || p > T / (2 * static_cast<std::size_t>(C) + 1) + 64) break;
     WindowDrift d;
-    if (!choose_window(spec, th, p, eta_target, 0.05 * full, m_max, d, ctl)) continue;
+    if (!choose_window(spec, th, p, eta_target, budget, m_max, d, ctl)) continue;
     const double eta = d.max_omega() * std::ceil((Td / 2.0) / static_cast<double>(p));
     if (eta < chosen_eta) {
       chosen = std::move(d);
