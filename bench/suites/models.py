@@ -67,7 +67,7 @@ _CASE = r"""
 import json, resource, sys, time
 import numpy as np
 sys.path.insert(0, {bench!r})
-k, T, n, impl = {k}, {T}, {n}, {impl!r}
+k, T, n, impl, method, check = {k}, {T}, {n}, {impl!r}, {method!r}, {check!r}
 rng = np.random.default_rng(0)
 if k == 2:
     a = rng.uniform(0.55, 0.95, n); h = rng.uniform(0.55, 0.95, n)
@@ -80,11 +80,11 @@ if impl == "puffer":
     fw = puffer.models.markov_chain(M, T)
     c = fw.cost()
     t0 = time.perf_counter(); c0 = time.process_time()
-    v = fw.w_inf(progress=False).value
+    v = fw.w_inf(progress=False, method=method).value
     extra = dict(ops=c.operations, est_bytes=c.peak_bytes, est_s=c.seconds)
 else:
     import markov_numpy
-    v = markov_numpy.delta_g(M, T); extra = {{}}
+    v = markov_numpy.delta_g(M, T, check=check); extra = {{}}
 dt = time.perf_counter() - t0
 cpu = time.process_time() - c0
 print(json.dumps(dict(seconds=dt, cpu=cpu, value=float(v), maxrss=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
@@ -92,8 +92,12 @@ print(json.dumps(dict(seconds=dt, cpu=cpu, value=float(v), maxrss=resource.getru
 """
 
 
-def _case(k: int, T: int, n: int, impl: str = "puffer", timeout: float = 900.0) -> dict | None:
-    code = _CASE.format(bench=os.path.dirname(os.path.dirname(os.path.abspath(__file__))), k=k, T=T, n=n, impl=impl)
+def _case(k: int, T: int, n: int, impl: str = "puffer", timeout: float = 900.0, method: str = "full",
+          check: bool = True) -> dict | None:
+    """One case in a fresh process (its peak RSS is the case's): fw.w_inf(method=method) for
+    impl "puffer", markov_numpy.delta_g(check=check) for "numpy"; None past the timeout."""
+    code = _CASE.format(bench=os.path.dirname(os.path.dirname(os.path.abspath(__file__))), k=k, T=T, n=n, impl=impl,
+                        method=method, check=check)
     try:
         r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout, check=True)
     except subprocess.TimeoutExpired:
@@ -115,10 +119,10 @@ def _conv_rate(T: int = 1400) -> float:
     best = float("inf")
     for _ in range(3):
         c = time.process_time()
-        _core.models.markov_w_inf(M, pi, v, T, 1, positions=np.array([0]))
+        _core.models.markov_w_inf(M, pi, v, T, 1, positions=np.array([0]), full=True)
         passes = time.process_time() - c
         c = time.process_time()
-        _, used = _core.models.markov_w_inf(M, pi, v, T, 1)
+        _, used = _core.models.markov_w_inf(M, pi, v, T, 1, full=True)
         best = min(best, time.process_time() - c - passes)
         assert not used.any()
     ops = _core.models.markov_prior_operations(2, T, 1) - 2 * T * 4 * (T + 1)
@@ -177,17 +181,20 @@ def run_scale(quick: bool = False) -> dict:
             "rows": rows, "notes": notes}
 
 
-def _write_section(table: dict) -> None:
+def _write_section(table: dict | list[dict], title: str = SCALE_TITLE, extra: list[str] | None = None) -> None:
+    """Replace (or append) the section ``## title`` of bench/RESULTS.md: machine facts, the
+    load average now, ``extra`` lines, and the tables."""
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     import run as harness
 
     load = os.getloadavg()
-    body = "\n".join([f"## {SCALE_TITLE}", "", *harness.machine_facts(),
-                      f"- load average at the end: {load[0]:.2f}, {load[1]:.2f}, {load[2]:.2f}", "",
-                      harness.render(table)])
+    tables = table if isinstance(table, list) else [table]
+    body = "\n".join([f"## {title}", "", *harness.machine_facts(),
+                      f"- load average at the end: {load[0]:.2f}, {load[1]:.2f}, {load[2]:.2f}", *(extra or []), "",
+                      *(harness.render(t) for t in tables)])
     path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "RESULTS.md")
     text = open(path).read()
-    start = text.find(f"## {SCALE_TITLE}")
+    start = text.find(f"## {title}")
     if start >= 0:
         end = text.find("\n## ", start + 3)
         text = text[:start] + body + ("" if end < 0 else text[end + 1:])
