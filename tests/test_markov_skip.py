@@ -295,6 +295,35 @@ def test_certificate_holds_for_every_law_within_the_drift():
         assert up == 9.0 and low < 6.0
 
 
+def test_levels_of_plain_laws_on_both_sides_of_the_plain_double_bounds():
+    """The W_inf walk of two plain-double laws (levels by plain double sums where every mass is
+    >= 2^-1000 and the smallest mass / total >= 2^-1000, else the extended-range sums) against
+    the exact quantile coupling (Fractions): masses spread over 2^-1060 .. 2^40, tiny tail atoms
+    deciding W_inf, so that both paths run and a level read wrongly changes the answer."""
+    rng = np.random.default_rng(17)
+    decided = 0
+    for j in range(300):
+        n, m = int(rng.integers(1, 9)), int(rng.integers(1, 9))
+        xa = np.sort(rng.choice(40, size=n, replace=False)).astype(np.int64)
+        xb = np.sort(rng.choice(40, size=m, replace=False)).astype(np.int64)
+        lo = [-990.0, -1010.0, -1060.0, -60.0][j % 4]          # both sides of 2^-1000
+        pa = np.ldexp(rng.uniform(1, 2, n), rng.integers(int(lo), 40, n))
+        pb = np.ldexp(rng.uniform(1, 2, m), rng.integers(int(lo), 40, m))
+        up, low = _core.models.markov_drift_walks(xa, pa, xb, pb, 0.0)
+        exact = quantile_w_inf(xa.tolist(), [Fraction(float(x)) for x in pa], xb.tolist(),
+                               [Fraction(float(x)) for x in pb])
+        assert low <= exact <= up, (j, xa.tolist(), pa.tolist(), xb.tolist(), pb.tolist())
+        decided += up == low
+    assert decided >= 250
+    # W_inf decided by a level of 2^-999 (plain) and by one of 2^-1001 (extended)
+    for e in (-999, -1001):
+        xa, xb = np.array([0, 10]), np.array([1, 6])
+        pa, pb = np.array([2.0 ** e, 1.0]), np.array([2.0 ** e * 1.5, 1.0])   # a < b: W_inf = 9
+        assert _core.models.markov_drift_walks(xa, pa, xb, pb, 0.0) == (9.0, 9.0)
+        pb = np.array([2.0 ** e * 0.75, 1.0])                                   # a > b: W_inf = 6
+        assert _core.models.markov_drift_walks(xa, pa, xb, pb, 0.0) == (6.0, 6.0)
+
+
 # ---------------------------------------------------------------- the window bound (Lemma 2)
 def exact_laws(steps, init, values, T):
     """laws[t][a] = {sum: P(S = sum, X_t = a)} as exact Fractions (forward/backward recursions

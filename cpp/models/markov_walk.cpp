@@ -69,6 +69,42 @@ inline void xdiv(const XVal& a, const XVal& b, double& m, std::int64_t& e) {  //
   }
 }
 
+// The levels of a plain-double law (every mass one double; mass >= 2^-1000, total <= 2^1000,
+// smallest mass / total >= 2^-1000) by plain double sums and quotients, in the same order: bit
+// for bit those of the extended-range path below (xadd and xdiv only rescale by powers of two,
+// exact while every partial sum, the total and every quotient are normal doubles, which those
+// bounds give; a term xadd drops, 2^-1000 below the sum, leaves a double sum unchanged too).
+// (Issue 34: the levels were ~30 % of a position at T = 2000; with this path the whole
+// computation of k = 2, T = 2000 chains takes ~20 % less CPU time.)
+// False (nothing written) outside those bounds: the caller takes the extended-range path.
+bool plain_levels(const std::vector<double>& lm, Levels& L) {
+  const std::size_t n = lm.size();
+  double tot = 0.0, mn = std::numeric_limits<double>::infinity();
+  for (std::size_t u = 0; u < n; ++u) {
+    tot += lm[u];
+    mn = std::min(mn, lm[u]);
+  }
+  // partial sums >= mn and <= tot: normal; every quotient >= mn / tot: normal
+  if (n == 0 || !(mn >= 0x1p-1000) || !(tot <= 0x1p1000) || !(mn / tot >= 0x1p-1000)) return false;
+  auto split = [](double q, double& m, std::int64_t& e) {
+    e = ext::exponent_of(q);
+    m = q * ext::pow2i(-e);
+  };
+  double F = 0.0;
+  for (std::size_t u = 0; u < n; ++u) {
+    F += lm[u];
+    split(F / tot, L.fm[u], L.fe[u]);
+  }
+  L.sm[n - 1] = 0.0;
+  L.se[n - 1] = 0;
+  double S = 0.0;
+  for (std::size_t u = n - 1; u-- > 0;) {
+    S += lm[u + 1];
+    split(S / tot, L.sm[u], L.se[u]);
+  }
+  return true;
+}
+
 // err: relative error bound of a computed mass (markov.hpp: sums of products of positive terms,
 // ~(T (k + 1) + R) ulps; taken with a 2x margin) plus the n-term level sum and the division.
 void make_levels(const Law& law, double base, std::size_t T, std::size_t k, std::size_t R, Levels& L) {
@@ -108,6 +144,7 @@ void make_levels(const Law& law, double base, std::size_t T, std::size_t k, std:
   L.fe.resize(n);
   L.sm.resize(n);
   L.se.resize(n);
+  if (law.plain() && plain_levels(lm, L)) return;
   XVal F, S, tot;
   for (std::size_t u = 0; u < n; ++u) xadd(tot, lm[u], le[u]);
   for (std::size_t u = 0; u < n; ++u) {
