@@ -150,8 +150,9 @@ def run(ctx) -> list[dict]:
              "of that process (the load-independent figure on this shared machine); peak RSS includes the interpreter "
              "and numpy (~40 MiB). Values compared in this run: " + "; ".join(checks) + ". " + " ".join(
                  f"{f[0].upper()}{f[1:]}." for f in facts))
+    rows = [[c.replace("|Theta|", r"\|Theta\|") for c in r] for r in rows]   # pipes inside markdown cells
     return [{"title": "Delta_G of fw.w_inf(): certified skipping (auto) against every position (full) and the numpy peer",
-             "columns": ["(k, T, |Theta|)", "method", "seconds", "CPU s", "Delta_G", "peak RSS MiB",
+             "columns": [r"(k, T, \|Theta\|)", "method", "seconds", "CPU s", "Delta_G", "peak RSS MiB",
                          "numpy peer s", "target (issue 34)", "note"],
              "rows": rows, "notes": notes}]
 
