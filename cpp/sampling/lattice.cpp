@@ -21,6 +21,7 @@ constexpr std::uint64_t kMask63 = 0x7FFFFFFFFFFFFFFFull;
 constexpr std::size_t kF0 = 3;          // fraction limbs the tables are computed with (192 bits)
 constexpr std::size_t kMaxF = 64;       // the exact path's precision limit (4096 bits)
 constexpr std::uint64_t kMaxN = std::uint64_t(1) << 52;  // |Z| beyond this: refused
+constexpr std::size_t kLaplaceDirect = std::size_t(1) << 17;  // direct Laplace tables up to 1 MiB
 
 // log(S 2^-64) = log1p(-(2^64 - S) 2^-64) (a hint-quality double).
 double log_param(std::uint64_t S) { return std::log1p(-double(std::uint64_t(0) - S) * 0x1.0p-64); }
@@ -96,6 +97,25 @@ void build_laplace(LatticeTables& T) {
     ea = mul_error(ea, etl, exact);
   }
   T.nmax = std::uint64_t(T.A.size()) * L + 1;  // its q is past the table: TH < 2^-64
+  // Laws of up to kLaplaceDirect thresholds (the default lattices: about 45500 for 1025 steps per
+  // noise scale) also get T63[n] = floor(2^63 TH(n)) directly: one load and one comparison per
+  // threshold instead of a 128-bit product (the same tables as the Gaussian's)
+  if (nneed > double(kLaplaceDirect)) return;
+  std::vector<std::uint64_t> t63(1, 0);  // T63[0] unused (TH(0) = 1)
+  Fix c = s;                             // s^(2n - 1), n = 1
+  std::uint64_t ec = 0;
+  for (std::uint64_t n = 1;; ++n) {
+    std::uint64_t v = 0;
+    // floor(2^63 x) = floor(2^64 x) / 2 (integer division)
+    if (!exact_floor(c, ec, 63, v)) v = laplace_floor64(S, 2 * n - 1) >> 1;
+    t63.push_back(v);
+    if (v == 0) break;
+    if (t63.size() > kLaplaceDirect + 64) throw NumericalFailure("lattice tables: Laplace direct table too large");
+    c = mul_floor(c, t, &exact);
+    ec = mul_error(ec, 0, exact);
+  }
+  T.T63 = std::move(t63);
+  T.nmax = T.T63.size();  // past the table: TH < 2^-63
 }
 
 // Table decision for U < TH(n): 1 yes, 0 no, -1 undecided by u's 63 bits.
@@ -214,7 +234,7 @@ void build_gaussian(LatticeTables& T) {
   throw NumericalFailure("lattice tables: could not certify the Gaussian thresholds");
 }
 
-inline int gaussian_below(const LatticeTables& T, std::uint64_t u, std::uint64_t n) {
+inline int direct_below(const LatticeTables& T, std::uint64_t u, std::uint64_t n) {
   if (n >= T.T63.size()) return u >= 1 ? 0 : -1;  // TH(n) < 2^-63 (the last entry is 0)
   const std::uint64_t f = T.T63[std::size_t(n)];    // 2^63 TH(n) in [f, f + 1)
   if (u < f) return 1;
@@ -325,18 +345,21 @@ std::uint64_t exact_magnitude(Decider& d) {
   return lo;
 }
 
-template <int Family>
+// Modes of the table path: the Laplace product tables, the Gaussian's T63, the Laplace's T63.
+enum Mode : int { kLaplaceAB = 0, kGaussian = 1, kLaplaceDirectT63 = 2 };
+
+template <int Mode>
 inline int tbelow(const LatticeTables& T, std::uint64_t u, std::uint64_t n) {
   if (n == 0) return 1;  // TH(0) = 1 > U
-  return Family == 0 ? laplace_below(T, u, n) : gaussian_below(T, u, n);
+  return Mode == kLaplaceAB ? laplace_below(T, u, n) : direct_below(T, u, n);
 }
 
 // |Z| from the tables, starting at the hint; false where they cannot decide (then the exact path).
-template <int Family>
+template <int Mode>
 inline bool table_magnitude(const LatticeTables& T, std::uint64_t u, std::int64_t hint, std::uint64_t& out) {
   std::uint64_t n = hint <= 0 ? 0 : std::min<std::uint64_t>(std::uint64_t(hint), T.nmax);
   // the common case in straight-line code: the hint is right (U < TH(n) and U >= TH(n + 1))
-  const int c0 = tbelow<Family>(T, u, n), c1 = tbelow<Family>(T, u, n + 1);
+  const int c0 = tbelow<Mode>(T, u, n), c1 = tbelow<Mode>(T, u, n + 1);
   if (c0 == 1 && c1 == 0) {
     out = n;
     return true;
@@ -348,7 +371,7 @@ inline bool table_magnitude(const LatticeTables& T, std::uint64_t u, std::int64_
   if (c1 == 1) lo = n + 1;
   while (hi - lo > 1) {
     const std::uint64_t mid = lo + (hi - lo) / 2;
-    const int c = tbelow<Family>(T, u, mid);
+    const int c = tbelow<Mode>(T, u, mid);
     if (c < 0) return false;
     if (c == 1) {
       lo = mid;
@@ -362,9 +385,9 @@ inline bool table_magnitude(const LatticeTables& T, std::uint64_t u, std::int64_
 
 // Hint of |Z| for a word: Laplace from the SIMD log (x = log U / log s: |Z| = #{n: 2n - 1 < x}),
 // Gaussian from the guide table.
-template <int Family>
+template <int Mode>
 inline std::int64_t hint_of(const LatticeTables& T, std::uint64_t u, double x) {
-  if (Family == 0) {
+  if (Mode != kGaussian) {
     const double h = (x + 1.0) * 0.5;  // truncation = floor for h >= 0
     return h >= double(kMaxN) ? std::int64_t(kMaxN) : h <= 0.0 ? 0 : std::int64_t(h);
   }
@@ -392,7 +415,7 @@ inline std::int64_t signed_of(std::uint64_t w, std::uint64_t n) {
   return (w >> 63) != 0 ? -std::int64_t(n) : std::int64_t(n);
 }
 
-template <int Family, class Z, class Body>
+template <int Mode, class Z, class Body>
 void run_lattice_family(const LatticeTables& T, const KeyedKey& key, std::uint64_t start, std::size_t n,
                         unsigned threads, Body& body) {
   constexpr std::size_t kTask = std::size_t(1) << 15;
@@ -408,14 +431,14 @@ void run_lattice_family(const LatticeTables& T, const KeyedKey& key, std::uint64
     while (p < p1) {
       const std::uint64_t j0 = p / 8;  // the batch starts at p's block
       const std::uint64_t jend = std::min<std::uint64_t>(j0 + kBlocks, (p1 - 1) / 8 + 1);
-      keyed_lattice_fill(key, j0, std::size_t(jend - j0), words, Family == 0 ? hints : nullptr, T.log_scale);
+      keyed_lattice_fill(key, j0, std::size_t(jend - j0), words, Mode != kGaussian ? hints : nullptr, T.log_scale);
       const std::uint64_t stop = std::min<std::uint64_t>(p1, jend * 8);
       const std::size_t i0 = std::size_t(p - 8 * j0), i1 = std::size_t(stop - 8 * j0);
       for (std::size_t i = i0; i < i1; ++i) {
         const std::uint64_t w = words[i];
         const std::uint64_t u = w & kMask63;
         std::uint64_t m = 0;
-        if (!table_magnitude<Family>(T, u, hint_of<Family>(T, u, Family == 0 ? hints[i] : 0.0), m)) {
+        if (!table_magnitude<Mode>(T, u, hint_of<Mode>(T, u, Mode != kGaussian ? hints[i] : 0.0), m)) {
           ExactDecider<RareWords> d(T.law, u, RareWords{&key, 8 * j0 + i});
           m = exact_magnitude(d);
         }
@@ -436,10 +459,12 @@ void run_lattice(const LatticeLaw& law, const KeyedKey& key, std::uint64_t start
   require(threads <= 1024, "threads", threads, "0 (all cores) to 1024");
   require(start <= ~std::uint64_t(0) - n, "start", start, "start + size < 2^64");
   const auto tables = lattice_tables(law);
-  if (law.family == 0) {
-    run_lattice_family<0, Z>(*tables, key, start, n, threads, body);
+  if (law.family == 1) {
+    run_lattice_family<kGaussian, Z>(*tables, key, start, n, threads, body);
+  } else if (!tables->T63.empty()) {
+    run_lattice_family<kLaplaceDirectT63, Z>(*tables, key, start, n, threads, body);
   } else {
-    run_lattice_family<1, Z>(*tables, key, start, n, threads, body);
+    run_lattice_family<kLaplaceAB, Z>(*tables, key, start, n, threads, body);
   }
 }
 
@@ -528,7 +553,9 @@ std::int64_t lattice_magnitude_for_tests(const LatticeLaw& law, std::uint64_t u,
   };
   if (fast) {
     std::uint64_t n = 0;
-    const bool ok = law.family == 0 ? table_magnitude<0>(*tables, u, hint, n) : table_magnitude<1>(*tables, u, hint, n);
+    const bool ok = law.family == 1              ? table_magnitude<kGaussian>(*tables, u, hint, n)
+                    : !tables->T63.empty() ? table_magnitude<kLaplaceDirectT63>(*tables, u, hint, n)
+                                           : table_magnitude<kLaplaceAB>(*tables, u, hint, n);
     return ok ? std::int64_t(n) : -1;
   }
   ExactDecider<decltype(more)> d(law, u, more);
