@@ -365,10 +365,35 @@ inline bool table_magnitude(const LatticeTables& T, std::uint64_t u, std::int64_
     return true;
   }
   if (c0 < 0 || c1 < 0 || u == 0) return false;
-  // otherwise bisect between what is known: U < TH(lo), U >= TH(hi) (TH(nmax) < 2^-64 <= U)
+  // otherwise gallop away from the hint (the answer is mostly a step or two off: a guide cell that
+  // holds a threshold), then bisect between what is known: U < TH(lo), U >= TH(hi) (TH(0) = 1 > U,
+  // TH(nmax) < 2^-63 <= U)
   std::uint64_t lo = 0, hi = T.nmax;
-  if (c0 == 0) hi = n;
-  if (c1 == 1) lo = n + 1;
+  if (c0 == 0) {
+    hi = n;
+    for (std::uint64_t step = 1; hi > step;) {
+      const int c = tbelow<Mode>(T, u, hi - step);
+      if (c < 0) return false;
+      if (c == 1) {
+        lo = hi - step;
+        break;
+      }
+      hi -= step;
+      step *= 2;
+    }
+  } else {  // c1 == 1
+    lo = n + 1;
+    for (std::uint64_t step = 1; lo + step < T.nmax;) {
+      const int c = tbelow<Mode>(T, u, lo + step);
+      if (c < 0) return false;
+      if (c == 0) {
+        hi = lo + step;
+        break;
+      }
+      lo += step;
+      step *= 2;
+    }
+  }
   while (hi - lo > 1) {
     const std::uint64_t mid = lo + (hi - lo) / 2;
     const int c = tbelow<Mode>(T, u, mid);
