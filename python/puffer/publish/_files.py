@@ -1,11 +1,15 @@
-"""Durable file writes shared by the publishing modules (keys, ledgers, checkpoints, unit sets)."""
+"""Files shared by the publishing modules (keys, ledgers, checkpoints, unit sets): durable
+writes, owner-only secrets and strict JSON reads."""
 from __future__ import annotations
 
+import json
+import math
 import os
+from typing import Any
 
 from ..errors import ParameterError, PufferIOError
 
-__all__ = ["fsync_dir", "write_new", "check_private"]
+__all__ = ["fsync_dir", "write_new", "check_private", "loads", "STRICT_JSON"]
 
 
 def fsync_dir(folder: str) -> None:
@@ -53,3 +57,35 @@ def check_private(mode: int, param: str, shown: str, what: str, *, path: str | N
         fix = f"`chmod 600 {path}`" if path is not None else "`chmod 600` on it"
         raise ParameterError(param, shown, f"a {what} only its owner can access (mode is {oct(mode & 0o777)}; "
                              f"run {fix})")
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite(text: str) -> float:
+    v = float(text)
+    if not math.isfinite(v):
+        raise ValueError(f"the number {text[:24]} is beyond the double range")
+    return v
+
+
+#: a decoder for what puffer writes (RFC 8259 JSON: no NaN, no Infinity, finite numbers)
+STRICT_JSON = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite)
+
+
+def loads(text: str) -> Any:
+    """``json.loads`` for the files puffer writes: anything else raises ``ValueError`` (a
+    ``json.JSONDecodeError`` is one) -- also what canonical JSON never holds (``NaN``,
+    ``Infinity``, a number beyond the double range) and what the parser cannot hold (an integer
+    of more than 4300 digits, nesting beyond the recursion limit), never another exception.
+
+    >>> loads('{"eps": NaN}')
+    Traceback (most recent call last):
+    ...
+    ValueError: NaN is not a JSON number
+    """
+    try:
+        return STRICT_JSON.decode(text)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None

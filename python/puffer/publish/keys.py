@@ -35,7 +35,6 @@ tests may opt in with ``insecure_seed=`` and the release is then recorded as ins
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import secrets as _secrets
@@ -44,7 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ParameterError, ParameterTypeError, PufferIOError
-from ._files import check_private, fsync_dir, write_new
+from ._files import check_private, fsync_dir, loads, write_new
 
 __all__ = ["Key", "keygen", "load_key", "as_key", "weakness", "KEY_BYTES", "HEADER", "SEED_REFUSED"]
 
@@ -215,7 +214,7 @@ def _parse_v2(lines: list[str], shown: str) -> tuple[str, bytes]:
 
 def _parse_v1(text: str, shown: str) -> tuple[str, bytes]:
     try:
-        doc = json.loads(text)
+        doc = loads(text)
     except ValueError:
         raise _not_a_key_file(shown, "not a key file of either format") from None
     if not (isinstance(doc, dict) and set(doc) == {"format", "key_id", "key"} and doc["format"] == _V1_FORMAT

@@ -64,13 +64,14 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import LedgerError, ParameterError, ParameterTypeError, PufferIOError
-from ._files import fsync_dir
+from ._files import STRICT_JSON, fsync_dir, loads
 from .digest import output_state
+from .keys import shown_path
 from .signing import CHECKPOINT_DOMAIN, ENTRY_DOMAIN, PublicKey, SigningKey, as_public_key, as_signing_key
 from .unitsets import load_units
 
 __all__ = ["Ledger", "LedgerError", "read_ledger", "append_ledger", "verify", "checkpoint", "LEDGER_VERSION",
-           "GENESIS", "default_ledger_path", "canonical", "checkpoint_path", "release_states"]
+           "GENESIS", "default_ledger_path", "ledger_path", "canonical", "checkpoint_path", "release_states"]
 
 LEDGER_VERSION = 3
 CHECKPOINT_VERSION = 1
@@ -87,7 +88,7 @@ def canonical(obj: Any) -> bytes:
     try:
         return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
                           allow_nan=False).encode("ascii")
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, RecursionError) as exc:
         raise ParameterError("entry", repr(obj)[:80], f"a JSON-serialisable entry without NaN/inf ({exc})") from None
 
 
@@ -102,6 +103,23 @@ def _now() -> str:
 def default_ledger_path(output: str | os.PathLike[str]) -> str:
     """``puffer-ledger.jsonl`` in the output's folder (the CLI's and the API's default)."""
     return os.path.join(os.path.dirname(os.path.abspath(os.fspath(output))), "puffer-ledger.jsonl")
+
+
+def ledger_path(ledger: Any, default: str) -> str:
+    """The ledger a release records into: ``ledger``, else ``PUFFER_LEDGER``, else the engine's
+    ``default``. With ``PUFFER_LEDGER`` set, a release into any other ledger is refused: a
+    ledger sees only its own releases, so an environment that publishes about one population
+    of people should record them all in one (:mod:`puffer.publish.totals`). Every release checks it
+    (:func:`puffer.publish.release.begin_release`)."""
+    env = os.environ.get("PUFFER_LEDGER") or None
+    chosen = os.path.abspath(os.fspath(ledger)) if ledger is not None else None
+    if env is not None:
+        want = os.path.abspath(env)
+        if chosen is not None and os.path.realpath(chosen) != os.path.realpath(want):
+            raise ParameterError("ledger", chosen, f"the ledger PUFFER_LEDGER names ({want}): every release of this "
+                                 "environment is recorded there, so that its totals see them all")
+        return want
+    return default if chosen is None else chosen
 
 
 def checkpoint_path(ledger: str | os.PathLike[str]) -> str:
@@ -138,9 +156,11 @@ def _tail_problem(tail: bytes) -> str | None:
     if not tail.startswith(b"{"):
         return "bytes after the last line that do not start an entry: the file was edited"
     try:
-        json.JSONDecoder().raw_decode(tail.decode("utf-8", errors="replace"))
+        STRICT_JSON.raw_decode(tail.decode("utf-8", errors="replace"))
     except json.JSONDecodeError:
         return None
+    except (ValueError, RecursionError):  # NaN, 1e400, 5000 digits, deep nesting: never written by puffer
+        return "bytes after the last line that no entry holds: the file was edited"
     return ("a complete entry after the last newline: a newline was removed (an interrupted append leaves an "
             "incomplete line, never a complete entry); restore the newline after checking the bytes")
 
@@ -166,18 +186,19 @@ def _as_checkpoint(cp: Any, what: str) -> dict[str, Any]:
     """A checkpoint dict from a dict, its JSON text, or a file holding it (validated)."""
     if isinstance(cp, (str, os.PathLike)) and not (isinstance(cp, str) and cp.lstrip().startswith("{")):
         p = os.fspath(cp)
+        shown = shown_path(p)  # key material given as the path is never echoed
         try:
             with open(p, encoding="utf-8") as fh:
                 cp = fh.read(1 << 16)
         except FileNotFoundError:
-            raise ParameterError("checkpoint", p, "an existing checkpoint file (`puffer ledger checkpoint L > "
+            raise ParameterError("checkpoint", shown, "an existing checkpoint file (`puffer ledger checkpoint L > "
                                  "FILE`)") from None
         except (OSError, UnicodeDecodeError) as exc:
-            raise ParameterError("checkpoint", p, f"a readable checkpoint file ({exc})") from None
+            raise ParameterError("checkpoint", shown, f"a readable checkpoint file ({exc})") from None
     if isinstance(cp, str):
         try:
-            cp = json.loads(cp)
-        except json.JSONDecodeError as exc:
+            cp = loads(cp)
+        except ValueError as exc:
             raise ParameterError("checkpoint", what, f"a checkpoint in JSON ({exc})") from None
     if not isinstance(cp, dict):
         raise ParameterTypeError("checkpoint", what, "a checkpoint: a dict, its JSON text or a file")
@@ -369,8 +390,8 @@ class Ledger:
         out = []
         for k, line in enumerate(lines):
             try:
-                e = json.loads(line.decode("utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                e = loads(line.decode("utf-8"))
+            except ValueError as exc:  # also NaN, Infinity, 1e400, 5000 digits, deep nesting
                 raise LedgerError(self.path, k, f"not a JSON object ({exc})") from None
             if not isinstance(e, dict):
                 raise LedgerError(self.path, k, f"a JSON {type(e).__name__}, not an object")

@@ -11,8 +11,8 @@ Usage (the order of operations that makes a release crash-safe)::
     rel.commit()                             # the completion entry
 
 ``begin_release`` validates everything before any work: the key (:mod:`puffer.publish.keys`; an
-integer ``seed=`` is refused), the ledger (writable folder, intact chain; dangling pending
-entries of earlier killed runs are resolved), the composition rules of
+integer ``seed=`` is refused), the ledger (the one ``PUFFER_LEDGER`` names, if set; writable
+folder, intact chain; dangling pending entries of earlier killed runs are resolved), the composition rules of
 :mod:`puffer.publish.totals` (a release that would leave a unit without a total guarantee is
 refused unless ``allow_uncomposed=True``, which is recorded; ``budget=`` caps the total), and
 for ``rerun=RELEASE_ID`` that the recorded release had the same key id, input digest and
@@ -35,7 +35,7 @@ import numpy as np
 from ..errors import ParameterError, ParameterTypeError
 from .digest import output_state
 from .keys import Key, as_key, refuse_seed
-from .ledger import LEDGER_VERSION, Ledger, release_states
+from .ledger import LEDGER_VERSION, Ledger, ledger_path, release_states
 from .streams import check_nonce, new_nonce, release_stream
 from .unitsets import ALL, UnitHasher, describe_units
 
@@ -209,6 +209,7 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
                                                                                           signing_key=signing_key)
     else:
         led = Ledger(ledger, signing_key=signing_key)
+    ledger_path(led.path, led.path)  # with PUFFER_LEDGER set, no release into another ledger
     led.check_writable()
     led.check_signer()  # an unsigned release into a signed ledger, or another key: refused before any work
     k = as_key(key, insecure_seed=insecure_seed)

@@ -40,7 +40,8 @@ allowance. ``budget`` caps the eps of every population the release belongs to.
 What a ledger cannot see: releases recorded in another ledger (another folder's default
 ledger, another machine), or the same people under other ids. Keep one ledger per
 population of people; setting ``PUFFER_LEDGER`` makes it the default of every release and
-refuses a release into any other ledger (:mod:`puffer.publish.preamble`).
+refuses a release into any other ledger (:func:`puffer.publish.ledger.ledger_path`, checked by
+:func:`puffer.publish.release.begin_release`, which every engine opens its release with).
 """
 from __future__ import annotations
 

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import LedgerError, ParameterError, PufferIOError
-from ._files import check_private, fsync_dir
+from ._files import check_private, fsync_dir, loads
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -118,7 +118,7 @@ def unit_hasher(ledger_path: str, signing_key: SigningKey | None) -> UnitHasher:
     try:
         st = os.stat(path)
         with open(path, encoding="utf-8") as fh:
-            doc = json.loads(fh.read(4096))
+            doc = loads(fh.read(4096))
         ok = isinstance(doc, dict) and doc.get("format") == _FORMAT
         secret, sid = bytes.fromhex(doc["secret"]), str(doc["id"])
     except (OSError, ValueError, KeyError, TypeError):

@@ -1,0 +1,140 @@
+"""Issue 31, a second red-team pass on the signed, lattice-noised release path: attacks on what the
+first pass built (each test failed on the code before its fix).
+
+Oracles: the JSON grammar (RFC 8259 has no NaN or Infinity, and puffer writes canonical JSON
+only), the exit codes the CLI documents (7: the ledger fails verification, naming the entry; 3:
+bad input; never a traceback), the key files' own bytes (never in a message), and the rounded
+Laplace law on a lattice of step g: with a lattice scale of beta lattice units a value comes out
+unchanged (the rounded input) with probability 1 - exp(-1/(2 beta)).
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import puffer.io as pio
+from puffer import cli
+from puffer.errors import LedgerError, ParameterError
+
+
+@pytest.fixture
+def notes(tmp_path):
+    """A signed ledger of two notes (cheap: no release), its signing key and public key."""
+    sk = tmp_path / "l.sign"
+    pio.signing_keygen(sk)
+    led = tmp_path / "l.jsonl"
+    for k in range(2):
+        pio.append_ledger(led, {"text": f"note {k}", "rows": 20}, signing_key=sk)
+    return {"tmp": tmp_path, "sk": sk, "pub": str(sk) + ".pub", "led": led, "good": led.read_bytes()}
+
+
+def verify(capsys, *args):
+    capsys.readouterr()
+    code = cli.main(["ledger", "verify", *map(str, args)])
+    return code, capsys.readouterr().err
+
+
+# what canonical JSON never holds, and what Python's parser cannot hold (a ValueError that is not
+# a JSONDecodeError, a RecursionError): each crashed `verify` (exit 1, a traceback) or was reported
+# as a bad parameter (exit 3) instead of a ledger that fails verification at that entry
+NOT_JSON = {"NaN": b"NaN", "Infinity": b"Infinity", "-Infinity": b"-Infinity", "1e400": b"1e400",
+            "5000 digits": b"9" * 5000, "nested 100000 deep": b"[" * 100_000 + b"]" * 100_000}
+
+
+@pytest.mark.parametrize("what", sorted(NOT_JSON))
+def test_entries_outside_json_fail_verification_at_their_entry(notes, capsys, what):
+    led, good = notes["led"], notes["good"]
+    first, rest = good.split(b"\n", 1)
+    assert b'"rows":20' in first
+    led.write_bytes(first.replace(b'"rows":20', b'"rows":' + NOT_JSON[what]) + b"\n" + rest)
+    for args in ((), ("--pub", notes["pub"])):
+        code, err = verify(capsys, led, *args)
+        assert code == 7 and "entry 0 (line 1)" in err and "Traceback" not in err, (code, err[-300:])
+    capsys.readouterr()
+    assert cli.main(["ledger", "show", str(led)]) == 7
+    with pytest.raises(LedgerError, match="entry 0"):  # and no release is appended to it
+        pio.append_ledger(led, {"text": "more"}, signing_key=notes["sk"])
+    # as a torn last line (an interrupted append never writes these): an edit, not repaired
+    led.write_bytes(good + b'{"rows":' + NOT_JSON[what] + b"}")
+    code, err = verify(capsys, led)
+    assert code == 7 and "entry 2 (line 3)" in err, (code, err[-300:])
+
+
+@pytest.mark.parametrize("what", ["5000 digits", "nested 100000 deep"])
+def test_checkpoints_outside_json_are_refused_clearly(notes, capsys, what):
+    led, tmp = notes["led"], notes["tmp"]
+    cp = (tmp / "l.jsonl.checkpoint").read_bytes()
+    bad = cp.replace(b'"entries":2', b'"entries":' + NOT_JSON[what])
+    assert bad != cp
+    (tmp / "kept.json").write_bytes(bad)
+    code, err = verify(capsys, led, "--checkpoint", tmp / "kept.json")
+    assert code == 3 and "checkpoint" in err and "Traceback" not in err, (code, err[-300:])
+    (tmp / "l.jsonl.checkpoint").write_bytes(bad)
+    code, err = verify(capsys, led)
+    assert code == 3 and "checkpoint" in err and "Traceback" not in err, (code, err[-300:])
+
+
+def test_a_signing_key_given_where_a_public_key_or_checkpoint_goes_is_never_echoed(notes, capsys):
+    """`--pub "$(cat l.sign)"` (the private key's text instead of the .pub file's path) printed
+    the private key in the error message."""
+    pem = notes["sk"].read_text()
+    secret = "".join(pem.splitlines()[1:-1])
+    assert len(secret) > 40
+    for args in (("--pub", pem), ("--checkpoint", pem), ("--pub", secret), ("--checkpoint", secret)):
+        code, err = verify(capsys, notes["led"], *args)
+        assert code == 3 and secret[12:40] not in err and "not shown" in err, err
+    capsys.readouterr()
+    assert cli.main(["ledger", "show", str(notes["led"]), "--pub", pem]) == 3
+    assert secret[12:40] not in capsys.readouterr().err
+    # a real path is still shown
+    code, err = verify(capsys, notes["led"], "--pub", notes["tmp"] / "missing.pub")
+    assert code == 3 and "missing.pub" in err
+
+
+def test_begin_release_honours_puffer_ledger(tmp_path, monkeypatch):
+    """The public begin_release (the API every engine opens a release with) recorded into any
+    ledger while PUFFER_LEDGER named another: the guard held for the engines only."""
+    one = tmp_path / "one.jsonl"
+    monkeypatch.setenv("PUFFER_LEDGER", str(one))
+    plan = pio.resolve(("laplace", {"b": 1.0}))
+    with pytest.raises(ParameterError, match="PUFFER_LEDGER"):
+        pio.begin_release(ledger=tmp_path / "other.jsonl", columns=["x"], plan=plan, key=os.urandom(32))
+    with pytest.raises(ParameterError, match="PUFFER_LEDGER"):
+        pio.begin_release(ledger=pio.Ledger(tmp_path / "other.jsonl"), columns=["x"], plan=plan, key=os.urandom(32))
+    assert not (tmp_path / "other.jsonl").exists()
+    rel = pio.begin_release(ledger=one, columns=["x"], plan=plan, key=os.urandom(32))
+    rel.commit("sha256:" + "0" * 64, 3)
+    assert len(pio.read_ledger(one)) == 2
+
+
+def test_plain_noise_on_a_lattice_coarser_than_its_scale_needs_allow_unnoised(tmp_path):
+    """`--noise laplace --scale 1 --granularity 1024`: the noise is 0.011 lattice units, so every
+    value came out as the rounded input (1000 of 1000) with no --allow-unnoised, and the ledger
+    recorded a Laplace noise of scale 1."""
+    x = np.random.default_rng(1).uniform(0, 5000, 1000)
+    src = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"x": x}), src)
+    led = tmp_path / "l.jsonl"
+    lap = ("laplace", {"b": 1.0})
+    for g in (2.0**10, 2.0**-8):  # beta = 2^-10 and 2^8 lattice units: 1 and 0.2 % unchanged
+        with pytest.raises(ParameterError, match="allow_unnoised.*granularity"):
+            pio.noise_file(src, tmp_path / "o.parquet", "x", lap, ledger=led, granularity=g)
+    assert not (tmp_path / "o.parquet").exists() and not led.exists()
+    e = pio.noise_file(src, tmp_path / "o.parquet", "x", lap, ledger=led, granularity=2.0**10, allow_unnoised=True)
+    assert e["config"]["allow_unnoised"] and e["noise_lattice"]["granularity"] == 1024.0
+    # the default lattice (g <= scale / 1024) and the finest explicit one at that bound pass
+    for k, g in enumerate((None, 2.0**-10)):
+        e = pio.noise_file(src, tmp_path / f"d{k}.parquet", "x", lap, ledger=led, granularity=g)
+        y = pq.read_table(tmp_path / f"d{k}.parquet")["x"].to_numpy()
+        g = e["noise_lattice"]["granularity"]
+        assert g <= 2.0**-10 and np.mean(y == np.round(x / g) * g) < 0.01
+    # a calibrated mechanism keeps its guarantee on any lattice (the padding pays): not refused
+    fw = {"model": {"kind": "correlated_pair", "p": 0.5, "rho": 0.3}, "target": {"eps": 1.0}}
+    pq.write_table(pa.table({"x": x / 2500}), tmp_path / "answers.parquet")  # the query's range [0, 2]
+    e = pio.noise_file(tmp_path / "answers.parquet", tmp_path / "m.parquet", "x", fw, ledger=tmp_path / "m.jsonl",
+                       per_unit=True, granularity=2.0**4)
+    assert e["noise_lattice"]["padding"]["inflation"] > 2 and e["guarantee"]["eps"] == 1.0
