@@ -9,6 +9,7 @@ unchanged (the rounded input) with probability 1 - exp(-1/(2 beta)).
 """
 from __future__ import annotations
 
+import json
 import os
 
 import numpy as np
@@ -138,3 +139,30 @@ def test_plain_noise_on_a_lattice_coarser_than_its_scale_needs_allow_unnoised(tm
     e = pio.noise_file(tmp_path / "answers.parquet", tmp_path / "m.parquet", "x", fw, ledger=tmp_path / "m.jsonl",
                        per_unit=True, granularity=2.0**4)
     assert e["noise_lattice"]["padding"]["inflation"] > 2 and e["guarantee"]["eps"] == 1.0
+
+
+MARKOV = {"model": {"kind": "markov_chain", "T": 4, "trans": [[0.8, 0.2], [0.3, 0.7]]}, "target": {"eps": 1.0}}
+
+
+def test_ids_with_leading_zeros_are_one_unit_whatever_typed_the_column(tmp_path):
+    """Households 0017, 0042, 0100 published from a CSV (the reader types them as the integers 17,
+    42, 100) and again from a Parquet file of string ids: two disjoint unit sets, so the second
+    Pufferfish release of the same households was accepted with no flag and `show` kept eps = 1."""
+    ids = ["0017", "0042", "0100"]
+    hh, t = np.repeat(ids, 4), np.tile(np.arange(4), 3)
+    x = np.random.default_rng(0).integers(0, 2, 12).astype(float)
+    (tmp_path / "a.csv").write_text("household,t,kwh\n" + "".join(f"{h},{s},{v}\n" for h, s, v in zip(hh, t, x)))
+    pq.write_table(pa.table({"household": pa.array(hh, pa.string()), "t": t, "kwh": x}), tmp_path / "b.parquet")
+    fw = tmp_path / "fw.json"
+    fw.write_text(json.dumps(MARKOV))
+    led = tmp_path / "l.jsonl"
+    pio.noise_file(tmp_path / "a.csv", tmp_path / "a_out.parquet", "kwh", fw, ledger=led, unit="household", order="t")
+    with pytest.raises(ParameterError, match="no total guarantee"):
+        pio.noise_file(tmp_path / "b.parquet", tmp_path / "b_out.parquet", "kwh", fw, ledger=led, unit="household",
+                       order="t")
+    from puffer.publish.unitsets import UnitHasher
+
+    h = UnitHasher(bytes(range(32)), "test").hashes
+    assert len(set(h([17, "17", "0017", "+17", "+0017"]).tolist())) == 1
+    assert h(["-0017"]).tolist() == h([-17]).tolist() and h(["-0", "+0", "000"]).tolist() == h([0, 0, 0]).tolist()
+    assert len(set(h([17, "17a", "1 7", "١٧", "-17", "0x11"]).tolist())) == 6  # other texts stay other units

@@ -37,7 +37,7 @@ from .digest import output_state
 from .keys import Key, as_key, refuse_seed
 from .ledger import LEDGER_VERSION, Ledger, ledger_path, release_states
 from .streams import check_nonce, new_nonce, release_stream
-from .unitsets import ALL, UnitHasher, describe_units
+from .unitsets import ALL, UNIT_HASH, UnitHasher, describe_units
 
 if TYPE_CHECKING:
     from ..sampling import KeyedStream
@@ -272,7 +272,7 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
             raise ParameterError("unit_hasher", None, "the ledger's UnitHasher that made the unit hashes")
         units = np.unique(np.asarray(units, dtype=np.uint64))
     # what the composition rules read now; the full unit set is written with the pending entry
-    fields["units"] = dict(ALL) if units is None else {"kind": "ids", "count": int(units.size),
+    fields["units"] = dict(ALL) if units is None else {"kind": "ids", "count": int(units.size), "hash": UNIT_HASH,
                                                        "secret": None if unit_hasher is None else unit_hasher.secret_id}
     # refuse early, before any work (checked again under the lock in pending())
     check_new_release(entries, fields, allow_uncomposed=allow_uncomposed, budget=budget, units=units, ledger=led.path)

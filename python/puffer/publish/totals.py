@@ -155,12 +155,13 @@ def populations(releases: list[dict[str, Any]], units: list[np.ndarray | None]) 
     """The populations of units of ``releases`` (counted pending entries; ``units[k]``: the sorted
     unit hashes of release k, None for every unit): a list of ``{"members": [release indices],
     "units": count or None (every unit), "note"}``, maximal sets only."""
-    secrets = {(r.get("units") or {}).get("secret") for r, u in zip(releases, units) if u is not None}
+    schemes = {((r.get("units") or {}).get("secret"), (r.get("units") or {}).get("hash"))
+               for r, u in zip(releases, units) if u is not None}
     note = None
-    if len(secrets) > 1:  # hashes under different secrets cannot be compared: taken to overlap
+    if len(schemes) > 1:  # hashes under different secrets or schemes cannot be compared: taken to overlap
         units = [None] * len(units)
-        note = ("unit sets hashed under different unit secrets cannot be compared, so every release is taken to "
-                "touch every unit")
+        note = ("unit sets hashed under different unit secrets or hash schemes cannot be compared, so every release "
+                "is taken to touch every unit")
     every = [k for k, u in enumerate(units) if u is None]
     hashed = [k for k, u in enumerate(units) if u is not None]
     if not hashed:

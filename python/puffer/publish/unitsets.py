@@ -6,8 +6,10 @@ touched (the entry's ``units``):
 
 * ``{"kind": "ids", ...}`` -- the unit ids of a release with a unit column (``unit=``), each as a
   *keyed hash*: the first 64 bits of keyed BLAKE2b (RFC 7693; keyed BLAKE2 is a pseudorandom
-  function) of the id's text -- integers in decimal, strings as UTF-8, so ``17`` and ``"17"``
-  are one unit -- under the ledger's **unit secret**. Without the secret nothing about an id
+  function) of the id's text -- integers in decimal, strings as UTF-8, and a string of ASCII
+  digits (with a sign, leading zeros) as the integer it spells, so ``17``, ``"17"`` and
+  ``"0017"`` are one unit whichever engine or file format typed the column (a CSV reader makes
+  ``0017`` the integer 17, a string column keeps it) -- under the ledger's **unit secret**. Without the secret nothing about an id
   follows from its hash (not even whether a guessed household is in the set); with equal ids
   the hashes are equal whatever the column is called. Sorted, little-endian ``uint64``; up to
   :data:`INLINE_MAX` in the entry (base64), beyond in a side file ``L.units/RELEASE_ID.u64``
@@ -19,7 +21,8 @@ touched (the entry's ``units``):
 Errors fall on the safe side only: two units are taken to be the same when their 64-bit hashes
 are equal, so a collision (probability about ``n_a n_b / 2^64`` between sets of ``n_a`` and
 ``n_b`` units: 5e-8 for two sets of a million) can only report an overlap that is not there,
-never miss one; sets under different unit secrets cannot be compared and are taken to overlap.
+never miss one (so do ids taken as one unit: ``"0017"`` and ``"17"``); sets under different
+unit secrets or hash schemes (:data:`UNIT_HASH`) cannot be compared and are taken to overlap.
 
 The unit secret of a signed ledger is derived from its signing key (HMAC-SHA256 keyed by the
 private key, :meth:`puffer.publish.signing.SigningKey.derive`): only the signer can compute it
@@ -34,6 +37,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import secrets as _secrets
 from typing import TYPE_CHECKING, Any
 
@@ -52,7 +56,10 @@ __all__ = ["UnitHasher", "unit_hasher", "describe_units", "load_units", "units_f
 
 INLINE_MAX = 4096      # unit hashes kept in the entry itself (base64: ~11 bytes each)
 ALL: dict[str, Any] = {"kind": "all"}
-UNIT_HASH = "blake2b-64 keyed by the ledger's unit secret, of the unit id's text (integers in decimal, UTF-8)"
+#: the hash scheme an entry records: sets are compared only under one scheme and one secret
+UNIT_HASH = ("blake2b-64 keyed by the ledger's unit secret, of the unit id's text (integers in decimal, UTF-8; a "
+             "string of decimal digits as its integer)")
+_DECIMAL = re.compile(r"[+-]?[0-9]+")
 _FORMAT = "puffer-unit-secret-v1"
 
 
@@ -77,6 +84,9 @@ class UnitHasher:
         for v in arr.ravel().tolist():
             if v is None:
                 raise ParameterError("unit", None, "no null unit ids")
+            if isinstance(v, str) and _DECIMAL.fullmatch(v):  # "0017", "+17": the integer 17
+                digits = v.lstrip("+-").lstrip("0") or "0"
+                v = ("-" if v[0] == "-" and digits != "0" else "") + digits
             h = base.copy()
             h.update(v if isinstance(v, bytes) else str(v).encode("utf-8"))
             out.append(h.digest())
