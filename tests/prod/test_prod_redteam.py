@@ -166,3 +166,19 @@ def test_ids_with_leading_zeros_are_one_unit_whatever_typed_the_column(tmp_path)
     assert len(set(h([17, "17", "0017", "+17", "+0017"]).tolist())) == 1
     assert h(["-0017"]).tolist() == h([-17]).tolist() and h(["-0", "+0", "000"]).tolist() == h([0, 0, 0]).tolist()
     assert len(set(h([17, "17a", "1 7", "١٧", "-17", "0x11"]).tolist())) == 6  # other texts stay other units
+
+
+def test_a_relative_puffer_ledger_is_refused(tmp_path, monkeypatch):
+    """PUFFER_LEDGER=releases.jsonl named a different ledger in every working folder: releases run
+    from two folders each passed the guard into a ledger of their own."""
+    src = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"x": np.linspace(0, 1, 20)}), src)
+    monkeypatch.setenv("PUFFER_LEDGER", "releases.jsonl")
+    for sub in ("a", "b"):
+        (tmp_path / sub).mkdir()
+        monkeypatch.chdir(tmp_path / sub)
+        with pytest.raises(ParameterError, match="PUFFER_LEDGER.*absolute path"):
+            pio.noise_file(src, tmp_path / sub / "o.parquet", "x", ("laplace", {"b": 1.0}))
+        with pytest.raises(ParameterError, match="PUFFER_LEDGER.*absolute path"):
+            pio.begin_release(ledger="releases.jsonl", columns=["x"], plan=pio.resolve(("laplace", {"b": 1.0})))
+        assert os.listdir(tmp_path / sub) == []

@@ -110,10 +110,13 @@ def ledger_path(ledger: Any, default: str) -> str:
     ``default``. With ``PUFFER_LEDGER`` set, a release into any other ledger is refused: a
     ledger sees only its own releases, so an environment that publishes about one population
     of people should record them all in one (:mod:`puffer.publish.totals`). Every release checks it
-    (:func:`puffer.publish.release.begin_release`)."""
+    (:func:`puffer.publish.release.begin_release`); a relative ``PUFFER_LEDGER`` is refused."""
     env = os.environ.get("PUFFER_LEDGER") or None
     chosen = os.path.abspath(os.fspath(ledger)) if ledger is not None else None
     if env is not None:
+        if not os.path.isabs(env):
+            raise ParameterError("PUFFER_LEDGER", env, "an absolute path: a relative one names another ledger in "
+                                 "every working folder, so the releases would not all be recorded in one")
         want = os.path.abspath(env)
         if chosen is not None and os.path.realpath(chosen) != os.path.realpath(want):
             raise ParameterError("ledger", chosen, f"the ledger PUFFER_LEDGER names ({want}): every release of this "
