@@ -182,3 +182,23 @@ def test_a_relative_puffer_ledger_is_refused(tmp_path, monkeypatch):
         with pytest.raises(ParameterError, match="PUFFER_LEDGER.*absolute path"):
             pio.begin_release(ledger="releases.jsonl", columns=["x"], plan=pio.resolve(("laplace", {"b": 1.0})))
         assert os.listdir(tmp_path / sub) == []
+
+
+def test_temporary_files_beside_the_ledger_never_follow_a_planted_link(tmp_path):
+    """Whoever could write the ledger's folder planted `.l.jsonl.checkpoint.tmp-PID` (and
+    `l.jsonl.unit-secret.tmp-PID`) as a link to a file of the publisher's: the next release
+    truncated that file and wrote the checkpoint (the ledger's unit secret) into it."""
+    from puffer.publish.unitsets import unit_hasher
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the publisher's own file\n")
+    led = tmp_path / "l.jsonl"
+    pid = os.getpid()
+    os.symlink(victim, tmp_path / f".l.jsonl.checkpoint.tmp-{pid}")
+    os.symlink(victim, tmp_path / f"l.jsonl.unit-secret.tmp-{pid}")
+    pio.append_ledger(led, {"text": "a"})
+    unit_hasher(str(led), None)
+    assert victim.read_text() == "the publisher's own file\n"
+    for name in ("l.jsonl.checkpoint", "l.jsonl.unit-secret"):
+        assert not os.path.islink(tmp_path / name) and os.path.isfile(tmp_path / name)
+    assert pio.verify(led)["entries"] == 1

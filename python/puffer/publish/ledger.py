@@ -60,6 +60,7 @@ import fcntl
 import hashlib
 import json
 import os
+import secrets
 from collections.abc import Iterator
 from typing import Any
 
@@ -224,14 +225,15 @@ def read_checkpoint(path: str) -> dict[str, Any] | None:
 def _write_checkpoint(path: str, cp: dict[str, Any]) -> None:
     """Replace the checkpoint file atomically (temporary file, fsync, rename, fsync the folder)."""
     folder, base = os.path.dirname(path), os.path.basename(path)
-    tmp = os.path.join(folder, f".{base}.tmp-{os.getpid()}")
+    tmp = os.path.join(folder, f".{base}.tmp-{os.getpid()}-{secrets.token_hex(8)}")
     data = canonical(cp) + b"\n"
     try:
         for name in os.listdir(folder):  # of killed runs (every writer holds the ledger's lock)
-            if name.startswith(f".{base}.tmp-") and name != os.path.basename(tmp):
+            if name.startswith(f".{base}.tmp-"):
                 with contextlib.suppress(OSError):
                     os.remove(os.path.join(folder, name))
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        # a new file, never one planted at a guessable name (a link would have us write elsewhere)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
         try:
             if os.write(fd, data) != len(data):
                 raise OSError(errno.ENOSPC, "short write (disk full?)")

@@ -109,9 +109,9 @@ def unit_hasher(ledger_path: str, signing_key: SigningKey | None) -> UnitHasher:
     path = _secret_file(ledger_path)
     if not os.path.exists(path):
         doc = json.dumps({"format": _FORMAT, "id": _secrets.token_hex(16), "secret": os.urandom(32).hex()}) + "\n"
-        tmp = f"{path}.tmp-{os.getpid()}"
-        try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        tmp = f"{path}.tmp-{os.getpid()}-{_secrets.token_hex(8)}"
+        try:  # a new file, never one planted at a guessable name (a link would have us write elsewhere)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
             try:
                 os.fchmod(fd, 0o600)
                 os.write(fd, doc.encode())
