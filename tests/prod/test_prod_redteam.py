@@ -202,3 +202,24 @@ def test_temporary_files_beside_the_ledger_never_follow_a_planted_link(tmp_path)
     for name in ("l.jsonl.checkpoint", "l.jsonl.unit-secret"):
         assert not os.path.islink(tmp_path / name) and os.path.isfile(tmp_path / name)
     assert pio.verify(led)["entries"] == 1
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (a device that is always full)")
+def test_a_full_standard_output_is_an_io_error_not_a_traceback(tmp_path):
+    """`puffer noise ... --json > release.json` on a full disk: the release was published and
+    recorded, then the command died with a traceback and exit 1 (an internal error)."""
+    import subprocess
+    import sys
+
+    src = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"x": np.linspace(0, 1, 20)}), src)
+    led = tmp_path / "l.jsonl"
+    for args in (["noise", str(src), str(tmp_path / "o.parquet"), "--column", "x", "--noise", "laplace", "--scale",
+                  "1", "--ledger", str(led), "--json"], ["ledger", "verify", str(led)]):
+        with open("/dev/full", "w") as full:
+            r = subprocess.run([sys.executable, "-m", "puffer", *args], stdout=full, stderr=subprocess.PIPE,
+                               text=True, timeout=300)
+        assert r.returncode == 6, r.stderr[-500:]
+        assert "writing the standard output" in r.stderr and "Traceback" not in r.stderr, r.stderr[-500:]
+        assert "Exception ignored" not in r.stderr
+    assert pio.verify(led)["releases"] == 1  # the release itself stands, recorded
