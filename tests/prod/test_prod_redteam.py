@@ -223,3 +223,25 @@ def test_a_full_standard_output_is_an_io_error_not_a_traceback(tmp_path):
         assert "writing the standard output" in r.stderr and "Traceback" not in r.stderr, r.stderr[-500:]
         assert "Exception ignored" not in r.stderr
     assert pio.verify(led)["releases"] == 1  # the release itself stands, recorded
+
+
+def test_an_output_over_the_ledgers_own_files_or_a_key_is_refused(tmp_path):
+    """`puffer noise in.parquet l.jsonl.checkpoint ...` published the output over the ledger's
+    checkpoint (every later release and verify then failed), and an output path that is the
+    release key or the signing key replaced the key with the output."""
+    src = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"x": np.linspace(0, 1, 20)}), src)
+    pio.keygen(tmp_path / "r.key")
+    pio.signing_keygen(tmp_path / "k.sign")
+    led = tmp_path / "l.jsonl"
+    kw = {"ledger": led, "key": tmp_path / "r.key", "signing_key": tmp_path / "k.sign", "input_format": "parquet"}
+    lap = ("laplace", {"b": 1.0})
+    pio.noise_file(src, tmp_path / "o.parquet", "x", lap, **kw)
+    before = {p: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
+    for name in ("l.jsonl.checkpoint", "r.key", "k.sign", "k.sign.pub"):
+        with pytest.raises(ParameterError, match="output.*ledger's own files"):
+            pio.noise_file(src, tmp_path / name, "x", lap, **kw)
+    with pytest.raises(ParameterError, match="input.*ledger's own files"):
+        pio.noise_file(tmp_path / "r.key", tmp_path / "o2.parquet", "x", lap, **kw)
+    assert {p: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()} == before
+    assert pio.verify(led, pub=tmp_path / "k.sign.pub")["releases"] == 1

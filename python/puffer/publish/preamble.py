@@ -33,12 +33,12 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ParameterError
 from .keys import Key, as_key, refuse_seed
-from .ledger import Ledger, ledger_path
+from .ledger import Ledger, checkpoint_path, ledger_path
 from .noise import ColumnNoise, PostStep, secure_streams
 from .options import PublishOptions
 from .plan import NoisePlan, as_columns, resolve
 from .units import UnitSpec, check_order_type, check_unit_type, unit_spec
-from .unitsets import UnitHasher, unit_hasher
+from .unitsets import UnitHasher, secret_file, unit_hasher, units_folder
 from .values import RESOLUTION
 
 if TYPE_CHECKING:
@@ -150,6 +150,23 @@ class Prepared:
                            scale=scale, allow_unnoised=unnoised)
 
 
+def _check_own_files(led_path: str, o: PublishOptions, avoid: tuple[str, ...]) -> None:
+    """Refuse an input or output (``avoid``: input, output) that is one of the ledger's own files
+    (checkpoint, unit secret, unit sets) or a key file: an output published over one destroys it
+    (a release over the checkpoint left the ledger refusing every later release)."""
+    own = [checkpoint_path(led_path), secret_file(led_path), units_folder(led_path)]
+    for k in (o.key, o.signing_key):
+        p = getattr(k, "path", k)  # a key object's file, or the path given
+        if isinstance(p, (str, os.PathLike)):
+            own += [os.fspath(p), os.fspath(p) + ".pub"]
+    real = {os.path.realpath(p) for p in own}
+    for k, p in enumerate(avoid):
+        if os.path.realpath(p) in real:
+            raise ParameterError("output" if k == len(avoid) - 1 and k else "input", p, "a path other than the "
+                                 "ledger's own files (its checkpoint, unit secret and unit sets) and the key files: "
+                                 "an output published over one destroys it")
+
+
 def prepare(mechanism: Any, columns: Any, options: PublishOptions, *, default_ledger: str,
             avoid: tuple[str, ...] = (), config: dict[str, Any] | None = None) -> Prepared:
     """Validate a release before any work (see the module docstring). ``default_ledger``: the
@@ -161,6 +178,7 @@ def prepare(mechanism: Any, columns: Any, options: PublishOptions, *, default_le
     led_path = ledger_path(o.ledger, default_ledger)
     if os.path.realpath(led_path) in {os.path.realpath(p) for p in avoid}:
         raise ParameterError("ledger", led_path, "a file other than the input and the output")
+    _check_own_files(led_path, o, avoid)
     led = Ledger(led_path, signing_key=o.signing_key)
     led.check_writable()  # a read-only or missing ledger folder: refused before any work
     led.check_signer()    # a broken chain or forged signature, a missing or other signing key: refused now

@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 
     from .signing import SigningKey
 
-__all__ = ["UnitHasher", "unit_hasher", "describe_units", "load_units", "units_folder", "ALL", "INLINE_MAX",
+__all__ = ["UnitHasher", "unit_hasher", "describe_units", "load_units", "units_folder", "secret_file", "ALL", "INLINE_MAX",
            "UNIT_HASH"]
 
 INLINE_MAX = 4096      # unit hashes kept in the entry itself (base64: ~11 bytes each)
@@ -97,7 +97,8 @@ class UnitHasher:
         return np.unique(self.hashes(ids))
 
 
-def _secret_file(ledger_path: str) -> str:
+def secret_file(ledger_path: str) -> str:
+    """Where an unsigned ledger's unit secret is kept: ``L.unit-secret`` beside it."""
     return ledger_path + ".unit-secret"
 
 
@@ -106,7 +107,7 @@ def unit_hasher(ledger_path: str, signing_key: SigningKey | None) -> UnitHasher:
     secret file beside the ledger (created, mode 0600, if it does not exist)."""
     if signing_key is not None:
         return UnitHasher(signing_key.derive(b"unit-ids"), f"signer:{signing_key.key_id}")
-    path = _secret_file(ledger_path)
+    path = secret_file(ledger_path)
     if not os.path.exists(path):
         doc = json.dumps({"format": _FORMAT, "id": _secrets.token_hex(16), "secret": os.urandom(32).hex()}) + "\n"
         tmp = f"{path}.tmp-{os.getpid()}-{_secrets.token_hex(8)}"
