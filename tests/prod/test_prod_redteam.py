@@ -245,3 +245,25 @@ def test_an_output_over_the_ledgers_own_files_or_a_key_is_refused(tmp_path):
         pio.noise_file(tmp_path / "r.key", tmp_path / "o2.parquet", "x", lap, **kw)
     assert {p: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()} == before
     assert pio.verify(led, pub=tmp_path / "k.sign.pub")["releases"] == 1
+
+
+def test_a_published_release_cannot_be_recorded_aborted(tmp_path):
+    """Release.abort (public: an engine of one's own calls it when something fails) recorded a
+    release as aborted -- counted for nothing in the totals -- while its output was at its path
+    with the recorded digest."""
+    import hashlib
+
+    from puffer.publish.totals import counted_releases
+
+    out = tmp_path / "o.bin"
+    out.write_bytes(b"published bytes")
+    digest = "sha256:" + hashlib.sha256(b"published bytes").hexdigest()
+    led = tmp_path / "l.jsonl"
+    rel = pio.begin_release(ledger=led, columns=["x"], plan=pio.resolve(("laplace", {"b": 1.0})), key=os.urandom(32))
+    rel.pending(digest, 1, output=str(out))
+    with pytest.raises(ParameterError, match="is there with the recorded digest"):
+        rel.abort("something failed after the rename")
+    assert len(counted_releases(pio.read_ledger(led))) == 1
+    out.unlink()  # not there: an abort is what happened
+    rel.abort("the rename failed")
+    assert counted_releases(pio.read_ledger(led)) == []

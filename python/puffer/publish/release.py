@@ -127,7 +127,14 @@ class Release:
         return self.entry
 
     def abort(self, reason: str) -> None:
-        """Record that a pending release was not published (nothing to do before pending)."""
+        """Record that a pending release was not published (nothing to do before pending). An
+        aborted release counts for nothing in the totals, so a release whose output is at its
+        path with the recorded digest cannot be recorded aborted: it stays pending (counted) and
+        the next release resolves it as published."""
+        if self.state == "pending" and output_state(self.entry) == "published":
+            raise ParameterError("release", self.release_id, f"a release that was not published: its output "
+                                 f"{self.entry.get('output')} is there with the recorded digest, so it counts (the "
+                                 "ledger never records less than was published)")
         if self.state == "pending":
             self.ledger.append({"puffer_ledger": LEDGER_VERSION, "event": "resolved", "outcome": "aborted",
                                 "release_id": self.release_id, "time": _now(), "reason": str(reason)[:200]})
