@@ -267,3 +267,37 @@ def test_a_published_release_cannot_be_recorded_aborted(tmp_path):
     out.unlink()  # not there: an abort is what happened
     rel.abort("the rename failed")
     assert counted_releases(pio.read_ledger(led)) == []
+
+
+def test_genuine_signed_lines_moved_between_or_within_ledgers_are_caught(notes, capsys):
+    """Held before this pass (a regression test): every line below carries a valid signature of
+    the right key; only its place is wrong. Checked: a line duplicated, two lines swapped, the
+    checkpoint of another ledger of the same key, and a ledger replaced wholesale by another
+    genuine one of that key (which only a checkpoint kept elsewhere can tell)."""
+    led, tmp, good = notes["led"], notes["tmp"], notes["good"]
+    kept = tmp / "kept.json"
+    kept.write_bytes((tmp / "l.jsonl.checkpoint").read_bytes())
+    lines = good.splitlines(keepends=True)
+    for bad, why in ((good + lines[-1], "entry 2 (line 3): seq"), (lines[1] + lines[0], "entry 0 (line 1): seq")):
+        led.write_bytes(bad)
+        code, err = verify(capsys, led, "--pub", notes["pub"])
+        assert code == 7 and why in err, err
+    other = tmp / "other.jsonl"  # a second ledger of the same signing key, same length
+    for k in range(2):
+        pio.append_ledger(other, {"text": f"other {k}", "rows": 20}, signing_key=notes["sk"])
+    led.write_bytes(good)
+    code, err = verify(capsys, led, "--pub", notes["pub"], "--checkpoint", str(other) + ".checkpoint")
+    assert code == 7 and "differs from the checkpoint given" in err, err
+    # the whole ledger (and the checkpoint beside it) replaced by the other genuine one: the
+    # signatures are the right key's, so only the checkpoint kept elsewhere tells
+    led.write_bytes(other.read_bytes())
+    (tmp / "l.jsonl.checkpoint").write_bytes((tmp / "other.jsonl.checkpoint").read_bytes())
+    assert verify(capsys, led, "--pub", notes["pub"])[0] == 0
+    code, err = verify(capsys, led, "--pub", notes["pub"], "--checkpoint", kept)
+    assert code == 7 and "differs from the checkpoint given" in err, err
+    # a .pub replaced by another key's: the kept checkpoint's signer is not that key
+    pio.signing_keygen(tmp / "mallory.sign")
+    led.write_bytes(good)
+    (tmp / "l.jsonl.checkpoint").write_bytes(kept.read_bytes())
+    code, err = verify(capsys, led, "--pub", tmp / "mallory.sign.pub", "--checkpoint", kept)
+    assert code == 7 and "not by the key given" in err, err
