@@ -163,7 +163,7 @@ def test_ids_with_leading_zeros_are_one_unit_whatever_typed_the_column(tmp_path)
     from puffer.publish.unitsets import UnitHasher
 
     h = UnitHasher(bytes(range(32)), "test").hashes
-    assert len(set(h([17, "17", "0017", "+17", "+0017"]).tolist())) == 1
+    assert len(set(h([17, "17", "0017", "+17", "+0017", " 17", "17\n"]).tolist())) == 1
     assert h(["-0017"]).tolist() == h([-17]).tolist() and h(["-0", "+0", "000"]).tolist() == h([0, 0, 0]).tolist()
     assert len(set(h([17, "17a", "1 7", "١٧", "-17", "0x11"]).tolist())) == 6  # other texts stay other units
 

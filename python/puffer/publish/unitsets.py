@@ -7,10 +7,10 @@ touched (the entry's ``units``):
 * ``{"kind": "ids", ...}`` -- the unit ids of a release with a unit column (``unit=``), each as a
   *keyed hash*: the first 64 bits of keyed BLAKE2b (RFC 7693; keyed BLAKE2 is a pseudorandom
   function) of the id's text -- integers in decimal, strings as UTF-8, and a string of ASCII
-  digits (with a sign, leading zeros) as the integer it spells, so ``17``, ``"17"`` and
-  ``"0017"`` are one unit whichever engine or file format typed the column (a CSV reader makes
-  ``0017`` the integer 17, a string column keeps it) -- under the ledger's **unit secret**. Without the secret nothing about an id
-  follows from its hash (not even whether a guessed household is in the set); with equal ids
+  digits (with a sign, leading zeros, surrounding spaces) as the integer it spells, so ``17``,
+  ``"17"`` and ``"0017"`` are one unit whichever engine or file format typed the column (a CSV
+  reader makes ``0017`` the integer 17, a string column keeps it) -- under the ledger's **unit
+  secret**. Without the secret nothing about an id follows from its hash (not even whether a guessed household is in the set); with equal ids
   the hashes are equal whatever the column is called. Sorted, little-endian ``uint64``; up to
   :data:`INLINE_MAX` in the entry (base64), beyond in a side file ``L.units/RELEASE_ID.u64``
   whose SHA-256 the entry records (and signs).
@@ -59,7 +59,7 @@ ALL: dict[str, Any] = {"kind": "all"}
 #: the hash scheme an entry records: sets are compared only under one scheme and one secret
 UNIT_HASH = ("blake2b-64 keyed by the ledger's unit secret, of the unit id's text (integers in decimal, UTF-8; a "
              "string of decimal digits as its integer)")
-_DECIMAL = re.compile(r"[+-]?[0-9]+")
+_DECIMAL = re.compile(r"\s*[+-]?[0-9]+\s*")
 _FORMAT = "puffer-unit-secret-v1"
 
 
@@ -84,7 +84,8 @@ class UnitHasher:
         for v in arr.ravel().tolist():
             if v is None:
                 raise ParameterError("unit", None, "no null unit ids")
-            if isinstance(v, str) and _DECIMAL.fullmatch(v):  # "0017", "+17": the integer 17
+            if isinstance(v, str) and _DECIMAL.fullmatch(v):  # "0017", "+17", " 17": the integer 17
+                v = v.strip()
                 digits = v.lstrip("+-").lstrip("0") or "0"
                 v = ("-" if v[0] == "-" and digits != "0" else "") + digits
             h = base.copy()
