@@ -10,8 +10,9 @@ touched (the entry's ``units``):
   digits (with a sign, leading zeros, surrounding spaces) as the integer it spells, so ``17``,
   ``"17"`` and ``"0017"`` are one unit whichever engine or file format typed the column (a CSV
   reader makes ``0017`` the integer 17, a string column keeps it) -- under the ledger's **unit
-  secret**. Without the secret nothing about an id follows from its hash (not even whether a guessed household is in the set); with equal ids
-  the hashes are equal whatever the column is called. Sorted, little-endian ``uint64``; up to
+  secret**. Without the secret nothing about an id follows from its hash (not even whether a
+  guessed household is in the set); with equal ids the hashes are equal whatever the column is
+  called. Sorted, little-endian ``uint64``; up to
   :data:`INLINE_MAX` in the entry (base64), beyond in a side file ``L.units/RELEASE_ID.u64``
   whose SHA-256 the entry records (and signs).
 * ``{"kind": "all"}`` -- a release whose rows name no unit (plain noise on rows,
