@@ -6,7 +6,7 @@ and the :class:`~puffer.publish.options.PublishOptions`, before anything is read
 1. an integer ``seed`` is refused (:data:`puffer.publish.keys.SEED_REFUSED`);
 2. the ledger: resolved (``options.ledger``, else ``PUFFER_LEDGER``, else the engine's default;
    with ``PUFFER_LEDGER`` set, no other ledger: :func:`ledger_path`), not the input or the
-   output, its folder writable, its chain and signatures intact, the signing key its own; the
+   output (nor is its checkpoint, unit secret or a key file), its folder writable, its chain and signatures intact, the signing key its own; the
    ledger's unit secret (:mod:`puffer.publish.unitsets`) when the release has a unit column;
 3. the mechanism resolved (:func:`puffer.publish.plan.resolve`) and checked against the columns;
    zero sensitivity (no noise at all) needs ``allow_unnoised``;
