@@ -416,10 +416,19 @@ class Ledger:
             self._verify_lines(lines, crypto_from=self._trusted(lines))
         return self._parse(lines)
 
+    def _local_checkpoint(self, lines: list[bytes]) -> dict[str, Any] | None:
+        """The checkpoint file beside the ledger (None if there is none); one that is not a puffer
+        checkpoint is a LedgerError (exit 7, as any other sign of tampering), not bad input."""
+        try:
+            return read_checkpoint(self.checkpoint_path)
+        except (ParameterError, ParameterTypeError) as exc:
+            raise LedgerError(self.path, max(len(lines) - 1, 0), f"the checkpoint file beside the ledger is not "
+                              f"a puffer checkpoint (expected {exc.expected}): it was edited or replaced") from None
+
     def _trusted(self, lines: list[bytes]) -> int:
         """How many leading lines the signed checkpoint beside the ledger vouches for (after
         checking that the ledger extends it; LedgerError if not)."""
-        local = read_checkpoint(self.checkpoint_path)
+        local = self._local_checkpoint(lines)
         if local is None:
             return 0
         s0 = _signer(self._parse(lines[:1])[0]) if lines else None
@@ -507,7 +516,7 @@ class Ledger:
             raise LedgerError(self.path, len(lines), why)
         anchors: list[dict[str, Any]] = []
         anchored = 0
-        local = read_checkpoint(self.checkpoint_path)
+        local = self._local_checkpoint(lines)
         if local is not None:
             note = _check_checkpoint(self.path, local, lines, s0, pk, "the checkpoint file beside the ledger",
                                      local=True)
@@ -573,7 +582,7 @@ class Ledger:
             why = _tail_problem(tail)
             if why is not None:
                 raise LedgerError(self.path, len(lines), why)
-            local = read_checkpoint(self.checkpoint_path)
+            local = self._local_checkpoint(lines)
             # never append to a broken chain, a forged signature, a cut ledger or a cut entry;
             # signatures the signed checkpoint vouches for are not checked again
             head, s0 = self._verify_lines(lines, crypto_from=self._trusted(lines))
@@ -612,7 +621,7 @@ class Ledger:
         with this object's signing key (required for a signed ledger)."""
         lines, _ = _split(self._data())
         head, s0 = self._verify_lines(lines)
-        local = read_checkpoint(self.checkpoint_path)
+        local = self._local_checkpoint(lines)
         if local is not None:
             _check_checkpoint(self.path, local, lines, s0, None, "the checkpoint file beside the ledger", local=True)
             return local
