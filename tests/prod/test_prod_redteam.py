@@ -301,3 +301,15 @@ def test_genuine_signed_lines_moved_between_or_within_ledgers_are_caught(notes, 
     (tmp / "l.jsonl.checkpoint").write_bytes(kept.read_bytes())
     code, err = verify(capsys, led, "--pub", tmp / "mallory.sign.pub", "--checkpoint", kept)
     assert code == 7 and "not by the key given" in err, err
+
+
+def test_publish_options_never_show_key_material():
+    """repr(PublishOptions(key="<64 hex digits>")) -- a key's text where its path goes, shown in a
+    notebook or a log line -- printed the key."""
+    from puffer.publish import PublishOptions
+
+    secret = os.urandom(32).hex()
+    pem = "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEINu+ib8qb/7ylh275os0kvsSw4DWJ\n-----END PRIVATE KEY-----\n"
+    r = repr(PublishOptions(key=secret, signing_key=pem, unit="household"))
+    assert secret[:16] not in r and "MC4CAQAw" not in r and "not shown" in r and "unit='household'" in r
+    assert "keys/release.key" in repr(PublishOptions(key="keys/release.key"))  # a path stays shown

@@ -1,15 +1,23 @@
 """Files shared by the publishing modules (keys, ledgers, checkpoints, unit sets): durable
-writes, owner-only secrets and strict JSON reads."""
+writes, owner-only secrets, paths shown without key material and strict JSON reads."""
 from __future__ import annotations
 
 import json
 import math
 import os
+import re
 from typing import Any
 
 from ..errors import ParameterError, PufferIOError
 
-__all__ = ["fsync_dir", "write_new", "check_private", "loads", "STRICT_JSON"]
+__all__ = ["fsync_dir", "write_new", "check_private", "loads", "STRICT_JSON", "shown_path"]
+
+# what a key path shown in a message may be made of (ASCII: raw key bytes decoded as text are
+# almost never only these, (73/256)^32 < 1e-17), and what reads as encoded key material: a hex run,
+# or a base64/base64url text (no dot) of two character classes
+_SAFE_PATH = re.compile(r"[A-Za-z0-9._/~+=,@: -]*")
+_HEX_RUN = re.compile(r"[0-9a-fA-F]{16,}")
+_B64_TEXT = re.compile(r"[A-Za-z0-9+/_-]{20,}={0,2}")
 
 
 def fsync_dir(folder: str) -> None:
@@ -89,3 +97,14 @@ def loads(text: str) -> Any:
         return STRICT_JSON.decode(text)
     except RecursionError:
         raise ValueError("nested too deeply") from None
+
+
+def shown_path(path: str) -> str:
+    """``path`` as an error message may show it: not at all when it could be key material (other
+    than plain ASCII path characters, no folder and no extension, a long hex run, base64 text)."""
+    base = os.path.basename(path)
+    b64 = _B64_TEXT.fullmatch(path.strip()) is not None and \
+        sum(bool(re.search(c, path)) for c in ("[0-9]", "[a-z]", "[A-Z]")) >= 2
+    if not _SAFE_PATH.fullmatch(path) or (os.sep not in path and "." not in base) or _HEX_RUN.search(path) or b64:
+        return "<the value given (not shown: it may be key material)>"
+    return path

@@ -65,9 +65,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import LedgerError, ParameterError, ParameterTypeError, PufferIOError
-from ._files import STRICT_JSON, fsync_dir, loads
+from ._files import STRICT_JSON, fsync_dir, loads, shown_path
 from .digest import output_state
-from .keys import shown_path
 from .signing import CHECKPOINT_DOMAIN, ENTRY_DOMAIN, PublicKey, SigningKey, as_public_key, as_signing_key
 from .unitsets import load_units
 

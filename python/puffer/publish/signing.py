@@ -24,8 +24,7 @@ import stat
 from typing import Any
 
 from ..errors import ParameterError, ParameterTypeError, PufferIOError
-from ._files import check_private, fsync_dir, write_new
-from .keys import shown_path
+from ._files import check_private, fsync_dir, shown_path, write_new
 
 __all__ = ["SigningKey", "PublicKey", "signing_keygen", "load_signing_key", "load_public_key", "as_signing_key",
            "as_public_key", "ENTRY_DOMAIN", "CHECKPOINT_DOMAIN", "signing_key_id"]
