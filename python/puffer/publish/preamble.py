@@ -159,7 +159,12 @@ def _check_own_files(led_path: str, o: PublishOptions, avoid: tuple[str, ...]) -
         p = getattr(k, "path", k)  # a key object's file, or the path given
         if isinstance(p, (str, os.PathLike)):
             own += [os.fspath(p), os.fspath(p) + ".pub"]
-    real = {os.path.realpath(p) for p in own}
+    real = set()
+    for p in own:
+        try:  # (a key given as text, not a path, may hold a NUL byte: it is refused later, unshown)
+            real.add(os.path.realpath(p))
+        except (ValueError, OSError):
+            continue
     for k, p in enumerate(avoid):
         if os.path.realpath(p) in real:
             raise ParameterError("output" if k == len(avoid) - 1 and k else "input", p, "a path other than the "
