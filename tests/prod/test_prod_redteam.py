@@ -313,3 +313,31 @@ def test_publish_options_never_show_key_material():
     r = repr(PublishOptions(key=secret, signing_key=pem, unit="household"))
     assert secret[:16] not in r and "MC4CAQAw" not in r and "not shown" in r and "unit='household'" in r
     assert "keys/release.key" in repr(PublishOptions(key="keys/release.key"))  # a path stays shown
+
+
+@pytest.mark.parametrize("where", ["kept checkpoint", "checkpoint beside", "ledger"])
+def test_a_fifo_planted_as_a_ledger_file_is_refused_not_waited_on(notes, where):
+    """Someone who can write the ledger's folder planted a FIFO as the checkpoint (or the ledger):
+    `puffer ledger verify` and every later release hung for ever in open()/read(). Run in a
+    subprocess with a deadline, so that the old behaviour fails this test instead of hanging it
+    (20 s: verify takes ~1 s; the deadline only detects a hang)."""
+    import subprocess
+    import sys
+
+    tmp, led = notes["tmp"], notes["led"]
+    args = [sys.executable, "-m", "puffer", "ledger", "verify", str(led)]
+    if where == "kept checkpoint":
+        os.mkfifo(tmp / "kept.fifo")
+        args += ["--checkpoint", str(tmp / "kept.fifo")]
+        want = (3,)
+    elif where == "checkpoint beside":
+        (tmp / "l.jsonl.checkpoint").unlink()
+        os.mkfifo(tmp / "l.jsonl.checkpoint")
+        want = (3, 7)
+    else:
+        led.unlink()
+        os.mkfifo(led)
+        want = (3, 6, 7)
+    r = subprocess.run(args, capture_output=True, text=True, timeout=20)
+    assert r.returncode in want and "Traceback" not in r.stderr, (r.returncode, r.stderr[-400:])
+    assert any(m in r.stderr for m in ("regular file", "not a puffer checkpoint", "existing ledger file")), r.stderr

@@ -2,15 +2,17 @@
 writes, owner-only secrets, paths shown without key material and strict JSON reads."""
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
 import re
+import stat
 from typing import Any
 
 from ..errors import ParameterError, PufferIOError
 
-__all__ = ["fsync_dir", "write_new", "check_private", "loads", "STRICT_JSON", "shown_path"]
+__all__ = ["fsync_dir", "read_regular", "write_new", "check_private", "loads", "STRICT_JSON", "shown_path"]
 
 # what a key path shown in a message may be made of (ASCII: raw key bytes decoded as text are
 # almost never only these, (73/256)^32 < 1e-17), and what reads as encoded key material: a hex run,
@@ -33,6 +35,27 @@ def fsync_dir(folder: str) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def read_regular(path: str, limit: int = -1) -> bytes:
+    """The bytes of a regular file (at most ``limit``). A FIFO planted where a ledger, checkpoint
+    or unit set is expected would block the open or the read for ever, and a device never end:
+    both raise OSError (EINVAL) as a directory raises IsADirectoryError, so callers report them
+    as unreadable files. The open does not wait for a FIFO's writer (O_NONBLOCK)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, "a folder, not a file", path)
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, "not a regular file (a FIFO, socket or device)", path)
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb") as fh:
+            fd = -1
+            return fh.read(limit)
+    finally:
+        if fd >= 0:
+            os.close(fd)
 
 
 def write_new(path: str, data: bytes, mode: int, what: str) -> None:

@@ -65,7 +65,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import LedgerError, ParameterError, ParameterTypeError, PufferIOError
-from ._files import STRICT_JSON, fsync_dir, loads, shown_path
+from ._files import STRICT_JSON, fsync_dir, loads, read_regular, shown_path
 from .digest import output_state
 from .signing import CHECKPOINT_DOMAIN, ENTRY_DOMAIN, PublicKey, SigningKey, as_public_key, as_signing_key
 from .unitsets import load_units
@@ -191,8 +191,7 @@ def _as_checkpoint(cp: Any, what: str) -> dict[str, Any]:
         p = os.fspath(cp)
         shown = shown_path(p)  # key material given as the path is never echoed
         try:
-            with open(p, encoding="utf-8") as fh:
-                cp = fh.read(1 << 16)
+            cp = read_regular(p, 1 << 16).decode("utf-8")
         except FileNotFoundError:
             raise ParameterError("checkpoint", shown, "an existing checkpoint file (`puffer ledger checkpoint L > "
                                  "FILE`)") from None
@@ -381,8 +380,7 @@ class Ledger:
     # ------------------------------------------------------------------ read
     def _data(self) -> bytes:
         try:
-            with open(self.path, "rb") as fh:
-                return fh.read()
+            return read_regular(self.path)
         except FileNotFoundError:
             return b""
         except IsADirectoryError:

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import LedgerError, ParameterError, PufferIOError
-from ._files import check_private, fsync_dir, loads
+from ._files import check_private, fsync_dir, loads, read_regular
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -130,8 +130,7 @@ def unit_hasher(ledger_path: str, signing_key: SigningKey | None) -> UnitHasher:
                 os.remove(tmp)
     try:
         st = os.stat(path)
-        with open(path, encoding="utf-8") as fh:
-            doc = loads(fh.read(4096))
+        doc = loads(read_regular(path, 4096).decode("utf-8"))
         ok = isinstance(doc, dict) and doc.get("format") == _FORMAT
         secret, sid = bytes.fromhex(doc["secret"]), str(doc["id"])
     except (OSError, ValueError, KeyError, TypeError):
@@ -192,8 +191,7 @@ def load_units(entry: dict[str, Any], ledger_path: str) -> NDArray[np.uint64] | 
             data = base64.b64decode(u["ids"], validate=True)
         else:
             p = os.path.join(os.path.dirname(ledger_path), u["file"])
-            with open(p, "rb") as fh:
-                data = fh.read()
+            data = read_regular(p)
     except FileNotFoundError:
         raise LedgerError(ledger_path, seq, f"its unit set {u.get('file')} is missing beside the ledger") from None
     except (OSError, ValueError, KeyError, TypeError) as exc:
