@@ -129,13 +129,13 @@ def test_key_file_format_header_and_check(tmp_path):
 def test_every_secret_file_is_refused_when_others_can_read_it(tmp_path):
     # the release key (above), the signing key and the ledger's unit secret share one rule
     from puffer.publish.signing import load_public_key, load_signing_key
-    from puffer.publish.unitsets import _secret_file, unit_hasher
+    from puffer.publish.unitsets import secret_file, unit_hasher
 
     sk = tmp_path / "s.sign"
     pio.signing_keygen(sk)
     led = str(tmp_path / "l.jsonl")
     unit_hasher(led, None)          # creates the unit secret beside the ledger
-    for f in (sk, _secret_file(led)):
+    for f in (sk, secret_file(led)):
         os.chmod(f, 0o640)
     with pytest.raises(ParameterError, match=r"a signing key file only its owner can access \(mode is 0o640; run "
                                              r"`chmod 600` on it\)"):
