@@ -346,7 +346,7 @@ std::uint64_t exact_magnitude(Decider& d) {
 }
 
 // Modes of the table path: the Laplace product tables, the Gaussian's T63, the Laplace's T63.
-enum Mode : int { kLaplaceAB = 0, kGaussian = 1, kLaplaceDirectT63 = 2 };
+enum TableMode : int { kLaplaceAB = 0, kGaussian = 1, kLaplaceDirectT63 = 2 };
 
 template <int Mode>
 inline int tbelow(const LatticeTables& T, std::uint64_t u, std::uint64_t n) {
