@@ -341,3 +341,19 @@ def test_a_fifo_planted_as_a_ledger_file_is_refused_not_waited_on(notes, where):
     r = subprocess.run(args, capture_output=True, text=True, timeout=20)
     assert r.returncode in want and "Traceback" not in r.stderr, (r.returncode, r.stderr[-400:])
     assert any(m in r.stderr for m in ("regular file", "not a puffer checkpoint", "existing ledger file")), r.stderr
+
+
+def test_paths_with_a_nul_byte_are_refused_by_name(tmp_path):
+    """An output or ledger path holding a NUL byte raised a bare ValueError ('embedded null
+    byte') from the OS call instead of an error naming the parameter."""
+    src = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"x": [1.0, 2.0]}), src)
+    key = tmp_path / "k.key"
+    pio.keygen(key)
+    for kw, name in (({"output": str(tmp_path / "o\x00.parquet")}, "output"),
+                     ({"ledger": str(tmp_path / "l\x00.jsonl")}, "ledger"),
+                     ({"input": str(tmp_path / "in\x00.parquet")}, "input")):
+        args = {"input": src, "output": tmp_path / "o.parquet", "ledger": tmp_path / "l.jsonl"} | kw
+        with pytest.raises(ParameterError, match=f"parameter '{name}'"):
+            pio.noise_file(args["input"], args["output"], "x", ("laplace", {"b": 1.0}), key=key,
+                           ledger=args["ledger"])

@@ -225,8 +225,8 @@ def load_key(path: str | os.PathLike[str]) -> Key:
         raise ParameterTypeError("key", "a bytes path", "a key file path (str) or the key's 32 bytes")
     shown = shown_path(p)
     try:
-        st = os.stat(p)
-    except (FileNotFoundError, NotADirectoryError):
+        st = os.stat(p)   # a NUL byte (raw key bytes given as the path) is a ValueError, not an OSError
+    except (FileNotFoundError, NotADirectoryError, ValueError):
         extra = ("; a key given on the command line is visible to other users (ps, shell history): treat it as "
                  "exposed and " + _NEW_KEY) if shown != p else f" ({_NEW_KEY})"
         raise ParameterError("key", shown, "the path of an existing key file" + extra) from None

@@ -113,6 +113,8 @@ def ledger_path(ledger: Any, default: str) -> str:
     (:func:`puffer.publish.release.begin_release`); a relative ``PUFFER_LEDGER`` is refused."""
     env = os.environ.get("PUFFER_LEDGER") or None
     chosen = os.path.abspath(os.fspath(ledger)) if ledger is not None else None
+    if chosen is not None and "\x00" in chosen:   # the OS calls would raise a bare ValueError
+        raise ParameterError("ledger", chosen, "a path without NUL bytes")
     if env is not None:
         if not os.path.isabs(env):
             raise ParameterError("PUFFER_LEDGER", env, "an absolute path: a relative one names another ledger in "

@@ -170,8 +170,8 @@ def _read(path: str, what: str, private: bool) -> bytes:
     # key material given as the path (a private key's PEM, also where the public key goes) is never echoed
     shown = shown_path(path)
     try:
-        st = os.stat(path)
-    except (FileNotFoundError, NotADirectoryError):
+        st = os.stat(path)   # a NUL byte in the path raises ValueError
+    except (FileNotFoundError, NotADirectoryError, ValueError):
         hint = " (create one with `puffer keygen --signing PATH`)" if private else ""
         raise ParameterError(what, shown, f"an existing {'signing' if private else 'public'} key file{hint}") from None
     except OSError as exc:
