@@ -62,6 +62,14 @@ std::array<std::uint64_t, 8> keyed_lattice_words(const KeyedKey& k, std::uint64_
 void keyed_lattice_fill(const KeyedKey& k, std::uint64_t j0, std::size_t nb, std::uint64_t* words, double* hints,
                         double log_scale);
 
+// SIMD (dispatched), lattice.cpp's two passes over the values. lattice_snap_add: out[i] =
+// (round_half_even(in[i] inv_g) + z[i]) g for i < n (in may equal out), for |in[i] inv_g| <= 2^52
+// and integers z[i] below 2^52 in magnitude held as doubles: the sum (below 2^53) and its product
+// with the power of two g are exact in doubles; false if a sum is beyond 2^53 (defensive).
+// lattice_any_beyond: whether some |in[i] inv_g| <= 2^52 fails (a NaN fails).
+bool lattice_snap_add(const double* in, const double* z, double* out, std::size_t n, double inv_g, double g);
+bool lattice_any_beyond(const double* in, std::size_t n, double inv_g);
+
 // out[j] = (in ? in[j] : 0) + X_{start + j} for j < n, X the keyed stream of p's kind; in may
 // equal out. threads: 0 = all cores. float32: computed in double, rounded once.
 void fill_keyed_f64(const KernelParams& p, const KeyedKey& key, std::uint64_t start, std::size_t n,

@@ -21,6 +21,7 @@ constexpr std::uint64_t kMask63 = 0x7FFFFFFFFFFFFFFFull;
 constexpr std::size_t kF0 = 3;          // fraction limbs the tables are computed with (192 bits)
 constexpr std::size_t kMaxF = 64;       // the exact path's precision limit (4096 bits)
 constexpr std::uint64_t kMaxN = std::uint64_t(1) << 52;  // |Z| beyond this: refused
+constexpr std::size_t kLaplaceDirect = std::size_t(1) << 17;  // direct Laplace tables up to 1 MiB
 
 // log(S 2^-64) = log1p(-(2^64 - S) 2^-64) (a hint-quality double).
 double log_param(std::uint64_t S) { return std::log1p(-double(std::uint64_t(0) - S) * 0x1.0p-64); }
@@ -96,6 +97,25 @@ void build_laplace(LatticeTables& T) {
     ea = mul_error(ea, etl, exact);
   }
   T.nmax = std::uint64_t(T.A.size()) * L + 1;  // its q is past the table: TH < 2^-64
+  // Laws of up to kLaplaceDirect thresholds (the default lattices: about 45500 for 1025 steps per
+  // noise scale) also get T63[n] = floor(2^63 TH(n)) directly: one load and one comparison per
+  // threshold instead of a 128-bit product (the same tables as the Gaussian's)
+  if (nneed > double(kLaplaceDirect)) return;
+  std::vector<std::uint64_t> t63(1, 0);  // T63[0] unused (TH(0) = 1)
+  Fix c = s;                             // s^(2n - 1), n = 1
+  std::uint64_t ec = 0;
+  for (std::uint64_t n = 1;; ++n) {
+    std::uint64_t v = 0;
+    // floor(2^63 x) = floor(2^64 x) / 2 (integer division)
+    if (!exact_floor(c, ec, 63, v)) v = laplace_floor64(S, 2 * n - 1) >> 1;
+    t63.push_back(v);
+    if (v == 0) break;
+    if (t63.size() > kLaplaceDirect + 64) throw NumericalFailure("lattice tables: Laplace direct table too large");
+    c = mul_floor(c, t, &exact);
+    ec = mul_error(ec, 0, exact);
+  }
+  T.T63 = std::move(t63);
+  T.nmax = T.T63.size();  // past the table: TH < 2^-63
 }
 
 // Table decision for U < TH(n): 1 yes, 0 no, -1 undecided by u's 63 bits.
@@ -214,7 +234,7 @@ void build_gaussian(LatticeTables& T) {
   throw NumericalFailure("lattice tables: could not certify the Gaussian thresholds");
 }
 
-inline int gaussian_below(const LatticeTables& T, std::uint64_t u, std::uint64_t n) {
+inline int direct_below(const LatticeTables& T, std::uint64_t u, std::uint64_t n) {
   if (n >= T.T63.size()) return u >= 1 ? 0 : -1;  // TH(n) < 2^-63 (the last entry is 0)
   const std::uint64_t f = T.T63[std::size_t(n)];    // 2^63 TH(n) in [f, f + 1)
   if (u < f) return 1;
@@ -325,30 +345,58 @@ std::uint64_t exact_magnitude(Decider& d) {
   return lo;
 }
 
-template <int Family>
+// Modes of the table path: the Laplace product tables, the Gaussian's T63, the Laplace's T63.
+enum TableMode : int { kLaplaceAB = 0, kGaussian = 1, kLaplaceDirectT63 = 2 };
+
+template <int Mode>
 inline int tbelow(const LatticeTables& T, std::uint64_t u, std::uint64_t n) {
   if (n == 0) return 1;  // TH(0) = 1 > U
-  return Family == 0 ? laplace_below(T, u, n) : gaussian_below(T, u, n);
+  return Mode == kLaplaceAB ? laplace_below(T, u, n) : direct_below(T, u, n);
 }
 
 // |Z| from the tables, starting at the hint; false where they cannot decide (then the exact path).
-template <int Family>
+template <int Mode>
 inline bool table_magnitude(const LatticeTables& T, std::uint64_t u, std::int64_t hint, std::uint64_t& out) {
   std::uint64_t n = hint <= 0 ? 0 : std::min<std::uint64_t>(std::uint64_t(hint), T.nmax);
   // the common case in straight-line code: the hint is right (U < TH(n) and U >= TH(n + 1))
-  const int c0 = tbelow<Family>(T, u, n), c1 = tbelow<Family>(T, u, n + 1);
+  const int c0 = tbelow<Mode>(T, u, n), c1 = tbelow<Mode>(T, u, n + 1);
   if (c0 == 1 && c1 == 0) {
     out = n;
     return true;
   }
   if (c0 < 0 || c1 < 0 || u == 0) return false;
-  // otherwise bisect between what is known: U < TH(lo), U >= TH(hi) (TH(nmax) < 2^-64 <= U)
+  // otherwise gallop away from the hint (the answer is mostly a step or two off: a guide cell that
+  // holds a threshold), then bisect between what is known: U < TH(lo), U >= TH(hi) (TH(0) = 1 > U,
+  // TH(nmax) < 2^-63 <= U)
   std::uint64_t lo = 0, hi = T.nmax;
-  if (c0 == 0) hi = n;
-  if (c1 == 1) lo = n + 1;
+  if (c0 == 0) {
+    hi = n;
+    for (std::uint64_t step = 1; hi > step;) {
+      const int c = tbelow<Mode>(T, u, hi - step);
+      if (c < 0) return false;
+      if (c == 1) {
+        lo = hi - step;
+        break;
+      }
+      hi -= step;
+      step *= 2;
+    }
+  } else {  // c1 == 1
+    lo = n + 1;
+    for (std::uint64_t step = 1; lo + step < T.nmax;) {
+      const int c = tbelow<Mode>(T, u, lo + step);
+      if (c < 0) return false;
+      if (c == 0) {
+        hi = lo + step;
+        break;
+      }
+      lo += step;
+      step *= 2;
+    }
+  }
   while (hi - lo > 1) {
     const std::uint64_t mid = lo + (hi - lo) / 2;
-    const int c = tbelow<Family>(T, u, mid);
+    const int c = tbelow<Mode>(T, u, mid);
     if (c < 0) return false;
     if (c == 1) {
       lo = mid;
@@ -362,9 +410,9 @@ inline bool table_magnitude(const LatticeTables& T, std::uint64_t u, std::int64_
 
 // Hint of |Z| for a word: Laplace from the SIMD log (x = log U / log s: |Z| = #{n: 2n - 1 < x}),
 // Gaussian from the guide table.
-template <int Family>
+template <int Mode>
 inline std::int64_t hint_of(const LatticeTables& T, std::uint64_t u, double x) {
-  if (Family == 0) {
+  if (Mode != kGaussian) {
     const double h = (x + 1.0) * 0.5;  // truncation = floor for h >= 0
     return h >= double(kMaxN) ? std::int64_t(kMaxN) : h <= 0.0 ? 0 : std::int64_t(h);
   }
@@ -392,7 +440,7 @@ inline std::int64_t signed_of(std::uint64_t w, std::uint64_t n) {
   return (w >> 63) != 0 ? -std::int64_t(n) : std::int64_t(n);
 }
 
-template <int Family, class Body>
+template <int Mode, class Z, class Body>
 void run_lattice_family(const LatticeTables& T, const KeyedKey& key, std::uint64_t start, std::size_t n,
                         unsigned threads, Body& body) {
   constexpr std::size_t kTask = std::size_t(1) << 15;
@@ -401,40 +449,47 @@ void run_lattice_family(const LatticeTables& T, const KeyedKey& key, std::uint64
   parallel_for(n_tasks, threads, [&](std::size_t task) {
     std::uint64_t words[8 * kBlocks];
     double hints[8 * kBlocks];
+    Z z[8 * kBlocks];
     const std::uint64_t p0 = start + task * kTask;
     const std::uint64_t p1 = p0 + std::min<std::uint64_t>(kTask, n - task * kTask);
     std::uint64_t p = p0;
     while (p < p1) {
       const std::uint64_t j0 = p / 8;  // the batch starts at p's block
       const std::uint64_t jend = std::min<std::uint64_t>(j0 + kBlocks, (p1 - 1) / 8 + 1);
-      keyed_lattice_fill(key, j0, std::size_t(jend - j0), words, Family == 0 ? hints : nullptr, T.log_scale);
+      keyed_lattice_fill(key, j0, std::size_t(jend - j0), words, Mode != kGaussian ? hints : nullptr, T.log_scale);
       const std::uint64_t stop = std::min<std::uint64_t>(p1, jend * 8);
-      for (; p < stop; ++p) {
-        const std::size_t i = std::size_t(p - 8 * j0);
+      const std::size_t i0 = std::size_t(p - 8 * j0), i1 = std::size_t(stop - 8 * j0);
+      for (std::size_t i = i0; i < i1; ++i) {
         const std::uint64_t w = words[i];
         const std::uint64_t u = w & kMask63;
         std::uint64_t m = 0;
-        if (!table_magnitude<Family>(T, u, hint_of<Family>(T, u, Family == 0 ? hints[i] : 0.0), m)) {
-          ExactDecider<RareWords> d(T.law, u, RareWords{&key, p});
+        if (!table_magnitude<Mode>(T, u, hint_of<Mode>(T, u, Mode != kGaussian ? hints[i] : 0.0), m)) {
+          ExactDecider<RareWords> d(T.law, u, RareWords{&key, 8 * j0 + i});
           m = exact_magnitude(d);
         }
-        body(p, signed_of(w, m));
+        z[i] = Z(signed_of(w, m));  // |Z| < 2^52: exact as a double too
       }
+      // the batch's consumer in one loop (vectorisable: no call, no branch per value)
+      body(p, z + i0, i1 - i0);
+      p = stop;
     }
   });
 }
 
-// Runs body(position, z) for positions [start, start + n), threads over tasks of 2^15.
-template <class Body>
+// Runs body(first position, z, count) over batches of positions [start, start + n), threads over
+// tasks of 2^15; z holds the batch's integers as Z (std::int64_t or double).
+template <class Z, class Body>
 void run_lattice(const LatticeLaw& law, const KeyedKey& key, std::uint64_t start, std::size_t n, unsigned threads,
                  Body body) {
   require(threads <= 1024, "threads", threads, "0 (all cores) to 1024");
   require(start <= ~std::uint64_t(0) - n, "start", start, "start + size < 2^64");
   const auto tables = lattice_tables(law);
-  if (law.family == 0) {
-    run_lattice_family<0>(*tables, key, start, n, threads, body);
+  if (law.family == 1) {
+    run_lattice_family<kGaussian, Z>(*tables, key, start, n, threads, body);
+  } else if (!tables->T63.empty()) {
+    run_lattice_family<kLaplaceDirectT63, Z>(*tables, key, start, n, threads, body);
   } else {
-    run_lattice_family<1>(*tables, key, start, n, threads, body);
+    run_lattice_family<kLaplaceAB, Z>(*tables, key, start, n, threads, body);
   }
 }
 
@@ -478,7 +533,9 @@ std::shared_ptr<const LatticeTables> lattice_tables(const LatticeLaw& law) {
 void lattice_keyed_int(const LatticeLaw& law, const KeyedKey& key, std::uint64_t start, std::size_t n,
                        std::int64_t* out, unsigned threads) {
   require(out != nullptr || n == 0, "out", "null", "a buffer");
-  run_lattice(law, key, start, n, threads, [&](std::uint64_t p, std::int64_t z) { out[p - start] = z; });
+  run_lattice<std::int64_t>(law, key, start, n, threads, [&](std::uint64_t p, const std::int64_t* z, std::size_t cnt) {
+    std::copy(z, z + cnt, out + (p - start));
+  });
 }
 
 void lattice_keyed_add_f64(const LatticeLaw& law, int g_exp, const KeyedKey& key, std::uint64_t start,
@@ -493,8 +550,9 @@ void lattice_keyed_add_f64(const LatticeLaw& law, int g_exp, const KeyedKey& key
   std::vector<std::size_t> first_bad((n + kCheck - 1) / kCheck, n);
   parallel_for(first_bad.size(), threads, [&](std::size_t t) {
     const std::size_t hi = std::min(n, (t + 1) * kCheck);
+    if (!lattice_any_beyond(in + t * kCheck, hi - t * kCheck, inv_g)) return;  // SIMD; the index only if one is bad
     for (std::size_t j = t * kCheck; j < hi; ++j) {
-      if (!(std::fabs(in[j] * inv_g) <= 0x1p52)) {  // NaN fails too
+      if (!(std::fabs(in[j] * inv_g) <= 0x1p52)) {
         first_bad[t] = j;
         return;
       }
@@ -502,16 +560,10 @@ void lattice_keyed_add_f64(const LatticeLaw& law, int g_exp, const KeyedKey& key
   });
   for (const std::size_t j : first_bad)
     if (j < n) require(false, "values", in[j], "finite values with |x| <= 2^52 * granularity");
-  run_lattice(law, key, start, n, threads, [&](std::uint64_t p, std::int64_t z) {
-    const std::size_t j = std::size_t(p - start);
-    // round half to even of |x / g| <= 2^52 by the 2^52 shift (default rounding mode; symmetric,
-    // so on |x| with the sign put back: no branch on the data's sign, no libm call)
-    const double x = in[j] * inv_g;
-    const double k = std::copysign((std::fabs(x) + 0x1p52) - 0x1p52, x);
-    const std::int64_t v = std::int64_t(k) + z;
-    if (v > (std::int64_t(1) << 53) || v < -(std::int64_t(1) << 53))
+  run_lattice<double>(law, key, start, n, threads, [&](std::uint64_t p, const double* z, std::size_t cnt) {
+    // (round_half_even(x / g) + Z) g in doubles, exactly (keyed_stream.hpp: lattice_snap_add)
+    if (!lattice_snap_add(in + (p - start), z, out + (p - start), cnt, inv_g, g))
       throw NumericalFailure("lattice sampling: a value beyond 2^53 lattice units (not exact in float64)");
-    out[j] = double(v) * g;
   });
 }
 
@@ -526,7 +578,9 @@ std::int64_t lattice_magnitude_for_tests(const LatticeLaw& law, std::uint64_t u,
   };
   if (fast) {
     std::uint64_t n = 0;
-    const bool ok = law.family == 0 ? table_magnitude<0>(*tables, u, hint, n) : table_magnitude<1>(*tables, u, hint, n);
+    const bool ok = law.family == 1              ? table_magnitude<kGaussian>(*tables, u, hint, n)
+                    : !tables->T63.empty() ? table_magnitude<kLaplaceDirectT63>(*tables, u, hint, n)
+                                           : table_magnitude<kLaplaceAB>(*tables, u, hint, n);
     return ok ? std::int64_t(n) : -1;
   }
   ExactDecider<decltype(more)> d(law, u, more);

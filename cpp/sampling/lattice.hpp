@@ -16,7 +16,8 @@
 // (keyed_stream.hpp): bit 63 is the sign, the low 63 bits u start a uniform U in [0, 1) of
 // unbounded precision whose further bits come from value i's rare-path blocks. Then
 // |Z| = #{n >= 1 : U < TH(n)}, TH(n) = P(|Z| >= n). The comparisons use tables of exact floors
-// of the thresholds (computed with bigfix.hpp and error bounds), found from a hint (Laplace: the
+// of the thresholds (computed with bigfix.hpp and error bounds; one 64-bit floor per threshold, or
+// for large Laplace laws a product of two), found from a hint (Laplace: the
 // double log(U) / log(s); Gaussian: a guide table on the top bits of u); the hint only decides
 // where to look. A comparison the 63 bits cannot decide (probability below 2^-60 per value) is
 // settled with as many further bits as needed, so the law drawn is the declared law exactly.
@@ -53,8 +54,9 @@ struct LatticeTables {
   unsigned lbits = 0;
   std::vector<std::uint64_t> A, B;
   double log_scale = 0.0;  // 1 / log(s): the hint's factor
-  // Gaussian: T63[n] = floor(2^63 TH(n)) for n = 0 .. size - 1 (T63[0] unused); guide[c] = the
-  // smallest |Z| of the uniforms whose top gbits bits are c.
+  // Gaussian, and Laplace laws of up to 2^17 thresholds: T63[n] = floor(2^63 TH(n)) for n = 0 ..
+  // size - 1 (T63[0] unused; the last entry 0), used instead of A, B where present; Gaussian:
+  // guide[c] = the smallest |Z| of the uniforms whose top gbits bits are c.
   std::vector<std::uint64_t> T63;
   unsigned gbits = 0;
   std::vector<std::uint32_t> guide;

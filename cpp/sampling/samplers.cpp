@@ -608,6 +608,49 @@ void RunKeyedLatticeFill(const KeyedKey& key, std::uint64_t j0, std::size_t nb, 
   }
 }
 
+// Lattice snapping (lattice.cpp): out = (round_half_even(in inv_g) + z) g, all in doubles (exact:
+// see lattice_snap_add); false if a sum leaves [-2^53, 2^53].
+bool RunLatticeSnapAdd(const double* in, const double* z, double* out, std::size_t n, double inv_g, double g) {
+  const DF df;
+  const std::size_t N = hn::Lanes(df);
+  const VF vi = hn::Set(df, inv_g), vg = hn::Set(df, g), c52 = hn::Set(df, 0x1p52);
+  VF big = hn::Zero(df);  // max |sum| (finite: inputs are checked first)
+  std::size_t i = 0;
+  for (; i + N <= n; i += N) {
+    const VF x = hn::Mul(hn::LoadU(df, in + i), vi);
+    const VF k = hn::CopySign(hn::Sub(hn::Add(hn::Abs(x), c52), c52), x);
+    const VF v = hn::Add(k, hn::LoadU(df, z + i));
+    big = hn::Max(big, hn::Abs(v));
+    hn::StoreU(hn::Mul(v, vg), df, out + i);
+  }
+  double m = hn::GetLane(hn::MaxOfLanes(df, big));
+  for (; i < n; ++i) {
+    const double x = in[i] * inv_g;
+    const double v = std::copysign((std::fabs(x) + 0x1p52) - 0x1p52, x) + z[i];
+    m = std::max(m, std::fabs(v));
+    out[i] = v * g;
+  }
+  return m <= 0x1p53;
+}
+
+// Whether some |in[i] inv_g| <= 2^52 fails (a NaN fails).
+bool RunLatticeAnyBeyond(const double* in, std::size_t n, double inv_g) {
+  const DF df;
+  const DU du;
+  const std::size_t N = hn::Lanes(df);
+  const VF vi = hn::Set(df, inv_g), c52 = hn::Set(df, 0x1p52);
+  VU bad = hn::Zero(du);
+  std::size_t i = 0;
+  for (; i + N <= n; i += N) {
+    const VF a = hn::Abs(hn::Mul(hn::LoadU(df, in + i), vi));
+    bad = hn::Or(bad, hn::BitCast(du, hn::VecFromMask(df, hn::Not(hn::Le(a, c52)))));
+  }
+  if (!hn::AllTrue(du, hn::Eq(bad, hn::Zero(du)))) return true;
+  for (; i < n; ++i)
+    if (!(std::fabs(in[i] * inv_g) <= 0x1p52)) return true;
+  return false;
+}
+
 template <class T>
 void RunKeyed(const KernelParams& p, const KeyedKey& key, std::uint64_t start, std::size_t n, const T* in, T* out) {
   switch (Kind(p.kind)) {
@@ -653,6 +696,8 @@ using F32Fn = void (*)(const KernelParams&, StreamKey, std::uint64_t, std::size_
 using KF64Fn = void (*)(const KernelParams&, const KeyedKey&, std::uint64_t, std::size_t, const double*, double*);
 using KF32Fn = void (*)(const KernelParams&, const KeyedKey&, std::uint64_t, std::size_t, const float*, float*);
 using KLFn = void (*)(const KeyedKey&, std::uint64_t, std::size_t, std::uint64_t*, double*, double);
+using SnapFn = bool (*)(const double*, const double*, double*, std::size_t, double, double);
+using BeyondFn = bool (*)(const double*, std::size_t, double);
 struct Target {
   std::int64_t bit;
   F64Fn f64;
@@ -660,6 +705,8 @@ struct Target {
   KF64Fn kf64;
   KF32Fn kf32;
   KLFn klattice;
+  SnapFn snap;
+  BeyondFn beyond;
 };
 
 // Every target compiled into this file, best first.
@@ -667,7 +714,8 @@ const std::vector<Target>& compiled() {
   static const std::vector<Target> t = [] {
     std::vector<Target> v;
 #define PUFFER_ADD_TARGET(TGT, NS) \
-  v.push_back({TGT, &NS::RunF64, &NS::RunF32, &NS::RunKeyedF64, &NS::RunKeyedF32, &NS::RunKeyedLatticeFill});
+  v.push_back({TGT, &NS::RunF64, &NS::RunF32, &NS::RunKeyedF64, &NS::RunKeyedF32, &NS::RunKeyedLatticeFill, \
+               &NS::RunLatticeSnapAdd, &NS::RunLatticeAnyBeyond});
 #if HWY_TARGETS & HWY_AVX3_DL
     PUFFER_ADD_TARGET(HWY_AVX3_DL, N_AVX3_DL)
 #endif
@@ -824,6 +872,10 @@ void keyed_lattice_fill(const KeyedKey& k, std::uint64_t j0, std::size_t nb, std
                         double log_scale) {
   current().klattice(k, j0, nb, words, hints, log_scale);
 }
+bool lattice_snap_add(const double* in, const double* z, double* out, std::size_t n, double inv_g, double g) {
+  return current().snap(in, z, out, n, inv_g, g);
+}
+bool lattice_any_beyond(const double* in, std::size_t n, double inv_g) { return current().beyond(in, n, inv_g); }
 
 std::vector<std::string> simd_targets() {
   std::vector<std::string> names;

@@ -359,17 +359,61 @@ def _quiet_stdout() -> None:
         os.close(null)
 
 
+class _StdoutFailed(Exception):
+    """An OSError writing stdout (other than a broken pipe), told apart from a command's own."""
+
+    def __init__(self, exc: OSError) -> None:
+        super().__init__(exc.strerror or str(exc))
+
+
+class _Stdout:
+    """``sys.stdout`` while a command runs: its write errors raise :class:`_StdoutFailed`."""
+
+    def __init__(self, out: Any) -> None:
+        self._out = out
+
+    def write(self, s: str) -> int:
+        try:
+            return int(self._out.write(s))
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise _StdoutFailed(exc) from None
+
+    def flush(self) -> None:
+        try:
+            self._out.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise _StdoutFailed(exc) from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._out, name)
+
+
 def quiet_on_broken_pipe(main: Callable[[], int]) -> int:
     """``main()``'s exit code; if the reader of stdout went away (``... | head``): exit 141, as
     ``cat`` gives, with no traceback and no "Exception ignored" at exit. stdout is flushed in
-    here, so a reader gone before the last buffered bytes is caught too. The ``puffer`` command
-    and the paper commands (examples/papers/) run through it."""
+    here, so a reader gone before the last buffered bytes is caught too. A stdout that cannot
+    be written (a full disk: ``puffer noise ... --json > release.json``) is an I/O error, exit
+    6, after whatever the command did (a release stays recorded). The ``puffer`` command and
+    the paper commands (examples/papers/) run through it."""
+    real = sys.stdout
+    sys.stdout = _Stdout(real)  # a file-like wrapper of the real one
     try:
         code = main()
         sys.stdout.flush()
     except BrokenPipeError:
         _quiet_stdout()
         return EXIT_PIPE
+    except _StdoutFailed as exc:
+        _say(f"puffer: error: writing the standard output: {exc} (what the command did before stands, e.g. a "
+             "release recorded in its ledger)")
+        _quiet_stdout()  # the interpreter's final flush would fail again
+        return EXIT_IO
+    finally:
+        sys.stdout = real
     return code
 
 

@@ -75,6 +75,21 @@ def test_laplace_tables_are_exact_floors(law):
         assert A[q] == laplace_floor64(law.S, 1 + 2 * q * L), q
 
 
+@pytest.mark.parametrize("law", LAPLACE, ids=lambda x: f"beta={x.scale:.4g}")
+def test_laplace_direct_table_is_the_exact_floor_of_every_threshold(law):
+    """Laws of up to 2^17 thresholds also carry T63[n] = floor(2^63 s^(2n - 1)) (one comparison
+    per threshold); larger ones (beta = 2^20 here) only the product tables."""
+    t63 = [int(v) for v in C.lattice_tables(0, law.S)["T63"]]
+    if law.scale > 2000:
+        assert t63 == []
+        return
+    assert t63[-1] == 0 and t63[-2] > 0
+    idx = range(1, len(t63)) if len(t63) <= 400 else sorted({1, 2, len(t63) - 2, len(t63) - 1,
+                                                              *range(1, len(t63), len(t63) // 97)})
+    for n in idx:
+        assert t63[n] == laplace_floor64(law.S, 2 * n - 1) >> 1, n
+
+
 @pytest.mark.parametrize("law", GAUSS, ids=lambda x: f"sigma={x.scale:.4g}")
 def test_gaussian_table_is_the_exact_floor_of_every_tail(law):
     t63 = [int(v) for v in C.lattice_tables(1, law.S)["T63"]]

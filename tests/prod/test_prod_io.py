@@ -26,7 +26,7 @@ KEY = hashlib.sha256(b"puffer test release key").digest()  # a 256-bit test key 
 
 
 #: the least noise for FRAMEWORK's target among the mechanisms certified on a lattice
-LATTICE_DEFAULT = "GWM Laplace, PP delta=1e-05"
+LATTICE_DEFAULT = "Kantorovich Thm 2 (Laplace)"
 
 
 def stream(entry, column, key=KEY):
@@ -123,9 +123,9 @@ def test_ledger_matches_mechanism_guarantee(tmp_path, fw_file):
 
     todo = dict(build_mechanisms(build_framework(FRAMEWORK["model"]), FRAMEWORK["target"]))
     # no --select: the least noise for the file's target (1, 1e-5)-PP among the mechanisms certified
-    # on a lattice (issue 32: it used to be the first row, Wasserstein's Laplace(2)); Kantorovich
-    # Thm 2's Laplace(1.542), the least of all, is not (issue 31 item 3), and is the float default
-    assert pio.resolve(fw_file).label == "Kantorovich Thm 2 (Laplace)"
+    # on a lattice (issue 32: it used to be the first row, Wasserstein's Laplace(2)): Kantorovich
+    # Thm 2's Laplace(1.542), padded b + g / eps on the lattice, as for float noise
+    assert pio.resolve(fw_file).label == pio.resolve(fw_file, lattice=True).label == LATTICE_DEFAULT
     for e, label in zip(entries, [LATTICE_DEFAULT, "GWM Gaussian, RPP alpha=2"]):
         m = todo[label]()
         assert e["label"] == label and e["mechanism"] == type(m).__name__

@@ -70,7 +70,7 @@ def test_granularity_option_and_the_mechanism_plan(tmp_path, src):
                        ledger=tmp_path / "l.jsonl")
     m = pio.resolve(fw, lattice=True).mechanism
     assert e["noise_lattice"] == m.lattice_plan(2**-6).describe()
-    assert e["noise_lattice"]["padding"]["sensitivity"] == m.sensitivity.value and e["config"]["granularity"] == 2**-6
+    assert e["noise_lattice"]["padding"]["sensitivity"] == m.lattice_sensitivity() and e["config"]["granularity"] == 2**-6
     y = pq.read_table(tmp_path / "o.parquet").column("x").to_numpy()
     assert np.array_equal(y * 64, np.round(y * 64))
     with pytest.raises(ParameterError, match="power of two"):

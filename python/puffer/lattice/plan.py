@@ -1,5 +1,7 @@
-"""Where a lattice release puts its values and how much noise it adds: the lattice ``g Z``
-(``g = 2^k``), the padding that snapping costs, and the integer law (:mod:`.laws`).
+"""Where a lattice release puts its values and how much noise it adds.
+
+The lattice ``g Z`` (``g = 2^k``), the padding that snapping costs, and the integer law
+(:mod:`.laws`).
 
 **Padding (who pays).** Each input is snapped to the lattice, ``k = round_half_even(x / g)``,
 so two inputs whose query values differ by ``Delta`` map to lattice points differing by at most

@@ -418,12 +418,19 @@ class Kantorovich(Mechanism):
     def lattice_sensitivity(self) -> float:
         """Lemma 1 / Thm 1 and eq. (9) with Laplace noise: eps = Delta / theta with Delta = W_inf
         or the support diameter, which snapping moves by at most g (see the base class).
-        Theorem 2 is refused: its relaxed condition weighs every shift of the coupling, and
-        snapping moves each by up to g, which scaling the noise does not cover."""
+
+        Theorem 2 (Laplace, the default metric): snapping moves every shift d_k of the coupling by
+        at most c g, and by Jensen (t -> t^(1/lambda) concave) sum_k m_k exp(d_k / (lambda b)) <=
+        M (e^eps)^(1/lambda) wherever b meets condition (16), so b' = lambda b meets it for the
+        snapped shifts when c g / b' + eps / lambda <= eps, i.e. b' >= b + c g / eps: the padding
+        of the base class with Delta = eps b (rounded down, so the padded scale is never less)."""
         if self.method == "thm2":
-            raise ParameterError("secure", True, "a mechanism certified on a lattice: Ding 2022 Theorem 2 weighs "
-                                 "every shift of the coupling, which snapping to a lattice moves by up to a step; "
-                                 "use method='thm1' for a lattice release")
+            from ..noise import Laplace
+
+            if not isinstance(self.noise, Laplace):
+                raise ParameterError("secure", True, "Laplace noise for a lattice release of Ding 2022 Theorem 2 "
+                                     f"(the padding argument is for eta = 1 / b; got {type(self.noise).__name__})")
+            return math.nextafter(self.eps * float(self.noise.scale), 0.0)
         return float(self.sensitivity.value)
 
 

@@ -35,7 +35,6 @@ tests may opt in with ``insecure_seed=`` and the release is then recorded as ins
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import secrets as _secrets
@@ -44,7 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ParameterError, ParameterTypeError, PufferIOError
-from ._files import check_private, fsync_dir, write_new
+from ._files import check_private, fsync_dir, loads, shown_path, write_new
 
 __all__ = ["Key", "keygen", "load_key", "as_key", "weakness", "KEY_BYTES", "HEADER", "SEED_REFUSED"]
 
@@ -57,12 +56,6 @@ _MAX_FILE = 4096        # a key file is about 200 bytes
 _HEX32 = re.compile(r"[0-9a-f]{32}")
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _HEX16 = re.compile(r"[0-9a-f]{16}")
-# what a key path shown in a message may be made of (ASCII: raw key bytes decoded as text are
-# almost never only these, (73/256)^32 < 1e-17), and what reads as encoded key material: a hex run,
-# or a base64/base64url text (no dot) of two character classes
-_SAFE_PATH = re.compile(r"[A-Za-z0-9._/~+=,@: -]*")
-_HEX_RUN = re.compile(r"[0-9a-fA-F]{16,}")
-_B64_TEXT = re.compile(r"[A-Za-z0-9+/_-]{20,}={0,2}")
 
 #: the message of every refusal of a small integer seed in a publishing path
 SEED_REFUSED = ("a secret key, not an integer seed: a seed can be found by trying seeds, and then every "
@@ -178,17 +171,6 @@ def keygen(path: str | os.PathLike[str]) -> Key:
     return key
 
 
-def shown_path(path: str) -> str:
-    """``path`` as an error message may show it: not at all when it could be key material (other
-    than plain ASCII path characters, no folder and no extension, a long hex run, base64 text)."""
-    base = os.path.basename(path)
-    b64 = _B64_TEXT.fullmatch(path.strip()) is not None and \
-        sum(bool(re.search(c, path)) for c in ("[0-9]", "[a-z]", "[A-Z]")) >= 2
-    if not _SAFE_PATH.fullmatch(path) or (os.sep not in path and "." not in base) or _HEX_RUN.search(path) or b64:
-        return "<the value given (not shown: it may be key material)>"
-    return path
-
-
 def _not_a_key_file(shown: str, why: str) -> ParameterError:
     return ParameterError("key", shown, f"a key file written by `puffer keygen` ({why}); {_NEW_KEY}")
 
@@ -215,7 +197,7 @@ def _parse_v2(lines: list[str], shown: str) -> tuple[str, bytes]:
 
 def _parse_v1(text: str, shown: str) -> tuple[str, bytes]:
     try:
-        doc = json.loads(text)
+        doc = loads(text)
     except ValueError:
         raise _not_a_key_file(shown, "not a key file of either format") from None
     if not (isinstance(doc, dict) and set(doc) == {"format", "key_id", "key"} and doc["format"] == _V1_FORMAT
@@ -243,8 +225,8 @@ def load_key(path: str | os.PathLike[str]) -> Key:
         raise ParameterTypeError("key", "a bytes path", "a key file path (str) or the key's 32 bytes")
     shown = shown_path(p)
     try:
-        st = os.stat(p)
-    except (FileNotFoundError, NotADirectoryError):
+        st = os.stat(p)   # a NUL byte (raw key bytes given as the path) is a ValueError, not an OSError
+    except (FileNotFoundError, NotADirectoryError, ValueError):
         extra = ("; a key given on the command line is visible to other users (ps, shell history): treat it as "
                  "exposed and " + _NEW_KEY) if shown != p else f" ({_NEW_KEY})"
         raise ParameterError("key", shown, "the path of an existing key file" + extra) from None

@@ -60,17 +60,18 @@ import fcntl
 import hashlib
 import json
 import os
+import secrets
 from collections.abc import Iterator
 from typing import Any
 
 from ..errors import LedgerError, ParameterError, ParameterTypeError, PufferIOError
-from ._files import fsync_dir
+from ._files import STRICT_JSON, fsync_dir, loads, read_regular, shown_path
 from .digest import output_state
 from .signing import CHECKPOINT_DOMAIN, ENTRY_DOMAIN, PublicKey, SigningKey, as_public_key, as_signing_key
 from .unitsets import load_units
 
 __all__ = ["Ledger", "LedgerError", "read_ledger", "append_ledger", "verify", "checkpoint", "LEDGER_VERSION",
-           "GENESIS", "default_ledger_path", "canonical", "checkpoint_path", "release_states"]
+           "GENESIS", "default_ledger_path", "ledger_path", "canonical", "checkpoint_path", "release_states"]
 
 LEDGER_VERSION = 3
 CHECKPOINT_VERSION = 1
@@ -87,7 +88,7 @@ def canonical(obj: Any) -> bytes:
     try:
         return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
                           allow_nan=False).encode("ascii")
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, RecursionError) as exc:
         raise ParameterError("entry", repr(obj)[:80], f"a JSON-serialisable entry without NaN/inf ({exc})") from None
 
 
@@ -102,6 +103,28 @@ def _now() -> str:
 def default_ledger_path(output: str | os.PathLike[str]) -> str:
     """``puffer-ledger.jsonl`` in the output's folder (the CLI's and the API's default)."""
     return os.path.join(os.path.dirname(os.path.abspath(os.fspath(output))), "puffer-ledger.jsonl")
+
+
+def ledger_path(ledger: Any, default: str) -> str:
+    """The ledger a release records into: ``ledger``, else ``PUFFER_LEDGER``, else the engine's
+    ``default``. With ``PUFFER_LEDGER`` set, a release into any other ledger is refused: a
+    ledger sees only its own releases, so an environment that publishes about one population
+    of people should record them all in one (:mod:`puffer.publish.totals`). Every release checks it
+    (:func:`puffer.publish.release.begin_release`); a relative ``PUFFER_LEDGER`` is refused."""
+    env = os.environ.get("PUFFER_LEDGER") or None
+    chosen = os.path.abspath(os.fspath(ledger)) if ledger is not None else None
+    if chosen is not None and "\x00" in chosen:   # the OS calls would raise a bare ValueError
+        raise ParameterError("ledger", chosen, "a path without NUL bytes")
+    if env is not None:
+        if not os.path.isabs(env):
+            raise ParameterError("PUFFER_LEDGER", env, "an absolute path: a relative one names another ledger in "
+                                 "every working folder, so the releases would not all be recorded in one")
+        want = os.path.abspath(env)
+        if chosen is not None and os.path.realpath(chosen) != os.path.realpath(want):
+            raise ParameterError("ledger", chosen, f"the ledger PUFFER_LEDGER names ({want}): every release of this "
+                                 "environment is recorded there, so that its totals see them all")
+        return want
+    return default if chosen is None else chosen
 
 
 def checkpoint_path(ledger: str | os.PathLike[str]) -> str:
@@ -138,9 +161,11 @@ def _tail_problem(tail: bytes) -> str | None:
     if not tail.startswith(b"{"):
         return "bytes after the last line that do not start an entry: the file was edited"
     try:
-        json.JSONDecoder().raw_decode(tail.decode("utf-8", errors="replace"))
+        STRICT_JSON.raw_decode(tail.decode("utf-8", errors="replace"))
     except json.JSONDecodeError:
         return None
+    except (ValueError, RecursionError):  # NaN, 1e400, 5000 digits, deep nesting: never written by puffer
+        return "bytes after the last line that no entry holds: the file was edited"
     return ("a complete entry after the last newline: a newline was removed (an interrupted append leaves an "
             "incomplete line, never a complete entry); restore the newline after checking the bytes")
 
@@ -166,18 +191,18 @@ def _as_checkpoint(cp: Any, what: str) -> dict[str, Any]:
     """A checkpoint dict from a dict, its JSON text, or a file holding it (validated)."""
     if isinstance(cp, (str, os.PathLike)) and not (isinstance(cp, str) and cp.lstrip().startswith("{")):
         p = os.fspath(cp)
+        shown = shown_path(p)  # key material given as the path is never echoed
         try:
-            with open(p, encoding="utf-8") as fh:
-                cp = fh.read(1 << 16)
+            cp = read_regular(p, 1 << 16).decode("utf-8")
         except FileNotFoundError:
-            raise ParameterError("checkpoint", p, "an existing checkpoint file (`puffer ledger checkpoint L > "
+            raise ParameterError("checkpoint", shown, "an existing checkpoint file (`puffer ledger checkpoint L > "
                                  "FILE`)") from None
         except (OSError, UnicodeDecodeError) as exc:
-            raise ParameterError("checkpoint", p, f"a readable checkpoint file ({exc})") from None
+            raise ParameterError("checkpoint", shown, f"a readable checkpoint file ({exc})") from None
     if isinstance(cp, str):
         try:
-            cp = json.loads(cp)
-        except json.JSONDecodeError as exc:
+            cp = loads(cp)
+        except ValueError as exc:
             raise ParameterError("checkpoint", what, f"a checkpoint in JSON ({exc})") from None
     if not isinstance(cp, dict):
         raise ParameterTypeError("checkpoint", what, "a checkpoint: a dict, its JSON text or a file")
@@ -200,14 +225,15 @@ def read_checkpoint(path: str) -> dict[str, Any] | None:
 def _write_checkpoint(path: str, cp: dict[str, Any]) -> None:
     """Replace the checkpoint file atomically (temporary file, fsync, rename, fsync the folder)."""
     folder, base = os.path.dirname(path), os.path.basename(path)
-    tmp = os.path.join(folder, f".{base}.tmp-{os.getpid()}")
+    tmp = os.path.join(folder, f".{base}.tmp-{os.getpid()}-{secrets.token_hex(8)}")
     data = canonical(cp) + b"\n"
     try:
         for name in os.listdir(folder):  # of killed runs (every writer holds the ledger's lock)
-            if name.startswith(f".{base}.tmp-") and name != os.path.basename(tmp):
+            if name.startswith(f".{base}.tmp-"):
                 with contextlib.suppress(OSError):
                     os.remove(os.path.join(folder, name))
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        # a new file, never one planted at a guessable name (a link would have us write elsewhere)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
         try:
             if os.write(fd, data) != len(data):
                 raise OSError(errno.ENOSPC, "short write (disk full?)")
@@ -356,8 +382,7 @@ class Ledger:
     # ------------------------------------------------------------------ read
     def _data(self) -> bytes:
         try:
-            with open(self.path, "rb") as fh:
-                return fh.read()
+            return read_regular(self.path)
         except FileNotFoundError:
             return b""
         except IsADirectoryError:
@@ -369,8 +394,8 @@ class Ledger:
         out = []
         for k, line in enumerate(lines):
             try:
-                e = json.loads(line.decode("utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                e = loads(line.decode("utf-8"))
+            except ValueError as exc:  # also NaN, Infinity, 1e400, 5000 digits, deep nesting
                 raise LedgerError(self.path, k, f"not a JSON object ({exc})") from None
             if not isinstance(e, dict):
                 raise LedgerError(self.path, k, f"a JSON {type(e).__name__}, not an object")
@@ -390,10 +415,19 @@ class Ledger:
             self._verify_lines(lines, crypto_from=self._trusted(lines))
         return self._parse(lines)
 
+    def _local_checkpoint(self, lines: list[bytes]) -> dict[str, Any] | None:
+        """The checkpoint file beside the ledger (None if there is none); one that is not a puffer
+        checkpoint is a LedgerError (exit 7, as any other sign of tampering), not bad input."""
+        try:
+            return read_checkpoint(self.checkpoint_path)
+        except (ParameterError, ParameterTypeError) as exc:
+            raise LedgerError(self.path, max(len(lines) - 1, 0), f"the checkpoint file beside the ledger is not "
+                              f"a puffer checkpoint (expected {exc.expected}): it was edited or replaced") from None
+
     def _trusted(self, lines: list[bytes]) -> int:
         """How many leading lines the signed checkpoint beside the ledger vouches for (after
         checking that the ledger extends it; LedgerError if not)."""
-        local = read_checkpoint(self.checkpoint_path)
+        local = self._local_checkpoint(lines)
         if local is None:
             return 0
         s0 = _signer(self._parse(lines[:1])[0]) if lines else None
@@ -432,7 +466,10 @@ class Ledger:
                 raise LedgerError(self.path, k, "prev does not match the SHA-256 of the entry before it: that "
                                   "entry was edited, or entries were deleted or reordered")
             body = {kk: v for kk, v in e.items() if kk not in _UNHASHED}
-            h = _sha(canonical(body))
+            try:
+                h = _sha(canonical(body))
+            except ParameterError:  # nothing puffer writes (e.g. nested deeper than the encoder goes)
+                raise LedgerError(self.path, k, "not an entry puffer writes: the entry was edited") from None
             if e.get("hash") != h:
                 raise LedgerError(self.path, k, "its hash does not match its content: the entry was edited")
             if line != canonical(e):
@@ -478,7 +515,7 @@ class Ledger:
             raise LedgerError(self.path, len(lines), why)
         anchors: list[dict[str, Any]] = []
         anchored = 0
-        local = read_checkpoint(self.checkpoint_path)
+        local = self._local_checkpoint(lines)
         if local is not None:
             note = _check_checkpoint(self.path, local, lines, s0, pk, "the checkpoint file beside the ledger",
                                      local=True)
@@ -544,7 +581,7 @@ class Ledger:
             why = _tail_problem(tail)
             if why is not None:
                 raise LedgerError(self.path, len(lines), why)
-            local = read_checkpoint(self.checkpoint_path)
+            local = self._local_checkpoint(lines)
             # never append to a broken chain, a forged signature, a cut ledger or a cut entry;
             # signatures the signed checkpoint vouches for are not checked again
             head, s0 = self._verify_lines(lines, crypto_from=self._trusted(lines))
@@ -583,7 +620,7 @@ class Ledger:
         with this object's signing key (required for a signed ledger)."""
         lines, _ = _split(self._data())
         head, s0 = self._verify_lines(lines)
-        local = read_checkpoint(self.checkpoint_path)
+        local = self._local_checkpoint(lines)
         if local is not None:
             _check_checkpoint(self.path, local, lines, s0, None, "the checkpoint file beside the ledger", local=True)
             return local

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ParameterError, ParameterTypeError
+from ._files import shown_path
 
 __all__ = ["PublishOptions", "NULLS"]
 
@@ -112,12 +113,18 @@ class PublishOptions:
                 raise ParameterError("budget", b, "a finite eps budget > 0")
 
     def __repr__(self) -> str:
-        # only the fields that differ from the defaults (a key's bytes are never shown)
+        # only the fields that differ from the defaults (a key's bytes or text are never shown)
         parts = []
         for f in dataclasses.fields(self):
             v = getattr(self, f.name)
             if v is not f.default and v != f.default:
-                parts.append(f"{f.name}={'<bytes>' if isinstance(v, (bytes, bytearray, memoryview)) else repr(v)}")
+                if isinstance(v, (bytes, bytearray, memoryview)):
+                    shown = "<bytes>"
+                elif f.name in ("key", "signing_key") and isinstance(v, (str, os.PathLike)):
+                    shown = repr(shown_path(os.fspath(v)))  # key material given as a path is not shown
+                else:
+                    shown = repr(v)
+                parts.append(f"{f.name}={shown}")
         return f"PublishOptions({', '.join(parts)})"
 
     def replace(self, **changes: Any) -> PublishOptions:

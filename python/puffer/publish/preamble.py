@@ -6,14 +6,15 @@ and the :class:`~puffer.publish.options.PublishOptions`, before anything is read
 1. an integer ``seed`` is refused (:data:`puffer.publish.keys.SEED_REFUSED`);
 2. the ledger: resolved (``options.ledger``, else ``PUFFER_LEDGER``, else the engine's default;
    with ``PUFFER_LEDGER`` set, no other ledger: :func:`ledger_path`), not the input or the
-   output, its folder writable, its chain and signatures intact, the signing key its own; the
+   output (nor is its checkpoint, unit secret or a key file), its folder writable, its chain and signatures intact, the signing key its own; the
    ledger's unit secret (:mod:`puffer.publish.unitsets`) when the release has a unit column;
 3. the mechanism resolved (:func:`puffer.publish.plan.resolve`) and checked against the columns;
    zero sensitivity (no noise at all) needs ``allow_unnoised``;
 4. the privacy unit (:func:`puffer.publish.units.unit_spec`);
 5. the lattice (:mod:`puffer.lattice`; an impossible one, a noise without a lattice law or a
-   mechanism not certified on a lattice is refused now, naming ``float_noise``), or with
-   ``float_noise`` no ``granularity``;
+   mechanism not certified on a lattice is refused now, naming ``float_noise``; a plain noise
+   of fewer than :data:`~puffer.publish.values.RESOLUTION` steps of the ``granularity`` given
+   needs ``allow_unnoised``), or with ``float_noise`` no ``granularity``;
 6. the key (:func:`puffer.publish.keys.as_key`): a bad key file is refused before any work; no
    key, and no ``rerun``, in secure mode;
 7. the configuration recorded in the ledger entry (what a re-run must match) and the framework
@@ -32,12 +33,13 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ParameterError
 from .keys import Key, as_key, refuse_seed
-from .ledger import Ledger
+from .ledger import Ledger, checkpoint_path, ledger_path
 from .noise import ColumnNoise, PostStep, secure_streams
 from .options import PublishOptions
 from .plan import NoisePlan, as_columns, resolve
 from .units import UnitSpec, check_order_type, check_unit_type, unit_spec
-from .unitsets import UnitHasher, unit_hasher
+from .unitsets import UnitHasher, secret_file, unit_hasher, units_folder
+from .values import RESOLUTION
 
 if TYPE_CHECKING:
     from .release import Release
@@ -148,6 +150,28 @@ class Prepared:
                            scale=scale, allow_unnoised=unnoised)
 
 
+def _check_own_files(led_path: str, o: PublishOptions, avoid: tuple[str, ...]) -> None:
+    """Refuse an input or output (``avoid``: input, output) that is one of the ledger's own files
+    (checkpoint, unit secret, unit sets) or a key file: an output published over one destroys it
+    (a release over the checkpoint left the ledger refusing every later release)."""
+    own = [checkpoint_path(led_path), secret_file(led_path), units_folder(led_path)]
+    for k in (o.key, o.signing_key):
+        p = getattr(k, "path", k)  # a key object's file, or the path given
+        if isinstance(p, (str, os.PathLike)):
+            own += [os.fspath(p), os.fspath(p) + ".pub"]
+    real = set()
+    for p in own:
+        try:  # (a key given as text, not a path, may hold a NUL byte: it is refused later, unshown)
+            real.add(os.path.realpath(p))
+        except (ValueError, OSError):
+            continue
+    for k, p in enumerate(avoid):
+        if os.path.realpath(p) in real:
+            raise ParameterError("output" if k == len(avoid) - 1 and k else "input", p, "a path other than the "
+                                 "ledger's own files (its checkpoint, unit secret and unit sets) and the key files: "
+                                 "an output published over one destroys it")
+
+
 def prepare(mechanism: Any, columns: Any, options: PublishOptions, *, default_ledger: str,
             avoid: tuple[str, ...] = (), config: dict[str, Any] | None = None) -> Prepared:
     """Validate a release before any work (see the module docstring). ``default_ledger``: the
@@ -159,6 +183,7 @@ def prepare(mechanism: Any, columns: Any, options: PublishOptions, *, default_le
     led_path = ledger_path(o.ledger, default_ledger)
     if os.path.realpath(led_path) in {os.path.realpath(p) for p in avoid}:
         raise ParameterError("ledger", led_path, "a file other than the input and the output")
+    _check_own_files(led_path, o, avoid)
     led = Ledger(led_path, signing_key=o.signing_key)
     led.check_writable()  # a read-only or missing ledger folder: refused before any work
     led.check_signer()    # a broken chain or forged signature, a missing or other signing key: refused now
@@ -173,10 +198,19 @@ def prepare(mechanism: Any, columns: Any, options: PublishOptions, *, default_le
     if not o.float_noise and plan.kind is not None:
         # refuse an impossible lattice, a noise without a lattice law, a mechanism not certified
         # on a lattice, before any work
-        if o.secure:
-            plan.secure_plan(o.granularity)
-        else:
-            plan.lattice_plan(o.granularity)
+        lat = plan.secure_plan(o.granularity) if o.secure else plan.lattice_plan(o.granularity)
+        if o.granularity is not None and lat.sensitivity is None and lat.law.scale < RESOLUTION \
+                and not o.allow_unnoised:
+            # a plain noise (nothing calibrated, no padding) on a lattice coarser than its scale
+            # rounds to 0 for most values, publishing the rounded input: the rule of
+            # puffer.publish.values for float spacings, here for a lattice step given (the
+            # default one is at most scale/RESOLUTION, or the finest there is: then the values'
+            # own check names the column)
+            raise ParameterError("allow_unnoised", False, f"permission to publish values the noise cannot change: "
+                                 f"on the lattice of step granularity=2^{lat.g_exp} the noise of scale {lat.scale:.3g} "
+                                 f"is {lat.law.scale:.3g} lattice units (below {RESOLUTION}), so many values would "
+                                 f"come out as the rounded input. Use a granularity of at most scale/{RESOLUTION} "
+                                 "(the default), or pass allow_unnoised=True / --allow-unnoised if that is intended")
     if o.secure:
         if o.key is not None or o.insecure_seed is not None:
             raise ParameterError("key", "given", "no key in secure mode (its lattice noise comes from OS entropy "
@@ -200,19 +234,3 @@ def prepare(mechanism: Any, columns: Any, options: PublishOptions, *, default_le
         cfg["lattice"] = o.lattice
     hasher = None if spec.column is None else unit_hasher(led.path, led.signing_key)
     return Prepared(o, cols, plan, spec, led, key, cfg, framework_description(mechanism, plan), hasher, post)
-
-
-def ledger_path(ledger: Any, default: str) -> str:
-    """The ledger a release records into: ``ledger``, else ``PUFFER_LEDGER``, else the engine's
-    ``default``. With ``PUFFER_LEDGER`` set, a release into any other ledger is refused: a
-    ledger sees only its own releases, so an environment that publishes about one population
-    of people should record them all in one (:mod:`puffer.publish.totals`)."""
-    env = os.environ.get("PUFFER_LEDGER") or None
-    chosen = os.path.abspath(os.fspath(ledger)) if ledger is not None else None
-    if env is not None:
-        want = os.path.abspath(env)
-        if chosen is not None and os.path.realpath(chosen) != os.path.realpath(want):
-            raise ParameterError("ledger", chosen, f"the ledger PUFFER_LEDGER names ({want}): every release of this "
-                                 "environment is recorded there, so that its totals see them all")
-        return want
-    return default if chosen is None else chosen

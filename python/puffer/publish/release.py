@@ -11,8 +11,8 @@ Usage (the order of operations that makes a release crash-safe)::
     rel.commit()                             # the completion entry
 
 ``begin_release`` validates everything before any work: the key (:mod:`puffer.publish.keys`; an
-integer ``seed=`` is refused), the ledger (writable folder, intact chain; dangling pending
-entries of earlier killed runs are resolved), the composition rules of
+integer ``seed=`` is refused), the ledger (the one ``PUFFER_LEDGER`` names, if set; writable
+folder, intact chain; dangling pending entries of earlier killed runs are resolved), the composition rules of
 :mod:`puffer.publish.totals` (a release that would leave a unit without a total guarantee is
 refused unless ``allow_uncomposed=True``, which is recorded; ``budget=`` caps the total), and
 for ``rerun=RELEASE_ID`` that the recorded release had the same key id, input digest and
@@ -35,9 +35,9 @@ import numpy as np
 from ..errors import ParameterError, ParameterTypeError
 from .digest import output_state
 from .keys import Key, as_key, refuse_seed
-from .ledger import LEDGER_VERSION, Ledger, release_states
+from .ledger import LEDGER_VERSION, Ledger, ledger_path, release_states
 from .streams import check_nonce, new_nonce, release_stream
-from .unitsets import ALL, UnitHasher, describe_units
+from .unitsets import ALL, UNIT_HASH, UnitHasher, describe_units
 
 if TYPE_CHECKING:
     from ..sampling import KeyedStream
@@ -127,7 +127,14 @@ class Release:
         return self.entry
 
     def abort(self, reason: str) -> None:
-        """Record that a pending release was not published (nothing to do before pending)."""
+        """Record that a pending release was not published (nothing to do before pending). An
+        aborted release counts for nothing in the totals, so a release whose output is at its
+        path with the recorded digest cannot be recorded aborted: it stays pending (counted) and
+        the next release resolves it as published."""
+        if self.state == "pending" and output_state(self.entry) == "published":
+            raise ParameterError("release", self.release_id, f"a release that was not published: its output "
+                                 f"{self.entry.get('output')} is there with the recorded digest, so it counts (the "
+                                 "ledger never records less than was published)")
         if self.state == "pending":
             self.ledger.append({"puffer_ledger": LEDGER_VERSION, "event": "resolved", "outcome": "aborted",
                                 "release_id": self.release_id, "time": _now(), "reason": str(reason)[:200]})
@@ -209,6 +216,7 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
                                                                                           signing_key=signing_key)
     else:
         led = Ledger(ledger, signing_key=signing_key)
+    ledger_path(led.path, led.path)  # with PUFFER_LEDGER set, no release into another ledger
     led.check_writable()
     led.check_signer()  # an unsigned release into a signed ledger, or another key: refused before any work
     k = as_key(key, insecure_seed=insecure_seed)
@@ -271,7 +279,7 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
             raise ParameterError("unit_hasher", None, "the ledger's UnitHasher that made the unit hashes")
         units = np.unique(np.asarray(units, dtype=np.uint64))
     # what the composition rules read now; the full unit set is written with the pending entry
-    fields["units"] = dict(ALL) if units is None else {"kind": "ids", "count": int(units.size),
+    fields["units"] = dict(ALL) if units is None else {"kind": "ids", "count": int(units.size), "hash": UNIT_HASH,
                                                        "secret": None if unit_hasher is None else unit_hasher.secret_id}
     # refuse early, before any work (checked again under the lock in pending())
     check_new_release(entries, fields, allow_uncomposed=allow_uncomposed, budget=budget, units=units, ledger=led.path)

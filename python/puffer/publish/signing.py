@@ -24,8 +24,7 @@ import stat
 from typing import Any
 
 from ..errors import ParameterError, ParameterTypeError, PufferIOError
-from ._files import check_private, fsync_dir, write_new
-from .keys import shown_path
+from ._files import check_private, fsync_dir, shown_path, write_new
 
 __all__ = ["SigningKey", "PublicKey", "signing_keygen", "load_signing_key", "load_public_key", "as_signing_key",
            "as_public_key", "ENTRY_DOMAIN", "CHECKPOINT_DOMAIN", "signing_key_id"]
@@ -168,10 +167,11 @@ def signing_keygen(path: str | os.PathLike[str]) -> SigningKey:
 
 
 def _read(path: str, what: str, private: bool) -> bytes:
-    shown = shown_path(path) if private else path  # a private key's PEM given as the path is never echoed
+    # key material given as the path (a private key's PEM, also where the public key goes) is never echoed
+    shown = shown_path(path)
     try:
-        st = os.stat(path)
-    except (FileNotFoundError, NotADirectoryError):
+        st = os.stat(path)   # a NUL byte in the path raises ValueError
+    except (FileNotFoundError, NotADirectoryError, ValueError):
         hint = " (create one with `puffer keygen --signing PATH`)" if private else ""
         raise ParameterError(what, shown, f"an existing {'signing' if private else 'public'} key file{hint}") from None
     except OSError as exc:
@@ -215,7 +215,8 @@ def load_public_key(path: str | os.PathLike[str]) -> PublicKey:
     except (ValueError, TypeError):
         public = None
     if not isinstance(public, _crypto().Ed25519PublicKey):
-        raise ParameterError("pub", p, "an Ed25519 public key in PEM (the .pub file of `puffer keygen --signing`)")
+        raise ParameterError("pub", shown_path(p), "an Ed25519 public key in PEM (the .pub file of `puffer keygen "
+                             "--signing`)")
     return PublicKey(public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw))
 
 
@@ -239,5 +240,5 @@ def as_public_key(key: Any) -> PublicKey | None:
         return key.public
     if isinstance(key, (str, os.PathLike)):
         return load_public_key(key)
-    raise ParameterTypeError("pub", key, "a public key file (PATH.pub of `puffer keygen --signing PATH`), a "
-                             "puffer.publish.PublicKey or None")
+    raise ParameterTypeError("pub", f"<a {type(key).__name__}>", "a public key file (PATH.pub of `puffer keygen "
+                             "--signing PATH`), a puffer.publish.PublicKey or None")

@@ -40,7 +40,8 @@ allowance. ``budget`` caps the eps of every population the release belongs to.
 What a ledger cannot see: releases recorded in another ledger (another folder's default
 ledger, another machine), or the same people under other ids. Keep one ledger per
 population of people; setting ``PUFFER_LEDGER`` makes it the default of every release and
-refuses a release into any other ledger (:mod:`puffer.publish.preamble`).
+refuses a release into any other ledger (:func:`puffer.publish.ledger.ledger_path`, checked by
+:func:`puffer.publish.release.begin_release`, which every engine opens its release with).
 """
 from __future__ import annotations
 
@@ -154,12 +155,13 @@ def populations(releases: list[dict[str, Any]], units: list[np.ndarray | None]) 
     """The populations of units of ``releases`` (counted pending entries; ``units[k]``: the sorted
     unit hashes of release k, None for every unit): a list of ``{"members": [release indices],
     "units": count or None (every unit), "note"}``, maximal sets only."""
-    secrets = {(r.get("units") or {}).get("secret") for r, u in zip(releases, units) if u is not None}
+    schemes = {((r.get("units") or {}).get("secret"), (r.get("units") or {}).get("hash"))
+               for r, u in zip(releases, units) if u is not None}
     note = None
-    if len(secrets) > 1:  # hashes under different secrets cannot be compared: taken to overlap
+    if len(schemes) > 1:  # hashes under different secrets or schemes cannot be compared: taken to overlap
         units = [None] * len(units)
-        note = ("unit sets hashed under different unit secrets cannot be compared, so every release is taken to "
-                "touch every unit")
+        note = ("unit sets hashed under different unit secrets or hash schemes cannot be compared, so every release "
+                "is taken to touch every unit")
     every = [k for k, u in enumerate(units) if u is None]
     hashed = [k for k, u in enumerate(units) if u is not None]
     if not hashed:

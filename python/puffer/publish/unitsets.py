@@ -6,10 +6,13 @@ touched (the entry's ``units``):
 
 * ``{"kind": "ids", ...}`` -- the unit ids of a release with a unit column (``unit=``), each as a
   *keyed hash*: the first 64 bits of keyed BLAKE2b (RFC 7693; keyed BLAKE2 is a pseudorandom
-  function) of the id's text -- integers in decimal, strings as UTF-8, so ``17`` and ``"17"``
-  are one unit -- under the ledger's **unit secret**. Without the secret nothing about an id
-  follows from its hash (not even whether a guessed household is in the set); with equal ids
-  the hashes are equal whatever the column is called. Sorted, little-endian ``uint64``; up to
+  function) of the id's text -- integers in decimal, strings as UTF-8, and a string of ASCII
+  digits (with a sign, leading zeros, surrounding spaces) as the integer it spells, so ``17``,
+  ``"17"`` and ``"0017"`` are one unit whichever engine or file format typed the column (a CSV
+  reader makes ``0017`` the integer 17, a string column keeps it) -- under the ledger's **unit
+  secret**. Without the secret nothing about an id follows from its hash (not even whether a
+  guessed household is in the set); with equal ids the hashes are equal whatever the column is
+  called. Sorted, little-endian ``uint64``; up to
   :data:`INLINE_MAX` in the entry (base64), beyond in a side file ``L.units/RELEASE_ID.u64``
   whose SHA-256 the entry records (and signs).
 * ``{"kind": "all"}`` -- a release whose rows name no unit (plain noise on rows,
@@ -19,7 +22,8 @@ touched (the entry's ``units``):
 Errors fall on the safe side only: two units are taken to be the same when their 64-bit hashes
 are equal, so a collision (probability about ``n_a n_b / 2^64`` between sets of ``n_a`` and
 ``n_b`` units: 5e-8 for two sets of a million) can only report an overlap that is not there,
-never miss one; sets under different unit secrets cannot be compared and are taken to overlap.
+never miss one (so do ids taken as one unit: ``"0017"`` and ``"17"``); sets under different
+unit secrets or hash schemes (:data:`UNIT_HASH`) cannot be compared and are taken to overlap.
 
 The unit secret of a signed ledger is derived from its signing key (HMAC-SHA256 keyed by the
 private key, :meth:`puffer.publish.signing.SigningKey.derive`): only the signer can compute it
@@ -34,25 +38,29 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import secrets as _secrets
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import LedgerError, ParameterError, PufferIOError
-from ._files import check_private, fsync_dir
+from ._files import check_private, fsync_dir, loads, read_regular
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from .signing import SigningKey
 
-__all__ = ["UnitHasher", "unit_hasher", "describe_units", "load_units", "units_folder", "ALL", "INLINE_MAX",
+__all__ = ["UnitHasher", "unit_hasher", "describe_units", "load_units", "units_folder", "secret_file", "ALL", "INLINE_MAX",
            "UNIT_HASH"]
 
 INLINE_MAX = 4096      # unit hashes kept in the entry itself (base64: ~11 bytes each)
 ALL: dict[str, Any] = {"kind": "all"}
-UNIT_HASH = "blake2b-64 keyed by the ledger's unit secret, of the unit id's text (integers in decimal, UTF-8)"
+#: the hash scheme an entry records: sets are compared only under one scheme and one secret
+UNIT_HASH = ("blake2b-64 keyed by the ledger's unit secret, of the unit id's text (integers in decimal, UTF-8; a "
+             "string of decimal digits as its integer)")
+_DECIMAL = re.compile(r"\s*[+-]?[0-9]+\s*")
 _FORMAT = "puffer-unit-secret-v1"
 
 
@@ -77,6 +85,10 @@ class UnitHasher:
         for v in arr.ravel().tolist():
             if v is None:
                 raise ParameterError("unit", None, "no null unit ids")
+            if isinstance(v, str) and _DECIMAL.fullmatch(v):  # "0017", "+17", " 17": the integer 17
+                v = v.strip()
+                digits = v.lstrip("+-").lstrip("0") or "0"
+                v = ("-" if v[0] == "-" and digits != "0" else "") + digits
             h = base.copy()
             h.update(v if isinstance(v, bytes) else str(v).encode("utf-8"))
             out.append(h.digest())
@@ -87,7 +99,8 @@ class UnitHasher:
         return np.unique(self.hashes(ids))
 
 
-def _secret_file(ledger_path: str) -> str:
+def secret_file(ledger_path: str) -> str:
+    """Where an unsigned ledger's unit secret is kept: ``L.unit-secret`` beside it."""
     return ledger_path + ".unit-secret"
 
 
@@ -96,12 +109,12 @@ def unit_hasher(ledger_path: str, signing_key: SigningKey | None) -> UnitHasher:
     secret file beside the ledger (created, mode 0600, if it does not exist)."""
     if signing_key is not None:
         return UnitHasher(signing_key.derive(b"unit-ids"), f"signer:{signing_key.key_id}")
-    path = _secret_file(ledger_path)
+    path = secret_file(ledger_path)
     if not os.path.exists(path):
         doc = json.dumps({"format": _FORMAT, "id": _secrets.token_hex(16), "secret": os.urandom(32).hex()}) + "\n"
-        tmp = f"{path}.tmp-{os.getpid()}"
-        try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        tmp = f"{path}.tmp-{os.getpid()}-{_secrets.token_hex(8)}"
+        try:  # a new file, never one planted at a guessable name (a link would have us write elsewhere)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
             try:
                 os.fchmod(fd, 0o600)
                 os.write(fd, doc.encode())
@@ -117,8 +130,7 @@ def unit_hasher(ledger_path: str, signing_key: SigningKey | None) -> UnitHasher:
                 os.remove(tmp)
     try:
         st = os.stat(path)
-        with open(path, encoding="utf-8") as fh:
-            doc = json.loads(fh.read(4096))
+        doc = loads(read_regular(path, 4096).decode("utf-8"))
         ok = isinstance(doc, dict) and doc.get("format") == _FORMAT
         secret, sid = bytes.fromhex(doc["secret"]), str(doc["id"])
     except (OSError, ValueError, KeyError, TypeError):
@@ -179,8 +191,7 @@ def load_units(entry: dict[str, Any], ledger_path: str) -> NDArray[np.uint64] | 
             data = base64.b64decode(u["ids"], validate=True)
         else:
             p = os.path.join(os.path.dirname(ledger_path), u["file"])
-            with open(p, "rb") as fh:
-                data = fh.read()
+            data = read_regular(p)
     except FileNotFoundError:
         raise LedgerError(ledger_path, seq, f"its unit set {u.get('file')} is missing beside the ledger") from None
     except (OSError, ValueError, KeyError, TypeError) as exc:

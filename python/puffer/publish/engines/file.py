@@ -183,6 +183,9 @@ def noise_file(input: str | os.PathLike[str], output: str | os.PathLike[str], co
     opts = PublishOptions.of(options, **keywords)
     refuse_seed(opts.seed)
     src, dst = os.fspath(input), os.path.abspath(os.fspath(output))
+    for name, path in (("input", src), ("output", dst)):
+        if isinstance(path, str) and "\x00" in path:  # the OS calls would raise a bare ValueError
+            raise ParameterError(name, path, "a path without NUL bytes")
     cols = as_columns(columns)
     fmt = _format(src, input_format)
     if not os.path.isfile(src):
