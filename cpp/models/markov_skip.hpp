@@ -62,8 +62,9 @@ struct SkipPlan {
 // Chooses m by doubling from 8 until the drift over the farthest interior position is
 // <= eta_target (the representative's margins are typically >= 1e-5), or until the windows
 // tried (every period and window together, the first included) would cost more than 5 % of the
-// prior's direct computation: not usable then (a short chain with many states). window > 0: that m and the chain's own period, usable whenever
-// every omega is finite (tests: a short window certifies fewer positions).
+// prior's direct computation: not usable then (a short chain with many states). window > 0:
+// that m and the chain's own period, usable whenever every omega is finite (tests: a short
+// window certifies fewer positions).
 SkipPlan plan_skip(const MarkovChainSpec& spec, std::size_t th, double eta_target, const JobControl* control,
                    std::size_t window = 0);
 
