@@ -83,7 +83,7 @@ def machine_facts() -> list[str]:
         f"- date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
         f"- nproc: {os.cpu_count()}; CPU: {cpu}",
         f"- python {platform.python_version()}; numpy {_version('numpy')}; scipy {_version('scipy')}; "
-        f"puffer {_version('puffer')}; POT {_version('POT')}; opendp {_version('opendp')}",
+        f"puffer {_version('puffer-privacy')}; POT {_version('POT')}; opendp {_version('opendp')}",
         f"- compiler: {cxx[0] if cxx else 'unknown'}",
     ]
     if flags:
