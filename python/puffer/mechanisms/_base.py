@@ -141,7 +141,18 @@ class Mechanism:
         """The :class:`~puffer.lattice.LatticePlan` of one release of this mechanism's answer (a
         scalar, or one d-vector padded in the sensitivity's norm) on a lattice: what
         ``release(secure=True)`` and the publishing engines draw. The guarantee holds for it at
-        every order (see :meth:`lattice_sensitivity`)."""
+        every order (see :meth:`lattice_sensitivity`).
+
+        Parameters
+        ----------
+        granularity : float, optional
+            The lattice spacing g, a power of two (default: the largest one whose padding
+            inflates the noise by at most 0.1 %, coarsened so that values within ``bound`` fit;
+            see :mod:`puffer.lattice.plan`).
+        bound : float, optional
+            The declared bound on the values' magnitude (public, like the sensitivity): the
+            lattice is chosen so that every value within it is exactly on the lattice.
+        """
         from ..lattice import lattice_plan
 
         if self.noise is None:
