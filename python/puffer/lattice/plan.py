@@ -14,8 +14,8 @@ Laplace), or its discrete-Gaussian analogue, with the continuous scale inflated 
 
 ``Delta`` here is the quantity the mechanism's theorem scales with: the sensitivity of the
 Wasserstein-type mechanisms (W_inf, or the near radius of the approximate one), the Lipschitz
-constant of the Markov quilt mechanism, ``eps b`` for Kantorovich Theorem 2 (the padded scale
-``b + c g / eps`` meets its condition by Jensen's inequality)
+constant of the Markov quilt mechanism, ``eps b`` for the relaxed Kantorovich condition (see
+:meth:`puffer.mechanisms.Kantorovich.lattice_sensitivity`)
 (:meth:`puffer.mechanisms.Mechanism.lattice_sensitivity`).
 
 **Default granularity**: the largest power of two with ``c g <= Delta / 1024`` (noise inflated by
