@@ -288,11 +288,33 @@ class _Signals:
     def install(self) -> None:
         import signal
 
+        from . import _deferred
+
         for sig in (signal.SIGTERM, signal.SIGINT):
             self._old[sig] = signal.signal(sig, self._handler)
+        _deferred.set_hook(self.raise_pending)
+
+    def raise_pending(self) -> None:
+        """Raise a deferred signal now (called outside any import: before a release publishes,
+        and when a command returns), so that it is never lost to a timer tick inside an import."""
+        if self._deferred is not None and self.received is None:
+            self._raise(self._deferred)
+
+    def _raise(self, signum: int) -> None:
+        import signal
+
+        self._deferred = None
+        self.received = signum
+        if signum == signal.SIGTERM:
+            raise _Terminated()
+        raise KeyboardInterrupt()
 
     def restore(self) -> None:
         import signal
+
+        from . import _deferred
+
+        _deferred.set_hook(None)
 
         if signal.SIGALRM in self._old:  # only a deferred signal arms the timer (a caller's stays untouched)
             signal.setitimer(signal.ITIMER_REAL, 0)
@@ -328,11 +350,7 @@ class _Signals:
             self._deferred = signum
             self._poll_soon()
             return
-        self._deferred = None
-        self.received = signum
-        if signum == signal.SIGTERM:
-            raise _Terminated()
-        raise KeyboardInterrupt()
+        self._raise(signum)
 
 
 def _say(msg: str) -> None:
@@ -430,7 +448,9 @@ def main(argv: list[str] | None = None) -> int:
         argv = sys.argv[1:] if argv is None else list(argv)
         args = _parser(argv).parse_args(argv)  # exits with 2 on usage errors
         # the reader went away (`puffer ledger show --json L | head`): quiet, as `cat` is
-        return quiet_on_broken_pipe(lambda: _dispatch(args))
+        code = quiet_on_broken_pipe(lambda: _dispatch(args))
+        sigs.raise_pending()   # a signal still deferred when the command ends: its exit code
+        return code
     except LedgerError as exc:
         _say(f"puffer: error: {exc}")
         return EXIT_LEDGER

@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, cast
 
 from ... import _validate as V
+from ..._deferred import raise_deferred
 from ...errors import ParameterError, PufferIOError
 from ..digest import sha256_file
 from ..keys import refuse_seed
@@ -244,6 +245,7 @@ def noise_file(input: str | os.PathLike[str], output: str | os.PathLike[str], co
                 if sha256_file(src) != in_digest:
                     raise ParameterError("input", src, "an input that does not change while it is read (its "
                                          "SHA-256 changed during the release); nothing was published")
+            raise_deferred()   # a signal deferred during an import stops the release here, unpublished
             entry = rel.pending(out_digest, rows, output=dst,
                                 extra={"seconds": round(time.perf_counter() - t0, 3)})
             with _io(dst, "publishing the output"):
