@@ -23,6 +23,7 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    "sphinx-mathjax-offline",   # MathJax copied into _static (no CDN: the site works offline)
     "sphinx.ext.napoleon",
     "sphinx.ext.viewcode",
 ]
