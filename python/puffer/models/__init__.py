@@ -22,6 +22,7 @@ by the C++ core.
 from __future__ import annotations
 
 import math
+from abc import abstractmethod
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from fractions import Fraction
 from typing import Any, TypeVar, cast, overload
@@ -308,8 +309,8 @@ class _Lazy(Sequence[_Item]):
     """A sequence whose items are made on demand by ``_item(i)`` (0 <= i < len): indexing with
     negative indices and slices as a list's."""
 
-    def _item(self, i: int) -> _Item:
-        raise NotImplementedError
+    @abstractmethod
+    def _item(self, i: int) -> _Item: ...
 
     @overload
     def __getitem__(self, i: int) -> _Item: ...
