@@ -288,7 +288,7 @@ class _Signals:
     def install(self) -> None:
         import signal
 
-        from .publish import _deferred
+        from . import _deferred
 
         for sig in (signal.SIGTERM, signal.SIGINT):
             self._old[sig] = signal.signal(sig, self._handler)
@@ -312,7 +312,7 @@ class _Signals:
     def restore(self) -> None:
         import signal
 
-        from .publish import _deferred
+        from . import _deferred
 
         _deferred.set_hook(None)
 

@@ -29,8 +29,8 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, cast
 
 from ... import _validate as V
+from ..._deferred import raise_deferred
 from ...errors import ParameterError, PufferIOError
-from .._deferred import raise_deferred
 from ..digest import sha256_file
 from ..keys import refuse_seed
 from ..ledger import default_ledger_path

@@ -5,6 +5,9 @@ raised there) and raises them from a 10 ms timer once the import is over. If eve
 timer lands in another import, the signal could still be pending when the release reaches its
 commit point, and the release was published with exit 0 after the SIGTERM. The file engine calls
 :func:`raise_deferred` just before it records and publishes, so a pending signal stops it there.
+
+It is a top-level module, not part of :mod:`puffer.publish`: the command line installs the hook on
+every command, and ``puffer --version`` must not import numpy (``puffer.publish`` does).
 """
 from __future__ import annotations
 
