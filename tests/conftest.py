@@ -2,6 +2,8 @@
 import os
 import sys
 
+import pytest
+
 sys.path.insert(0, os.path.dirname(__file__))
 
 try:
@@ -16,11 +18,25 @@ except ImportError:  # pragma: no cover - hypothesis is a test extra
     pass
 
 
+@pytest.fixture(autouse=True)
+def _mpmath_precision(request):
+    """Every test starts at a known mpmath precision and leaves none behind: the module's
+    ``MPMATH_DPS`` (15 digits, mpmath's default, where a module names none), restored afterwards.
+    mpmath's precision is process-global: a module-level ``mp.dps = 40`` lasted only until another
+    module set its own, and a test that set ``mp.dps = 30`` changed it for whichever test ran next
+    in the same xdist worker (an oracle asserting 1e-35 failed in CI at 30 digits)."""
+    try:
+        import mpmath
+    except ImportError:  # pragma: no cover - mpmath is a test extra
+        yield
+        return
+    with mpmath.workdps(getattr(request.module, "MPMATH_DPS", 15)):
+        yield
+
+
 def pytest_collection_modifyitems(config, items):
     """Tests about threads (name or parameters mention them) are also `threaded`: the TSan stage
     of scripts/cpp_checks.sh runs that marker."""
-    import pytest
-
     for item in items:
         if "thread" in item.nodeid.lower() or "parallel" in item.nodeid.lower():
             item.add_marker(pytest.mark.threaded)

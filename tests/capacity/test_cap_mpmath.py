@@ -16,7 +16,7 @@ import pytest
 
 from puffer.capacity.restricted import standardized_renyi
 
-mp.mp.dps = 30
+MPMATH_DPS = 30  # set around each test by conftest's _mpmath_precision
 
 
 def e_abs_gauss(t, r):

@@ -11,7 +11,7 @@ import pytest
 from puffer.errors import ParameterError
 from puffer.noise import Custom
 
-mp.mp.dps = 30
+MPMATH_DPS = 30  # set around each test by conftest's _mpmath_precision
 
 
 def _spike_mixture(w):

@@ -15,7 +15,7 @@ import puffer
 from puffer.errors import ParameterError
 from puffer.noise import Custom
 
-mp.mp.dps = 18
+MPMATH_DPS = 18  # set around each test by conftest's _mpmath_precision
 
 
 def _truth(mlp, alpha, v, pts, reach):

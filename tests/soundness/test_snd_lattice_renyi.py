@@ -29,7 +29,7 @@ from puffer.guarantees import default_orders
 from puffer.mechanisms import GeneralWasserstein, Wasserstein
 from puffer.noise import Gaussian, Laplace
 
-mpmath.mp.dps = 40
+MPMATH_DPS = 40  # set around each test by conftest's _mpmath_precision
 SPARSE = [1 + 1e-6, 1.01, 1.5, 2.0, 3.0, 10.0, 100.0, 1024.0]
 
 
