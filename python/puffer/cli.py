@@ -291,7 +291,11 @@ class _Signals:
         from . import _deferred
 
         for sig in (signal.SIGTERM, signal.SIGINT):
-            self._old[sig] = signal.signal(sig, self._handler)
+            # a signal ignored when puffer started stays ignored (the Unix convention: a shell
+            # without job control starts `puffer ... &` with SIGINT ignored, so that Ctrl-C stops
+            # the script's foreground command only; Python keeps it ignored too)
+            if signal.getsignal(sig) is not signal.SIG_IGN:
+                self._old[sig] = signal.signal(sig, self._handler)
         _deferred.set_hook(self.raise_pending)
 
     def raise_pending(self) -> None:

@@ -286,6 +286,23 @@ def test_a_deferred_sigterm_is_never_lost_to_later_imports(tmp_path):
     assert r.stderr.strip().endswith("puffer: terminated") and not out.exists()
 
 
+def test_a_signal_ignored_at_start_stays_ignored(tmp_path):
+    """`puffer noise ... &` from a script (a shell without job control) starts with SIGINT ignored,
+    so that Ctrl-C stops the script's foreground command only; the command line installed its
+    handler over it and a Ctrl-C meant for another command interrupted the release (exit 130).
+    Now the release ignores it and publishes (exit 0)."""
+    import signal
+
+    src = _small_release(tmp_path)
+    out, led = tmp_path / "o.parquet", tmp_path / "l.jsonl"
+    script = _TERM_AT_IMPORT.replace("signal.SIGTERM", "signal.SIGINT")
+    r = subprocess.run([sys.executable, "-c", script, "pandas", "noise", str(src), str(out), "--column", "x",
+                        "--noise", "laplace", "--scale", "1", "--ledger", str(led), "--allow-uncomposed"],
+                       capture_output=True, text=True, timeout=300,
+                       preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    assert r.returncode == 0 and out.exists(), (r.returncode, r.stderr[-2000:])
+
+
 def test_broken_pipe_is_quiet(tmp_path):
     src = _small_release(tmp_path)
     led = tmp_path / "l.jsonl"
