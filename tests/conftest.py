@@ -3,6 +3,7 @@ import os
 import signal
 import sys
 
+import mpmath
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -34,11 +35,6 @@ def _mpmath_precision(request):
     mpmath's precision is process-global: a module-level ``mp.dps = 40`` lasted only until another
     module set its own, and a test that set ``mp.dps = 30`` changed it for whichever test ran next
     in the same xdist worker (an oracle asserting 1e-35 failed in CI at 30 digits)."""
-    try:
-        import mpmath
-    except ImportError:  # pragma: no cover - mpmath is a test extra
-        yield
-        return
     with mpmath.workdps(getattr(request.module, "MPMATH_DPS", 15)):
         yield
 
