@@ -1,41 +1,40 @@
-"""The theorems behind a series plan: the quilted Wasserstein bound and the MQM fallback.
+"""The theorems behind a series plan: the quilted local-loss bound and the MQM fallback.
 
 Setting: one chain X_0 .. X_{T-1} (a :func:`puffer.models.markov_chain` framework, Theta its
 priors), windows W_1 .. W_K (disjoint position ranges), window k's release
-Y_k = F_k(X) + Lap(b_k) with F_k(X) = sum_{i in W_k} v(X_i); secret pairs (X_t = s, X_t = s').
+Y_k = F_k(X) + Lap(b) with F_k(X) = sum_{i in W_k} v(X_i); secret pairs (X_t = s, X_t = s').
+The proofs are on the docs page "Series plans: what the plan certifies" (cited as
+``Ref("pufferseries", ...)``).
 
-* **MQM on the vector of window sums** (Song, Wang, Chaudhuri 2017, Markov Quilt Mechanism):
-  the vector (F_1, .., F_K) changes by at most L = max v - min v in L1 when one record changes,
-  so F + L Lap(sigma)^K with the MQM's sigma is eps-Pufferfish for the whole series.
-  :func:`mqm_candidate`.
-* **Quilted Wasserstein** (puffer's own; proof on the docs page "Publishing a series", cited as
-  ``Ref("pufferseries", "Thm 1")``): for a quilt Q = {X_{t-a}, X_{t+b}} (a side may be absent:
-  the nearby part N then runs to the horizon's end), N the positions strictly between the quilt
-  nodes, rho(x_Q) = log P(X_Q = x_Q | X_t = s) / P(X_Q = x_Q | X_t = s') and W(x_Q) any bound of
-  sum_k |a_k - a'_k| / b_k on the support of a coupling of the laws of the window parts
-  A_k = sum_{i in W_k cap N} v(X_i) given (x_Q, s) and given (x_Q, s'),
+* **Lemma 1 (box lemma)**: for laws mu, nu on an integer box and Laplace kernels, the supremum
+  over real outputs of the ratio of the smoothed laws is a maximum over the integer box.
+* **Theorem 1 (quilt decomposition)**: for a quilt Q = {X_{t-a}, X_{t+b}} (a side may be
+  absent: the nearby part N then runs to the horizon's end), rho(x_Q) = log P(X_Q = x_Q |
+  X_t = s) / P(X_Q = x_Q | X_t = s') and Lambda(x_Q) any bound of the log-ratio of the
+  expected Laplace densities of the windows' parts inside N given (x_Q, s) and (x_Q, s'),
+  uniformly in the outputs: eps_t <= min_Q max_{x_Q} [rho(x_Q) + Lambda(x_Q)], and the series
+  is max_theta max_t max_pairs eps_t -Pufferfish. Q empty (N = the whole chain) is the exact
+  loss itself.
+* **Lemma 2 (local loss)**: Lambda computed exactly by Lemma 1: one window meeting N (the
+  convolution of the two bridge laws around t), two adjacent windows (a mixture over the
+  state at the boundary between them, on the 2-D box), three or more (the joint law by a
+  forward pass, on boxes up to ``_BOX`` points).
+* **MQM on the vector of window sums** (Song, Wang, Chaudhuri 2017): the vector (F_1, .., F_K)
+  changes by at most L = max v - min v in L1 when one record changes, so Laplace(L sigma) per
+  window with the MQM's sigma is eps-Pufferfish for the whole series. :func:`mqm_candidate`.
 
-      eps_t <= min_Q max_{x_Q} [ rho(x_Q) + W(x_Q) ]    (inf where P(x_Q | s') = 0 < P(x_Q | s)),
-
-  and the series is max_theta max_t max_pairs eps_t -Pufferfish. Here W(x_Q) = min_j [
-  W_inf(A_j | x_Q, s ; A_j | x_Q, s') / b_j + sum_{k != j} range_k / b_k ] (the quantile
-  coupling of one window's part, any coupling of the rest; range_k = max |a_k - a'_k| over
-  the two supports). :func:`quilt_candidate`, :func:`series_epsilon`.
-
-Soundness. Bridge laws P(A_j = . , X_t = s | X_{t-a} = u) and the quilt's transition products
+Soundness. Bridge laws P(A = . , X_t = s | X_{t-a} = u) and the quilt's transition products
 are sums of products of non-negative numbers, computed in float64 with a relative error at most
 (n (k + 1) + 2) u for n steps (no cancellation); every probability used is taken with a
-relative margin ``_REL`` = 1e-10 (ample for n (k + 1) <= 10^5) plus an absolute floor for
-underflow, and the exact support of every law comes from a boolean pass (not from the floats).
-rho is rounded outward; W_inf is certified: d grid steps are accepted only where the CDF
-comparisons F_p(x) <= F_q(x + d) hold with the margins, in the CDF or in the survival form (the
-tails are compared relatively), and exactly at the supports' ends; a near tie costs one grid
-step, never a smaller bound. eps(b) is summed with upward rounding; the calibrated scale is
-checked with this certified evaluator (eps_total(b) <= eps) before it is returned. Positions with
-the same surroundings (the windows, the horizon's ends within the quilt cap, the period's phase
-and the support pattern) share one evaluation with the largest marginal ratio P(X_t = s') /
-P(X_t = s) of the class (an upper bound for each member). Capping quilt distances is a choice of
-quilts: every quilt gives a valid bound.
+relative margin ``_REL`` = 1e-8 (ample for n (k + 1) <= 10^7) plus an absolute floor for
+underflow, and the supports come from boolean passes (not from the floats). The Laplace
+smoothing is a two-sided recursion of positive terms; logarithms and sums are rounded up. The
+calibrated scale is checked with the certified evaluator (eps_total(b) <= eps, raised until it
+holds) before it is returned. Positions with the same surroundings (the windows, the horizon's
+ends within the quilt cap, the period's phase and the support pattern) share one evaluation with
+the largest marginal ratio P(X_t = s') / P(X_t = s) of the class (an upper bound for each
+member). Capping quilt distances, the grid of distances and keeping a class's best quilts are
+choices of quilts: every quilt gives a valid bound.
 """
 from __future__ import annotations
 
@@ -52,19 +51,21 @@ from ._plan import Candidate
 __all__ = ["mqm_candidate", "quilt_candidate", "series_epsilon"]
 
 _U = 2.0 ** -53
-_REL = 1e-10            # relative error margin of every probability (see the module docstring)
+_REL = 1e-8             # relative error margin of every probability (see the module docstring)
 _FLOOR = 2.0 ** -990    # absolute floor (underflow)
 _BOX = 4096             # the largest box of a quilt meeting 3 or more windows (else not in the quilt set)
 
 # The results implemented here (read by scripts/theorems.py for docs/theorems.md)
 REFERENCES = {
-    "quilt_candidate": (Ref("pufferseries", "Thm 1", "quilted Wasserstein bound for a series of window sums"),
+    "quilt_candidate": (Ref("pufferseries", "Thm 1", "quilt decomposition of a series of window sums"),
                         Ref("pufferseries", "Lemma 1", "the box lemma (exact loss on the integer box)"),
+                        Ref("pufferseries", "Lemma 2", "the exact local loss of the windows inside a quilt"),
                         Ref("song2017", "max-influence of a Markov quilt")),
-    "series_epsilon": (Ref("pufferseries", "Thm 1", "quilted Wasserstein bound for a series of window sums"),),
+    "series_epsilon": (Ref("pufferseries", "Thm 1", "quilt decomposition of a series of window sums"),
+                       Ref("pufferseries", "Lemma 2", "the exact local loss of the windows inside a quilt")),
     "mqm_candidate": (Ref("song2017", "Markov Quilt Mechanism"), Ref("song2017", "MQMExact")),
 }
-#: the quilted Wasserstein bound (puffer's own, proved on the docs page "Publishing a series")
+#: the quilt decomposition with the exact local loss (puffer's own, proved on the docs page "series")
 QUILT_REFS = REFERENCES["quilt_candidate"]
 #: the MQM (Song et al. 2017) on the vector of window sums
 MQM_REFS = REFERENCES["mqm_candidate"]
@@ -941,9 +942,9 @@ def quilt_candidate(fw: Any, windows: tuple[tuple[int, int], ...], eps: float, *
     binding = {"prior": _label(fw.priors[c.prior]), "t": int(c.t), "pair": [names[s], names[s2]],
                "quilt": {"a": qa, "b": qb}, "x_Q": [None if qa is None else names[u], None if qb is None else names[w]],
                "positions_alike": c.members}
-    summary = (f"quilted bound for a series of window sums (puffer docs 'Publishing a series', Thm 1 with the exact "
-               f"local loss of Lemma 1 and the boundary coupling of Lemma 2): common Laplace scale {b!r}, quilt "
-               f"distances up to {D}")
+    summary = (f"quilt decomposition of a series of window sums with the exact local loss (puffer docs, 'Series "
+               f"plans: what the plan certifies', Thm 1, Lemmas 1-2): common Laplace scale {b!r}, quilt distances up "
+               f"to {D}")
     return Candidate("quilt", b, val, binding, QUILT_REFS, summary)
 
 
