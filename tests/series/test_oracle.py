@@ -122,3 +122,26 @@ def test_theorem_functions_directly():
     o = SeriesOracle(_priors(fw), 10, ws)
     for b in (q.scale, 2 * q.scale, m.scale):
         assert o.loss(b) <= quilt.series_epsilon(fw, ws, b) * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("T, init", [(20, "stationary"), (16, [0.9, 0.1])])
+def test_one_long_window_against_the_core_laws(T, init):
+    # one window over a chain too long for path enumeration: the exact loss from the conditional
+    # laws of the sum given X_t = s that the C++ core computes (an independent code path), maxed
+    # over the integer box (box lemma, here by brute force over the support's range)
+    fw = markov_chain(P, T=T, init=init)
+    p = plan(fw, T, eps=1.0)
+    b = p.scales[0]
+    worst = 0.0
+    for t in range(T):
+        laws = [fw.conditional(0, f"X{t}={s}") for s in "01"]
+        if any(law is None for law in laws):
+            continue
+        lo = min(law.atoms.min() for law in laws)
+        hi = max(law.atoms.max() for law in laws)
+        y = np.arange(lo, hi + 1)
+        g = [np.log(np.exp(-np.abs(y[:, None] - law.atoms[None, :]) / b) @ law.probs) for law in laws]
+        worst = max(worst, float((g[0] - g[1]).max()), float((g[1] - g[0]).max()))
+    assert worst <= p.guarantee.eps * (1 + 1e-9)
+    # the plan is the exact optimum here up to the bisection (no quilt: the exact loss)
+    assert worst >= 0.999 * p.guarantee.eps

@@ -154,3 +154,15 @@ def test_lattice_release(p3):
     m = p3.mechanism(0)
     lp = m.lattice_plan(bound=100.0)
     assert lp.sensitivity == 1.0 and lp.inflation >= 1.0
+
+
+def test_progress_callback_and_tiny_horizons():
+    seen = []
+    fw = markov_chain(P, T=6)
+    p = plan(fw, 3, eps=1.0, progress=lambda d, t: seen.append((d, t)))
+    assert seen and seen[-1][0] == seen[-1][1] and p.guarantee.eps == 1.0
+    for T in (1, 2):
+        q = plan(markov_chain(P, T=T), 1, eps=1.0)
+        assert q.scales.shape == (T,) and q.scales[0] <= q.candidates["mqm"]
+    with pytest.raises(ParameterError, match="progress"):
+        plan(fw, 3, eps=1.0, progress="yes")
