@@ -145,3 +145,21 @@ def test_one_long_window_against_the_core_laws(T, init):
     assert worst <= p.guarantee.eps * (1 + 1e-9)
     # the plan is the exact optimum here up to the bisection (no quilt: the exact loss)
     assert worst >= 0.999 * p.guarantee.eps
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_every_quilt_path_is_sound(seed):
+    # a small quilt cap forces quilts with nodes near t (one-window, boundary-state and joint-law
+    # local losses, and the horizon's ends): the bound must stay above the exact loss at every scale
+    from puffer.series import quilt
+
+    rng = np.random.default_rng(7000 + seed)
+    fw, ws, _ = _random_case(rng)
+    T = fw.length
+    o = SeriesOracle(_priors(fw), T, ws, fw.state_values)
+    for cap in (1, 2, 3):
+        if cap > T - 1:
+            continue
+        for b in (0.7, 2.0, 5.0):
+            bound = quilt.series_epsilon(fw, ws, b, cap=cap)
+            assert o.loss(b) <= bound * (1 + 1e-9) + 1e-12, (ws, cap, b, bound, o.loss(b))
