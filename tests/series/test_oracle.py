@@ -165,3 +165,24 @@ def test_every_quilt_path_is_sound(seed):
         for b in (0.7, 2.0, 5.0):
             bound = quilt.series_epsilon(fw, ws, b, cap=cap)
             assert o.loss(b) <= bound * (1 + 1e-9) + 1e-12, (ws, cap, b, bound, o.loss(b))
+
+
+def test_more_noise_is_post_processing():
+    # Lemma 3 (a): Lap(b') = Lap(b) + V, V ~ w delta_0 + (1 - w) Lap(b'), w = (b / b')^2, checked
+    # pointwise by quadrature (mpmath, 30 digits); so the exact loss decreases in the scale
+    import mpmath
+
+    mpmath.mp.dps = 30
+    b, b2 = mpmath.mpf(2), mpmath.mpf(3.5)
+    w = (b / b2) ** 2
+
+    def lap(x, s):
+        return mpmath.exp(-abs(x) / s) / (2 * s)
+
+    for y in (0, 0.3, -1.7, 5.0):
+        conv = mpmath.quad(lambda v: lap(y - v, b) * lap(v, b2), [-mpmath.inf, min(0, y), max(0, y), mpmath.inf])
+        assert abs(w * lap(y, b) + (1 - w) * conv - lap(y, b2)) < mpmath.mpf(10) ** -25
+    fw = markov_chain(P, T=8)
+    o = SeriesOracle(_priors(fw), 8, [(0, 4), (4, 8)])
+    losses = [o.loss(s) for s in (1.0, 2.0, 3.0, 5.0, 8.0)]
+    assert all(x > y for x, y in zip(losses, losses[1:]))
