@@ -805,6 +805,13 @@ def _one_class(n: int) -> tuple[int, _Class | None]:
     return n, c
 
 
+def _worker_init() -> None:
+    """Worker processes leave Ctrl-C to the parent (which cancels the pending classes)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _workers(n_jobs: int) -> int:
     import multiprocessing
     import os
@@ -846,7 +853,8 @@ def _build(fw: Any, windows: tuple[tuple[int, int], ...], D: int, b0s: list[floa
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor, as_completed
 
-            with ProcessPoolExecutor(nw, mp_context=multiprocessing.get_context("fork")) as ex:
+            with ProcessPoolExecutor(nw, mp_context=multiprocessing.get_context("fork"),
+                                     initializer=_worker_init) as ex:
                 futs = [ex.submit(_one_class, n) for n in range(len(groups))]
                 try:
                     for done, f in enumerate(as_completed(futs)):
