@@ -186,3 +186,29 @@ def test_more_noise_is_post_processing():
     o = SeriesOracle(_priors(fw), 8, [(0, 4), (4, 8)])
     losses = [o.loss(s) for s in (1.0, 2.0, 3.0, 5.0, 8.0)]
     assert all(x > y for x, y in zip(losses, losses[1:]))
+
+
+def _core_loss(fw, b):
+    """The exact loss of one window over the whole chain from the core's conditional laws."""
+    worst = 0.0
+    for t in range(fw.length):
+        laws = [fw.conditional(0, f"X{t}={s}") for s in "01"]
+        lo = min(law.atoms.min() for law in laws)
+        hi = max(law.atoms.max() for law in laws)
+        y = np.arange(lo, hi + 1)
+        g = [np.log(np.exp(-np.abs(y[:, None] - law.atoms[None, :]) / b) @ law.probs) for law in laws]
+        worst = max(worst, float((g[0] - g[1]).max()), float((g[1] - g[0]).max()))
+    return worst
+
+
+def test_long_horizon_path_with_quilts():
+    # T = 66 > 64: the coarse-then-pruned quilt search on worker processes, a cap of 12 (no
+    # quilt-free option: every position needs quilt nodes); one window, so the core's laws give
+    # the exact loss and the exact optimum (5.9129 by bisection)
+    from puffer.series import quilt
+
+    fw = markov_chain(P, T=66)
+    c = quilt.quilt_candidate(fw, ((0, 66),), 1.0, cap=12)
+    assert _core_loss(fw, c.scale) <= c.eps * (1 + 1e-9) <= 1.0
+    assert _core_loss(fw, 5.9129 * 1.00001) <= 1.0 < _core_loss(fw, 5.9129 * 0.99999)
+    assert c.scale / 5.9129 <= 1.25
