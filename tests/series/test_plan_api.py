@@ -67,6 +67,7 @@ def test_plan_fields(fw, p3):
     with pytest.raises(ValueError):
         p3.scales[0] = 1.0
     assert p3.framework_digest == fw.digest()
+    assert p3.framework == {"digest": fw.digest(), "name": fw.name, "T": 8}
     assert p3.horizon == 8
     assert p3.theorem and all(isinstance(r, puffer.Ref) for r in p3.theorem)
     assert p3.guarantee.provenance.refs == p3.theorem

@@ -210,6 +210,12 @@ class SeriesPlan:
         return dict(self._candidates)
 
     @property
+    def framework(self) -> dict[str, Any]:
+        """The framework planned on: ``{"digest", "name", "T"}`` (the plan holds no framework
+        object: it is rebuilt from JSON anywhere)."""
+        return {"digest": self._fw_digest, "name": self._fw_name, "T": self._T}
+
+    @property
     def framework_digest(self) -> str:
         return self._fw_digest
 
