@@ -587,13 +587,14 @@ def _class_rows(ch: _Chain, t: int, windows: tuple[tuple[int, int], ...], wv: np
         lmb = (Gt.massb(a) if a is not None else lm > 0)
         rmb = (Ht.massb(b) if b is not None else rm > 0)
         for pi, (s, s2) in enumerate(prs):
-            lr = _log_ratio_up(lm[:, s], lm[:, s2])                    # (u,)
-            rr = _log_ratio_up(rm[:, s], rm[:, s2])                    # (w,)
+            lr = _log_ratio_up(lm[:, s], lm[:, s2], lmb[:, s])         # (u,)
+            rr = _log_ratio_up(rm[:, s], rm[:, s2], rmb[:, s])         # (w,)
             live = (okL[a] & lmb[:, s])[:, None] & (okR[b] & rmb[:, s])[None, :]
             # exact zeros: a denominator with an exact zero support is infinite
             lr = np.where(lmb[:, s] & ~lmb[:, s2], np.inf, lr)
             rr = np.where(rmb[:, s] & ~rmb[:, s2], np.inf, rr)
-            r2 = np.where(live, lr[:, None] + rr[None, :], -np.inf)
+            with np.errstate(invalid="ignore"):
+                r2 = np.where(live, lr[:, None] + rr[None, :], -np.inf)
             rho[pi, qi] = r2.reshape(-1)
             fin = np.argwhere(live & np.isfinite(r2))
             if fin.size == 0 or not meet:
@@ -719,9 +720,12 @@ def _class_rows(ch: _Chain, t: int, windows: tuple[tuple[int, int], ...], wv: np
     return _Rows(gid, pa, qa, gid2, W2, A2s, B2s, rho, left, err, prs, quilts, k, nwin, merged)
 
 
-def _log_ratio_up(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+def _log_ratio_up(num: np.ndarray, den: np.ndarray, pos: np.ndarray | None = None) -> np.ndarray:
     """Upper bounds of log(num / den) with the relative margins (inf where den may be 0, -inf
-    where num = 0)."""
+    where num = 0; ``pos``: the exact positivity of num, inf where it is positive but underflowed
+    to 0)."""
+    if pos is not None:
+        num = np.where(pos & (num <= 0), np.inf, num)
     hi = num * (1 + _REL) + _FLOOR
     lo = den * (1 - _REL) - _FLOOR
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -791,7 +795,8 @@ def _one_class(n: int) -> tuple[int, _Class | None]:
     if rows is None:
         return n, None
     mem = np.array(members)
-    logR = np.array([float(_log_ratio_up(ch.law[mem, s2], ch.law[mem, s]).max()) for (s, s2) in rows.pairs])
+    logR = np.array([float(_log_ratio_up(ch.law[mem, s2], ch.law[mem, s], ch.pos[mem, s2]).max())
+                     for (s, s2) in rows.pairs])
     b0s, keep, g = w["b0s"], w["keep"], w["g"]
     if b0s and len(rows.quilts) > keep:
         best: set[int] = set()
