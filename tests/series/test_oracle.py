@@ -212,3 +212,20 @@ def test_long_horizon_path_with_quilts():
     assert _core_loss(fw, c.scale) <= c.eps * (1 + 1e-9) <= 1.0
     assert _core_loss(fw, 5.9129 * 1.00001) <= 1.0 < _core_loss(fw, 5.9129 * 0.99999)
     assert c.scale / 5.9129 <= 1.25
+
+
+@pytest.mark.parametrize("M, init, T, ws", [
+    ([[1, 0], [0.3, 0.7]], [0.5, 0.5], 8, [(0, 3), (3, 8)]),          # an absorbing state
+    ([[0, 1], [1, 0]], [0.5, 0.5], 7, [(0, 3), (4, 7)]),              # a deterministic flip
+    ([[0.6, 0.4], [0, 1]], [0.9, 0.1], 8, 4),                         # secrets impossible early
+    ([[0.5, 0.5, 0], [0, 0.5, 0.5], [0.5, 0, 0.5]], [1, 0, 0], 6, [(0, 2), (2, 6)])])
+def test_chains_with_zeros(M, init, T, ws):
+    # exact zeros in the matrices and the initial law (supports, impossible secrets, quilt values
+    # of probability 0): the plan and every quilt path stay above the exact loss
+    from puffer.series import quilt
+
+    fw = markov_chain(M, T=T, init=init)
+    p, o = _check(fw, ws, 1.0)
+    for cap in (1, 2):
+        for b in (1.0, 3.0):
+            assert o.loss(b) <= quilt.series_epsilon(fw, ws, b, cap=cap) * (1 + 1e-9) + 1e-12
