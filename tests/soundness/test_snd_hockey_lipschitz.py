@@ -16,7 +16,6 @@ loss, one period at a time (hockey_oracle.py; stored in tests/data/snd_hockey_os
 a case missing there is integrated on the spot).
 """
 import json
-import math
 
 import hockey_oracle as O  # tests/soundness: on sys.path
 import mpmath as mp

@@ -266,8 +266,8 @@ class GeneralWasserstein(Mechanism):
                 m = math.floor(plan.padded_sensitivity / Fraction(2) ** plan.g_exp)   # the largest integer shift
                 e = plan.law.eps_at(pp.delta, m)
                 if e < pp.eps:
-                    refs = (Ref("canonne2020", "Prop 5", "the discrete Gaussian (its pmf summed exactly)"),)
-                    return PP(e, pp.delta, prov.cite(*refs, notes=note + ": its exact hockey stick at the padded "
+                    ref = Ref("canonne2020", "Prop 5", "the discrete Gaussian (its pmf summed exactly)")
+                    return PP(e, pp.delta, prov.cite(ref, notes=note + ": its exact hockey stick at the padded "
                                                      f"shift {m}") if prov is not None else None)
             return PP(pp.eps, pp.delta, prov.cite(Ref("canonne2020", "Prop 5"), notes=note + ": its Renyi curve "
                                                   "(at most the continuous one) converted") if prov is not None else None)

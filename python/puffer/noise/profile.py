@@ -150,7 +150,7 @@ def _h_std(noise: Any, eps: float, u: np.ndarray, atol: float | None = None) -> 
             if lip:
                 # an oscillating density fooled Gauss-Kronrod (0.245215 for 0.245541): the tent
                 # certificate from L (cpp/renyi/lipschitz.cpp) bounds every gap between nodes
-                v = float(_P.custom_hockey_stick_lipschitz(noise._safe, eps, uu, float(noise.log_lipschitz), 1.0,
+                v = float(_P.custom_hockey_stick_lipschitz(noise._safe, eps, uu, float(noise.log_lipschitz or 0.0), 1.0,
                                                            list(noise._breaks), rtol,
                                                            atol0 if atol is None else atol, nodes)[0])
             else:
