@@ -256,11 +256,11 @@ def test_framework_file_fit_markov_and_ledger(tmp_path):
     fw = build_framework(load_config(tmp_path / "fw.toml")["model"])
     assert fw.fit.level == 0.9 and fw.fit.n_units == 30
     # a release of the per-unit sums with the fitted framework: the ledger entry has the fit
-    rec = pd.DataFrame({"unit": u, "order": t, "kwh": x[u, t].astype(float)})
+    rec = pd.DataFrame({"unit": u, "order": t, "state": x[u, t].astype(float)})
     rec = rec[rec.order < 6]
     pq.write_table(pa.Table.from_pandas(rec), tmp_path / "week.parquet")
     puffer.io.keygen(tmp_path / "k.key")
-    e = puffer.io.noise_file(tmp_path / "week.parquet", tmp_path / "out.parquet", ["kwh"],
+    e = puffer.io.noise_file(tmp_path / "week.parquet", tmp_path / "out.parquet", ["state"],
                              puffer.mechanisms.Wasserstein(fw, eps=1.0), key=tmp_path / "k.key", unit="unit",
                              order="order")
     assert e["fit"]["method"] == "dirichlet" and e["fit"]["digest"] == fw.fit.digest

@@ -71,6 +71,7 @@ class Traces:
     unit_labels: list[Any]
     state_labels: list[Any]
     group_labels: list[Any]
+    columns: tuple[str, str, str] | None = None     # (unit, order, state) of a table; None for an array
 
     def digest(self) -> str:
         """sha256 of the canonical records (sorted by unit and order) and labels."""
@@ -115,16 +116,22 @@ def _codes(name: str, values: np.ndarray, labels: Sequence[Any] | None) -> tuple
 
 
 def read_traces(traces: Any, *, columns: Sequence[str] = ("unit", "order", "state"), groups: Any = None,
-                states: Sequence[Any] | None = None) -> Traces:
+                states: Sequence[Any] | None = None, check_layout: bool = True) -> Traces:
     """Records from a 2-D array (one row per unit, the column index is the order; NaN or a
     masked entry is a missing record), a pandas DataFrame, a pyarrow Table or a Parquet / CSV
     file path with the columns ``columns`` = (unit, order, state). ``groups``: a column name
     (tables), or one label per unit (arrays) or per record (an array of the traces' shape).
-    ``states``: the states in order (default: the sorted distinct values)."""
+    ``states``: the states in order (default: the sorted distinct values). ``check_layout``:
+    refuse an array that looks transposed (orders x units, :func:`_layout_check`).
+
+    Refused: a state or a unit id that is +-inf, a missing (NaN / None) unit id, a non-integer
+    order."""
+    if not isinstance(check_layout, bool):
+        raise ParameterTypeError("check_layout", check_layout, "True or False")
     if isinstance(traces, (str, os.PathLike)):
         traces = _read_file(os.fspath(traces))
     if isinstance(traces, np.ndarray) or isinstance(traces, (list, tuple)):
-        return _from_array(traces, groups, states)
+        return _from_array(traces, groups, states, check_layout)
     cols = list(columns)
     if len(cols) != 3 or not all(isinstance(c, str) for c in cols):
         raise ParameterError("columns", columns, "three column names (unit, order, state)")
@@ -132,6 +139,8 @@ def read_traces(traces: Any, *, columns: Sequence[str] = ("unit", "order", "stat
     if groups is not None and not isinstance(groups, str):
         raise ParameterTypeError("groups", groups, "a column name of the table (or None)")
     u, o, s = (table[c] for c in cols)
+    _refuse_infinite(f"column {cols[2]!r} (states)", s)
+    _refuse_missing_units(f"column {cols[0]!r} (unit ids)", u)
     keep = np.array([v is not None and not (isinstance(v, float) and math.isnan(v)) for v in s.tolist()], bool) \
         if s.dtype == object or s.dtype.kind == "f" else np.ones(s.shape[0], bool)
     if o.dtype.kind not in "iu":
@@ -147,7 +156,92 @@ def read_traces(traces: Any, *, columns: Sequence[str] = ("unit", "order", "stat
     uc, ul = _codes(cols[0], u, None)
     sc, sl = _codes(cols[2], s, states)
     gc, gl = _codes("groups", g, None)
-    return Traces(uc, o, sc, gc, ul, sl, gl if isinstance(groups, str) else [None])
+    return Traces(uc, o, sc, gc, ul, sl, gl if isinstance(groups, str) else [None], (cols[0], cols[1], cols[2]))
+
+
+def _is_missing(v: Any) -> bool:
+    return v is None or (isinstance(v, (float, np.floating)) and math.isnan(v))
+
+
+def _refuse_infinite(name: str, values: np.ndarray) -> None:
+    """+-inf is no state (a float array would cast it to an integer state -2^63; pandas to an
+    OverflowError)."""
+    if values.dtype.kind == "f":
+        bad = np.flatnonzero(np.isinf(values))
+    elif values.dtype == object:
+        bad = np.array([i for i, v in enumerate(values.tolist())
+                        if isinstance(v, (float, np.floating)) and math.isinf(v)], dtype=np.int64)
+    else:
+        return
+    if bad.size:
+        i = int(bad[0])
+        raise ParameterError(name, f"{values[i]!r} (record {i})", "finite states (NaN or a masked entry marks a "
+                             "missing record)")
+
+
+def _refuse_missing_units(name: str, values: np.ndarray) -> None:
+    """A NaN / None unit id would become a unit of its own (NaNs do not even compare equal)."""
+    if values.dtype.kind == "f":
+        bad = np.flatnonzero(~np.isfinite(values))
+    elif values.dtype == object:
+        bad = np.array([i for i, v in enumerate(values.tolist())
+                        if _is_missing(v) or (isinstance(v, (float, np.floating)) and math.isinf(v))],
+                       dtype=np.int64)
+    else:
+        return
+    if bad.size:
+        i = int(bad[0])
+        raise ParameterError(name, f"{values[i]!r} (record {i})", "a unit id on every record (finite; drop the "
+                             "records without one)")
+
+
+# A 2-D array is (units x orders): consecutive entries of a row are consecutive steps of one
+# unit, consecutive rows are different units. Transposed (orders x units), the roles swap; the
+# check below compares, along each axis, how often neighbours agree with how often they would
+# if they were independent draws from the law of their column (axis 0) or row (axis 1).
+_LAYOUT_Z = 6.0        # neighbouring rows more alike than independent units by this many s.d.
+_LAYOUT_Z_TIME = 3.0   # ... while neighbouring columns are within this many s.d. of independent
+
+
+def _agreement_z(codes: np.ndarray, present: np.ndarray) -> float:
+    """z-score of the agreement of neighbouring rows (axis 0) against independent draws from
+    each column's empirical law (the unbiased sum_s n_s (n_s - 1) / (n (n - 1)) per column)."""
+    both = present[1:] & present[:-1]
+    if not both.any():
+        return 0.0
+    same = (codes[1:] == codes[:-1]) & both
+    k = int(codes[present].max()) + 1 if present.any() else 1
+    n = present.sum(axis=0).astype(np.float64)
+    q = np.zeros(codes.shape[1])
+    for s in range(k):
+        ns = ((codes == s) & present).sum(axis=0).astype(np.float64)
+        q += ns * (ns - 1.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        q = np.where(n > 1, q / (n * (n - 1.0)), 0.0)
+    m = both.sum(axis=0)
+    mean = float((m * q).sum())
+    var = float((m * q * (1.0 - q)).sum())
+    return (float(same.sum()) - mean) / math.sqrt(var) if var > 0 else 0.0
+
+
+def _layout_check(codes: np.ndarray, present: np.ndarray) -> None:
+    """Refuse an array that looks transposed: its neighbouring rows agree far more (or less)
+    than independent units would (|z| > 6) while its neighbouring columns agree as independent
+    draws would (|z| < 3). For independent units in rows the first is |z| <= 6 but with
+    probability ~1e-9 (a normal approximation); a chain that depends on its past in the rows
+    gives a large second z."""
+    if codes.shape[0] < 3 or codes.shape[1] < 3:
+        return
+    z_units = _agreement_z(codes, present)
+    if abs(z_units) <= _LAYOUT_Z:
+        return
+    z_time = _agreement_z(codes.T, present.T)
+    if abs(z_time) < _LAYOUT_Z_TIME:
+        raise ParameterError("traces", f"an array of shape {codes.shape} whose consecutive rows look like "
+                             f"consecutive steps of one unit (neighbouring rows agree {z_units:+.1f} s.d. away "
+                             f"from independent units, neighbouring columns {z_time:+.1f})",
+                             "one row per unit and one column per order (units x orders): pass traces.T, or "
+                             "check_layout=False if the rows really are units")
 
 
 def _read_file(path: str) -> Any:
@@ -180,14 +274,18 @@ def _table_columns(t: Any, names: list[str]) -> dict[str, np.ndarray]:
     return {c: np.asarray(t[c].to_numpy()) for c in names}
 
 
-def _from_array(a: Any, groups: Any, states: Sequence[Any] | None) -> Traces:
+def _from_array(a: Any, groups: Any, states: Sequence[Any] | None, check_layout: bool = True) -> Traces:
     ma = np.ma.asarray(a)
     if ma.ndim != 2 or ma.shape[0] < 1 or ma.shape[1] < 2:
         raise ParameterError("traces", f"shape {ma.shape}", "a 2-D array (units, orders) with >= 2 columns")
     mask = np.ma.getmaskarray(ma)
     data = np.asarray(ma.data)
+    if data.dtype.kind == "f" or data.dtype == object:
+        _refuse_infinite("traces", data[~mask])
     if data.dtype.kind == "f":
         mask = mask | np.isnan(data)
+    elif data.dtype == object:
+        mask = mask | np.vectorize(_is_missing, otypes=[bool])(data)
     elif data.dtype.kind not in "iub" and data.dtype != object and data.dtype.kind != "U":
         raise ParameterTypeError("traces", str(data.dtype), "states (numbers or labels)")
     n, L = data.shape
@@ -196,6 +294,10 @@ def _from_array(a: Any, groups: Any, states: Sequence[Any] | None) -> Traces:
     if data.dtype.kind == "f" and states is None and np.all(vals == np.round(vals)):
         vals = vals.astype(np.int64)
     sc, sl = _codes("traces", vals, states)
+    if check_layout:
+        grid = np.zeros(data.shape, dtype=np.int64)
+        grid[uu, oo] = sc
+        _layout_check(grid, ~mask)
     if groups is None:
         gc, gl = np.zeros(uu.size, np.int64), [None]
     else:
@@ -212,20 +314,26 @@ def _from_array(a: Any, groups: Any, states: Sequence[Any] | None) -> Traces:
 
 # ------------------------------------------------------------------ counts and boxes
 
-def transition_counts(tr: Traces, period: int | None) -> tuple[np.ndarray, np.ndarray]:
+def transition_counts(tr: Traces, period: int | None, phase_offset: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """(counts (G, P, k, k), per-unit counts (U, G, P, k, k)) of consecutive records (order j
-    and j + 1 of one unit), by the group and phase (order mod P) of the departing record."""
+    and j + 1 of one unit), by the group and phase ((order - phase_offset) mod P) of the
+    departing record."""
     P = 1 if period is None else period
     G, k, U = len(tr.group_labels), len(tr.state_labels), len(tr.unit_labels)
     o = np.lexsort((tr.order, tr.unit))
     u, t, s, g = tr.unit[o], tr.order[o], tr.state[o], tr.group[o]
     if np.any((u[1:] == u[:-1]) & (t[1:] == t[:-1])):
         j = int(np.flatnonzero((u[1:] == u[:-1]) & (t[1:] == t[:-1]))[0])
+        hint = ""
+        if tr.columns is not None:
+            cu, co, cs = tr.columns
+            hint = (f"; are columns=({cu!r}, {co!r}, {cs!r}) the (unit, order, state) columns in that order? "
+                    f"{cu!r} has {U} distinct values and {cs!r} {k}: units are usually many, states few")
         raise ParameterError("traces", f"unit {tr.unit_labels[u[j]]!r}, order {int(t[j])}",
-                             "one record per unit and order (this one repeats)")
+                             "one record per unit and order (this one repeats)" + hint)
     nxt = (u[1:] == u[:-1]) & (t[1:] == t[:-1] + 1)
     i = np.flatnonzero(nxt)
-    ph = np.mod(t[i], P)
+    ph = np.mod(t[i] - phase_offset, P)
     per_unit = np.zeros((U, G, P, k, k), dtype=np.int64)
     np.add.at(per_unit, (u[i], g[i], ph, s[i], s[i + 1]), 1)
     return per_unit.sum(axis=0), per_unit
@@ -255,8 +363,8 @@ def _dirichlet_box(counts: np.ndarray, prior: float, level_e: float) -> tuple[np
     return est, lo, hi
 
 
-def _bootstrap_box(per_unit: np.ndarray, prior: float, level_e: float, n_boot: int, seed: int
-                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _bootstrap_box(per_unit: np.ndarray, prior: float, level_e: float, n_boot: int, seed: int,
+                   report: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     from scipy.stats import norm
 
     U = per_unit.shape[0]
@@ -276,6 +384,8 @@ def _bootstrap_box(per_unit: np.ndarray, prior: float, level_e: float, n_boot: i
         s1 += lg.sum(axis=0)
         s2 += (lg * lg).sum(axis=0)
         done += b
+        if report is not None:
+            report(done)
     mean = s1 / n_boot
     se_boot = np.sqrt(np.maximum(s2 / n_boot - mean * mean, 0.0) * n_boot / max(n_boot - 1, 1))
     N = a.sum(axis=-1, keepdims=True)
@@ -345,6 +455,8 @@ class MarkovFit:
     digest: str
     warnings: tuple[str, ...]
     priors: tuple[str, ...]
+    column: str | None = None        # the state column of a table (None: an array)
+    phase_offset: int = 0            # the order at phase 0 (phase = (order - phase_offset) mod period)
 
     @property
     def n_transitions(self) -> int:
@@ -375,7 +487,7 @@ class MarkovFit:
                 "groups": [_plain(g) for g in self.groups], "init": self.init,
                 "counts": self.counts.tolist(), "entry_level": self.entry_level, "n_units": self.n_units,
                 "n_records": self.n_records, "digest": self.digest, "warnings": list(self.warnings),
-                "priors": list(self.priors)}
+                "priors": list(self.priors), "column": self.column, "phase_offset": self.phase_offset}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> MarkovFit:
@@ -387,14 +499,16 @@ class MarkovFit:
         return cls(d["method"], float(d["level"]), int(d["T"]), d["period"], float(d["prior"]), int(d["n_boot"]),
                    d["seed"], int(d["min_count"]), list(d["states"]), list(d["values"]), list(d["groups"]),
                    d["init"], c, nan, nan, nan, float(d["entry_level"]), int(d["n_units"]), int(d["n_records"]),
-                   d["digest"], tuple(d["warnings"]), tuple(d["priors"]))
+                   d["digest"], tuple(d["warnings"]), tuple(d["priors"]), d.get("column"),
+                   int(d.get("phase_offset", 0)))
 
 
 def fit_markov(traces: Any, *, T: int, period: int | None = None, groups: Any = None, level: float = 0.95,
                method: str = "bootstrap", states: Sequence[Any] | None = None, values: Any = None,
                columns: Sequence[str] = ("unit", "order", "state"), prior: float = 0.5, n_boot: int = 1000,
                seed: int | None = None, min_count: int = 20, init: Any = "stationary",
-               threads: int = 0) -> MarkovChainFramework:
+               threads: int = 0, phase_offset: int | None = None, check_layout: bool = True,
+               progress: Any = None) -> MarkovChainFramework:
     """A Markov-chain framework whose Theta is fitted from traces (see the module docstring).
 
     Parameters
@@ -403,11 +517,16 @@ def fit_markov(traces: Any, *, T: int, period: int | None = None, groups: Any = 
         Records (unit, order, state): a 2-D array (units x orders; NaN / masked = missing),
         a pandas DataFrame, a pyarrow Table or a Parquet / CSV path (``columns`` names them).
         Transitions are counted between consecutive orders of a unit; the phase of a record is
-        its order mod ``period`` (arrays: the column index), so order 0 must be phase 0.
+        (order - ``phase_offset``) mod ``period`` (arrays: the column index).
     T : int
         The length of the released chain (e.g. 336 half-hours for a week); it starts at phase 0.
     period : int, optional
-        P for per-phase matrices (e.g. 48: time of day); None: one matrix per group.
+        P for per-phase matrices (e.g. 48: time of day); None: one matrix per group. At most
+        ``T`` (a longer period has phases the released chain never reaches).
+    phase_offset : int, optional
+        With ``period``: the order of a record at phase 0 (e.g. 1980 for calendar years with
+        1980 at phase 0). Without it, the smallest order must be a multiple of ``period``
+        (order 0 is phase 0): orders such as calendar years would rotate every phase silently.
     groups : column name or labels, optional
         A column (tables) or labels per unit / per record (arrays); each group gets its own
         matrices, and Theta is the union of the groups' sets.
@@ -434,6 +553,11 @@ def fit_markov(traces: Any, *, T: int, period: int | None = None, groups: Any = 
         The initial law of each fitted chain.
     threads : int
         Threads for the chain's computations (0: the default).
+    check_layout : bool
+        Refuse an array that looks transposed (orders x units; see :func:`read_traces`).
+    progress : None, bool or callable
+        As for calibrations: None shows a bar once the fit has run a second (a line every 5 s
+        into a pipe), True always, False never, or ``f(done, total)``.
 
     Returns
     -------
@@ -450,24 +574,50 @@ def fit_markov(traces: Any, *, T: int, period: int | None = None, groups: Any = 
     ('dirichlet', (5, 2, 2), 5)
     """
 
+    from .._progress import resolve
+
     if method not in _METHODS:
         raise ParameterError("method", method, "'bootstrap' or 'dirichlet'")
     lev = V.real("level", level, lo=0.0, hi=1.0, lo_open=True, hi_open=True, expected="a probability in (0, 1)")
     T = V.integer("T", T, lo=1, hi=100_000)
     P = None if period is None else V.integer("period", period, lo=1, hi=100_000)
+    if P is not None and P > T:
+        raise ParameterError("period", P, f"at most T = {T}: the released chain of {T} records steps through "
+                             f"phases 0 .. {max(T - 2, 0)} only (is T the length of the release, e.g. 336 "
+                             "half-hours for a week, and period that of the cycle, e.g. 48 for a day?)")
+    if phase_offset is not None and P is None:
+        raise ParameterError("phase_offset", phase_offset, "None without period= (phases need a period)")
+    off = 0 if phase_offset is None else V.integer("phase_offset", phase_offset)
     a0 = V.positive("prior", prior)
     nb = V.integer("n_boot", n_boot, lo=2)
     mc = V.integer("min_count", min_count, lo=0)
     if method == "bootstrap" and seed is None:
         seed = _fresh_seed()   # recorded: the fit is reproducible
     sd = None if seed is None else V.integer("seed", seed, lo=0)
-    tr = read_traces(traces, columns=columns, groups=groups, states=states)
+    cb = resolve(progress, label="fit_markov")
+    total = (nb if method == "bootstrap" else 0) + 2
+    if cb is not None:
+        cb(0, total)
+    tr = read_traces(traces, columns=columns, groups=groups, states=states, check_layout=check_layout)
     if len(tr.state_labels) < 2:
         raise ParameterError("traces", tr.state_labels, "at least two distinct states")
-    counts, per_unit = transition_counts(tr, P)
-    meta = _Meta(tr.state_labels, tr.group_labels, len(tr.unit_labels), int(tr.unit.size), tr.digest())
+    if len(tr.state_labels) > 64:
+        where = "" if tr.columns is None else (f" (column {tr.columns[2]!r}; are columns=(unit, order, state) = "
+                                               f"{tr.columns} in that order?)")
+        raise ParameterError("traces", f"{len(tr.state_labels)} distinct states{where}",
+                             "at most 64 states (the chain's limit)")
+    if P is not None and phase_offset is None and int(tr.order.min()) % P != 0:
+        o0 = int(tr.order.min())
+        raise ParameterError("traces", f"orders starting at {o0}", f"orders starting at a multiple of period = {P} "
+                             f"(order 0 is phase 0; {o0} would be phase {o0 % P}), or phase_offset=ORDER naming the "
+                             f"order at phase 0 (e.g. phase_offset={o0} if the first order starts the cycle)")
+    counts, per_unit = transition_counts(tr, P, off)
+    if cb is not None:
+        cb(1, total)
+    meta = _Meta(tr.state_labels, tr.group_labels, len(tr.unit_labels), int(tr.unit.size), tr.digest(),
+                 None if tr.columns is None else tr.columns[2], off)
     return _build(meta, counts, per_unit, T=T, P=P, lev=lev, method=method, a0=a0, nb=nb, mc=mc, seed=sd,
-                  values=values, init=init, threads=threads)
+                  values=values, init=init, threads=threads, report=cb)
 
 
 @dataclass(frozen=True)
@@ -479,11 +629,13 @@ class _Meta:
     n_units: int
     n_records: int
     digest: str
+    column: str | None = None
+    phase_offset: int = 0
 
 
 def _build(tr: _Meta, counts: np.ndarray, per_unit: np.ndarray | None, *, T: int, P: int | None, lev: float,
            method: str, a0: float, nb: int, mc: int, seed: int | None, values: Any, init: Any,
-           threads: int) -> MarkovChainFramework:
+           threads: int, report: Any = None) -> MarkovChainFramework:
     """The framework and its record from the counts (G, P, k, k) (and, for the bootstrap, the
     per-unit counts)."""
     from . import markov_chain
@@ -510,12 +662,15 @@ def _build(tr: _Meta, counts: np.ndarray, per_unit: np.ndarray | None, *, T: int
             raise ParameterError("traces", f"{tr.n_units} unit", "at least two units to resample "
                                  "(or method='dirichlet'; cut a long trace into units, e.g. days)")
         assert seed is not None and per_unit is not None
-        est, lo, hi = _bootstrap_box(per_unit, a0, lev_e, nb, seed)
+        est, lo, hi = _bootstrap_box(per_unit, a0, lev_e, nb, seed,
+                                     None if report is None else (lambda d: report(1 + d, nb + 2)))
     lo = np.minimum(lo, est)
     hi = np.maximum(hi, est)
     warn: list[str] = []
     N = counts.sum(axis=-1)
     thin = np.argwhere(N < mc)
+    if P is not None:   # only the phases the released chain steps through (0 .. T - 2)
+        thin = thin[thin[:, 1] < max(T - 1, 1)]
     for g, p, x in thin[:50]:
         where = (f"group {tr.group_labels[g]!r}, " if G > 1 else "") + (f"phase {p}, " if P is not None else "")
         warn.append(f"{where}from state {tr.state_labels[x]!r}: {int(N[g, p, x])} transitions (< {mc}); its box "
@@ -542,8 +697,12 @@ def _build(tr: _Meta, counts: np.ndarray, per_unit: np.ndarray | None, *, T: int
                       states=[str(s) for s in tr.state_labels], period=P)
     rec = MarkovFit(method, lev, T, P, a0, nb, seed, mc, list(tr.state_labels), vals, list(tr.group_labels),
                     init if isinstance(init, str) else np.asarray(init, dtype=float).tolist(),
-                    counts, est, lo, hi, lev_e, tr.n_units, tr.n_records, tr.digest, tuple(warn), tuple(labels))
+                    counts, est, lo, hi, lev_e, tr.n_units, tr.n_records, tr.digest, tuple(warn), tuple(labels),
+                    tr.column, tr.phase_offset)
     fw._set_fit(rec)
+    if report is not None:
+        total = (nb if method == "bootstrap" else 0) + 2
+        report(total, total)
     return fw
 
 
@@ -566,15 +725,16 @@ def refit(fit: MarkovFit | dict[str, Any], traces: Any = None, *, columns: Seque
     if traces is None:
         if rec.method != "dirichlet":
             raise ParameterError("traces", None, "the traces of a bootstrap fit (its box depends on the units)")
-        meta = _Meta(rec.states, rec.groups, rec.n_units, rec.n_records, rec.digest)
+        meta = _Meta(rec.states, rec.groups, rec.n_units, rec.n_records, rec.digest, rec.column, rec.phase_offset)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FitWarning)    # recorded in the rebuilt record as before
             return _build(meta, rec.counts, None, **kw)
-    tr = read_traces(traces, columns=columns, groups=groups, states=rec.states)
+    tr = read_traces(traces, columns=columns, groups=groups, states=rec.states, check_layout=False)
     if tr.digest() != rec.digest:
         raise ParameterError("traces", tr.digest(), f"the traces of the recorded fit (digest {rec.digest})")
-    counts, per_unit = transition_counts(tr, rec.period)
-    meta = _Meta(tr.state_labels, tr.group_labels, len(tr.unit_labels), int(tr.unit.size), tr.digest())
+    counts, per_unit = transition_counts(tr, rec.period, rec.phase_offset)
+    meta = _Meta(tr.state_labels, tr.group_labels, len(tr.unit_labels), int(tr.unit.size), tr.digest(), rec.column,
+                 rec.phase_offset)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FitWarning)
         return _build(meta, counts, per_unit, **kw)
