@@ -45,6 +45,7 @@ import numpy as np
 
 from .. import _validate as V
 from ..errors import ParameterError, ParameterTypeError
+from ..guarantees import round_up
 
 if TYPE_CHECKING:
     from . import MarkovChainFramework
@@ -363,6 +364,85 @@ def _dirichlet_box(counts: np.ndarray, prior: float, level_e: float) -> tuple[np
     return est, lo, hi
 
 
+@dataclass(frozen=True)
+class PrivateFit:
+    """How a private fit (``fit_markov(..., private=EPS)``) noised its counts: ``eps`` of the
+    fit (eps-DP under the replacement of one unit's whole traces; eps / 2 under its addition or
+    removal), ``clip`` (the transitions a unit contributes at most: a unit with n > clip
+    transitions counts each of them with weight clip / n), ``sensitivity`` = 2 clip (the L1
+    distance of two units' clipped counts), the lattice noise of :func:`puffer.secure.secure_add_noise`
+    (rounded Laplace: ``scale`` in counts, ``granularity``), ``tail``: the noise bound tau used
+    to widen the box (every cell's noise within tau with probability >= 1 - ``alpha_noise``),
+    and ``id``: a random identifier, so that the releases made with this fit count its eps once
+    in the units' totals."""
+
+    eps: float
+    clip: float
+    sensitivity: float
+    scale: float
+    granularity: float
+    tail: float
+    alpha_noise: float
+    id: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"eps": self.eps, "clip": self.clip, "sensitivity": self.sensitivity, "scale": self.scale,
+                "granularity": self.granularity, "tail": self.tail, "alpha_noise": self.alpha_noise, "id": self.id,
+                "guarantee": {"type": "PureDP", "eps": self.eps},
+                "mechanism": "Laplace (secure lattice) on the per-unit clipped transition counts"}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> PrivateFit:
+        return cls(float(d["eps"]), float(d["clip"]), float(d["sensitivity"]), float(d["scale"]),
+                   float(d["granularity"]), float(d["tail"]), float(d["alpha_noise"]), str(d["id"]))
+
+
+def _private_counts(per_unit: np.ndarray, eps: float, clip: float, level: float) -> tuple[np.ndarray, PrivateFit]:
+    """The clipped counts (each unit's L1 at most ``clip``) plus rounded Laplace lattice noise of
+    scale 2 clip / eps (secure mode: OS-entropy key, exact lattice law), and the noise bound for
+    half of the box's miss probability: P(some cell's noise > tau) <= sum of the cells'
+    exp(-(tau - g) / scale) = (1 - level) / 2."""
+    import secrets
+
+    from ..noise import Laplace
+    from ..secure import secure_add_noise
+
+    U = per_unit.shape[0]
+    flat = per_unit.reshape(U, -1).astype(np.float64)
+    n = flat.sum(axis=1)
+    w = np.where(n > clip, clip / np.maximum(n, 1.0), 1.0)
+    clipped = (flat * w[:, None]).sum(axis=0)
+    sens = 2.0 * clip
+    noised, plan = secure_add_noise(clipped, Laplace(sens / eps), sensitivity=sens, norm="l1", return_plan=True)
+    cells = clipped.size
+    alpha_n = (1.0 - level) / 2.0
+    scale = float(plan.lattice_scale)
+    g = float(plan.granularity)
+    tau = round_up(scale * math.log(cells / alpha_n) + g)
+    rec = PrivateFit(eps, clip, sens, scale, g, tau, alpha_n, secrets.token_hex(16))
+    return np.asarray(noised, dtype=np.float64).reshape(per_unit.shape[1:]), rec
+
+
+def _private_box(noised: np.ndarray, prior: float, level_e: float, tau: float
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The Dirichlet box widened for the noise: every count within tau of its noised value
+    (clamped at 0), each entry's bound the extreme Beta quantile over those counts -- the lower
+    quantile of Beta(a_y, sum of the others) grows with a_y and falls with the others, so its
+    least value is at (lowest a_y, highest others), and symmetrically for the upper one."""
+    from scipy.stats import beta
+
+    lo_c = np.maximum(noised - tau, 0.0) + prior
+    hi_c = np.maximum(noised + tau, 0.0) + prior
+    mid = np.maximum(noised, 0.0) + prior
+    est = mid / mid.sum(axis=-1, keepdims=True)
+    q = (1.0 - level_e) / 2.0
+    others_hi = hi_c.sum(axis=-1, keepdims=True) - hi_c
+    others_lo = lo_c.sum(axis=-1, keepdims=True) - lo_c
+    lo = beta.ppf(q, lo_c, others_hi)
+    hi = beta.isf(q, hi_c, others_lo)
+    return est, lo, hi
+
+
 def _bootstrap_box(per_unit: np.ndarray, prior: float, level_e: float, n_boot: int, seed: int,
                    report: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     from scipy.stats import norm
@@ -457,24 +537,39 @@ class MarkovFit:
     priors: tuple[str, ...]
     column: str | None = None        # the state column of a table (None: an array)
     phase_offset: int = 0            # the order at phase 0 (phase = (order - phase_offset) mod period)
+    private_fit: PrivateFit | None = None   # how the counts were noised (fit_markov(private=EPS))
 
     @property
-    def n_transitions(self) -> int:
-        return int(self.counts.sum())
+    def private(self) -> float | None:
+        """The fit's own eps (eps-DP under the replacement of one unit's traces) of a private fit
+        (``fit_markov(..., private=EPS)``), None for a fit on the exact counts."""
+        return None if self.private_fit is None else self.private_fit.eps
+
+    @property
+    def n_transitions(self) -> float:
+        """The transitions counted (noised, and not an integer, for a private fit)."""
+        c = float(self.counts.sum())
+        return int(c) if self.private_fit is None else c
 
     def __repr__(self) -> str:
         per = "" if self.period is None else f", period {self.period}"
-        return (f"MarkovFit({self.method} at {self.level:g}{per}: {self.n_units} units, {self.n_transitions} "
+        if self.private_fit is not None:
+            per += f", private eps {self.private_fit.eps:g}"
+        return (f"MarkovFit({self.method} at {self.level:g}{per}: {self.n_units} units, {self.n_transitions:.6g} "
                 f"transitions, |Theta| = {len(self.priors)}, {len(self.warnings)} warnings, {self.digest[:19]}...)")
 
     def summary(self) -> str:
         """A few lines for ``puffer run`` and the tutorials."""
         per = "time-homogeneous" if self.period is None else f"period {self.period}"
         lines = [f"Theta fitted from traces ({self.method}, level {self.level:g}, {per}): {self.n_units} units, "
-                 f"{self.n_records} records, {self.n_transitions} transitions; data {self.digest}",
+                 f"{self.n_records} records, {self.n_transitions:.6g} transitions; data {self.digest}",
                  f"  box: per entry at level {self.entry_level:.6g} (Sidak over rows); |Theta| = {len(self.priors)} "
                  "(per group: the estimate and the box's extreme matrices)",
                  "  covers beliefs in Theta; others in the box: close_adversary()"]
+        if self.private_fit is not None:
+            pf = self.private_fit
+            lines.insert(1, f"  private fit: {pf.eps:g}-DP per unit (counts clipped at {pf.clip:g} transitions per unit, "
+                            f"rounded Laplace noise of scale {pf.scale:.4g}; the box widened by +-{pf.tail:.4g} counts)")
         lines += [f"  warning: {w}" for w in self.warnings[:5]]
         if len(self.warnings) > 5:
             lines.append(f"  ... {len(self.warnings) - 5} more warnings")
@@ -487,28 +582,33 @@ class MarkovFit:
                 "groups": [_plain(g) for g in self.groups], "init": self.init,
                 "counts": self.counts.tolist(), "entry_level": self.entry_level, "n_units": self.n_units,
                 "n_records": self.n_records, "digest": self.digest, "warnings": list(self.warnings),
-                "priors": list(self.priors), "column": self.column, "phase_offset": self.phase_offset}
+                "priors": list(self.priors), "column": self.column, "phase_offset": self.phase_offset,
+                **({} if self.private_fit is None else
+                   {"private": self.private_fit.to_dict(), "n_units": None, "n_records": None})}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> MarkovFit:
         """The record of :meth:`to_dict` (the box is recomputed from the counts by :func:`refit`)."""
         if not isinstance(d, dict) or d.get("kind") != "fit_markov":
             raise ParameterError("fit", d if not isinstance(d, dict) else d.get("kind"), "a fit_markov record")
-        c = np.asarray(d["counts"], dtype=np.int64)
+        pf = None if d.get("private") is None else PrivateFit.from_dict(d["private"])
+        c = np.asarray(d["counts"], dtype=np.int64 if pf is None else np.float64)
         nan = np.full(c.shape, np.nan)
         return cls(d["method"], float(d["level"]), int(d["T"]), d["period"], float(d["prior"]), int(d["n_boot"]),
                    d["seed"], int(d["min_count"]), list(d["states"]), list(d["values"]), list(d["groups"]),
-                   d["init"], c, nan, nan, nan, float(d["entry_level"]), int(d["n_units"]), int(d["n_records"]),
+                   d["init"], c, nan, nan, nan, float(d["entry_level"]),
+                   -1 if d["n_units"] is None else int(d["n_units"]), -1 if d["n_records"] is None else int(d["n_records"]),
                    d["digest"], tuple(d["warnings"]), tuple(d["priors"]), d.get("column"),
-                   int(d.get("phase_offset", 0)))
+                   int(d.get("phase_offset", 0)), pf)
 
 
 def fit_markov(traces: Any, *, T: int, period: int | None = None, groups: Any = None, level: float = 0.95,
-               method: str = "bootstrap", states: Sequence[Any] | None = None, values: Any = None,
+               method: str | None = None, states: Sequence[Any] | None = None, values: Any = None,
                columns: Sequence[str] = ("unit", "order", "state"), prior: float = 0.5, n_boot: int = 1000,
                seed: int | None = None, min_count: int = 20, init: Any = "stationary",
                threads: int = 0, phase_offset: int | None = None, check_layout: bool = True,
-               progress: Any = None) -> MarkovChainFramework:
+               progress: Any = None, private: float | None = None, clip: float | None = None
+               ) -> MarkovChainFramework:
     """A Markov-chain framework whose Theta is fitted from traces (see the module docstring).
 
     Parameters
@@ -532,9 +632,9 @@ def fit_markov(traces: Any, *, T: int, period: int | None = None, groups: Any = 
         matrices, and Theta is the union of the groups' sets.
     level : float
         The probability that the box holds the true matrices (simultaneously for all rows).
-    method : str
-        ``"bootstrap"`` (units resampled ``n_boot`` times, ``seed``) or ``"dirichlet"``
-        (posterior Dir(counts + ``prior``)).
+    method : str, optional
+        ``"bootstrap"`` (units resampled ``n_boot`` times, ``seed``; the default) or
+        ``"dirichlet"`` (posterior Dir(counts + ``prior``); the only one with ``private``).
     states, values : sequence, optional
         The states in order (default: sorted distinct values) and their values in the sum query
         (default: the states if numeric, else 0 .. k - 1).
@@ -558,6 +658,20 @@ def fit_markov(traces: Any, *, T: int, period: int | None = None, groups: Any = 
     progress : None, bool or callable
         As for calibrations: None shows a bar once the fit has run a second (a line every 5 s
         into a pipe), True always, False never, or ``f(done, total)``.
+    private : float, optional
+        EPS: fit on counts released under EPS-DP per unit (the fit is a release of the traces
+        too): each unit's transitions are clipped to ``clip`` (a unit with n > clip transitions
+        counts each with weight clip / n), the counts get rounded Laplace lattice noise of scale
+        2 clip / EPS (secure mode: the L1 distance between two units' clipped counts is at most
+        2 clip, so EPS-DP under the replacement of a unit's traces), and the Dirichlet box is
+        widened for the noise: half of 1 - ``level`` bounds the noise of every cell (Laplace
+        tails, union bound), the other half the posterior box of the worst counts within that
+        bound. The states must be given (``states=``: read from the data they would reveal
+        which states occur) and ``groups`` are not supported. Recorded in
+        ``fw.fit.private`` (the eps) and ``fw.fit.private_fit``; a release with the framework
+        counts it in the units' total.
+    clip : float, optional
+        With ``private``: the transitions a unit contributes at most (default T - 1).
 
     Returns
     -------
@@ -576,10 +690,28 @@ def fit_markov(traces: Any, *, T: int, period: int | None = None, groups: Any = 
 
     from .._progress import resolve
 
+    eps_fit: float | None = None
+    if private is not None:
+        eps_fit = V.positive("private", private)
+        if method == "bootstrap":
+            raise ParameterError("method", method, "'dirichlet' (or None) with private=: resampling units needs "
+                                 "their exact counts")
+        method = "dirichlet"
+        if states is None:
+            raise ParameterError("states", None, "the states in order with private=: read from the traces, the set "
+                                 "of states that occur would itself be released without noise")
+        if groups is not None:
+            raise ParameterError("groups", "given with private=", "None: a private fit has one group (the group "
+                                 "labels would be read from the data)")
+    elif clip is not None:
+        raise ParameterError("clip", clip, "None without private= (clip bounds each unit's transitions in a "
+                             "private fit)")
+    method = "bootstrap" if method is None else method
     if method not in _METHODS:
         raise ParameterError("method", method, "'bootstrap' or 'dirichlet'")
     lev = V.real("level", level, lo=0.0, hi=1.0, lo_open=True, hi_open=True, expected="a probability in (0, 1)")
     T = V.integer("T", T, lo=1, hi=100_000)
+    cl = None if eps_fit is None else (float(max(T - 1, 1)) if clip is None else V.positive("clip", clip))
     P = None if period is None else V.integer("period", period, lo=1, hi=100_000)
     if P is not None and P > T:
         raise ParameterError("period", P, f"at most T = {T}: the released chain of {T} records steps through "
@@ -612,12 +744,17 @@ def fit_markov(traces: Any, *, T: int, period: int | None = None, groups: Any = 
                              f"(order 0 is phase 0; {o0} would be phase {o0 % P}), or phase_offset=ORDER naming the "
                              f"order at phase 0 (e.g. phase_offset={o0} if the first order starts the cycle)")
     counts, per_unit = transition_counts(tr, P, off)
+    pf = None
+    if eps_fit is not None:
+        assert cl is not None
+        counts, pf = _private_counts(per_unit, eps_fit, cl, lev)
+        per_unit = None                       # nothing exact goes further
     if cb is not None:
         cb(1, total)
     meta = _Meta(tr.state_labels, tr.group_labels, len(tr.unit_labels), int(tr.unit.size), tr.digest(),
                  None if tr.columns is None else tr.columns[2], off)
     return _build(meta, counts, per_unit, T=T, P=P, lev=lev, method=method, a0=a0, nb=nb, mc=mc, seed=sd,
-                  values=values, init=init, threads=threads, report=cb)
+                  values=values, init=init, threads=threads, report=cb, pf=pf)
 
 
 @dataclass(frozen=True)
@@ -635,14 +772,14 @@ class _Meta:
 
 def _build(tr: _Meta, counts: np.ndarray, per_unit: np.ndarray | None, *, T: int, P: int | None, lev: float,
            method: str, a0: float, nb: int, mc: int, seed: int | None, values: Any, init: Any,
-           threads: int, report: Any = None) -> MarkovChainFramework:
+           threads: int, report: Any = None, pf: PrivateFit | None = None) -> MarkovChainFramework:
     """The framework and its record from the counts (G, P, k, k) (and, for the bootstrap, the
     per-unit counts)."""
     from . import markov_chain
 
     k = len(tr.state_labels)
     G, Pn = counts.shape[0], counts.shape[1]
-    if counts.sum() == 0:
+    if pf is None and counts.sum() == 0:
         raise ParameterError("traces", "no two consecutive records of a unit", "traces with transitions")
     if values is None:
         try:
@@ -655,7 +792,10 @@ def _build(tr: _Meta, counts: np.ndarray, per_unit: np.ndarray | None, *, T: int
             raise ParameterError("values", values, f"{k} values, one per state {tr.state_labels}")
     rows = G * Pn * k
     lev_e = _levels(lev, rows, k)
-    if method == "dirichlet":
+    if pf is not None:     # half of the miss probability for the noise, half for the posterior box
+        lev_e = _levels(1.0 - (1.0 - lev) / 2.0, rows, k)
+        est, lo, hi = _private_box(counts.astype(np.float64), a0, lev_e, pf.tail)
+    elif method == "dirichlet":
         est, lo, hi = _dirichlet_box(counts.astype(np.float64), a0, lev_e)
     else:
         if tr.n_units < 2:
@@ -698,7 +838,7 @@ def _build(tr: _Meta, counts: np.ndarray, per_unit: np.ndarray | None, *, T: int
     rec = MarkovFit(method, lev, T, P, a0, nb, seed, mc, list(tr.state_labels), vals, list(tr.group_labels),
                     init if isinstance(init, str) else np.asarray(init, dtype=float).tolist(),
                     counts, est, lo, hi, lev_e, tr.n_units, tr.n_records, tr.digest, tuple(warn), tuple(labels),
-                    tr.column, tr.phase_offset)
+                    tr.column, tr.phase_offset, pf)
     fw._set_fit(rec)
     if report is not None:
         total = (nb if method == "bootstrap" else 0) + 2
@@ -722,6 +862,14 @@ def refit(fit: MarkovFit | dict[str, Any], traces: Any = None, *, columns: Seque
     kw: dict[str, Any] = dict(T=rec.T, P=rec.period, lev=rec.level, method=rec.method, a0=rec.prior,
                               nb=rec.n_boot, mc=rec.min_count, seed=rec.seed, values=rec.values, init=rec.init,
                               threads=0)
+    if rec.private_fit is not None:
+        if traces is not None:
+            raise ParameterError("traces", "given for a private fit", "None: a private fit is rebuilt from its "
+                                 "recorded noised counts (counting the traces again would be another release)")
+        meta = _Meta(rec.states, rec.groups, rec.n_units, rec.n_records, rec.digest, rec.column, rec.phase_offset)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FitWarning)
+            return _build(meta, rec.counts, None, pf=rec.private_fit, **kw)
     if traces is None:
         if rec.method != "dirichlet":
             raise ParameterError("traces", None, "the traces of a bootstrap fit (its box depends on the units)")

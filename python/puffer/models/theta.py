@@ -215,7 +215,7 @@ def sample_beliefs(fw: MarkovChainFramework, n: int = 8, corners: int = 8, *, se
     rng = np.random.default_rng(seed)
     est, lo, hi = fit.estimate, fit.lower, fit.upper
     G, P, k, _ = est.shape
-    a = fit.counts + fit.prior
+    a = np.maximum(fit.counts, 0.0) + fit.prior       # (a private fit's noised counts may be < 0)
     out = []
     for i in range(n + corners):
         g = int(rng.integers(G))
@@ -407,6 +407,9 @@ def theta_profile(traces: Any, *, levels: Sequence[float] = (0.5, 0.8, 0.9, 0.95
         raise ParameterError("levels", levels, "at least one level")
     if "level" in fit:
         raise ParameterError("level", fit["level"], "no single level: theta_profile takes levels=")
+    if fit.get("private") is not None:
+        raise ParameterError("private", fit["private"], "None: each level would be a new private fit, a new "
+                             "release of the traces (fit once with private= and compare levels with refit)")
     if fit.get("method", "bootstrap") == "bootstrap" and fit.get("seed") is None:
         from .fit import _fresh_seed
 
