@@ -87,3 +87,21 @@ def test_clipping_bounds_each_units_contribution():
     per[50, 0, 0] = [[120, 30], [20, 30]]
     _, pf = _private_counts(per, 1.0, 12.0, 0.9)
     assert pf.sensitivity == 24.0 and pf.scale >= 24.0
+
+
+def test_framework_file_keys_of_a_private_fit(tmp_path):
+    pd = pytest.importorskip("pandas")
+    from puffer.config import build_framework, load_config
+
+    x = simulate(TRUE, 200, 13, np.random.default_rng(43))
+    u, t = np.nonzero(np.ones_like(x, bool))
+    pd.DataFrame({"unit": u, "order": t + 1, "state": x[u, t]}).to_csv(tmp_path / "tr.csv", index=False)
+    (tmp_path / "fw.toml").write_text('[model]\nkind = "fit_markov"\ndata = "tr.csv"\nT = 12\nperiod = 2\n'
+                                      'phase_offset = 1\nprivate = 1.0\nclip = 12\nstates = [0, 1]\n'
+                                      '[target]\neps = 1.0\n')
+    fw = build_framework(load_config(tmp_path / "fw.toml")["model"])
+    assert fw.fit.private == 1.0 and fw.fit.phase_offset == 1 and fw.fit.private_fit.clip == 12
+    (tmp_path / "bad.toml").write_text('[model]\nkind = "fit_markov"\ndata = "tr.csv"\nT = 12\nprivate = -1\n'
+                                       '[target]\neps = 1.0\n')
+    with pytest.raises(ParameterError, match="model.private"):
+        load_config(tmp_path / "bad.toml")
