@@ -18,7 +18,8 @@ stationary law or the given one), not only over Theta:
   margin above 2 delta holds for every chain of C: the least z at which every comparison holds
   with that margin bounds W_inf over C (the supports do not change inside B: its entries are
   > 0). A sub-box whose bound exceeds the corner maximum is split in two along the entry whose
-  spread weighs most in delta (for k = 2 time-homogeneous chains: the two free entries), until
+  spread weighs most in delta (k = 2 with at most 8 free entries, e.g. time-homogeneous chains
+  or periods up to 4: with more, halving one entry barely moves delta), until
   every sub-box is certified at the corner maximum or the budget of sub-boxes is spent; the
   bound is the largest over the sub-boxes left.
 
@@ -150,6 +151,10 @@ def _init_spread(lo: np.ndarray, hi: np.ndarray, pi_c: np.ndarray, stationary: b
         return float((np.log(phi) - np.log(pi_c)).max() - (np.log(plo) - np.log(pi_c)).min())
 
 
+# the most free entries (2 per phase for k = 2) a box is split along
+_MAX_SPLIT_DIMS = 8
+
+
 @dataclass
 class _Box:
     lo: np.ndarray     # (P, k, k) entry ranges on the simplex
@@ -233,7 +238,9 @@ def box_w_inf(fw: MarkovChainFramework, *, max_boxes: int = 64, seconds: float =
             if b.z <= target or not math.isfinite(b.delta):
                 done.append(b)
                 continue
-            can_split = len(fw.state_names) == 2 and boxes < nb * (g + 1) and time.perf_counter() - t0 < secs
+            # (k = 2 with few free entries: splitting one of many entries barely moves delta)
+            can_split = len(fw.state_names) == 2 and 2 * b.lo.shape[0] <= _MAX_SPLIT_DIMS and \
+                boxes < nb * (g + 1) and time.perf_counter() - t0 < secs
             if not can_split:
                 done.append(b)
                 continue
