@@ -154,3 +154,76 @@ def test_show_reports_only_the_bytes_it_verified(tmp_path, monkeypatch, capsys):
     calls.clear()
     rep = __import__("puffer.publish.report", fromlist=["x"]).ledger_report(led)
     assert len(rep["releases"]) == 3 and len(calls) == 1  # the ledger file is read once
+
+
+# ---------------------------------------------------------------------------------- item 3
+WEAK38 = {  # the keys of the issue, all accepted and released before
+    "a password": b"tr0ub4dor&3 is my secret key!!!\n",
+    "a sentence with a NUL": b"The quick brown fox jumps over\n\0",
+    "a UTF-8 passphrase": "mot de passe tr\u00e8s tr\u00e8s secret \u263a".encode()[:32],
+    "a Cyrillic passphrase": "\u043c\u043e\u0439 \u043f\u0430\u0440\u043e\u043b\u044c \u043e\u0447\u0435\u043d\u044c"
+                             " \u0441\u0435\u043a\u0440".encode().ljust(32, b"\0")[:32],
+    "a counting sequence and 0xff": bytes(range(31)) + b"\xff",
+    "15 zeros then 1..17": bytes(15) + bytes(range(1, 18)),
+    "a CJK passphrase": "\u6211\u7684\u5bc6\u7801\u662f\u975e\u5e38\u79d8\u5bc6\u7684".encode().ljust(32, b"\0"),
+}
+
+
+@pytest.mark.parametrize("name", list(WEAK38))
+def test_weak_keys_of_issue_38_are_refused(tmp_path, name):
+    import hashlib
+
+    secret = WEAK38[name]
+    assert len(secret) == 32
+    with pytest.raises(ParameterError, match="not visibly weak") as ei:
+        pio.as_key(secret)
+    assert secret.hex() not in str(ei.value) and repr(secret) not in str(ei.value)
+    kid = "0" * 31 + "1"
+    check = hashlib.sha256(b"puffer/v2/key-check\x00" + kid.encode() + b"\x00" + secret).digest()[:8].hex()
+    f = tmp_path / "weak.key"
+    f.write_text(f"puffer release key v2\nkey_id: {kid}\nkey: {secret.hex()}\ncheck: {check}\n")
+    f.chmod(0o600)
+    with pytest.raises(ParameterError, match="visibly weak"):
+        pio.load_key(f)
+
+
+def test_the_weak_key_false_alarm_rate_is_below_1e_12():
+    """The stated bound (puffer.publish.keys.weakness): P(refused) <= 2^-41 + 1.7e-14 + 2.2e-15 +
+    2^-190 < 4.8e-13 for a random key. Checked: (1) the text model's per-character distribution
+    sums to 1 (its Kraft sum), the mixture pays log2(4) bits; (2) 20,000 os.urandom keys: none is
+    refused (false-alarm rate of this check < 20,000 x 4.8e-13 = 1e-8), and their shortest
+    description stays far above the threshold (the bound is not near: DEFLATE and the text model
+    cannot describe a random key in fewer bits than it has, up to a few)."""
+    import math
+
+    from puffer.publish import keys as K
+
+    ascii_sum = sum(2.0 ** -K._ascii_cost(c) for c in range(128))
+    assert abs(ascii_sum - 1.0) < 1e-12
+    nonascii = 1 / 2 + 1 / 8 + 1 / 8 + 1 / 16 + 1 / 8 + 1 / 16  # the tiers of a non-ASCII code point
+    assert nonascii == 1.0 and K.WEAK_BITS == 215 and 2.0 ** -41 + 1.7e-14 + 2.2e-15 < 4.8e-13
+    bits = [K.description_bits(os.urandom(32)) for _ in range(20000)]
+    assert min(bits) > K.WEAK_BITS + 40 and math.isfinite(min(bits))
+    assert sum(K.weakness(os.urandom(32)) is not None for _ in range(20000)) == 0
+
+
+def test_a_key_argument_that_is_no_file_is_never_echoed(tmp_path, capsys):
+    """`--key ./BASE64TEXT` (a path that does not exist) printed the base64 key in the error."""
+    import base64
+
+    from puffer import cli
+
+    src = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"x": np.linspace(0, 1, 20)}), src)
+    for text in (base64.b64encode(os.urandom(32)).decode(), base64.urlsafe_b64encode(os.urandom(32)).decode(),
+                 os.urandom(32).hex()):
+        for arg in ("./" + text, "keys/" + text, text + ".key"):
+            rc = cli.main(["noise", str(src), str(tmp_path / "o.parquet"), "--column", "x", "--noise", "laplace",
+                           "--scale", "1", "--key", arg, "--ledger", str(tmp_path / "l.jsonl")])
+            out = capsys.readouterr()
+            assert rc != 0 and text not in out.err + out.out and "key" in out.err
+    # the help and the docs say where keys come from
+    with pytest.raises(SystemExit):
+        cli.main(["keygen", "--help"])
+    assert "Keys come from `puffer keygen` only" in " ".join(capsys.readouterr().out.split())
+    assert "Keys come from ``puffer keygen``" in __import__("puffer.publish.keys", fromlist=["x"]).__doc__

@@ -91,7 +91,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     k = sub.add_parser("keygen", help="write a new 256-bit release key file (mode 0600, never overwritten)",
                        description="Write a new 256-bit release key (PATH), or with --signing an Ed25519 signing "
                                    "key for ledgers (PATH, mode 0600) and its public key (PATH.pub). Nothing is "
-                                   "ever overwritten.")
+                                   "ever overwritten. Keys come from `puffer keygen` only: a key written by hand, a "
+                                   "passphrase or anything derived from one can be guessed, and with the key every "
+                                   "true value follows; keys that decode as text, compress, or whose bytes take few "
+                                   "values are refused.")
     k.add_argument("path", nargs="?", help="where to write the release key file (mode 0600)")
     k.add_argument("--signing", metavar="PATH", help="write an Ed25519 signing key to PATH (mode 0600) and its "
                                                      "public key to PATH.pub, instead of a release key")

@@ -294,13 +294,31 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
     return Release(led, k, nonce, fields, rerun_of, allow_uncomposed, budget, units, unit_hasher, new_units)
 
 
+def registered_units(entries: list[dict[str, Any]], secret_id: str | None, ledger: str) -> np.ndarray:
+    """The sorted keyed hashes of every unit released into the ledger (``entries``) under unit
+    secret ``secret_id``: its registry (:mod:`puffer.publish.registry`; pending entries of any
+    outcome: a unit once recorded stays registered)."""
+    from .unitsets import load_units
+
+    sets = []
+    for e in entries:
+        u = e.get("units")
+        if e.get("event") != "pending" or not isinstance(u, dict) or u.get("kind") != "ids" or \
+                u.get("secret") != secret_id:
+            continue
+        h = load_units(e, ledger)
+        if h is not None:
+            sets.append(h)
+    return np.unique(np.concatenate(sets)) if sets else np.zeros(0, dtype=np.uint64)
+
+
 def _registry(entries: list[dict[str, Any]], fields: dict[str, Any], units: Any, hasher: UnitHasher | None,
               path: str, new_units: bool, *, warn: bool = True) -> dict[str, Any] | None:
     """The ledger's registry check of a release (:func:`puffer.publish.registry.check_registry`);
     a re-run publishes recorded units again and is not checked."""
     import warnings
 
-    from .registry import UnitRegistryWarning, check_registry, registered_units
+    from .registry import UnitRegistryWarning, check_registry
 
     if fields.get("rerun_of") is not None:
         return None
