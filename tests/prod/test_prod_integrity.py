@@ -227,3 +227,47 @@ def test_a_key_argument_that_is_no_file_is_never_echoed(tmp_path, capsys):
         cli.main(["keygen", "--help"])
     assert "Keys come from `puffer keygen` only" in " ".join(capsys.readouterr().out.split())
     assert "Keys come from ``puffer keygen``" in __import__("puffer.publish.keys", fromlist=["x"]).__doc__
+
+
+# ---------------------------------------------------------------------------------- item 4
+def test_a_killed_release_staging_file_cannot_be_completed(tmp_path, monkeypatch):
+    """Issue 38 §4: the staging file held back only `PAR1`; appending it gave a readable Parquet
+    file with all 20,000 noisy rows and no ledger entry. Here the release dies right after its
+    output is staged (before the pending entry): no guess of any length completes the file, and
+    neither the known plaintext structure (the final file's first and last bytes) nor a footer
+    taken from a genuine release of the same shape shows up in it."""
+    import hashlib
+
+    from puffer.publish.release import Release
+
+    src = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"x": np.linspace(0.0, 1.0, 20_000)}), src)
+    key = os.urandom(32)
+    genuine = pio.noise_file(src, tmp_path / "g.parquet", "x", ("laplace", {"b": 1.0}), key=key,
+                             ledger=tmp_path / "g.jsonl")
+    gbytes = (tmp_path / "g.parquet").read_bytes()
+    assert "sha256:" + hashlib.sha256(gbytes).hexdigest() == genuine["output_sha256"]
+    staged = {}
+
+    def die(self, output_sha256, rows, **kw):
+        (name,) = [n for n in os.listdir(tmp_path) if n.startswith(".o.parquet.puffer-incomplete-")]
+        staged["bytes"] = (tmp_path / name).read_bytes()
+        staged["digest"] = output_sha256
+        raise KeyboardInterrupt  # killed here: nothing was recorded
+
+    monkeypatch.setattr(Release, "pending", die)
+    with pytest.raises(KeyboardInterrupt):
+        pio.noise_file(src, tmp_path / "o.parquet", "x", ("laplace", {"b": 1.0}), key=key,
+                       ledger=tmp_path / "o.jsonl")
+    b = staged["bytes"]
+    assert abs(len(b) - len(gbytes)) < 0.05 * len(gbytes)  # the shape of a genuine output of this input
+    footer = gbytes[-(int.from_bytes(gbytes[-8:-4], "little") + 8):]  # metadata, its length, PAR1
+    for guess in (b"PAR1", b"\x00" * 4, footer, gbytes[-64:]):
+        for attempt in (b + guess, b[:-len(guess)] + guess, b[: len(b) - 4] + b"PAR1"):
+            p = tmp_path / "attempt.parquet"
+            p.write_bytes(attempt)
+            with pytest.raises(Exception):
+                pq.read_table(p)
+            assert "sha256:" + hashlib.sha256(attempt).hexdigest() != staged["digest"]
+    assert b[:4] != b"PAR1" and b"PAR1" not in b
+    assert not (tmp_path / "o.parquet").exists()
