@@ -271,3 +271,26 @@ def test_a_killed_release_staging_file_cannot_be_completed(tmp_path, monkeypatch
             assert "sha256:" + hashlib.sha256(attempt).hexdigest() != staged["digest"]
     assert b[:4] != b"PAR1" and b"PAR1" not in b
     assert not (tmp_path / "o.parquet").exists()
+
+
+# ---------------------------------------------------------------------------------- item 5
+def test_float_noise_is_refused_where_a_lattice_law_exists(tmp_path, capsys):
+    """Issue 38 §5: `--float-noise` was accepted for Laplace and Gaussian, which have lattice laws
+    (claimed: "only for families with no lattice law")."""
+    from puffer import cli
+
+    src = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"x": np.linspace(0, 1, 20)}), src)
+    led = tmp_path / "l.jsonl"
+    for noise in (("laplace", {"b": 1.0}), ("gaussian", {"sigma": 1.0})):
+        with pytest.raises(ParameterError, match="parameter 'float_noise' = True.*lattice law"):
+            pio.noise_file(src, tmp_path / "o.parquet", "x", noise, ledger=led, float_noise=True)
+    with pytest.raises(ParameterError, match="float_noise.*lattice law"):  # a calibrated Laplace mechanism
+        pio.noise_file(src, tmp_path / "o.parquet", "x", PAIR, ledger=led, per_unit=True, float_noise=True)
+    rc = cli.main(["noise", str(src), str(tmp_path / "o.parquet"), "--column", "x", "--noise", "laplace", "--scale",
+                   "1", "--float-noise", "--ledger", str(led)])
+    assert rc == 3 and "float_noise" in capsys.readouterr().err
+    assert not led.exists() and not (tmp_path / "o.parquet").exists()
+    # a family without a lattice law still has it (recorded as float noise)
+    e = pio.noise_file(src, tmp_path / "o.parquet", "x", ("cauchy", {"gamma": 1.0}), ledger=led, float_noise=True)
+    assert e["config"]["noise"] == "float"

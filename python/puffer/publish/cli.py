@@ -56,8 +56,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--granularity", type=float, help="the lattice step of the published values, a power of two "
                                                     "(default: from the sensitivity, noise inflated <= 0.1%%)")
     p.add_argument("--float-noise", action="store_true",
-                   help="keyed floating-point noise instead of lattice noise: NOT safe in floating point (for "
-                        "noise families without a lattice law; recorded in the ledger)")
+                   help="keyed floating-point noise instead of lattice noise: NOT safe in floating point (only "
+                        "for noise families or mechanisms without a lattice law: refused for Laplace and Gaussian; "
+                        "recorded in the ledger)")
     p.add_argument("--sign", metavar="PATH", help="sign the ledger entries and checkpoint with this Ed25519 key "
                                                   "(`puffer keygen --signing PATH`); required for a signed ledger")
     p.add_argument("--rerun", metavar="RELEASE_ID", help="reproduce a recorded release (same key, input, options)")
