@@ -294,3 +294,38 @@ def test_float_noise_is_refused_where_a_lattice_law_exists(tmp_path, capsys):
     # a family without a lattice law still has it (recorded as float noise)
     e = pio.noise_file(src, tmp_path / "o.parquet", "x", ("cauchy", {"gamma": 1.0}), ledger=led, float_noise=True)
     assert e["config"]["noise"] == "float"
+
+
+# ---------------------------------------------------------------------------------- item 6
+def test_a_ledger_renamed_with_its_side_files_verifies(tmp_path, monkeypatch, capsys):
+    """Issue 38 §6: a genuine ledger renamed with its checkpoint and unit side files failed verify
+    (exit 7: the side file's path kept the old name). Side files are found relative to the ledger;
+    a side file that is really missing, or altered, still fails."""
+    from puffer import cli
+    from puffer.errors import LedgerError
+    from puffer.publish import unitsets
+
+    monkeypatch.setattr(unitsets, "INLINE_MAX", 10)  # the unit set goes to a side file
+    signer = pio.signing_keygen(tmp_path / "s.key")
+    led = tmp_path / "l.jsonl"
+    answers(tmp_path, list(range(1, 51)), "a", ledger=led, signing_key=tmp_path / "s.key")
+    assert (tmp_path / "l.jsonl.units").is_dir() and len(os.listdir(tmp_path / "l.jsonl.units")) == 1
+    cp = tmp_path / "kept.checkpoint"
+    cp.write_text((tmp_path / "l.jsonl.checkpoint").read_text())
+    new = tmp_path / "renamed" / "2026-ledger.jsonl"
+    new.parent.mkdir()
+    os.rename(led, new)
+    os.rename(tmp_path / "l.jsonl.checkpoint", str(new) + ".checkpoint")
+    os.rename(tmp_path / "l.jsonl.units", str(new) + ".units")
+    assert cli.main(["ledger", "verify", str(new), "--pub", str(tmp_path / "s.key.pub"), "--checkpoint",
+                     str(cp)]) == 0
+    assert f"signed by key {signer.key_id}, the key given" in capsys.readouterr().out
+    rep = __import__("puffer.publish.report", fromlist=["x"]).ledger_report(new, pub=tmp_path / "s.key.pub")
+    assert rep["populations"][0]["units"] == 50
+    (side,) = (new.parent / (new.name + ".units")).iterdir()
+    side.write_bytes(side.read_bytes()[:-8] + bytes(8))
+    with pytest.raises(LedgerError, match="altered"):
+        pio.verify(new)
+    side.unlink()
+    with pytest.raises(LedgerError, match="missing beside the ledger"):
+        pio.verify(new)
