@@ -329,3 +329,44 @@ def test_a_ledger_renamed_with_its_side_files_verifies(tmp_path, monkeypatch, ca
     side.unlink()
     with pytest.raises(LedgerError, match="missing beside the ledger"):
         pio.verify(new)
+
+
+# ---------------------------------------------------------------------------------- item 8
+def test_fitted_counts_never_reach_the_ledger_and_its_files_are_private(tmp_path, monkeypatch):
+    """Issue 38 §8: the entry stored a fitted Theta's exact transition counts per group (e.g.
+    [[234, 51], [43, 113]]) in a world-readable file. The entry records a keyed digest of them
+    (the release key's holder can check a refit against it), and the ledger, its checkpoint and
+    its unit side files are created 0600."""
+    import json
+
+    import puffer
+    from puffer.publish import unitsets
+    from puffer.publish.release import fit_counts_digest
+
+    monkeypatch.setattr(unitsets, "INLINE_MAX", 10)
+    old = os.umask(0o022)
+    try:
+        x = (np.random.default_rng(5).random((40, 6)) < 0.4).astype(int)
+        fw = puffer.models.fit_markov(x, T=6, method="dirichlet")
+        u, t = np.nonzero(np.ones_like(x, bool))
+        src = tmp_path / "week.parquet"
+        pq.write_table(pa.table({"unit": u, "order": t, "kwh": x[u, t].astype(float)}), src)
+        key = tmp_path / "k.key"
+        pio.keygen(key)
+        led = tmp_path / "l.jsonl"
+        e = pio.noise_file(src, tmp_path / "out.parquet", "kwh", puffer.mechanisms.Wasserstein(fw, eps=1.0),
+                           key=key, unit="unit", order="order", ledger=led)
+    finally:
+        os.umask(old)
+    counts = np.asarray(fw.fit.counts)
+    assert counts.sum() > 100
+    text = led.read_text()
+    for form in (json.dumps(counts.tolist()), json.dumps(counts.tolist(), separators=(",", ":"))):
+        assert form not in text
+    for row in counts.reshape(-1, counts.shape[-1]).tolist():  # no row of counts, in any entry
+        assert json.dumps(row, separators=(",", ":")) not in text
+    assert "counts" not in e["fit"]
+    assert e["fit"]["counts_digest"] == fit_counts_digest(counts, pio.load_key(key))
+    for p in (led, tmp_path / "l.jsonl.checkpoint", *(tmp_path / "l.jsonl.units").iterdir()):
+        assert oct(p.stat().st_mode & 0o777) == "0o600", p
+    assert oct((tmp_path / "l.jsonl.units").stat().st_mode & 0o777) == "0o700"

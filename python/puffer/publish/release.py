@@ -42,7 +42,7 @@ from .unitsets import ALL, UNIT_HASH, UnitHasher, describe_units
 if TYPE_CHECKING:
     from ..sampling import KeyedStream
 
-__all__ = ["Release", "begin_release", "STREAM_NAME"]
+__all__ = ["Release", "begin_release", "STREAM_NAME", "fit_record", "fit_counts_digest"]
 
 STREAM_NAME = ("chacha20 (RFC 8439, counter mode, layout cpp/sampling/keyed_stream.hpp); key = "
                "HMAC-SHA256(release key, 'puffer/v2/stream' || 0x00 || nonce || 0x00 || column)")
@@ -168,6 +168,35 @@ def resolve_dangling(ledger: Ledger, *, is_busy: Any = None) -> list[dict[str, A
     return done
 
 
+#: what an entry's ``fit.counts_digest`` is
+FIT_COUNTS_DIGEST = ("HMAC-SHA256 keyed by the release key, of 'puffer/v1/fit-counts' || 0x00 || the canonical JSON of "
+                     "the fit's transition counts (groups x phases x from x to)")
+
+
+def fit_counts_digest(counts: Any, key: Key) -> str:
+    """The keyed digest of a fit's transition counts that a ledger entry records instead of them
+    (:data:`FIT_COUNTS_DIGEST`): whoever holds the release key can check a refit against it;
+    without the key nothing about the counts follows (a plain hash of small integer counts
+    whose total is recorded would be inverted by trying every matrix)."""
+    import hashlib
+    import hmac
+    import json
+
+    text = json.dumps(np.asarray(counts, dtype=np.int64).tolist(), separators=(",", ":")).encode("ascii")
+    return "hmac-sha256:" + hmac.new(key.secret, b"puffer/v1/fit-counts\x00" + text, hashlib.sha256).hexdigest()
+
+
+def fit_record(fit: dict[str, Any], key: Key) -> dict[str, Any]:
+    """The ledger's record of a fitted Theta (:meth:`puffer.models.fit.MarkovFit.to_dict`) with
+    its exact transition counts replaced by :func:`fit_counts_digest` (the counts of a Theta
+    fitted from the released units are a statistic of their data, published with no noise)."""
+    out = {k: v for k, v in fit.items() if k != "counts"}
+    if "counts" in fit:
+        out["counts_digest"] = fit_counts_digest(fit["counts"], key)
+        out["counts_digest_of"] = FIT_COUNTS_DIGEST
+    return out
+
+
 def _config_diff(old: Any, new: Any) -> str | None:
     if old == new:
         return None
@@ -235,6 +264,8 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
     resolve_dangling(led, is_busy=is_busy)
     entries = led.entries()
     desc = plan.describe()
+    if isinstance(desc.get("fit"), dict):  # a fitted Theta: its exact counts never go to the ledger
+        desc = {**desc, "fit": fit_record(desc["fit"], k)}
     post = list(post_processing or [])
     cfg = {"columns": list(columns), "plan": desc, "unit": unit, "input_sha256": input_sha256,
            "secure": bool(secure), **(config or {})}

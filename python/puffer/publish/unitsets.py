@@ -169,8 +169,8 @@ def describe_units(hashes: NDArray[np.uint64] | None, hasher: UnitHasher | None,
     name = f"{release_id}.u64"
     path = os.path.join(folder, name)
     try:
-        os.makedirs(folder, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
             if os.write(fd, data) != len(data):
                 raise OSError(28, "short write (disk full?)")
