@@ -41,6 +41,11 @@ digest) and the next release on the ledger resolves it with a ``resolved`` entry
 it did not publish records ``aborted``). So no output is ever published without an entry.
 :func:`append_ledger` adds a ``note`` only: every entry that counts goes through the release.
 
+Files. The ledger, its checkpoint and its unit side files are created with mode 0600 (owner
+only; a umask can only remove bits from it): an entry describes the release in detail, and a
+fitted Theta's transition counts are never in it (:func:`puffer.publish.release.fit_record`).
+Give auditors a copy, or loosen the mode yourself.
+
 Writing. Appends take an exclusive ``fcntl`` lock on the ledger file, write each line with a
 single ``write`` and ``fsync`` the file (and the folder when the file is created). On a write
 error (disk full) the file is truncated back to its previous length; if even that fails, the
@@ -233,7 +238,7 @@ def _write_checkpoint(path: str, cp: dict[str, Any]) -> None:
                 with contextlib.suppress(OSError):
                     os.remove(os.path.join(folder, name))
         # a new file, never one planted at a guessable name (a link would have us write elsewhere)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         try:
             if os.write(fd, data) != len(data):
                 raise OSError(errno.ENOSPC, "short write (disk full?)")
@@ -366,7 +371,7 @@ class Ledger:
         self.check_writable()
         created = not os.path.exists(self.path)
         try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
         except OSError as exc:
             raise PufferIOError(self.path, "opening the ledger", exc.strerror or exc) from None
         try:
@@ -506,8 +511,20 @@ class Ledger:
         completion, each with ``output_state`` ("published": the output is there with the
         recorded digest; "absent"; "different"); ``anchored`` is the number of entries a
         checkpoint or head given here covers."""
+        return self.verified(head=head, checkpoint=checkpoint, pub=pub, check_outputs=check_outputs)[0]
+
+    def verified(self, *, head: str | None = None, checkpoint: Any = None, pub: Any = None,
+                 check_outputs: bool = True) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """(:meth:`verify`'s result, the entries it verified): the file is read once into memory,
+        and the entries are parsed from those very bytes, so a report built from them shows
+        only what was checked (a file swapped after the check is never reported on)."""
         pk = as_public_key(pub)
         data = self._data()
+        return self._verify_data(data, head=head, checkpoint=checkpoint, pk=pk, check_outputs=check_outputs)
+
+    def _verify_data(self, data: bytes, *, head: str | None, checkpoint: Any, pk: PublicKey | None,
+                     check_outputs: bool) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """:meth:`verified` of the ledger's bytes ``data``."""
         lines, tail = _split(data)
         h, s0 = self._verify_lines(lines, pub=pk)
         why = _tail_problem(tail)  # before the checkpoints: the more precise diagnosis
@@ -564,7 +581,7 @@ class Ledger:
                 "releases": sum(1 for s in state.values() if s["status"] in ("completed", "published")),
                 "pending": pending, "torn_tail": torn, "signed": s0 is not None, "signer": key_id,
                 "authenticated": pk is not None, "authenticity": auth, "anchors": anchors, "anchored": anchored,
-                "unanchored": len(lines) - anchored}
+                "unanchored": len(lines) - anchored}, entries
 
     # ------------------------------------------------------------------ append
     def append(self, entry: dict[str, Any]) -> dict[str, Any]:
