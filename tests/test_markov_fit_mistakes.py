@@ -82,9 +82,9 @@ def test_fit_records_its_state_column_and_the_release_checks_it(tmp_path):
     m = puffer.mechanisms.Wasserstein(fw, eps=1.0)
     with pytest.raises(ParameterError, match="fitted on the states of column 'state'"):
         puffer.io.noise_file(tmp_path / "t.parquet", tmp_path / "o.parquet", ["other"], m, key=tmp_path / "k.key",
-                             unit="unit", order="order")
+                             unit="unit", order="order", allow_fit_on_release=True)
     e = puffer.io.noise_file(tmp_path / "t.parquet", tmp_path / "o.parquet", ["state"], m, key=tmp_path / "k.key",
-                             unit="unit", order="order")
+                             unit="unit", order="order", allow_fit_on_release=True)
     assert e["fit"]["column"] == "state"
 
 

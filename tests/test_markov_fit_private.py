@@ -105,3 +105,80 @@ def test_framework_file_keys_of_a_private_fit(tmp_path):
                                        '[target]\neps = 1.0\n')
     with pytest.raises(ParameterError, match="model.private"):
         load_config(tmp_path / "bad.toml")
+
+
+def _week(tmp_path, x, first_unit=0, name="w.parquet"):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    u, t = np.nonzero(np.ones_like(x, bool))
+    pq.write_table(pa.table({"unit": u + first_unit, "order": t, "state": x[u, t].astype(float)}), tmp_path / name)
+    return tmp_path / name
+
+
+def test_a_private_fit_counts_in_the_units_total(tmp_path):
+    """A release with a privately fitted Theta on its own units: the entry records the fit's
+    eps (and its noised counts, a DP release); the units' total is PP(eps + eps_fit); a second
+    fit-free look at the totals counts the fit once."""
+    import puffer
+    from puffer.guarantees import round_up
+    from puffer.models import fit_markov as fit
+
+    pd = pytest.importorskip("pandas")
+    x = simulate(TRUE, 200, 12, np.random.default_rng(44))
+    u, t = np.nonzero(np.ones_like(x, bool))
+    fw = fit(pd.DataFrame({"unit": u, "order": t, "state": x[u, t]}), T=12, private=0.5, states=[0, 1])
+    p = _week(tmp_path, x)
+    puffer.io.keygen(tmp_path / "k.key")
+    m = puffer.mechanisms.Wasserstein(fw, eps=1.0)
+    with pytest.raises(ParameterError, match="allow_fit_on_release"):          # nothing to allow
+        puffer.io.noise_file(p, tmp_path / "o.parquet", ["state"], m, key=tmp_path / "k.key", unit="unit",
+                             order="order", allow_fit_on_release=True)
+    e = puffer.io.noise_file(p, tmp_path / "o.parquet", ["state"], m, key=tmp_path / "k.key", unit="unit",
+                             order="order")
+    assert e["fit"]["private"]["eps"] == 0.5 and "counts" in e["fit"]
+    assert e["fit_on_release"] == {"private": True, "eps": 0.5, "id": fw.fit.private_fit.id}
+    tot = e["composition"]["total"]
+    assert tot["type"] == "PP" and tot["eps"] == round_up(1.5) and e["composition"]["releases"] == 2
+    assert "private fit" in e["composition"]["theorem"]
+
+
+def test_totals_count_each_private_fit_once():
+    from puffer.publish.totals import _total
+
+    fit = {"private": {"id": "f1", "eps": 0.25}}
+    dp = {"type": "PureDP", "eps": 1.0}
+    a = {"release_id": "a", "guarantee": dp, "columns": ["x"], "fit": fit}
+    b = {"release_id": "b", "guarantee": dp, "columns": ["x"], "fit": fit}
+    t = _total([a, b])
+    assert t["guarantee"]["eps"] == pytest.approx(2.25) and t["releases"] == 3
+    c = {"release_id": "c", "guarantee": dp, "columns": ["x"], "fit": {"private": {"id": "f2", "eps": 0.5}}}
+    assert _total([a, b, c])["guarantee"]["eps"] == pytest.approx(3.75)   # 3 releases + the two fits
+    pp = {"release_id": "d", "guarantee": {"type": "PP", "eps": 1.0, "delta": 1e-6}, "columns": ["x"], "fit": fit}
+    assert _total([pp])["guarantee"] is None                  # approximate PP with a fit: not composed
+
+
+def test_an_exact_fit_on_other_units_needs_no_allowance(tmp_path):
+    """Fit on units 0..99, release units 100..199: nothing shared, no flag needed (and the
+    flag is refused); the entry says no unit was shared."""
+    import puffer
+    from puffer.models import fit_markov as fit
+
+    pd = pytest.importorskip("pandas")
+    x = simulate(TRUE, 200, 12, np.random.default_rng(45))
+    u, t = np.nonzero(np.ones((100, 12), bool))
+    fw = fit(pd.DataFrame({"unit": u, "order": t, "state": x[:100][u, t]}), T=12, method="dirichlet")
+    p = _week(tmp_path, x[100:], first_unit=100)
+    puffer.io.keygen(tmp_path / "k.key")
+    m = puffer.mechanisms.Wasserstein(fw, eps=1.0)
+    with pytest.raises(ParameterError, match="share no unit"):
+        puffer.io.noise_file(p, tmp_path / "o.parquet", ["state"], m, key=tmp_path / "k.key", unit="unit",
+                             order="order", allow_fit_on_release=True)
+    e = puffer.io.noise_file(p, tmp_path / "o.parquet", ["state"], m, key=tmp_path / "k.key", unit="unit",
+                             order="order")
+    assert e["fit_on_release"] == {"private": False, "shared_units": 0}
+    # the same fit from an array (no unit ids to compare): refused unless allowed
+    fa = fit(x[:100], T=12, method="dirichlet")
+    with pytest.raises(ParameterError, match="may share units"):
+        puffer.io.noise_file(p, tmp_path / "o2.parquet", ["state"], puffer.mechanisms.Wasserstein(fa, eps=1.0),
+                             key=tmp_path / "k.key", unit="unit", order="order")

@@ -548,6 +548,9 @@ class MarkovFit:
     column: str | None = None        # the state column of a table (None: an array)
     phase_offset: int = 0            # the order at phase 0 (phase = (order - phase_offset) mod period)
     private_fit: PrivateFit | None = None   # how the counts were noised (fit_markov(private=EPS))
+    # the unit ids of a fit on a table (kept here, never recorded: the release compares them with
+    # the units it publishes, puffer.publish.release); None for an array or a record
+    unit_ids: tuple[Any, ...] | None = field(default=None, repr=False, compare=False)
 
     @property
     def private(self) -> float | None:
@@ -770,7 +773,8 @@ def fit_markov(traces: Any, *, T: int, period: int | None = None, groups: Any = 
     if cb is not None:
         cb(1, total)
     meta = _Meta(tr.state_labels, tr.group_labels, len(tr.unit_labels), int(tr.unit.size), tr.digest(),
-                 None if tr.columns is None else tr.columns[2], off)
+                 None if tr.columns is None else tr.columns[2], off,
+                 None if tr.columns is None else tuple(tr.unit_labels))
     return _build(meta, counts, per_unit, T=T, P=P, lev=lev, method=method, a0=a0, nb=nb, mc=mc, seed=sd,
                   values=values, init=init, threads=threads, report=cb, pf=pf)
 
@@ -786,6 +790,7 @@ class _Meta:
     digest: str
     column: str | None = None
     phase_offset: int = 0
+    unit_ids: tuple[Any, ...] | None = None
 
 
 def _build(tr: _Meta, counts: np.ndarray, per_unit: np.ndarray | None, *, T: int, P: int | None, lev: float,
@@ -856,7 +861,7 @@ def _build(tr: _Meta, counts: np.ndarray, per_unit: np.ndarray | None, *, T: int
     rec = MarkovFit(method, lev, T, P, a0, nb, seed, mc, list(tr.state_labels), vals, list(tr.group_labels),
                     init if isinstance(init, str) else np.asarray(init, dtype=float).tolist(),
                     counts, est, lo, hi, lev_e, tr.n_units, tr.n_records, tr.digest, tuple(warn), tuple(labels),
-                    tr.column, tr.phase_offset, pf)
+                    tr.column, tr.phase_offset, pf, tr.unit_ids)
     fw._set_fit(rec)
     if report is not None:
         total = (nb if method == "bootstrap" else 0) + 2
