@@ -16,6 +16,7 @@ import pytest
 import puffer
 from puffer.errors import ParameterError
 from puffer.models import fit_markov, markov_chain
+from puffer.models.box import box_w_inf
 from puffer.models.fit import FitWarning
 from puffer.models.theta import sample_beliefs
 from test_markov_fit import DAY, simulate
@@ -77,6 +78,7 @@ def test_box_bound_three_states_and_the_report():
     assert s.params["ratio"] == pytest.approx(b.bound / b.corner_max)
     assert "whole credible box" in b.summary() and str(b.corner_max).rstrip("0").rstrip(".") in b.summary()
     assert fw.w_inf().params.get("over") is None          # the default stays Theta
+    assert box_w_inf(fw, max_boxes=1).bound >= b.bound        # fewer sub-boxes: never tighter
 
 
 def test_a_narrow_box_on_a_short_chain_is_certified_at_the_corner():

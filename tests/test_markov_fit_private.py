@@ -144,7 +144,7 @@ def test_a_private_fit_counts_in_the_units_total(tmp_path):
 
 
 def test_totals_count_each_private_fit_once():
-    from puffer.publish.totals import _total
+    from puffer.publish.totals import _total, private_fits
 
     fit = {"private": {"id": "f1", "eps": 0.25}}
     dp = {"type": "PureDP", "eps": 1.0}
@@ -154,6 +154,7 @@ def test_totals_count_each_private_fit_once():
     assert t["guarantee"]["eps"] == pytest.approx(2.25) and t["releases"] == 3
     c = {"release_id": "c", "guarantee": dp, "columns": ["x"], "fit": {"private": {"id": "f2", "eps": 0.5}}}
     assert _total([a, b, c])["guarantee"]["eps"] == pytest.approx(3.75)   # 3 releases + the two fits
+    assert private_fits([a, b, c]) == {"f1": 0.25, "f2": 0.5}
     pp = {"release_id": "d", "guarantee": {"type": "PP", "eps": 1.0, "delta": 1e-6}, "columns": ["x"], "fit": fit}
     assert _total([pp])["guarantee"] is None                  # approximate PP with a fit: not composed
 
