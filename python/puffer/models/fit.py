@@ -764,11 +764,12 @@ def fit_markov(traces: Any, *, T: int, period: int | None = None, groups: Any = 
         raise ParameterError("traces", f"orders starting at {o0}", f"orders starting at a multiple of period = {P} "
                              f"(order 0 is phase 0; {o0} would be phase {o0 % P}), or phase_offset=ORDER naming the "
                              f"order at phase 0 (e.g. phase_offset={o0} if the first order starts the cycle)")
-    counts, per_unit = transition_counts(tr, P, off)
+    counts, exact_per_unit = transition_counts(tr, P, off)
+    per_unit: np.ndarray | None = exact_per_unit
     pf = None
     if eps_fit is not None:
         assert cl is not None
-        counts, pf = _private_counts(per_unit, eps_fit, cl, lev)
+        counts, pf = _private_counts(exact_per_unit, eps_fit, cl, lev)
         per_unit = None                       # nothing exact goes further
     if cb is not None:
         cb(1, total)
