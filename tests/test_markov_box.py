@@ -98,6 +98,9 @@ def test_box_framework_releases_with_the_bound_and_refuses_law_based_mechanisms(
     for make in (lambda: puffer.mechanisms.MarkovQuilt(bf, eps=1.0), lambda: bf.conditional(bf.priors[0], "X0=0")):
         with pytest.raises(ParameterError, match="framework"):
             make()
+    from puffer.publish.engines.w_inf import _check_fw  # the cluster paths read the chains themselves
+    with pytest.raises(ParameterError, match="framework"):
+        _check_fw(bf)
     with pytest.raises(ParameterError, match="over"):
         fw.w_inf(over="corners")
     plain = markov_chain(DAY, T=6, period=3)
