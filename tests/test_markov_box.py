@@ -81,9 +81,11 @@ def test_box_bound_three_states_and_the_report():
     assert box_w_inf(fw, max_boxes=1).bound >= b.bound        # fewer sub-boxes: never tighter
 
 
-def test_a_narrow_box_on_a_short_chain_is_certified_at_the_corner():
-    """Many records, T = 3: the branch and bound certifies the corner maximum itself."""
-    fw = _fitted(4000, 12, 3, None, seed=4)
+@pytest.mark.parametrize("units,length,T", [(4000, 12, 3), (500, 50, 12)])
+def test_a_narrow_box_on_a_short_chain_is_certified_at_the_corner(units, length, T):
+    """Many records and a short chain: the branch and bound certifies the corner maximum
+    itself (the box's supremum is then known exactly)."""
+    fw = _fitted(units, length, T, None, seed=4)
     b = fw.box_bound()
     assert b.certified_at_corner and b.ratio == 1.0 and b.open_boxes == 0
 

@@ -623,7 +623,7 @@ class MarkovChainFramework(Framework):
         self._fit = rec
         self._name = self._name[:-1] + f", fitted: {rec.method} at level {rec.level:g})"
 
-    def box_bound(self, *, max_boxes: int = 64, seconds: float = 60.0) -> Any:
+    def box_bound(self, *, max_boxes: int = 1024, seconds: float = 30.0) -> Any:
         """The :class:`~puffer.models.box.BoxBound` of a fitted framework: Delta_G certified over
         every chain of the credible box, beside the corner maximum (computed once, then cached;
         ``max_boxes`` and ``seconds`` bound the branch and bound, see
@@ -640,7 +640,7 @@ class MarkovChainFramework(Framework):
                   [str(b.corner_witness[0]), list(b.corner_witness[1])]}
         return Sensitivity(b.bound, "w_inf", None, None, (), params)
 
-    def box_framework(self, *, max_boxes: int = 64, seconds: float = 60.0) -> MarkovChainFramework:
+    def box_framework(self, *, max_boxes: int = 1024, seconds: float = 30.0) -> MarkovChainFramework:
         """The same fitted framework with Theta = every chain of the credible box: its
         :meth:`w_inf` is the certified box bound (:meth:`box_bound`), so a W_inf-based mechanism
         calibrated on it (``Wasserstein``, ``GeneralWasserstein``) covers every adversary whose

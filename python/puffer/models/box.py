@@ -17,20 +17,24 @@ stationary law or the given one), not only over Theta:
   at most that factor, so a level comparison of theta_c's W_inf walk that holds with a log
   margin above 2 delta holds for every chain of C: the least z at which every comparison holds
   with that margin bounds W_inf over C (the supports do not change inside B: its entries are
-  > 0). A sub-box whose bound exceeds the corner maximum is split in two along the entry whose
+  > 0). The sub-box with the largest bound (best first) is split in two along the entry whose
   spread weighs most in delta (k = 2 with at most 8 free entries, e.g. time-homogeneous chains
-  or periods up to 4: with more, halving one entry barely moves delta), until
-  every sub-box is certified at the corner maximum or the budget of sub-boxes is spent; the
-  bound is the largest over the sub-boxes left.
+  or periods up to 4: with more, halving one entry barely moves delta), until every sub-box is
+  certified at the corner maximum or the budget of sub-boxes or seconds is spent; the bound is
+  the largest over the sub-boxes left.
 
-How tight. delta grows with T times the width of the box (each step adds its spread), so the
-bound is the corner maximum for short chains and narrow boxes and grows towards group DP's
-T (max v - min v) for long chains: :class:`BoxBound` reports both numbers and their ratio, and
-the bound is the one to release with where the guarantee must cover B
-(:meth:`MarkovChainFramework.box_framework`).
+How tight. delta grows with T times the width of a sub-box (each step adds its spread), while
+the level comparisons that decide W_inf near the worst chain hold with log margins of ~0.1 (in
+the bulk of the laws, measured): sub-boxes must be ~T / 0.05 times narrower than the box. On a
+time-homogeneous 2-state fit (bench/RESULTS.md, "Fitted Theta") the corner maximum is certified
+for T <= 12, the bound is 1.1-1.3 times it for T = 24-48, and it reaches group DP's
+T (max v - min v) for T in the hundreds and for periodic boxes (too many free entries to
+split): :class:`BoxBound` reports both numbers and their ratio, and the bound is the one to
+release with where the guarantee must cover B (:meth:`MarkovChainFramework.box_framework`).
 """
 from __future__ import annotations
 
+import heapq
 import math
 import time
 from dataclasses import dataclass
@@ -205,11 +209,12 @@ def _evaluate(fw: MarkovChainFramework, box: _Box, est: np.ndarray, stationary: 
     box.z = worst
 
 
-def box_w_inf(fw: MarkovChainFramework, *, max_boxes: int = 64, seconds: float = 60.0) -> BoxBound:
+def box_w_inf(fw: MarkovChainFramework, *, max_boxes: int = 1024, seconds: float = 30.0) -> BoxBound:
     """Delta_G over every chain of the fitted framework's credible box (see the module
     docstring): a certified upper bound beside the corner maximum. ``max_boxes`` sub-boxes at
-    most (per group) and ``seconds`` of splitting at most; where they run out, the bound is the
-    largest over the sub-boxes left (still certified, possibly loose: ``ratio`` says how loose).
+    most (per group) and ``seconds`` of splitting at most (the sub-box with the largest bound
+    is split first); where they run out, the bound is the largest over the sub-boxes left
+    (still certified, possibly loose: ``ratio`` says how loose).
     """
     from .theta import _fit_of
 
@@ -229,21 +234,27 @@ def box_w_inf(fw: MarkovChainFramework, *, max_boxes: int = 64, seconds: float =
     for g in range(G):
         lo, hi = _entry_ranges(fit.lower[g], fit.upper[g])
         est = fit.estimate[g]
-        queue = [_Box(lo, hi)]
-        done: list[_Box] = []
-        while queue:
-            b = queue.pop()
+        heap: list[tuple[float, int, _Box]] = []
+
+        def push(b: _Box) -> None:
+            nonlocal boxes
             _evaluate(fw, b, est, stationary, fit.init, math.inf)
             boxes += 1
+            heapq.heappush(heap, (-b.z, boxes, b))
+
+        push(_Box(lo, hi))
+        spent = 1
+        # best first: the sub-box with the largest bound is split next, so the bound (the largest
+        # over the sub-boxes left) falls as fast as the budget allows
+        while heap:
+            b = heap[0][2]
             if b.z <= target or not math.isfinite(b.delta):
-                done.append(b)
-                continue
+                break
             # (k = 2 with few free entries: splitting one of many entries barely moves delta)
-            can_split = len(fw.state_names) == 2 and 2 * b.lo.shape[0] <= _MAX_SPLIT_DIMS and \
-                boxes < nb * (g + 1) and time.perf_counter() - t0 < secs
-            if not can_split:
-                done.append(b)
-                continue
+            if not (len(fw.state_names) == 2 and 2 * b.lo.shape[0] <= _MAX_SPLIT_DIMS and spent + 2 <= nb
+                    and time.perf_counter() - t0 < secs):
+                break
+            heapq.heappop(heap)
             # split the free entry (k = 2: P(x -> 1 - x) of one phase) that weighs most in delta
             w = b.weights.reshape(b.lo.shape[0], 2, 2)
             p, x = (int(v) for v in np.unravel_index(int(np.argmax(w[:, [0, 1], [1, 0]])), (b.lo.shape[0], 2)))
@@ -253,8 +264,9 @@ def box_w_inf(fw: MarkovChainFramework, *, max_boxes: int = 64, seconds: float =
                 nlo, nhi = b.lo.copy(), b.hi.copy()
                 nlo[p, x, y], nhi[p, x, y] = a_, b_
                 nlo[p, x, x], nhi[p, x, x] = 1.0 - b_, 1.0 - a_
-                queue.append(_Box(nlo, nhi))
-        for b in done:
+                push(_Box(nlo, nhi))
+                spent += 1
+        for _, _, b in heap:
             worst = max(worst, b.z)
             if b.z > target:
                 left += 1
