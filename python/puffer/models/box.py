@@ -236,13 +236,13 @@ def box_w_inf(fw: MarkovChainFramework, *, max_boxes: int = 1024, seconds: float
         est = fit.estimate[g]
         heap: list[tuple[float, int, _Box]] = []
 
-        def push(b: _Box) -> None:
+        def push(b: _Box, heap: list[tuple[float, int, _Box]], est: np.ndarray) -> None:
             nonlocal boxes
             _evaluate(fw, b, est, stationary, fit.init, math.inf)
             boxes += 1
             heapq.heappush(heap, (-b.z, boxes, b))
 
-        push(_Box(lo, hi))
+        push(_Box(lo, hi), heap, est)
         spent = 1
         # best first: the sub-box with the largest bound is split next, so the bound (the largest
         # over the sub-boxes left) falls as fast as the budget allows
@@ -264,7 +264,7 @@ def box_w_inf(fw: MarkovChainFramework, *, max_boxes: int = 1024, seconds: float
                 nlo, nhi = b.lo.copy(), b.hi.copy()
                 nlo[p, x, y], nhi[p, x, y] = a_, b_
                 nlo[p, x, x], nhi[p, x, x] = 1.0 - b_, 1.0 - a_
-                push(_Box(nlo, nhi))
+                push(_Box(nlo, nhi), heap, est)
                 spent += 1
         for _, _, b in heap:
             worst = max(worst, b.z)
