@@ -564,19 +564,24 @@ class MarkovFit:
         c = float(self.counts.sum())
         return int(c) if self.private_fit is None else c
 
+    @property
+    def _transitions_text(self) -> str:
+        return str(self.n_transitions) if self.private_fit is None else f"{self.n_transitions:.1f} (noised)"
+
     def __repr__(self) -> str:
         per = "" if self.period is None else f", period {self.period}"
         if self.private_fit is not None:
             per += f", private eps {self.private_fit.eps:g}"
-        return (f"MarkovFit({self.method} at {self.level:g}{per}: {self.n_units} units, {self.n_transitions:.6g} "
+        return (f"MarkovFit({self.method} at {self.level:g}{per}: {self.n_units} units, {self._transitions_text} "
                 f"transitions, |Theta| = {len(self.priors)}, {len(self.warnings)} warnings, {self.digest[:19]}...)")
 
     def summary(self) -> str:
         """A few lines for ``puffer run`` and the tutorials."""
         per = "time-homogeneous" if self.period is None else f"period {self.period}"
-        what = "posterior probability" if self.method == "dirichlet" else "approximate coverage"
+        what = ("approximate coverage" if self.method != "dirichlet" else "posterior probability"
+                if self.private_fit is None else "noise bound and posterior box")
         lines = [f"Theta fitted from traces ({self.method}, level {self.level:g} ({what}), {per}): {self.n_units} units, "
-                 f"{self.n_records} records, {self.n_transitions:.6g} transitions; data {self.digest}",
+                 f"{self.n_records} records, {self._transitions_text} transitions; data {self.digest}",
                  f"  box: per entry at level {self.entry_level:.6g} (Sidak over rows); |Theta| = {len(self.priors)} "
                  "(per group: the estimate and the box's extreme matrices)",
                  "  covers beliefs in Theta; every chain of the box: w_inf(over='box') / box_framework(); "
