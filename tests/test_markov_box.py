@@ -108,3 +108,42 @@ def test_box_framework_releases_with_the_bound_and_refuses_law_based_mechanisms(
     plain = markov_chain(DAY, T=6, period=3)
     with pytest.raises(ParameterError, match="fit_markov"):
         plain.w_inf(over="box")
+
+
+def test_the_path_ratio_bound_holds_on_every_path():
+    """delta of a 2-state sub-box (path by path, and step by step) against the exact spread of
+    log P'(path | X_t = a) / P_c(path | X_t = a) over every path of T = 7 (enumerated), for
+    chains drawn in random sub-boxes, stationary initial laws."""
+    import itertools
+
+    from puffer.models import stationary_distribution
+    from puffer.models.box import _init_spread, _step_spreads, _two_state_delta
+
+    rng = np.random.default_rng(77)
+    T = 7
+    paths = np.array(list(itertools.product((0, 1), repeat=T)))
+
+    def logp(M, pi):
+        return np.log(pi[paths[:, 0]]) + np.log(M[paths[:, :-1], paths[:, 1:]]).sum(axis=1)
+
+    for _ in range(200):
+        plo, qlo = rng.uniform(0.02, 0.6, 2)
+        phi, qhi = plo + rng.uniform(0, 0.3), qlo + rng.uniform(0, 0.3)
+        lo = np.array([[1 - phi, plo], [qlo, 1 - qhi]])
+        hi = np.array([[1 - plo, phi], [qhi, 1 - qlo]])
+        pc, qc = (plo + phi) / 2, (qlo + qhi) / 2
+        c = np.array([[1 - pc, pc], [qc, 1 - qc]])
+        d_path = _two_state_delta(lo, hi, c, T, True)
+        d_step = float(_step_spreads(lo[None], hi[None], c[None]).sum() * (T - 1)) + \
+            _init_spread(lo[None], hi[None], stationary_distribution(c), True)
+        for _ in range(5):
+            p, q = rng.uniform(plo, phi), rng.uniform(qlo, qhi)
+            if rng.random() < 0.3:
+                p, q = rng.choice([plo, phi]), rng.choice([qlo, qhi])
+            M = np.array([[1 - p, p], [q, 1 - q]])
+            r = logp(M, stationary_distribution(M)) - logp(c, stationary_distribution(c))
+            for t in range(T):
+                for a in (0, 1):
+                    sel = r[paths[:, t] == a]
+                    spread = sel.max() - sel.min()
+                    assert spread <= d_path + 1e-9 and spread <= d_step + 1e-9

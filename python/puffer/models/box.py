@@ -17,7 +17,9 @@ stationary law or the given one), not only over Theta:
   at most that factor, so a level comparison of theta_c's W_inf walk that holds with a log
   margin above 2 delta holds for every chain of C: the least z at which every comparison holds
   with that margin bounds W_inf over C (the supports do not change inside B: its entries are
-  > 0). The sub-box with the largest bound (best first) is split in two along the entry whose
+  > 0). For a time-homogeneous 2-state box delta is taken path by path (the log-ratio of a path
+  is a combination of the loops 0 -> 0, 1 -> 1 and the cycle 0 -> 1 -> 0, see
+  :func:`_two_state_delta`), about half the step-wise sum. The sub-box with the largest bound (best first) is split in two along the entry whose
   spread weighs most in delta (k = 2 with at most 8 free entries, e.g. time-homogeneous chains
   or periods up to 4: with more, halving one entry barely moves delta), until every sub-box is
   certified at the corner maximum or the budget of sub-boxes or seconds is spent; the bound is
@@ -159,6 +161,28 @@ def _init_spread(lo: np.ndarray, hi: np.ndarray, pi_c: np.ndarray, stationary: b
 _MAX_SPLIT_DIMS = 8
 
 
+def _two_state_delta(lo: np.ndarray, hi: np.ndarray, c: np.ndarray, T: int, stationary: bool) -> float:
+    """delta of a time-homogeneous 2-state sub-box, path by path: with r_xy = log theta'(x, y) /
+    theta_c(x, y), a path's log-ratio is L = n00 r00 + n11 r11 + m (r01 + r10) + e r_extra
+    (n01, n10 differ by e <= 1, m the smaller), so over the paths of T - 1 steps L lies within
+    (T - 1) [min, max](r00, r11, (r01 + r10) / 2) widened by the extra switch (at most 2 R on
+    each side, R = max |r_xy|). Each difference of two of r00 (decreasing in p' = theta'(0, 1)),
+    r11 (decreasing in q' = theta'(1, 0)) and (r01 + r10) / 2 (increasing in both) is monotone in
+    p' and in q', so the largest spread over the sub-box is at one of its four corners. The
+    stationary law adds the spread of log pi'(1) / pi'(0) = log p' / q' (monotone too)."""
+    pc, qc = float(c[0, 1]), float(c[1, 0])
+    worst, R, init = 0.0, 0.0, 0.0
+    for p in (float(lo[0, 1]), float(hi[0, 1])):
+        for q in (float(lo[1, 0]), float(hi[1, 0])):
+            r00, r01 = math.log((1.0 - p) / (1.0 - pc)), math.log(p / pc)
+            r10, r11 = math.log(q / qc), math.log((1.0 - q) / (1.0 - qc))
+            f = (r00, r11, 0.5 * (r01 + r10))
+            worst = max(worst, max(f) - min(f))
+            R = max(R, abs(r00), abs(r01), abs(r10), abs(r11))
+            init = max(init, abs(math.log(p / q) - math.log(pc / qc)))
+    return max(T - 1, 0) * worst + 4.0 * R + (init if stationary else 0.0)
+
+
 @dataclass
 class _Box:
     lo: np.ndarray     # (P, k, k) entry ranges on the simplex
@@ -187,6 +211,8 @@ def _evaluate(fw: MarkovChainFramework, box: _Box, est: np.ndarray, stationary: 
     sp = _step_spreads(box.lo, box.hi, c)
     steps = np.bincount(np.arange(T - 1) % P, minlength=P).astype(np.float64) if T > 1 else np.zeros(P)
     d = float(sp @ steps) + _init_spread(box.lo, box.hi, pi, stationary)
+    if k == 2 and fw.period is None:          # path by path (never larger than the step-wise sum)
+        d = min(d, _two_state_delta(box.lo[0], box.hi[0], c[0], T, stationary))
     d = round_up(d * (1 + 1e-12) + 1e-12)
     box.delta = d
     box.weights = steps[:, None] * (np.log(box.hi) - np.log(box.lo)).reshape(P, -1)
