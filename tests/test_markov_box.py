@@ -97,6 +97,9 @@ def test_box_framework_releases_with_the_bound_and_refuses_law_based_mechanisms(
     assert m.sensitivity.value == fw.box_bound().bound and m.sensitivity.params["over"] == "box"
     assert "whole credible box" in bf.name and bf.digest() != fw.digest()
     assert m.noise.scale >= fw.box_bound().bound
+    one = fw.box_framework(max_boxes=1)                       # its own budget: the bound its name states
+    b1 = puffer.mechanisms.Wasserstein(one, eps=1.0).sensitivity.value
+    assert b1 == one.box_bound(max_boxes=1).bound >= fw.box_bound().bound and f"Delta_G <= {b1:g}" in one.name
     for make in (lambda: puffer.mechanisms.MarkovQuilt(bf, eps=1.0), lambda: bf.conditional(bf.priors[0], "X0=0")):
         with pytest.raises(ParameterError, match="framework"):
             make()

@@ -635,7 +635,8 @@ class MarkovChainFramework(Framework):
         return self._box[1]
 
     def _box_sensitivity(self) -> Sensitivity:
-        b = self.box_bound()
+        # the bound computed last (a box framework's own, with the budget it was made with)
+        b = self._box[1] if self._box is not None else self.box_bound()
         params = {**b.to_dict(), "corner_witness": None if b.corner_witness is None else
                   [str(b.corner_witness[0]), list(b.corner_witness[1])]}
         return Sensitivity(b.bound, "w_inf", None, None, (), params)
