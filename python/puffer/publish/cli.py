@@ -218,7 +218,7 @@ def _noise(args: argparse.Namespace) -> int:
                        new_units=args.new_units)
     from .ledger import checkpoint
 
-    cp = checkpoint(ledger)
+    cp = checkpoint(ledger, signing_key=args.sign)  # (the signing key lets the check use the ledger's index)
     if args.json:
         json.dump({**entry, "checkpoint": cp}, sys.stdout, indent=1, sort_keys=True)
         sys.stdout.write("\n")

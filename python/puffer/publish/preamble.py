@@ -174,7 +174,9 @@ def _check_own_files(led_path: str, o: PublishOptions, avoid: tuple[str, ...]) -
     """Refuse an input or output (``avoid``: input, output) that is one of the ledger's own files
     (checkpoint, unit secret, unit sets) or a key file: an output published over one destroys it
     (a release over the checkpoint left the ledger refusing every later release)."""
-    own = [checkpoint_path(led_path), secret_file(led_path), units_folder(led_path)]
+    from .index import index_path
+
+    own = [checkpoint_path(led_path), secret_file(led_path), units_folder(led_path), index_path(led_path)]
     for k in (o.key, o.signing_key):
         p = getattr(k, "path", k)  # a key object's file, or the path given
         if isinstance(p, (str, os.PathLike)):
@@ -188,7 +190,8 @@ def _check_own_files(led_path: str, o: PublishOptions, avoid: tuple[str, ...]) -
     for k, p in enumerate(avoid):
         if os.path.realpath(p) in real:
             raise ParameterError("output" if k == len(avoid) - 1 and k else "input", p, "a path other than the "
-                                 "ledger's own files (its checkpoint, unit secret and unit sets) and the key files: "
+                                 "ledger's own files (its checkpoint, unit secret, unit sets and index) and the key "
+                                 "files: "
                                  "an output published over one destroys it")
 
 
