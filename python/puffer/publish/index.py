@@ -16,10 +16,10 @@ chain itself:
   SHA-256 of those bytes; a release reads the whole ledger once and uses the index only when
   the file's first bytes hash to that digest (an edit anywhere in them, a cut, a rewrite: the
   index is set aside and everything is verified from the first entry, as before);
-* the index of a signed ledger carries an HMAC-SHA256 under a secret derived from the signing
-  key (:meth:`puffer.publish.signing.SigningKey.derive`), so nobody without the key can write
-  an index that is used; an unsigned ledger has no authenticity to protect (whoever can write
-  its file can rewrite its chain), and its index is checked against the ledger's bytes only;
+* the index carries an HMAC-SHA256 under a secret derived from the signing key of a signed
+  ledger (:meth:`puffer.publish.signing.SigningKey.derive`), or from the unit secret of an
+  unsigned one (``L.unit-secret``, 0600; an unsigned ledger without one has no index), so
+  nobody without that secret can write an index that is used;
 * entries after those the index covers are verified as every entry was (chain, canonical
   form, hash, signature), and the checkpoint beside the ledger is checked against the file;
 * anything the index cannot update exactly (the abort of a counted release, a re-run that
@@ -283,9 +283,21 @@ class LedgerState:
         return st
 
 
-def _mac_key(led: Any) -> bytes:
+def _mac_key(led: Any) -> bytes | None:
+    """The index's HMAC key: derived from the signing key of a signed ledger, else from the
+    unsigned ledger's unit secret (``L.unit-secret``, 0600); None (no index) without either."""
     sk = led.signing_key
-    return _UNSIGNED_KEY if sk is None else sk.derive(b"ledger-index")
+    if sk is not None:
+        return bytes(sk.derive(b"ledger-index"))
+    from .unitsets import secret_file, unit_hasher
+
+    if not os.path.exists(secret_file(led.path)):
+        return None
+    try:
+        secret = unit_hasher(led.path, None)._secret
+    except Exception:  # noqa: BLE001 - an unreadable secret: no index, the full verification
+        return None
+    return hmac.new(secret, _UNSIGNED_KEY, hashlib.sha256).digest()
 
 
 def save_state(led: Any, st: LedgerState, data_prefix_sha256: str) -> None:
@@ -296,9 +308,12 @@ def save_state(led: Any, st: LedgerState, data_prefix_sha256: str) -> None:
         with contextlib.suppress(OSError):
             os.remove(path)
         return
+    key = _mac_key(led)
+    if key is None:
+        return
     body = json.dumps({**st.to_dict(), "prefix_sha256": data_prefix_sha256}, sort_keys=True,
                       separators=(",", ":")).encode("ascii")
-    mac = hmac.new(_mac_key(led), body, hashlib.sha256).hexdigest()
+    mac = hmac.new(key, body, hashlib.sha256).hexdigest()
     folder = os.path.dirname(path)
     tmp = os.path.join(folder, f".{os.path.basename(path)}.tmp-{os.getpid()}-{secrets.token_hex(8)}")
     try:
@@ -322,8 +337,11 @@ def _read_index(led: Any) -> tuple[LedgerState, str] | None:
         raw = read_regular(index_path(led.path))
     except OSError:
         return None
+    key = _mac_key(led)
+    if key is None:
+        return None
     mac, _, body = raw.partition(b"\n")
-    want = hmac.new(_mac_key(led), body.rstrip(b"\n"), hashlib.sha256).hexdigest().encode("ascii")
+    want = hmac.new(key, body.rstrip(b"\n"), hashlib.sha256).hexdigest().encode("ascii")
     if not hmac.compare_digest(mac, want):
         return None
     try:
