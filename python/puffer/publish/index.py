@@ -95,6 +95,14 @@ class Lines(Sequence[bytes]):
         return self.data[a:b]
 
 
+def _renumber(pop_of: np.ndarray, renum: dict[int, int], n: int) -> np.ndarray:
+    table = np.full(max(n, 1), -1, dtype=np.int64)
+    for p, i in renum.items():
+        table[p] = i
+    out: np.ndarray = table[pop_of] if pop_of.size else pop_of
+    return out
+
+
 class LedgerState:
     """What a release reads of a ledger (see the module docstring), for its first :attr:`n`
     entries (:attr:`size` bytes, last line hashing to :attr:`head`)."""
@@ -208,7 +216,10 @@ class LedgerState:
     def record(self, k: int) -> dict[str, Any]:
         """Counted release ``k`` as the totals read it (:func:`puffer.publish.totals._total`)."""
         rid, gi, dim, cols, label, scheme = self.counted[k]
-        out: dict[str, Any] = {"release_id": rid, "guarantee": json.loads(self.guarantees[gi]), "dim": dim,
+        parsed = self.__dict__.setdefault("_parsed", {})
+        if gi not in parsed:
+            parsed[gi] = json.loads(self.guarantees[gi])
+        out: dict[str, Any] = {"release_id": rid, "guarantee": parsed[gi], "dim": dim,
                                "columns": cols, "unit": {"column": None if label == "(row)" else label}}
         out["units"] = {"kind": "all"} if scheme is None else {"kind": "ids", "secret": scheme[0], "hash": scheme[1]}
         return out
@@ -254,8 +265,7 @@ class LedgerState:
                 "starts": _b64(self.starts, "<i8"), "first": self.first, "releases": self.releases,
                 "nonces": sorted(self.nonces), "guarantees": self.guarantees, "counted": self.counted,
                 "root_of": self.root_of, "every": self.every, "hashes": _b64(self.hashes, "<u8"),
-                "pop_of": _b64(np.array([renum[int(p)] for p in self.pop_of], dtype=np.int64)
-                               if self.pop_of.size else self.pop_of, "<i8"),
+                "pop_of": _b64(_renumber(self.pop_of, renum, len(self.pops)), "<i8"),
                 "pops": [list(self.pops[p]) for p in live], "pop_count": [self.pop_count[p] for p in live],
                 "registry": {str(k): _b64(v, "<u8") for k, v in self.registry.items()},
                 "schemes": sorted([list(s) for s in self.schemes], key=str)}
@@ -266,12 +276,13 @@ class LedgerState:
         st.n, st.size, st.head = int(d["n"]), int(d["size"]), str(d["head"])
         st.starts = _unb64(d["starts"], "<i8").astype(np.int64)
         st.first = d["first"]
-        st.releases = {str(k): list(v) for k, v in d["releases"].items()}
+        # (the index's HMAC vouches for what puffer wrote: JSON objects and lists as they are)
+        st.releases = d["releases"]
         st.nonces = set(d["nonces"])
-        st.guarantees = list(d["guarantees"])
-        st.counted = [list(c) for c in d["counted"]]
-        st.root_of = {str(k): int(v) for k, v in d["root_of"].items()}
-        st.every = [int(k) for k in d["every"]]
+        st.guarantees = d["guarantees"]
+        st.counted = d["counted"]
+        st.root_of = d["root_of"]
+        st.every = d["every"]
         st.hashes = _unb64(d["hashes"], "<u8").astype(np.uint64)
         st.pop_of = _unb64(d["pop_of"], "<i8").astype(np.int64)
         st.pops = [tuple(int(k) for k in p) for p in d["pops"]]
@@ -353,7 +364,8 @@ def _read_index(led: Any) -> tuple[LedgerState, str] | None:
         return None
 
 
-def load_state(led: Any, data: bytes, base: tuple[bytes, LedgerState] | None = None) -> LedgerState:
+def load_state(led: Any, data: bytes, base: tuple[bytes, LedgerState] | None = None
+               ) -> tuple[LedgerState, Any]:
     """The state of the ledger's bytes ``data`` (complete lines; a torn tail is the caller's):
     from the index where it covers a prefix of ``data`` with the digest it records (and, for a
     signed ledger, its HMAC verifies), or from ``base`` (the bytes and state this process
@@ -361,16 +373,21 @@ def load_state(led: Any, data: bytes, base: tuple[bytes, LedgerState] | None = N
     applied; otherwise every entry verified (:meth:`puffer.publish.ledger.Ledger._verify_lines`)
     and applied."""
     st: LedgerState | None = None
-    if base is not None and base[1].exact and len(base[0]) <= len(data) and data[:len(base[0])] == base[0]:
+    h: Any = None  # the SHA-256 of data[:st.size], when known
+    if base is not None and base[1].exact and len(base[0]) <= len(data) and data.startswith(base[0]):
         st = base[1]  # what this process verified itself, the same bytes (``base``: bytes, state)
     got = _read_index(led) if st is None else None
     if got is not None:
         cand, prefix = got
-        if cand.size <= len(data) and (cand.size == 0 or data[cand.size - 1:cand.size] == b"\n") and \
-                hashlib.sha256(data[:cand.size]).hexdigest() == prefix and cand.exact:
-            st = cand
+        if cand.size <= len(data) and (cand.size == 0 or data[cand.size - 1:cand.size] == b"\n") and cand.exact:
+            h = hashlib.sha256(memoryview(data)[:cand.size])
+            if h.hexdigest() == prefix:
+                st = cand
+            else:
+                h = None
     if st is None:
         st = LedgerState()
+        h = hashlib.sha256()
     rest = data[st.size:]
     lines = rest.split(b"\n")[:-1] if rest else []
     if st.n == 0:
@@ -382,7 +399,9 @@ def load_state(led: Any, data: bytes, base: tuple[bytes, LedgerState] | None = N
     for line, e in zip(lines, entries):
         st.apply(e, line, start, led.path)
         start += len(line) + 1
-    return st
+    if h is not None:
+        h.update(memoryview(data)[len(data) - len(rest):] if rest else b"")
+    return st, h
 
 
 def full_lines(st: LedgerState, data: bytes) -> Lines:

@@ -429,25 +429,46 @@ class Ledger:
         """(:class:`~puffer.publish.index.LedgerState` of the ledger, the bytes of its complete
         lines): one read of the file, the index used where it matches those bytes, every entry
         it does not cover verified, and the checkpoint beside the ledger checked (what
-        :meth:`entries` checks, without re-reading what the index vouches for)."""
+        :meth:`entries` checks, without re-reading what the index vouches for). ``data``: the
+        file's bytes, read by the caller (under the lock: :meth:`append` and the composition
+        rules of a pending entry always read); without it, a file whose size, inode and
+        modification and change times are those this object recorded after verifying it (or
+        after its own append) is not read again."""
         from .index import full_lines, load_state
 
-        data = self._data() if data is None else data
+        memo = self._memo
+        if data is None:
+            stamp = self._stamp()
+            if memo is not None and stamp is not None and memo[3] == stamp:
+                # the file is as this object verified it: its size, inode, modification and
+                # change times (the kernel sets the change time on every write; no user can set
+                # it back) are those recorded right after that read or this object's append
+                self._trusted(full_lines(memo[1], memo[0]))
+                return memo[1], memo[0]
+            data = self._data()
+        else:
+            stamp = None
         end = data.rfind(b"\n") + 1
         why = _tail_problem(data[end:])
         if why is not None:
             raise LedgerError(self.path, data.count(b"\n"), why)
         complete = data[:end]
-        memo = self._memo
-        st = load_state(self, complete, None if memo is None else memo[:2])
+        st, h = load_state(self, complete, None if memo is None else memo[:2])
         self._trusted(full_lines(st, complete))  # the ledger extends the checkpoint beside it
-        if memo is not None and st is memo[1] and len(memo[0]) <= len(complete):
-            h = memo[2].copy()  # the SHA-256 of the bytes, extended (the index records it)
-            h.update(complete[len(memo[0]):])
-        else:
-            h = hashlib.sha256(complete)
-        self._memo = (complete, st, h)
+        if h is None:  # from this object's own state: its SHA-256, extended (the index records it)
+            h = memo[2].copy()
+            h.update(memoryview(complete)[len(memo[0]):])
+        # (a stamp taken before the read: a write during the read changes it, and the next call reads again)
+        self._memo = (complete, st, h, stamp if end == len(data) else None)
         return st, complete
+
+    def _stamp(self, fd: int | None = None) -> tuple[int, ...] | None:
+        """(size, inode, device, modification and change times in ns) of the ledger file."""
+        try:
+            s = os.fstat(fd) if fd is not None else os.stat(self.path)
+        except OSError:
+            return None
+        return (s.st_size, s.st_ino, s.st_dev, s.st_mtime_ns, s.st_ctime_ns)
 
     def _verify_tail(self, lines: list[bytes], st: Any) -> None:
         """Verify ``lines``, the entries after the :attr:`n` that ``st`` covers (chain from its
@@ -635,9 +656,9 @@ class Ledger:
         with self.locked():
             fd = self._fd
             assert fd is not None
-            data = self._data()
             # never append to a broken chain, a forged signature, a cut ledger or a cut entry:
             # every entry verified, or covered by the ledger's index (puffer.publish.index)
+            data = self._data()  # read under the lock: what the chain is extended from
             st, complete = self.state(data)
             tail = data[len(complete):]
             local = self._local_checkpoint([])
@@ -673,7 +694,7 @@ class Ledger:
             prefix = self._memo[2].copy()  # SHA-256 of `complete` (state() above)
             prefix.update(line)
             st.apply(e, line[:-1], len(complete), self.path)
-            self._memo = (complete + line, st, prefix)
+            self._memo = (complete + line, st, prefix, self._stamp(fd))
             if e.get("event") != "completed":  # (a completion is one line for the next release to verify)
                 save_state(self, st, prefix.hexdigest())
             return e

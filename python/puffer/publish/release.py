@@ -59,9 +59,10 @@ class LedgerView:
     cannot answer exactly (:attr:`~puffer.publish.index.LedgerState.exact`), every entry is
     parsed and the rules run over them as before."""
 
-    def __init__(self, ledger: Ledger) -> None:
+    def __init__(self, ledger: Ledger, *, read: bool = False) -> None:
         self.ledger = ledger
-        self.st, self.data = ledger.state()
+        # ``read``: the file read now (under the lock), never the state recorded before
+        self.st, self.data = ledger.state(ledger._data() if read else None)
         self._entries: list[dict[str, Any]] | None = None
 
     def entries(self) -> list[dict[str, Any]]:
@@ -166,7 +167,7 @@ class Release:
         e.update(event="pending", release_id=self.release_id, time=_now(), output_sha256=output_sha256,
                  rows=int(rows), output=None if output is None else os.path.abspath(output), **(extra or {}))
         with self.ledger.locked():
-            view = LedgerView(self.ledger)
+            view = LedgerView(self.ledger, read=True)
             # the composition rules again, under the lock (another process may have released since)
             e["composition"] = view.composition(e, allow_uncomposed=self.allow_uncomposed, budget=self.budget,
                                                 units=self.units)
