@@ -263,8 +263,9 @@ class LedgerState:
         renum = {p: i for i, p in enumerate(live)}
         return {"format": INDEX_FORMAT, "n": self.n, "size": self.size, "head": self.head,
                 "starts": _b64(self.starts, "<i8"), "first": self.first, "releases": self.releases,
-                "nonces": sorted(self.nonces), "guarantees": self.guarantees, "counted": self.counted,
-                "root_of": self.root_of, "every": self.every, "hashes": _b64(self.hashes, "<u8"),
+                "nonces": "".join(sorted(self.nonces)) if all(len(x) == 32 for x in self.nonces) else
+                sorted(self.nonces), "guarantees": self.guarantees, "counted": self.counted,
+                "every": self.every, "hashes": _b64(self.hashes, "<u8"),
                 "pop_of": _b64(_renumber(self.pop_of, renum, len(self.pops)), "<i8"),
                 "pops": [list(self.pops[p]) for p in live], "pop_count": [self.pop_count[p] for p in live],
                 "registry": {str(k): _b64(v, "<u8") for k, v in self.registry.items()},
@@ -278,10 +279,11 @@ class LedgerState:
         st.first = d["first"]
         # (the index's HMAC vouches for what puffer wrote: JSON objects and lists as they are)
         st.releases = d["releases"]
-        st.nonces = set(d["nonces"])
+        nonces = d["nonces"]
+        st.nonces = set(nonces) if isinstance(nonces, list) else {nonces[i:i + 32] for i in range(0, len(nonces), 32)}
         st.guarantees = d["guarantees"]
         st.counted = d["counted"]
-        st.root_of = d["root_of"]
+        st.root_of = {c[0]: k for k, c in enumerate(st.counted)}
         st.every = d["every"]
         st.hashes = _unb64(d["hashes"], "<u8").astype(np.uint64)
         st.pop_of = _unb64(d["pop_of"], "<i8").astype(np.int64)
@@ -322,8 +324,7 @@ def save_state(led: Any, st: LedgerState, data_prefix_sha256: str) -> None:
     key = _mac_key(led)
     if key is None:
         return
-    body = json.dumps({**st.to_dict(), "prefix_sha256": data_prefix_sha256}, sort_keys=True,
-                      separators=(",", ":")).encode("ascii")
+    body = json.dumps({**st.to_dict(), "prefix_sha256": data_prefix_sha256}, separators=(",", ":")).encode("ascii")
     mac = hmac.new(key, body, hashlib.sha256).hexdigest()
     folder = os.path.dirname(path)
     tmp = os.path.join(folder, f".{os.path.basename(path)}.tmp-{os.getpid()}-{secrets.token_hex(8)}")
