@@ -58,7 +58,10 @@ class Release:
     ``entry`` (the fields of the pending entry, without output digest until :meth:`pending`)."""
 
     def __init__(self, ledger: Ledger, key: Key, nonce: str, fields: dict[str, Any], rerun_of: dict[str, Any] | None,
-                 allow_uncomposed: bool, budget: Any, units: Any = None, hasher: UnitHasher | None = None):
+                 allow_uncomposed: bool, budget: Any, units: Any = None, hasher: UnitHasher | None = None,
+                 series: Any = None):
+        #: the SeriesFile of a series window release (its plan is recorded once, before the pending entry)
+        self.series = series
         self.ledger = ledger
         self.units, self.hasher = units, hasher
         self.key = key
@@ -101,11 +104,18 @@ class Release:
                  rows=int(rows), output=None if output is None else os.path.abspath(output), **(extra or {}))
         with self.ledger.locked():
             entries = self.ledger.entries()
+            record_plan = False
+            if self.series is not None:  # (puffer.publish.series) the plan as recorded, the window not released yet
+                from .series import check_series_release
+                record_plan = check_series_release(entries, e, units=self.units, ledger=self.ledger.path)
             # the composition rules again, under the lock (another process may have released since)
             e["composition"] = check_new_release(entries, e, allow_uncomposed=self.allow_uncomposed,
                                                  budget=self.budget, units=self.units, ledger=self.ledger.path)
             # the unit set (a large one in a side file, durable before the entry that names it)
             e["units"] = describe_units(self.units, self.hasher, self.ledger.path, self.release_id)
+            if record_plan:   # the plan, once per ledger, before its first window's entry
+                self.ledger.append({"puffer_ledger": LEDGER_VERSION, "event": "series", "time": _now(),
+                                    "series": self.series.record()})
             self.entry = self.ledger.append(e)
         self.state = "pending"
         return self.entry
@@ -179,7 +189,7 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
                   allow_uncomposed: bool = False, budget: Any = None, secure: bool = False,
                   post_processing: list[dict[str, Any]] | None = None, signing_key: Any = None,
                   units: Any = None, unit_hasher: UnitHasher | None = None, is_busy: Any = None,
-                  noise_lattice: dict[str, Any] | None = None) -> Release:
+                  noise_lattice: dict[str, Any] | None = None, series: Any = None) -> Release:
     """Validate a release and open it (see the module docstring); nothing is written yet.
 
     ``plan``: the :class:`~puffer.publish.plan.NoisePlan`; ``config``: every option that changes the
@@ -193,7 +203,9 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
     (:mod:`puffer.publish.unitsets`), or None when its rows name no unit (then it touches every
     unit: the safe side); ``noise_lattice``: the description of the lattice of the release's
     noise (:meth:`puffer.lattice.LatticePlan.describe`: granularity, law, padding), recorded as
-    the entry's ``noise_lattice`` (None: float noise or no noise).
+    the entry's ``noise_lattice`` (None: float noise or no noise); ``series``: ``(SeriesFile,
+    window)`` of a series window release (:mod:`puffer.publish.series`: the entry's ``series``
+    field, the plan's guarantee as its ``guarantee``, the plan recorded once).
 
     >>> import os, tempfile, puffer.io as pio
     >>> d = tempfile.mkdtemp()
@@ -274,6 +286,15 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
         "rerun_of": None if rerun_of is None else rerun_of["release_id"],
         "allow_uncomposed": allow_uncomposed, "budget": budget, "config": cfg,
     }
+    sfile = None
+    if series is not None:
+        from .series import SeriesFile, check_series_release
+
+        sfile, window = series
+        if not isinstance(sfile, SeriesFile):
+            raise ParameterTypeError("series", sfile, "(SeriesFile, window)")
+        fields["series"] = sfile.entry_field(window)
+        fields["guarantee"] = sfile.data["guarantee"]   # the plan's: it covers all its windows together
     if units is not None:
         if unit_hasher is None:
             raise ParameterError("unit_hasher", None, "the ledger's UnitHasher that made the unit hashes")
@@ -282,5 +303,7 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
     fields["units"] = dict(ALL) if units is None else {"kind": "ids", "count": int(units.size), "hash": UNIT_HASH,
                                                        "secret": None if unit_hasher is None else unit_hasher.secret_id}
     # refuse early, before any work (checked again under the lock in pending())
+    if sfile is not None:
+        check_series_release(entries, {**fields, "release_id": None}, units=units, ledger=led.path)
     check_new_release(entries, fields, allow_uncomposed=allow_uncomposed, budget=budget, units=units, ledger=led.path)
-    return Release(led, k, nonce, fields, rerun_of, allow_uncomposed, budget, units, unit_hasher)
+    return Release(led, k, nonce, fields, rerun_of, allow_uncomposed, budget, units, unit_hasher, sfile)

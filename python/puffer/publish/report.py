@@ -45,6 +45,14 @@ when one changes meaning. Version 1:
     ``guarantee`` (the total, or null), ``theorem`` (what gives it) or ``reason`` (why none).
 ``units``
     the same totals keyed by label (what ``puffer account LEDGER`` reads).
+``series``
+    one object per series plan recorded in the ledger (:func:`puffer.publish.series.series_status`):
+    ``plan_id``, ``digest``, ``guarantee`` (of all its windows together), ``theorem``,
+    ``binding_secret``, ``windows``, ``window_length``, ``horizon``, ``signer`` (the plan's),
+    ``published`` (window -> release ids), ``pending`` (windows not released yet), ``totals``
+    (the populations holding its releases: ``label``, ``units``, ``guarantee``, ``theorem`` or
+    ``reason``). A window release's object in ``releases`` has ``series`` (plan id, window,
+    positions, scale).
 """
 from __future__ import annotations
 
@@ -98,6 +106,8 @@ def _release(e: dict[str, Any], status: str, counted: bool) -> dict[str, Any]:
                   "output_sha256": e.get("output_sha256"), **({"digests": e["digests"]} if "digests" in e else {})},
         "key": {k: key.get(k) for k in ("key_id", "source", "insecure")}, "nonce": e.get("nonce"),
         "allow_uncomposed": bool(e.get("allow_uncomposed")), "budget": e.get("budget"),
+        **({"series": {k: e["series"].get(k) for k in ("plan_id", "window", "windows", "positions", "scale")}}
+           if isinstance(e.get("series"), dict) else {}),
     }
 
 
@@ -115,8 +125,10 @@ def ledger_report(path: str | os.PathLike[str], *, pub: Any = None, checkpoint: 
            for rid, st in release_states(entries).items()]
     units = unit_totals(entries, ledger=led.path)
     pops = [{"label": label, **t} for label, t in units.items()]
+    from .series import series_status
+
     return {"puffer_ledger_report": REPORT_VERSION, "verify": ver, "releases": rel, "populations": pops,
-            "units": units}
+            "units": units, "series": series_status(entries, units)}
 
 
 def verify_lines(v: dict[str, Any]) -> list[str]:
@@ -174,6 +186,10 @@ def _release_lines(k: int, r: dict[str, Any]) -> list[str]:
             (["INSECURE test key"] if r["key"].get("insecure") else []) + ([] if r["counted"] else ["not counted"])
     out = [f"  {k}. {r['release_id']} {r['status']} {r['time']} ({r['engine']}), {signed}"
            + (f"; {'; '.join(flags)}" if flags else "")]
+    if r.get("series"):
+        sr = r["series"]
+        out.append(f"     series {sr['plan_id']}: window {sr['window']} of {sr['windows']} (positions "
+                   f"{sr['positions'][0]} .. {sr['positions'][1] - 1}), scale {_num(sr['scale'])}")
     fw = r["framework"]
     if fw is not None:
         theta = f"Theta: {fw['priors']} prior(s)" if fw["priors"] is not None else "Theta: see the framework"
@@ -232,3 +248,9 @@ def print_report(rep: dict[str, Any], out: Any) -> None:
             print(f"{head}: {gtext(p['guarantee'])} by {p['theorem']}", file=out)
         if p.get("note"):
             print(f"    ({p['note']})", file=out)
+    if rep.get("series"):
+        from .series import describe_status
+
+        print(f"series ({len(rep['series'])}): planned over a horizon, the guarantee of all windows together", file=out)
+        for st in rep["series"]:
+            print("\n".join(describe_status(st)), file=out)
