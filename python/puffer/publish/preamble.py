@@ -198,7 +198,8 @@ def prepare(mechanism: Any, columns: Any, options: PublishOptions, *, default_le
         from .series import SeriesFile
 
         sf = SeriesFile(o.series)
-        k = o.window
+        assert o.window is not None   # (PublishOptions: given together with series)
+        k = int(o.window)
         sf.window(k)
         sf.check_framework(mechanism)
         if o.select is not None:
@@ -207,10 +208,10 @@ def prepare(mechanism: Any, columns: Any, options: PublishOptions, *, default_le
             raise ParameterError("float_noise", True, "False with a series (its windows are published on the "
                                  "lattice, as every release)")
         sf.check_signer(_ledger_signer(led))
-        plan = resolve(sf.mechanism(int(k)))
+        plan = resolve(sf.mechanism(k))
         plan = NoisePlan(plan.kind, plan.params, plan.dim, plan.mechanism,
-                         f"series {sf.plan_id} window {int(k)}: {plan.label}", sf.path or "object", plan.noise)
-        series = (sf, int(k))
+                         f"series {sf.plan_id} window {k}: {plan.label}", sf.path or "object", plan.noise)
+        series = (sf, k)
     else:
         plan = resolve(mechanism, select=o.select, lattice=not o.float_noise)
     plan.check_columns(cols)

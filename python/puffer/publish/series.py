@@ -270,7 +270,7 @@ class SeriesFile:
                 key = PublicKey.from_hex(s.get("public_key") if isinstance(s, dict) else None, what="series signer")
             except ParameterError:
                 raise self._bad("its signer is not an Ed25519 public key") from None
-            if s.get("key_id") != key.key_id or not key.verify(SERIES_DOMAIN, bytes.fromhex(got), d.get("sig")):
+            if not isinstance(s, dict) or s.get("key_id") != key.key_id or not key.verify(SERIES_DOMAIN, bytes.fromhex(got), d.get("sig")):
                 raise self._bad(f"its signature does not verify under key {key.key_id}: the file was edited or "
                                 "re-signed")
             self.signer = key.key_id
@@ -369,10 +369,12 @@ class SeriesFile:
     def framework_description(self) -> dict[str, Any]:
         """The entry's ``framework_description``: the plan's framework config, digest and summary."""
         fw = self.framework
-        return _jsonable({"config": self.config, "digest": fw.digest(), "series_plan": self.path,
-                          "summary": {"class": type(fw).__name__, "name": getattr(fw, "name", None),
-                                      "repr": repr(fw), "priors": len(fw.thetas), "secrets": len(fw.secrets),
-                                      "secret_pairs": len(getattr(fw, "pairs", ())), "dim": int(fw.dim)}})
+        summary = {"class": type(fw).__name__, "name": getattr(fw, "name", None), "repr": repr(fw),
+                   "priors": len(fw.thetas), "secrets": len(fw.secrets),
+                   "secret_pairs": len(getattr(fw, "pairs", ())), "dim": int(fw.dim)}
+        out: dict[str, Any] = _jsonable({"config": self.config, "digest": fw.digest(), "series_plan": self.path,
+                                         "summary": summary})
+        return out
 
     def unit_spec(self, k: int, unit: Any, order: Any, per_unit: Any, columns: list[str]) -> Any:
         """The privacy unit of window ``k``: records of unit ``unit`` at positions ``order`` of
