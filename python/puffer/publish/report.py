@@ -249,8 +249,24 @@ def print_report(rep: dict[str, Any], out: Any) -> None:
         if p.get("note"):
             print(f"    ({p['note']})", file=out)
     if rep.get("series"):
-        from .series import describe_status
-
         print(f"series ({len(rep['series'])}): planned over a horizon, the guarantee of all windows together", file=out)
         for st in rep["series"]:
-            print("\n".join(describe_status(st)), file=out)
+            print("\n".join(_series_lines(st)), file=out)
+
+
+def _series_lines(st: dict[str, Any]) -> list[str]:
+    """``puffer ledger show``'s lines for one series (:func:`puffer.publish.series.series_status`)."""
+    n, done = st["windows"], sorted(int(k) for k in st["published"])
+    pend = st["pending"]
+    shown = ", ".join(map(str, pend[:10])) + (f", ... ({len(pend)} in all)" if len(pend) > 10 else "")
+    listed = ", ".join(map(str, done[:20])) + (" ..." if len(done) > 20 else "")
+    out = [f"  series {st['plan_id']} (digest {st['digest']}): {n} windows of {st['window_length']} positions "
+           f"over T = {st['horizon']}; guarantee of all windows together {gtext(st['guarantee'])} by "
+           f"{st['theorem']}" + (f"; plan signed by key {st['signer']}" if st["signer"] else "; plan unsigned"),
+           f"    published: {len(done)} window(s) " + (listed if done else "none"),
+           f"    pending: {len(pend)} window(s)" + (f" {shown}" if pend else "")]
+    for p in st["totals"]:
+        units = "every unit" if p["units"] == "all" else f"{p['units']} unit(s)"
+        tot = (f"{gtext(p['guarantee'])} by {p['theorem']}" if p["guarantee"] is not None else str(p["reason"]))
+        out.append(f"    total of its units ({p['label']}, {units}): {tot}")
+    return out

@@ -126,7 +126,7 @@ def _chain(cfg: dict[str, Any], what: str) -> Any:
                              "to release come from the columns)")
     fw = build_framework(cfg["model"])
     if not isinstance(fw, MarkovChainFramework) or int(fw.dim) != 1:
-        raise ParameterError(what, type(fw).__name__, "a Markov-chain framework (model kind markov_chain) whose "
+        raise ParameterError(what, repr(fw), "a Markov-chain framework (model kind markov_chain) whose "
                              "chain covers the series' whole horizon")
     return fw
 
@@ -479,24 +479,4 @@ def series_status(entries: list[dict[str, Any]], totals: dict[str, Any]) -> list
                     "window_length": rec.get("window_length"), "horizon": rec.get("horizon"),
                     "signer": rec.get("signer"), "published": {str(k): v for k, v in sorted(pub.items())},
                     "pending": [k for k in range(n) if k not in pub], "totals": pops})
-    return out
-
-
-def describe_status(st: dict[str, Any]) -> list[str]:
-    """``puffer ledger show``'s lines for one series (:func:`series_status`)."""
-    from .report import gtext
-
-    n, done = st["windows"], sorted(int(k) for k in st["published"])
-    pend = st["pending"]
-    shown = ", ".join(map(str, pend[:10])) + (f", ... ({len(pend)} in all)" if len(pend) > 10 else "")
-    out = [f"  series {st['plan_id']} (digest {st['digest']}): {n} windows of {st['window_length']} positions "
-           f"over T = {st['horizon']}; guarantee of all windows together {gtext(st['guarantee'])} by "
-           f"{st['theorem']}" + (f"; plan signed by key {st['signer']}" if st["signer"] else "; plan unsigned"),
-           f"    published: {len(done)} window(s) " + (", ".join(map(str, done[:20])) + (" ..." if len(done) > 20 else "")
-                                                      if done else "none"),
-           f"    pending: {len(pend)} window(s)" + (f" {shown}" if pend else "")]
-    for p in st["totals"]:
-        units = "every unit" if p["units"] == "all" else f"{p['units']} unit(s)"
-        tot = (f"{gtext(p['guarantee'])} by {p['theorem']}" if p["guarantee"] is not None else str(p["reason"]))
-        out.append(f"    total of its units ({p['label']}, {units}): {tot}")
     return out
