@@ -81,6 +81,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                                                             "--unit: the unit ids, which must be distinct)")
     p.add_argument("--allow-uncomposed", action="store_true",
                    help="release even if a unit is left without a total guarantee (recorded)")
+    p.add_argument("--new-units", action="store_true",
+                   help="the unit ids include units never released into this ledger (its registry): declared, "
+                        "recorded and counted; without it such a release is refused (re-spelled ids would split "
+                        "the totals)")
     p.add_argument("--allow-unnoised", action="store_true",
                    help="publish unnoised values when the mechanism needs no noise (sensitivity 0)")
     p.add_argument("--budget", type=float, help="refuse a release that would take a unit's total eps above this")
@@ -274,7 +278,7 @@ def _noise(args: argparse.Namespace) -> int:
                        rerun=args.rerun, allow_uncomposed=args.allow_uncomposed, allow_unnoised=args.allow_unnoised,
                        budget=args.budget, batch_size=args.batch_size, nulls=args.nulls, threads=args.threads,
                        input_format=args.input_format, signing_key=args.sign, clamp=clamp, lattice=args.lattice,
-                       series=args.series, window=args.window)
+                       new_units=args.new_units, series=args.series, window=args.window)
     from .ledger import checkpoint
 
     cp = checkpoint(ledger)

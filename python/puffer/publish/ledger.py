@@ -506,8 +506,20 @@ class Ledger:
         completion, each with ``output_state`` ("published": the output is there with the
         recorded digest; "absent"; "different"); ``anchored`` is the number of entries a
         checkpoint or head given here covers."""
+        return self.verified(head=head, checkpoint=checkpoint, pub=pub, check_outputs=check_outputs)[0]
+
+    def verified(self, *, head: str | None = None, checkpoint: Any = None, pub: Any = None,
+                 check_outputs: bool = True) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """(:meth:`verify`'s result, the entries it verified): the file is read once into memory,
+        and the entries are parsed from those very bytes, so a report built from them shows
+        only what was checked (a file swapped after the check is never reported on)."""
         pk = as_public_key(pub)
         data = self._data()
+        return self._verify_data(data, head=head, checkpoint=checkpoint, pk=pk, check_outputs=check_outputs)
+
+    def _verify_data(self, data: bytes, *, head: str | None, checkpoint: Any, pk: PublicKey | None,
+                     check_outputs: bool) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """:meth:`verified` of the ledger's bytes ``data``."""
         lines, tail = _split(data)
         h, s0 = self._verify_lines(lines, pub=pk)
         why = _tail_problem(tail)  # before the checkpoints: the more precise diagnosis
@@ -564,7 +576,7 @@ class Ledger:
                 "releases": sum(1 for s in state.values() if s["status"] in ("completed", "published")),
                 "pending": pending, "torn_tail": torn, "signed": s0 is not None, "signer": key_id,
                 "authenticated": pk is not None, "authenticity": auth, "anchors": anchors, "anchored": anchored,
-                "unanchored": len(lines) - anchored}
+                "unanchored": len(lines) - anchored}, entries
 
     # ------------------------------------------------------------------ append
     def append(self, entry: dict[str, Any]) -> dict[str, Any]:

@@ -120,7 +120,7 @@ class Prepared:
                              unit=self.spec.describe(), framework=self.framework, path_kind=path_kind,
                              allow_uncomposed=o.allow_uncomposed, budget=o.budget, secure=o.secure,
                              post_processing=[p.describe() for p in self.post], units=units,
-                             unit_hasher=self.hasher, is_busy=is_busy,
+                             unit_hasher=self.hasher, is_busy=is_busy, new_units=o.new_units,
                              noise_lattice=None if self.noise_lattice is None else self.noise_lattice.describe(),
                              series=self.series)
 

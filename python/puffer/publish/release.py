@@ -59,10 +59,11 @@ class Release:
 
     def __init__(self, ledger: Ledger, key: Key, nonce: str, fields: dict[str, Any], rerun_of: dict[str, Any] | None,
                  allow_uncomposed: bool, budget: Any, units: Any = None, hasher: UnitHasher | None = None,
-                 series: Any = None):
+                 new_units: bool = False, series: Any = None):
         #: the SeriesFile of a series window release (its plan is recorded once, before the pending entry)
         self.series = series
         self.ledger = ledger
+        self.new_units = new_units
         self.units, self.hasher = units, hasher
         self.key = key
         self.nonce = nonce
@@ -111,6 +112,10 @@ class Release:
             # the composition rules again, under the lock (another process may have released since)
             e["composition"] = check_new_release(entries, e, allow_uncomposed=self.allow_uncomposed,
                                                  budget=self.budget, units=self.units, ledger=self.ledger.path)
+            # the ledger's registry of units (puffer.publish.registry), under the lock too
+            reg = _registry(entries, e, self.units, self.hasher, self.ledger.path, self.new_units)
+            if reg is not None:
+                e["unit_registry"] = reg
             # the unit set (a large one in a side file, durable before the entry that names it)
             e["units"] = describe_units(self.units, self.hasher, self.ledger.path, self.release_id)
             if record_plan:   # the plan, once per ledger, before its first window's entry
@@ -189,7 +194,8 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
                   allow_uncomposed: bool = False, budget: Any = None, secure: bool = False,
                   post_processing: list[dict[str, Any]] | None = None, signing_key: Any = None,
                   units: Any = None, unit_hasher: UnitHasher | None = None, is_busy: Any = None,
-                  noise_lattice: dict[str, Any] | None = None, series: Any = None) -> Release:
+                  noise_lattice: dict[str, Any] | None = None, new_units: bool = False,
+                  series: Any = None) -> Release:
     """Validate a release and open it (see the module docstring); nothing is written yet.
 
     ``plan``: the :class:`~puffer.publish.plan.NoisePlan`; ``config``: every option that changes the
@@ -203,9 +209,10 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
     (:mod:`puffer.publish.unitsets`), or None when its rows name no unit (then it touches every
     unit: the safe side); ``noise_lattice``: the description of the lattice of the release's
     noise (:meth:`puffer.lattice.LatticePlan.describe`: granularity, law, padding), recorded as
-    the entry's ``noise_lattice`` (None: float noise or no noise); ``series``: ``(SeriesFile,
-    window)`` of a series window release (:mod:`puffer.publish.series`: the entry's ``series``
-    field, the plan's guarantee as its ``guarantee``, the plan recorded once).
+    the entry's ``noise_lattice`` (None: float noise or no noise); ``new_units``: the release
+    declares unit ids the ledger has not registered (:mod:`puffer.publish.registry`); ``series``:
+    ``(SeriesFile, window)`` of a series window release (:mod:`puffer.publish.series`: the
+    entry's ``series`` field, the plan's guarantee as its ``guarantee``, the plan recorded once).
 
     >>> import os, tempfile, puffer.io as pio
     >>> d = tempfile.mkdtemp()
@@ -306,4 +313,23 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
     if sfile is not None:
         check_series_release(entries, {**fields, "release_id": None}, units=units, ledger=led.path)
     check_new_release(entries, fields, allow_uncomposed=allow_uncomposed, budget=budget, units=units, ledger=led.path)
-    return Release(led, k, nonce, fields, rerun_of, allow_uncomposed, budget, units, unit_hasher, sfile)
+    _registry(entries, fields, units, unit_hasher, led.path, new_units, warn=False)
+    return Release(led, k, nonce, fields, rerun_of, allow_uncomposed, budget, units, unit_hasher, new_units, sfile)
+
+
+def _registry(entries: list[dict[str, Any]], fields: dict[str, Any], units: Any, hasher: UnitHasher | None,
+              path: str, new_units: bool, *, warn: bool = True) -> dict[str, Any] | None:
+    """The ledger's registry check of a release (:func:`puffer.publish.registry.check_registry`);
+    a re-run publishes recorded units again and is not checked."""
+    import warnings
+
+    from .registry import UnitRegistryWarning, check_registry, registered_units
+
+    if fields.get("rerun_of") is not None:
+        return None
+    reg = registered_units(entries, None if hasher is None else hasher.secret_id, path) if units is not None \
+        else np.zeros(0, dtype=np.uint64)
+    with warnings.catch_warnings():
+        if not warn:
+            warnings.simplefilter("ignore", UnitRegistryWarning)
+        return check_registry(reg, units, new_units=new_units)
