@@ -164,9 +164,10 @@ def test_release_outside_the_series_on_the_same_units_is_refused(s, capsys):
     assert events(s) == before
     # on other households the same release composes in parallel (Prop E.1)
     other, _ = records(s["tmp"] / "other.parquet", 1, units=range(100, 104))
-    assert cli.main(["noise", str(other), str(s["tmp"] / "z.parquet"), "--column", "kwh", "--mechanism", str(day),
-                     "--unit", "household", "--order", "t", "--key", str(s["key"]), "--ledger", str(s["led"]),
-                     "--sign", str(s["sk"]), "--new-units"]) == 0
+    with pytest.warns(UserWarning, match="new units"):   # (the registry's warning: other ids, declared new)
+        assert cli.main(["noise", str(other), str(s["tmp"] / "z.parquet"), "--column", "kwh", "--mechanism",
+                         str(day), "--unit", "household", "--order", "t", "--key", str(s["key"]), "--ledger",
+                         str(s["led"]), "--sign", str(s["sk"]), "--new-units"]) == 0
     rep = show(s, capsys)
     assert sorted(p["units"] for p in rep["populations"]) == [4, 6]
     assert all(p["guarantee"]["eps"] <= 1.0 for p in rep["populations"])
@@ -188,7 +189,8 @@ def test_second_release_of_a_window_refused_rerun_reproduces(s, capsys):
         hashlib.sha256((s["tmp"] / "o0.parquet").read_bytes()).digest()
     # window 0 of other households is another part of the same series (disjoint units)
     other, _ = records(s["tmp"] / "w0c.parquet", 0, units=range(50, 53))
-    assert noise(s, other, "other.parquet", 0, "--new-units") == 0
+    with pytest.warns(UserWarning, match="new units"):
+        assert noise(s, other, "other.parquet", 0, "--new-units") == 0
     rep = show(s, capsys)
     plan = json.loads(s["plan"].read_text())
     assert [p["guarantee"] for p in rep["populations"]] == [plan["guarantee"]] * 2
