@@ -300,8 +300,7 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
         sfile, window = series
         if not isinstance(sfile, SeriesFile):
             raise ParameterTypeError("series", sfile, "(SeriesFile, window)")
-        fields["series"] = sfile.entry_field(window)
-        fields["guarantee"] = sfile.data["guarantee"]   # the plan's: it covers all its windows together
+        fields["series"] = sfile.entry_field(window)   # (its guarantee: the window mechanism's, the plan's)
     if units is not None:
         if unit_hasher is None:
             raise ParameterError("unit_hasher", None, "the ledger's UnitHasher that made the unit hashes")

@@ -33,8 +33,10 @@ The ledger (:mod:`puffer.publish.ledger`) records the plan once, in an entry ``{
 first window's ``pending`` entry: plan id, digest, guarantee, theorem, binding secret, the
 windows and their scales, the framework digest and the plan's signer. Each window's pending
 entry carries ``series`` (:meth:`SeriesFile.entry_field`: plan id, digest, window, its
-positions and scale, the plan's guarantee) and, as its ``guarantee``, the plan's: the window
-released alone is a marginal of the series, so the guarantee of all windows covers it.
+positions and scale) and, as its ``guarantee``, the window mechanism's
+(:meth:`puffer.series.SeriesPlan.mechanism`), which is the plan's guarantee (type, eps, delta:
+checked) with the window's provenance: the window released alone is a marginal of the series,
+so the guarantee of all windows covers it.
 Refused under the lock (:func:`check_series_release`): a plan file whose digest differs from
 the ledger's record of its plan id (edited after its first release), and a second release of a
 window on units it already covers (``rerun`` reproduces a recorded one and is allowed).
@@ -346,6 +348,10 @@ class SeriesFile:
         got = float(getattr(m.noise, "scale", math.nan))
         if not got >= want:
             raise self._bad(f"window {k}'s mechanism has noise scale {got}, below the plan's {want}")
+        g, pg = m.guarantee.to_dict(), self.data["guarantee"]
+        if any(g.get(f) != pg.get(f) for f in ("type", "eps", "delta")):
+            raise self._bad(f"window {k}'s mechanism claims {g.get('type')}(eps={g.get('eps')}, "
+                            f"delta={g.get('delta')}), not the plan's guarantee")
         return m
 
     # ------------------------------------------------------------------ ledger
@@ -363,8 +369,7 @@ class SeriesFile:
         """The ``series`` field of window ``k``'s pending entry."""
         a, b = self.window(k)
         return {"plan_id": self.plan_id, "digest": self.digest, "window": int(k), "windows": len(self.windows),
-                "positions": [a, b], "scale": self.data["scales"][int(k)], "guarantee": self.data["guarantee"],
-                "theorem": self.data["theorem"]}
+                "positions": [a, b], "scale": self.data["scales"][int(k)]}
 
     def framework_description(self) -> dict[str, Any]:
         """The entry's ``framework_description``: the plan's framework config, digest and summary."""

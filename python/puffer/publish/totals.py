@@ -105,10 +105,18 @@ def _collapse_series(items: list[dict[str, Any]]) -> tuple[list[dict[str, Any]],
             continue
         pid = str(s.get("plan_id"))
         if pid not in found:
+            prov = (e.get("guarantee") or {}).get("provenance") if isinstance(e.get("guarantee"), dict) else None
             found[pid] = {"plan_id": pid, "digest": s.get("digest"), "windows": [], "of": s.get("windows"),
-                          "theorem": s.get("theorem")}
-            out.append({"release_id": f"series {pid}", "columns": [None], "dim": 1, "guarantee": s.get("guarantee"),
+                          "theorem": prov.get("theorem") if isinstance(prov, dict) else None}
+            # every window's guarantee is the plan's (checked when it was released)
+            out.append({"release_id": f"series {pid}", "columns": [None], "dim": 1, "guarantee": e.get("guarantee"),
                         "series": s})
+        else:   # (the safe side, should windows ever differ: the largest eps, no guarantee over one)
+            item = next(x for x in out if isinstance(x.get("series"), dict) and x["series"].get("plan_id") == pid
+                        and x["release_id"] == f"series {pid}")
+            g = e.get("guarantee")
+            if g is None or (item["guarantee"] is not None and (_eps(g) or math.inf) > (_eps(item["guarantee"]) or 0.0)):
+                item["guarantee"] = g
         found[pid]["windows"].append(s.get("window"))
     for f in found.values():
         f["windows"] = sorted(f["windows"])
@@ -117,7 +125,8 @@ def _collapse_series(items: list[dict[str, Any]]) -> tuple[list[dict[str, Any]],
 
 def _series_theorem(found: list[dict[str, Any]]) -> str:
     return "; ".join(f"series {f['plan_id']}: its {len(f['windows'])} published window(s) of {f['of']} counted once "
-                     f"with the plan's guarantee for all windows together ({f['theorem']})" for f in found) + "; "
+                     f"with the plan's guarantee for all windows together ({f['theorem'] or 'its ledger record'})"
+                     for f in found) + "; "
 
 
 def _total(items: list[dict[str, Any]]) -> dict[str, Any]:
