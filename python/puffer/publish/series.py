@@ -137,11 +137,12 @@ def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def make_plan(framework: Any, *, windows: int, eps: float, delta: float = 0.0, signing_key: Any = None
-              ) -> dict[str, Any]:
+def make_plan(framework: Any, *, windows: int, eps: float, delta: float = 0.0, signing_key: Any = None,
+              progress: Any = None) -> dict[str, Any]:
     """The plan file's object (see the module docstring) for a framework file or dict whose chain
     covers the horizon, windows of ``windows`` positions tiling it, target ``eps``/``delta``;
-    signed with ``signing_key`` (an Ed25519 key file or :class:`~puffer.publish.signing.SigningKey`)."""
+    signed with ``signing_key`` (an Ed25519 key file or :class:`~puffer.publish.signing.SigningKey`);
+    ``progress`` as for :func:`puffer.series.plan` (:mod:`puffer._progress`)."""
     from .. import series as _series
     from .._version import __version__
     from .signing import as_signing_key
@@ -150,7 +151,7 @@ def make_plan(framework: Any, *, windows: int, eps: float, delta: float = 0.0, s
     fw = _chain(cfg, "framework")
     wins = tile_windows(int(fw.length), windows)
     sk = as_signing_key(signing_key)
-    sp = _series.plan(fw, wins, eps, delta)
+    sp = _series.plan(fw, wins, eps, delta, progress=progress)
     body: dict[str, Any] = {
         "puffer_series_plan": PLAN_FORMAT, "plan_id": secrets.token_hex(16), "created": _now(),
         "puffer_version": __version__,
@@ -191,7 +192,7 @@ def _plan_text(sp: Any) -> str:
 
 
 def write_plan(framework: Any, out: str | os.PathLike[str], *, windows: int, eps: float, delta: float = 0.0,
-               signing_key: Any = None) -> dict[str, Any]:
+               signing_key: Any = None, progress: Any = None) -> dict[str, Any]:
     """Plan a series (:func:`make_plan`) and write its file to ``out`` (never overwritten, mode
     0644: a plan holds no secret); returns the file's object."""
     p = os.path.abspath(os.fspath(out))
@@ -199,7 +200,7 @@ def write_plan(framework: Any, out: str | os.PathLike[str], *, windows: int, eps
         raise ParameterError("out", os.fspath(out), "a path where no file exists (a series plan is never overwritten)")
     if not os.path.isdir(os.path.dirname(p)):
         raise ParameterError("out", os.fspath(out), "a path in an existing folder")
-    env = make_plan(framework, windows=windows, eps=eps, delta=delta, signing_key=signing_key)
+    env = make_plan(framework, windows=windows, eps=eps, delta=delta, signing_key=signing_key, progress=progress)
     write_new(p, _canonical(env) + b"\n", 0o644, "series plan")
     return env
 
