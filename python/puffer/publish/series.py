@@ -126,6 +126,11 @@ def _chain(cfg: dict[str, Any], what: str) -> Any:
     if "release" in cfg:
         raise ParameterError(what, "a [release] table", "a framework file without a [release] table (the values "
                              "to release come from the columns)")
+    kind = cfg["model"].get("kind")
+    if kind != "markov_chain":
+        raise ParameterError(what, f"model kind {kind!r}", "a framework of model kind 'markov_chain' whose T is the "
+                             "whole horizon (a plan file embeds its framework and rebuilds it anywhere: for a fitted "
+                             "Theta, write the fitted chains into a markov_chain file)")
     fw = build_framework(cfg["model"])
     if not isinstance(fw, MarkovChainFramework) or int(fw.dim) != 1:
         raise ParameterError(what, repr(fw), "a Markov-chain framework (model kind markov_chain) whose "
