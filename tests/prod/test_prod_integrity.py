@@ -154,3 +154,219 @@ def test_show_reports_only_the_bytes_it_verified(tmp_path, monkeypatch, capsys):
     calls.clear()
     rep = __import__("puffer.publish.report", fromlist=["x"]).ledger_report(led)
     assert len(rep["releases"]) == 3 and len(calls) == 1  # the ledger file is read once
+
+
+# ---------------------------------------------------------------------------------- item 3
+WEAK38 = {  # the keys of the issue, all accepted and released before
+    "a password": b"tr0ub4dor&3 is my secret key!!!\n",
+    "a sentence with a NUL": b"The quick brown fox jumps over\n\0",
+    "a UTF-8 passphrase": "mot de passe tr\u00e8s tr\u00e8s secret \u263a".encode()[:32],
+    "a Cyrillic passphrase": "\u043c\u043e\u0439 \u043f\u0430\u0440\u043e\u043b\u044c \u043e\u0447\u0435\u043d\u044c"
+                             " \u0441\u0435\u043a\u0440".encode().ljust(32, b"\0")[:32],
+    "a counting sequence and 0xff": bytes(range(31)) + b"\xff",
+    "15 zeros then 1..17": bytes(15) + bytes(range(1, 18)),
+    "a CJK passphrase": "\u6211\u7684\u5bc6\u7801\u662f\u975e\u5e38\u79d8\u5bc6\u7684".encode().ljust(32, b"\0"),
+}
+
+
+@pytest.mark.parametrize("name", list(WEAK38))
+def test_weak_keys_of_issue_38_are_refused(tmp_path, name):
+    import hashlib
+
+    secret = WEAK38[name]
+    assert len(secret) == 32
+    with pytest.raises(ParameterError, match="not visibly weak") as ei:
+        pio.as_key(secret)
+    assert secret.hex() not in str(ei.value) and repr(secret) not in str(ei.value)
+    kid = "0" * 31 + "1"
+    check = hashlib.sha256(b"puffer/v2/key-check\x00" + kid.encode() + b"\x00" + secret).digest()[:8].hex()
+    f = tmp_path / "weak.key"
+    f.write_text(f"puffer release key v2\nkey_id: {kid}\nkey: {secret.hex()}\ncheck: {check}\n")
+    f.chmod(0o600)
+    with pytest.raises(ParameterError, match="visibly weak"):
+        pio.load_key(f)
+
+
+def test_the_weak_key_false_alarm_rate_is_below_1e_12():
+    """The stated bound (puffer.publish.keys.weakness): P(refused) <= 2^-41 + 1.7e-14 + 2.2e-15 +
+    2^-190 < 4.8e-13 for a random key. Checked: (1) the text model's per-character distribution
+    sums to 1 (its Kraft sum), the mixture pays log2(4) bits; (2) 20,000 os.urandom keys: none is
+    refused (false-alarm rate of this check < 20,000 x 4.8e-13 = 1e-8), and their shortest
+    description stays far above the threshold (the bound is not near: DEFLATE and the text model
+    cannot describe a random key in fewer bits than it has, up to a few)."""
+    import math
+
+    from puffer.publish import keys as K
+
+    ascii_sum = sum(2.0 ** -K._ascii_cost(c) for c in range(128))
+    assert abs(ascii_sum - 1.0) < 1e-12
+    nonascii = 1 / 2 + 1 / 8 + 1 / 8 + 1 / 16 + 1 / 8 + 1 / 16  # the tiers of a non-ASCII code point
+    assert nonascii == 1.0 and K.WEAK_BITS == 215 and 2.0 ** -41 + 1.7e-14 + 2.2e-15 < 4.8e-13
+    bits = [K.description_bits(os.urandom(32)) for _ in range(20000)]
+    assert min(bits) > K.WEAK_BITS + 40 and math.isfinite(min(bits))
+    assert sum(K.weakness(os.urandom(32)) is not None for _ in range(20000)) == 0
+
+
+def test_a_key_argument_that_is_no_file_is_never_echoed(tmp_path, capsys):
+    """`--key ./BASE64TEXT` (a path that does not exist) printed the base64 key in the error."""
+    import base64
+
+    from puffer import cli
+
+    src = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"x": np.linspace(0, 1, 20)}), src)
+    for text in (base64.b64encode(os.urandom(32)).decode(), base64.urlsafe_b64encode(os.urandom(32)).decode(),
+                 os.urandom(32).hex()):
+        for arg in ("./" + text, "keys/" + text, text + ".key"):
+            rc = cli.main(["noise", str(src), str(tmp_path / "o.parquet"), "--column", "x", "--noise", "laplace",
+                           "--scale", "1", "--key", arg, "--ledger", str(tmp_path / "l.jsonl")])
+            out = capsys.readouterr()
+            assert rc != 0 and text not in out.err + out.out and "key" in out.err
+    # the help and the docs say where keys come from
+    with pytest.raises(SystemExit):
+        cli.main(["keygen", "--help"])
+    assert "Keys come from `puffer keygen` only" in " ".join(capsys.readouterr().out.split())
+    assert "Keys come from ``puffer keygen``" in __import__("puffer.publish.keys", fromlist=["x"]).__doc__
+
+
+# ---------------------------------------------------------------------------------- item 4
+def test_a_killed_release_staging_file_cannot_be_completed(tmp_path, monkeypatch):
+    """Issue 38 §4: the staging file held back only `PAR1`; appending it gave a readable Parquet
+    file with all 20,000 noisy rows and no ledger entry. Here the release dies right after its
+    output is staged (before the pending entry): no guess of any length completes the file, and
+    neither the known plaintext structure (the final file's first and last bytes) nor a footer
+    taken from a genuine release of the same shape shows up in it."""
+    import hashlib
+
+    from puffer.publish.release import Release
+
+    src = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"x": np.linspace(0.0, 1.0, 20_000)}), src)
+    key = os.urandom(32)
+    genuine = pio.noise_file(src, tmp_path / "g.parquet", "x", ("laplace", {"b": 1.0}), key=key,
+                             ledger=tmp_path / "g.jsonl")
+    gbytes = (tmp_path / "g.parquet").read_bytes()
+    assert "sha256:" + hashlib.sha256(gbytes).hexdigest() == genuine["output_sha256"]
+    staged = {}
+
+    def die(self, output_sha256, rows, **kw):
+        (name,) = [n for n in os.listdir(tmp_path) if n.startswith(".o.parquet.puffer-incomplete-")]
+        staged["bytes"] = (tmp_path / name).read_bytes()
+        staged["digest"] = output_sha256
+        raise KeyboardInterrupt  # killed here: nothing was recorded
+
+    monkeypatch.setattr(Release, "pending", die)
+    with pytest.raises(KeyboardInterrupt):
+        pio.noise_file(src, tmp_path / "o.parquet", "x", ("laplace", {"b": 1.0}), key=key,
+                       ledger=tmp_path / "o.jsonl")
+    b = staged["bytes"]
+    assert abs(len(b) - len(gbytes)) < 0.05 * len(gbytes)  # the shape of a genuine output of this input
+    footer = gbytes[-(int.from_bytes(gbytes[-8:-4], "little") + 8):]  # metadata, its length, PAR1
+    for guess in (b"PAR1", b"\x00" * 4, footer, gbytes[-64:]):
+        for attempt in (b + guess, b[:-len(guess)] + guess, b[: len(b) - 4] + b"PAR1"):
+            p = tmp_path / "attempt.parquet"
+            p.write_bytes(attempt)
+            with pytest.raises((pa.ArrowInvalid, OSError)):
+                pq.read_table(p)
+            assert "sha256:" + hashlib.sha256(attempt).hexdigest() != staged["digest"]
+    assert b[:4] != b"PAR1" and b"PAR1" not in b
+    assert not (tmp_path / "o.parquet").exists()
+
+
+# ---------------------------------------------------------------------------------- item 5
+def test_float_noise_is_refused_where_a_lattice_law_exists(tmp_path, capsys):
+    """Issue 38 §5: `--float-noise` was accepted for Laplace and Gaussian, which have lattice laws
+    (claimed: "only for families with no lattice law")."""
+    from puffer import cli
+
+    src = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"x": np.linspace(0, 1, 20)}), src)
+    led = tmp_path / "l.jsonl"
+    for noise in (("laplace", {"b": 1.0}), ("gaussian", {"sigma": 1.0})):
+        with pytest.raises(ParameterError, match="parameter 'float_noise' = True.*lattice law"):
+            pio.noise_file(src, tmp_path / "o.parquet", "x", noise, ledger=led, float_noise=True)
+    with pytest.raises(ParameterError, match="float_noise.*lattice law"):  # a calibrated Laplace mechanism
+        pio.noise_file(src, tmp_path / "o.parquet", "x", PAIR, ledger=led, per_unit=True, float_noise=True)
+    rc = cli.main(["noise", str(src), str(tmp_path / "o.parquet"), "--column", "x", "--noise", "laplace", "--scale",
+                   "1", "--float-noise", "--ledger", str(led)])
+    assert rc == 3 and "float_noise" in capsys.readouterr().err
+    assert not led.exists() and not (tmp_path / "o.parquet").exists()
+    # a family without a lattice law still has it (recorded as float noise)
+    e = pio.noise_file(src, tmp_path / "o.parquet", "x", ("cauchy", {"gamma": 1.0}), ledger=led, float_noise=True)
+    assert e["config"]["noise"] == "float"
+
+
+# ---------------------------------------------------------------------------------- item 6
+def test_a_ledger_renamed_with_its_side_files_verifies(tmp_path, monkeypatch, capsys):
+    """Issue 38 §6: a genuine ledger renamed with its checkpoint and unit side files failed verify
+    (exit 7: the side file's path kept the old name). Side files are found relative to the ledger;
+    a side file that is really missing, or altered, still fails."""
+    from puffer import cli
+    from puffer.errors import LedgerError
+    from puffer.publish import unitsets
+
+    monkeypatch.setattr(unitsets, "INLINE_MAX", 10)  # the unit set goes to a side file
+    signer = pio.signing_keygen(tmp_path / "s.key")
+    led = tmp_path / "l.jsonl"
+    answers(tmp_path, list(range(1, 51)), "a", ledger=led, signing_key=tmp_path / "s.key")
+    assert (tmp_path / "l.jsonl.units").is_dir() and len(os.listdir(tmp_path / "l.jsonl.units")) == 1
+    cp = tmp_path / "kept.checkpoint"
+    cp.write_text((tmp_path / "l.jsonl.checkpoint").read_text())
+    new = tmp_path / "renamed" / "2026-ledger.jsonl"
+    new.parent.mkdir()
+    os.rename(led, new)
+    os.rename(tmp_path / "l.jsonl.checkpoint", str(new) + ".checkpoint")
+    os.rename(tmp_path / "l.jsonl.units", str(new) + ".units")
+    assert cli.main(["ledger", "verify", str(new), "--pub", str(tmp_path / "s.key.pub"), "--checkpoint",
+                     str(cp)]) == 0
+    assert f"signed by key {signer.key_id}, the key given" in capsys.readouterr().out
+    rep = __import__("puffer.publish.report", fromlist=["x"]).ledger_report(new, pub=tmp_path / "s.key.pub")
+    assert rep["populations"][0]["units"] == 50
+    (side,) = (new.parent / (new.name + ".units")).iterdir()
+    side.write_bytes(side.read_bytes()[:-8] + bytes(8))
+    with pytest.raises(LedgerError, match="altered"):
+        pio.verify(new)
+    side.unlink()
+    with pytest.raises(LedgerError, match="missing beside the ledger"):
+        pio.verify(new)
+
+
+# ---------------------------------------------------------------------------------- item 8
+def test_fitted_counts_never_reach_the_ledger_and_its_files_are_private(tmp_path, monkeypatch):
+    """Issue 38 §8: the entry stored a fitted Theta's exact transition counts per group (e.g.
+    [[234, 51], [43, 113]]) in a world-readable file. The entry records a keyed digest of them
+    (the release key's holder can check a refit against it), and the ledger, its checkpoint and
+    its unit side files are created 0600."""
+    import json
+
+    import puffer
+    from puffer.publish import unitsets
+    from puffer.publish.release import fit_counts_digest
+
+    monkeypatch.setattr(unitsets, "INLINE_MAX", 10)
+    old = os.umask(0o022)
+    try:
+        x = (np.random.default_rng(5).random((40, 6)) < 0.4).astype(int)
+        fw = puffer.models.fit_markov(x, T=6, method="dirichlet")
+        u, t = np.nonzero(np.ones_like(x, bool))
+        src = tmp_path / "week.parquet"
+        pq.write_table(pa.table({"unit": u, "order": t, "kwh": x[u, t].astype(float)}), src)
+        key = tmp_path / "k.key"
+        pio.keygen(key)
+        led = tmp_path / "l.jsonl"
+        e = pio.noise_file(src, tmp_path / "out.parquet", "kwh", puffer.mechanisms.Wasserstein(fw, eps=1.0),
+                           key=key, unit="unit", order="order", ledger=led)
+    finally:
+        os.umask(old)
+    counts = np.asarray(fw.fit.counts)
+    assert counts.sum() > 100
+    text = led.read_text()
+    for form in (json.dumps(counts.tolist()), json.dumps(counts.tolist(), separators=(",", ":"))):
+        assert form not in text
+    for row in counts.reshape(-1, counts.shape[-1]).tolist():  # no row of counts, in any entry
+        assert json.dumps(row, separators=(",", ":")) not in text
+    assert "counts" not in e["fit"]
+    assert e["fit"]["counts_digest"] == fit_counts_digest(counts, pio.load_key(key))
+    for p in (led, tmp_path / "l.jsonl.checkpoint", *(tmp_path / "l.jsonl.units").iterdir()):
+        assert oct(p.stat().st_mode & 0o777) == "0o600", p
+    assert oct((tmp_path / "l.jsonl.units").stat().st_mode & 0o777) == "0o700"

@@ -68,8 +68,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--granularity", type=float, help="the lattice step of the published values, a power of two "
                                                     "(default: from the sensitivity, noise inflated <= 0.1%%)")
     p.add_argument("--float-noise", action="store_true",
-                   help="keyed floating-point noise instead of lattice noise: NOT safe in floating point (for "
-                        "noise families without a lattice law; recorded in the ledger)")
+                   help="keyed floating-point noise instead of lattice noise: NOT safe in floating point (only "
+                        "for noise families or mechanisms without a lattice law: refused for Laplace and Gaussian; "
+                        "recorded in the ledger)")
     p.add_argument("--sign", metavar="PATH", help="sign the ledger entries and checkpoint with this Ed25519 key "
                                                   "(`puffer keygen --signing PATH`); required for a signed ledger")
     p.add_argument("--rerun", metavar="RELEASE_ID", help="reproduce a recorded release (same key, input, options)")
@@ -103,7 +104,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     k = sub.add_parser("keygen", help="write a new 256-bit release key file (mode 0600, never overwritten)",
                        description="Write a new 256-bit release key (PATH), or with --signing an Ed25519 signing "
                                    "key for ledgers (PATH, mode 0600) and its public key (PATH.pub). Nothing is "
-                                   "ever overwritten.")
+                                   "ever overwritten. Keys come from `puffer keygen` only: a key written by hand, a "
+                                   "passphrase or anything derived from one can be guessed, and with the key every "
+                                   "true value follows; keys that decode as text, compress, or whose bytes take few "
+                                   "values are refused.")
     k.add_argument("path", nargs="?", help="where to write the release key file (mode 0600)")
     k.add_argument("--signing", metavar="PATH", help="write an Ed25519 signing key to PATH (mode 0600) and its "
                                                      "public key to PATH.pub, instead of a release key")

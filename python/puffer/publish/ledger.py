@@ -41,6 +41,11 @@ digest) and the next release on the ledger resolves it with a ``resolved`` entry
 it did not publish records ``aborted``). So no output is ever published without an entry.
 :func:`append_ledger` adds a ``note`` only: every entry that counts goes through the release.
 
+Files. The ledger, its checkpoint and its unit side files are created with mode 0600 (owner
+only; a umask can only remove bits from it): an entry describes the release in detail, and a
+fitted Theta's transition counts are never in it (:func:`puffer.publish.release.fit_record`).
+Give auditors a copy, or loosen the mode yourself.
+
 Writing. Appends take an exclusive ``fcntl`` lock on the ledger file, write each line with a
 single ``write`` and ``fsync`` the file (and the folder when the file is created). On a write
 error (disk full) the file is truncated back to its previous length; if even that fails, the
@@ -233,7 +238,7 @@ def _write_checkpoint(path: str, cp: dict[str, Any]) -> None:
                 with contextlib.suppress(OSError):
                     os.remove(os.path.join(folder, name))
         # a new file, never one planted at a guessable name (a link would have us write elsewhere)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         try:
             if os.write(fd, data) != len(data):
                 raise OSError(errno.ENOSPC, "short write (disk full?)")
@@ -366,7 +371,7 @@ class Ledger:
         self.check_writable()
         created = not os.path.exists(self.path)
         try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
         except OSError as exc:
             raise PufferIOError(self.path, "opening the ledger", exc.strerror or exc) from None
         try:

@@ -56,7 +56,8 @@ class PublishOptions:
     (:mod:`puffer.lattice`; ``granularity``: the lattice step, a power of two, default from the
     sensitivity); ``secure``: the same lattice noise keyed by OS entropy (no key, not
     reproducible); ``float_noise``: keyed floating-point noise instead (not safe in floating
-    point, Mironov 2012: for noise families without a lattice law; recorded in the ledger).
+    point, Mironov 2012: only for noise families or mechanisms without a lattice law -- refused
+    for Laplace and Gaussian noise, which have one; recorded in the ledger).
     ``select``: which mechanism of a framework file (default: the least noise, as ``puffer run``
     marks it; with lattice noise, the least noise among the mechanisms certified on a lattice).
     ``nulls``: "error" or "keep".

@@ -14,7 +14,8 @@ and the :class:`~puffer.publish.options.PublishOptions`, before anything is read
 5. the lattice (:mod:`puffer.lattice`; an impossible one, a noise without a lattice law or a
    mechanism not certified on a lattice is refused now, naming ``float_noise``; a plain noise
    of fewer than :data:`~puffer.publish.values.RESOLUTION` steps of the ``granularity`` given
-   needs ``allow_unnoised``), or with ``float_noise`` no ``granularity``;
+   needs ``allow_unnoised``), or with ``float_noise`` no ``granularity`` and a noise without a
+   lattice law (Laplace and Gaussian noise, which have one, are refused with it);
 6. the key (:func:`puffer.publish.keys.as_key`): a bad key file is refused before any work; no
    key, and no ``rerun``, in secure mode;
 7. the configuration recorded in the ledger entry (what a re-run must match) and the framework
@@ -156,6 +157,25 @@ class Prepared:
                            scale=scale, allow_unnoised=unnoised)
 
 
+def _refuse_float_noise(plan: NoisePlan) -> None:
+    """``float_noise`` only where the release has no lattice law: floating-point transforms of
+    uniform bits leave input-dependent gaps in the reachable outputs (Mironov 2012), so Laplace
+    and Gaussian noise -- which have exact lattice laws (:mod:`puffer.lattice`) -- are refused
+    with it, unless the mechanism is not certified on a lattice (its lattice plan is refused)."""
+    from ..errors import PufferError
+
+    if plan.kind is None:
+        return
+    try:
+        plan.lattice_plan(None)
+    except PufferError:
+        return  # no lattice law for this noise or mechanism: float noise is the only way
+    raise ParameterError("float_noise", True, f"False for {plan.label}: {plan.kind} noise has an exact lattice law "
+                         "(published values on a power-of-two lattice, puffer.lattice), and floating-point noise is "
+                         "not safe in floating point (Mironov 2012); float_noise / --float-noise is only for noise "
+                         "families or mechanisms without a lattice law")
+
+
 def _check_own_files(led_path: str, o: PublishOptions, avoid: tuple[str, ...]) -> None:
     """Refuse an input or output (``avoid``: input, output) that is one of the ledger's own files
     (checkpoint, unit secret, unit sets) or a key file: an output published over one destroys it
@@ -215,6 +235,8 @@ def prepare(mechanism: Any, columns: Any, options: PublishOptions, *, default_le
     else:
         plan = resolve(mechanism, select=o.select, lattice=not o.float_noise)
     plan.check_columns(cols)
+    if o.float_noise:
+        _refuse_float_noise(plan)
     if plan.kind is None and not o.allow_unnoised:
         raise ParameterError("allow_unnoised", False, f"permission to publish unnoised values: the mechanism "
                              f"({plan.label}) has sensitivity 0, so it adds no noise and the output would be the "

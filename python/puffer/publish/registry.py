@@ -39,7 +39,7 @@ import numpy as np
 
 from ..errors import ParameterError, ParameterTypeError
 
-__all__ = ["canonical_id", "check_registry", "registered_units", "UnitRegistryWarning", "NEW_UNITS"]
+__all__ = ["canonical_id", "check_registry", "UnitRegistryWarning", "NEW_UNITS"]
 
 _ASCII_DEC = re.compile(r"(?:0|[1-9][0-9]*)")
 #: what spells a number once non-ASCII digits are read as digits (signs, leading zeros, a
@@ -110,26 +110,6 @@ def canonical_text(v: Any) -> str:
     """The text an id is hashed as: its canonical form in decimal or as given (UTF-8 later)."""
     c = canonical_id(v)
     return str(c)
-
-
-def registered_units(entries: list[dict[str, Any]], secret_id: str | None, ledger: str) -> np.ndarray:
-    """The sorted keyed hashes of every unit released into the ledger (``entries``) under unit
-    secret ``secret_id`` (pending entries of any outcome: a unit once recorded stays registered)."""
-    from .unitsets import load_units
-
-    sets = []
-    for e in entries:
-        if e.get("event") != "pending":
-            continue
-        u = e.get("units")
-        if not isinstance(u, dict) or u.get("kind") != "ids" or u.get("secret") != secret_id:
-            continue
-        h = load_units(e, ledger)
-        if h is not None:
-            sets.append(h)
-    if not sets:
-        return np.zeros(0, dtype=np.uint64)
-    return np.unique(np.concatenate(sets))
 
 
 def check_registry(registered: np.ndarray, units: np.ndarray | None, *, new_units: bool) -> dict[str, Any] | None:

@@ -42,7 +42,7 @@ from .unitsets import ALL, UNIT_HASH, UnitHasher, describe_units
 if TYPE_CHECKING:
     from ..sampling import KeyedStream
 
-__all__ = ["Release", "begin_release", "STREAM_NAME"]
+__all__ = ["Release", "begin_release", "STREAM_NAME", "fit_record", "fit_counts_digest"]
 
 STREAM_NAME = ("chacha20 (RFC 8439, counter mode, layout cpp/sampling/keyed_stream.hpp); key = "
                "HMAC-SHA256(release key, 'puffer/v2/stream' || 0x00 || nonce || 0x00 || column)")
@@ -177,6 +177,35 @@ def resolve_dangling(ledger: Ledger, *, is_busy: Any = None) -> list[dict[str, A
     return done
 
 
+#: what an entry's ``fit.counts_digest`` is
+FIT_COUNTS_DIGEST = ("HMAC-SHA256 keyed by the release key, of 'puffer/v1/fit-counts' || 0x00 || the canonical JSON of "
+                     "the fit's transition counts (groups x phases x from x to)")
+
+
+def fit_counts_digest(counts: Any, key: Key) -> str:
+    """The keyed digest of a fit's transition counts that a ledger entry records instead of them
+    (:data:`FIT_COUNTS_DIGEST`): whoever holds the release key can check a refit against it;
+    without the key nothing about the counts follows (a plain hash of small integer counts
+    whose total is recorded would be inverted by trying every matrix)."""
+    import hashlib
+    import hmac
+    import json
+
+    text = json.dumps(np.asarray(counts, dtype=np.int64).tolist(), separators=(",", ":")).encode("ascii")
+    return "hmac-sha256:" + hmac.new(key.secret, b"puffer/v1/fit-counts\x00" + text, hashlib.sha256).hexdigest()
+
+
+def fit_record(fit: dict[str, Any], key: Key) -> dict[str, Any]:
+    """The ledger's record of a fitted Theta (:meth:`puffer.models.fit.MarkovFit.to_dict`) with
+    its exact transition counts replaced by :func:`fit_counts_digest` (the counts of a Theta
+    fitted from the released units are a statistic of their data, published with no noise)."""
+    out = {k: v for k, v in fit.items() if k != "counts"}
+    if "counts" in fit:
+        out["counts_digest"] = fit_counts_digest(fit["counts"], key)
+        out["counts_digest_of"] = FIT_COUNTS_DIGEST
+    return out
+
+
 def _config_diff(old: Any, new: Any) -> str | None:
     if old == new:
         return None
@@ -247,6 +276,8 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
     resolve_dangling(led, is_busy=is_busy)
     entries = led.entries()
     desc = plan.describe()
+    if isinstance(desc.get("fit"), dict):  # a fitted Theta: its exact counts never go to the ledger
+        desc = {**desc, "fit": fit_record(desc["fit"], k)}
     post = list(post_processing or [])
     cfg = {"columns": list(columns), "plan": desc, "unit": unit, "input_sha256": input_sha256,
            "secure": bool(secure), **(config or {})}
@@ -316,13 +347,31 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
     return Release(led, k, nonce, fields, rerun_of, allow_uncomposed, budget, units, unit_hasher, new_units, sfile)
 
 
+def registered_units(entries: list[dict[str, Any]], secret_id: str | None, ledger: str) -> np.ndarray:
+    """The sorted keyed hashes of every unit released into the ledger (``entries``) under unit
+    secret ``secret_id``: its registry (:mod:`puffer.publish.registry`; pending entries of any
+    outcome: a unit once recorded stays registered)."""
+    from .unitsets import load_units
+
+    sets = []
+    for e in entries:
+        u = e.get("units")
+        if e.get("event") != "pending" or not isinstance(u, dict) or u.get("kind") != "ids" or \
+                u.get("secret") != secret_id:
+            continue
+        h = load_units(e, ledger)
+        if h is not None:
+            sets.append(h)
+    return np.unique(np.concatenate(sets)) if sets else np.zeros(0, dtype=np.uint64)
+
+
 def _registry(entries: list[dict[str, Any]], fields: dict[str, Any], units: Any, hasher: UnitHasher | None,
               path: str, new_units: bool, *, warn: bool = True) -> dict[str, Any] | None:
     """The ledger's registry check of a release (:func:`puffer.publish.registry.check_registry`);
     a re-run publishes recorded units again and is not checked."""
     import warnings
 
-    from .registry import UnitRegistryWarning, check_registry, registered_units
+    from .registry import UnitRegistryWarning, check_registry
 
     if fields.get("rerun_of") is not None:
         return None

@@ -14,7 +14,8 @@ touched (the entry's ``units``):
   guessed household is in the set); with equal ids the hashes are equal whatever the column is
   called. Sorted, little-endian ``uint64``; up to
   :data:`INLINE_MAX` in the entry (base64), beyond in a side file ``L.units/RELEASE_ID.u64``
-  whose SHA-256 the entry records (and signs).
+  whose SHA-256 the entry records (and signs); it is looked up beside the ledger as it is named
+  now, so a ledger renamed with its side files (``M``, ``M.checkpoint``, ``M.units/``) verifies.
 * ``{"kind": "all"}`` -- a release whose rows name no unit (plain noise on rows,
   ``per_unit=True`` without ``unit=``): nothing says whose they are, so it is taken to touch
   every unit (the safe side).
@@ -168,8 +169,8 @@ def describe_units(hashes: NDArray[np.uint64] | None, hasher: UnitHasher | None,
     name = f"{release_id}.u64"
     path = os.path.join(folder, name)
     try:
-        os.makedirs(folder, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
             if os.write(fd, data) != len(data):
                 raise OSError(28, "short write (disk full?)")
@@ -195,10 +196,15 @@ def load_units(entry: dict[str, Any], ledger_path: str) -> NDArray[np.uint64] | 
         if "ids" in u:
             data = base64.b64decode(u["ids"], validate=True)
         else:
-            p = os.path.join(os.path.dirname(ledger_path), u["file"])
-            data = read_regular(p)
+            # found relative to the ledger as it is named now (L.units/RELEASE_ID.u64): a ledger
+            # renamed with its side files still verifies; the entry's digest vouches for the bytes
+            name = os.path.basename(str(u["file"]))
+            if not name or name in (".", ".."):
+                raise ValueError(f"not a unit-set file name: {u['file']!r}")
+            data = read_regular(os.path.join(units_folder(ledger_path), name))
     except FileNotFoundError:
-        raise LedgerError(ledger_path, seq, f"its unit set {u.get('file')} is missing beside the ledger") from None
+        raise LedgerError(ledger_path, seq, f"its unit set {os.path.basename(str(u.get('file')))} is missing beside the "
+                          f"ledger (in {units_folder(ledger_path)})") from None
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise LedgerError(ledger_path, seq, f"its unit set cannot be read ({exc})") from None
     if hashlib.sha256(data).hexdigest() != u.get("sha256") or len(data) != 8 * int(u.get("count", -1)):

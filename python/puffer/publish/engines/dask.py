@@ -178,10 +178,10 @@ def _converted_ids(ddf: Any, column: str) -> None:
     for node in expr.walk():
         if type(node).__name__ != "FromPandas":
             continue
-        frame = getattr(node, "frame", None)
+        frame: Any = getattr(node, "frame", None)
         frame = getattr(frame, "_data", frame)  # (dask-expr wraps the pandas frame)
         cols = getattr(frame, "columns", ())
-        if column in cols and str(frame[column].dtype) == "object":
+        if frame is not None and column in cols and str(frame[column].dtype) == "object":
             unit_id_kind(frame[column].to_numpy())  # a mix of integers and strings: refused
 
 
