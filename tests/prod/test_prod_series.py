@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 
 import numpy as np
 import pyarrow as pa
@@ -46,17 +47,35 @@ def records(path, k, units=range(6), *, seed=None, shift=0, drop=0):
     return path, tab
 
 
-@pytest.fixture
-def s(tmp_path):
-    fw = tmp_path / "fw.json"
+@pytest.fixture(scope="module")
+def planned(tmp_path_factory):
+    """Keys and one signed plan for the module (planning is the slow part: done once)."""
+    d = tmp_path_factory.mktemp("planned")
+    fw = d / "fw.json"
     fw.write_text(json.dumps(MARKOV))
+    assert cli.main(["keygen", "--signing", str(d / "sign.key")]) == 0
+    assert cli.main(["series", "plan", str(fw), "--windows", str(L), "--eps", str(EPS), "--out", str(d / "plan.json"),
+                     "--sign", str(d / "sign.key")]) == 0
+    return d
+
+
+@pytest.fixture
+def s(tmp_path, planned):
+    for name in ("fw.json", "plan.json", "sign.key", "sign.key.pub"):
+        shutil.copy2(planned / name, tmp_path / name)
     assert cli.main(["keygen", str(tmp_path / "k.key")]) == 0
-    assert cli.main(["keygen", "--signing", str(tmp_path / "sign.key")]) == 0
-    plan = tmp_path / "plan.json"
-    assert cli.main(["series", "plan", str(fw), "--windows", str(L), "--eps", str(EPS), "--out", str(plan),
-                     "--sign", str(tmp_path / "sign.key")]) == 0
-    return {"tmp": tmp_path, "fw": fw, "key": tmp_path / "k.key", "sk": tmp_path / "sign.key",
-            "pub": tmp_path / "sign.key.pub", "plan": plan, "led": tmp_path / "ledger.jsonl"}
+    return {"tmp": tmp_path, "fw": tmp_path / "fw.json", "key": tmp_path / "k.key", "sk": tmp_path / "sign.key",
+            "pub": tmp_path / "sign.key.pub", "plan": tmp_path / "plan.json", "led": tmp_path / "ledger.jsonl"}
+
+
+def resigned(s, path, sk=None, **changes):
+    """A copy of the module's plan with ``changes`` (e.g. another plan id: another series of the same
+    plan), digested and signed again with ``sk`` (default the ledger's key): a valid plan file."""
+    plan = json.loads(s["plan"].read_text())
+    body = {k: v for k, v in plan.items() if k not in ("digest", "sig", "signer")}
+    body.update(changes)
+    path.write_text(json.dumps(pio_sign(body, sk or s["sk"])))
+    return path
 
 
 def noise(s, src, out, k, *extra, plan=None, sign=True):
@@ -162,10 +181,10 @@ def test_release_outside_the_series_on_the_same_units_is_refused(s, capsys):
     assert code == 3 and "no known sequential composition" in err and "count as one release" in err
     assert events(s) == before and not (s["tmp"] / "x.parquet").exists()
     # a second series (another plan of the same framework) on the same households: refused too
-    plan2 = s["tmp"] / "plan2.json"
-    assert cli.main(["series", "plan", str(s["fw"]), "--windows", str(L), "--eps", "1", "--out", str(plan2),
-                     "--sign", str(s["sk"])]) == 0
+    plan2 = resigned(s, s["tmp"] / "plan2.json", plan_id="0" * 32)
+    capsys.readouterr()
     assert noise(s, src1, "y.parquet", 1, plan=plan2) == 3
+    assert "no known sequential composition" in capsys.readouterr().err
     assert events(s) == before
     # on other households the same release composes in parallel (Prop E.1)
     other, _ = records(s["tmp"] / "other.parquet", 1, units=range(100, 104))
@@ -261,22 +280,16 @@ def test_tampered_plans_are_refused(s, capsys):
     assert events(s) == []
     # a plan signed by another key
     assert cli.main(["keygen", "--signing", str(s["tmp"] / "other.key")]) == 0
-    mine = s["tmp"] / "mine.json"
-    assert cli.main(["series", "plan", str(s["fw"]), "--windows", str(L), "--eps", "1", "--out", str(mine),
-                     "--sign", str(s["tmp"] / "other.key")]) == 0
+    mine = resigned(s, s["tmp"] / "mine.json", sk=s["tmp"] / "other.key")
     capsys.readouterr()
     assert noise(s, src, "o.parquet", 0, plan=mine) == 3
     assert "a plan signed by the ledger's key" in capsys.readouterr().err
     # after window 0 of the real plan, a plan file under its plan id with another digest is refused
     assert noise(s, src, "o0.parquet", 0) == 0
-    from puffer.publish.series import make_plan
-    from puffer.publish.signing import load_signing_key
-
-    forged = make_plan(s["fw"], windows=L, eps=2.0, signing_key=load_signing_key(s["sk"]))
-    body = {k: v for k, v in forged.items() if k not in ("digest", "sig")}
-    body["plan_id"] = plan["plan_id"]
-    forged = pio_sign(body, s["sk"])
-    src1, _ = records(s["tmp"] / "w1.parquet", 1)
+    # (a valid plan file, signed by the ledger's key, of the same plan id with another content)
+    forged = json.loads(resigned(s, s["tmp"] / "forged.json", created="2020-01-01T00:00:00+00:00").read_text())
+    assert forged["plan_id"] == plan["plan_id"] and forged["digest"] != plan["digest"]
+    src, _ = records(s["tmp"] / "w1.parquet", 1)
     refused(forged, "it was changed after the series' first release", k=1)
 
 
@@ -287,12 +300,15 @@ def pio_sign_unsigned(body):
 
 
 def pio_sign(body, sk_path):
+    """``body`` digested and signed as `puffer series plan --sign` does (the format of puffer.publish.series)."""
     from puffer.publish.ledger import canonical
     from puffer.publish.series import SERIES_DOMAIN
     from puffer.publish.signing import load_signing_key
 
+    sk = load_signing_key(sk_path)
+    body = {**body, "signer": sk.public.describe()}
     d = hashlib.sha256(canonical(body)).hexdigest()
-    return {**body, "digest": d, "sig": load_signing_key(sk_path).sign(SERIES_DOMAIN, bytes.fromhex(d))}
+    return {**body, "digest": d, "sig": sk.sign(SERIES_DOMAIN, bytes.fromhex(d))}
 
 
 def test_plan_file_show_and_never_overwritten(s, capsys):
