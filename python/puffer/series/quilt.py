@@ -263,6 +263,37 @@ def _cond(x: np.ndarray) -> np.ndarray:
     return out
 
 
+class _Convs:
+    """Convolutions requested one batch at a time and computed together (one pass over the
+    grid for all rows of a class)."""
+
+    def __init__(self) -> None:
+        self.L: list[np.ndarray] = []
+        self.R: list[np.ndarray] = []
+        self.c: list[np.ndarray] = []
+        self.n = 0
+        self.out: np.ndarray | None = None
+
+    def add(self, L: np.ndarray, R: np.ndarray, c: int) -> slice:
+        n = L.shape[0]
+        self.L.append(L)
+        self.R.append(R)
+        self.c.append(np.full(n, c, dtype=np.int64))
+        sl = slice(self.n, self.n + n)
+        self.n += n
+        return sl
+
+    def run(self, S: int) -> None:
+        if self.n == 0:
+            self.out = np.zeros((0, S))
+            return
+        self.out = _conv_rows(np.concatenate(self.L), np.concatenate(self.R), np.concatenate(self.c))
+
+    def __getitem__(self, sl: slice) -> np.ndarray:
+        assert self.out is not None
+        return self.out[sl]
+
+
 def _conv_rows(L: np.ndarray, R: np.ndarray, c: np.ndarray) -> np.ndarray:
     """Row-wise convolution of the laws L and R (B, S) shifted by c (B,), truncated to S (the
     grid holds every possible sum)."""
@@ -530,9 +561,10 @@ def _class_rows(ch: _Chain, t: int, windows: tuple[tuple[int, int], ...], wv: np
     okR = {b: (ch.pos[t + b] if b is not None else np.eye(k, dtype=bool)[0]) for b in right_opts}
     rho = np.full((len(prs), nQ, nX), -np.inf)
     rows_g: list[np.ndarray] = []
-    rows: list[tuple[np.ndarray, np.ndarray]] = []
+    rows: list[tuple[slice, slice]] = []
     rows2_g: list[np.ndarray] = []
-    rows2: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    rows2: list[tuple[np.ndarray, list[list[slice]], np.ndarray]] = []
+    cv = _Convs()
     rowsN: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     for qi, (a, b) in enumerate(quilts):
         lo_n = 0 if a is None else t - a + 1
@@ -574,10 +606,10 @@ def _class_rows(ch: _Chain, t: int, windows: tuple[tuple[int, int], ...], wv: np
                 _, Lw = lpart(a, j)
                 _, Rw = rpart(b, j)
                 c = int(inw[j])
-                pa = _conv_rows(Lw[U, s], Rw[W, s], np.full(U.size, wv[s] * c))
-                qa = _conv_rows(Lw[U, s2], Rw[W, s2], np.full(U.size, wv[s2] * c))
+                hp = cv.add(Lw[U, s], Rw[W, s], int(wv[s]) * c)
+                hq = cv.add(Lw[U, s2], Rw[W, s2], int(wv[s2]) * c)
                 rows_g.append(gbase)
-                rows.append((pa, qa))
+                rows.append((hp, hq))
                 continue
             iP, iN = meet
             eb = near[iP][1] - 1
@@ -612,11 +644,10 @@ def _class_rows(ch: _Chain, t: int, windows: tuple[tuple[int, int], ...], wv: np
                 pi_s2 = pz[:, s2][None, :] * pw[W][:, :]
                 sup_s = pzb[:, s][None, :] & pwb[W]
                 sup_s2 = pzb[:, s2][None, :] & pwb[W]
-                lawA = {}
+                lawA: dict[tuple[int, int], slice] = {}
                 for sec in (s, s2):
                     for z in Z:
-                        lawA[(sec, z)] = _conv_rows(Lw[U, sec], np.tile(Rz[z, sec], (U.size, 1)),
-                                                    np.full(U.size, wv[sec] * cP))
+                        lawA[(sec, z)] = cv.add(Lw[U, sec], np.tile(Rz[z, sec], (U.size, 1)), int(wv[sec]) * cP)
                 lawB = {z: Bz[W, z] for z in Z}
             else:
                 # Z = X_e left of t: A_P | (u, z) and A_Nx | (z, s, w)
@@ -644,30 +675,30 @@ def _class_rows(ch: _Chain, t: int, windows: tuple[tuple[int, int], ...], wv: np
                 lawA = {}
                 for sec in (s, s2):
                     for z in Z:
-                        lawA[(sec, z)] = _conv_rows(np.tile(Lz[z, sec], (U.size, 1)), Rw[W, sec],
-                                                    np.full(U.size, wv[sec] * cN))
+                        lawA[(sec, z)] = cv.add(np.tile(Lz[z, sec], (U.size, 1)), Rw[W, sec], int(wv[sec]) * cN)
                 lawB = {z: Az[U, z] for z in Z}
             # the exact local loss on the 2-D box: g_sec(y1, y2) = sum_z P(z | x_Q, sec) f_z(y1) h_z(y2)
             n_ = U.size
             Wt = np.stack([pi_s, pi_s2], axis=1)                                     # (n, 2, z)
             Wt = Wt / np.maximum(Wt.sum(2, keepdims=True), 1e-300)
             Wt = np.where(np.stack([sup_s, sup_s2], axis=1), Wt, 0.0)
-            A2 = np.stack([np.stack([lawA[(sec, z)] for z in Z], axis=1) for sec in (s, s2)], axis=1)
             B2 = np.stack([np.stack([lawB[z] for z in Z], axis=1)] * 2, axis=1)
-            assert A2.shape == (n_, 2, k, S) and B2.shape == A2.shape
+            assert B2.shape == (n_, 2, k, S)
             rows2_g.append(gbase)
-            rows2.append((Wt, A2, B2))
+            rows2.append((Wt, [[lawA[(sec, z)] for z in Z] for sec in (s, s2)], B2))
+    cv.run(S)
     if rows:
         gid = np.concatenate(rows_g)
-        pa = np.concatenate([r[0] for r in rows])
-        qa = np.concatenate([r[1] for r in rows])
+        pa = np.concatenate([cv[r[0]] for r in rows])
+        qa = np.concatenate([cv[r[1]] for r in rows])
     else:
         gid = np.zeros(0, dtype=np.int64)
         pa = qa = np.zeros((0, S))
     if rows2:
         gid2 = np.concatenate(rows2_g)
         W2 = np.concatenate([r[0] for r in rows2])
-        A2s = np.concatenate([r[1] for r in rows2])
+        A2s = np.concatenate([np.stack([np.stack([cv[h] for h in hz], axis=1) for hz in r[1]], axis=1)
+                              for r in rows2])
         B2s = np.concatenate([r[2] for r in rows2])
     else:
         gid2 = np.zeros(0, dtype=np.int64)
@@ -706,14 +737,19 @@ class _Class:
     prior: int
     rows: _Rows
     logR: np.ndarray            # per pair: max over members of log P(X_t = s') / P(X_t = s), rounded up
+    scale: float = math.nan     # the class's own least scale for the target (when asked)
 
 
-def _dists(D: int) -> list[int]:
-    """The quilt distances tried when the cap is large: all up to 12, then a geometric grid."""
-    out = list(range(1, min(D, 12) + 1))
-    x = 12.0
+def _dists(D: int, coarse: bool = False) -> list[int]:
+    """The quilt distances tried when the cap is large (any subset of quilts is valid): 1 .. 6,
+    then about 1.33x apart (``coarse``: 4, 8, 16, ...)."""
+    if coarse:
+        out = [d for d in (2, 4, 8, 16, 32, 64, 128) if d <= D] + [D]
+        return sorted(set(out))
+    out = list(range(1, min(D, 6) + 1))
+    x = 6.0
     while x < D:
-        x *= 1.3
+        x = max(x + 1, x * 1.33)
         out.append(min(D, int(round(x))))
     return sorted(set(out))
 
@@ -738,38 +774,88 @@ def _groups(fw: Any, ch: _Chain, windows: tuple[tuple[int, int], ...], D: int) -
     return list(groups.values())
 
 
-def _build(fw: Any, windows: tuple[tuple[int, int], ...], D: int, b0: float | None, keep: int,
-           progress: Any) -> list[_Class]:
-    """The classes of positions with their rows; with ``b0``, each class keeps only the ``keep``
-    quilts best at scale b0 for some pair (a subset: still a valid bound)."""
+_WORK: dict[str, Any] = {}      # the job of the worker processes (inherited by fork)
+
+
+def _one_class(n: int) -> tuple[int, _Class | None]:
+    w = _WORK
+    j, members = w["groups"][n]
+    ch = w["chains"][j]
+    t0 = members[0]
+    rows = _class_rows(ch, t0, w["windows"], w["wv"], w["e"], w["D"], w["dists"])
+    if rows is None:
+        return n, None
+    mem = np.array(members)
+    logR = np.array([float(_log_ratio_up(ch.law[mem, s2], ch.law[mem, s]).max()) for (s, s2) in rows.pairs])
+    b0s, keep, g = w["b0s"], w["keep"], w["g"]
+    if b0s and len(rows.quilts) > keep:
+        best: set[int] = set()
+        for b0 in b0s:
+            v = rows.values(b0 / g, b0, logR).max(2)            # (pairs, quilts)
+            best.update(np.argsort(v, axis=1)[:, :keep].reshape(-1).tolist())
+        rows = rows.keep(np.array(sorted(best)))
+    c = _Class(t0, len(members), j, rows, logR)
+    if w["eps"] is not None:
+        c.scale = _bisect([c], w["eps"], g, (b0s[1] if len(b0s) > 1 else None))
+    return n, c
+
+
+def _workers(n_jobs: int) -> int:
+    import multiprocessing
+    import os
+
+    if n_jobs < 16 or "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:          # pragma: no cover - not Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, 8))
+
+
+def _build(fw: Any, windows: tuple[tuple[int, int], ...], D: int, b0s: list[float], keep: int,
+           progress: Any, dists: list[int] | None = None, eps: float | None = None) -> list[_Class]:
+    """The classes of positions with their rows; with scales ``b0s``, each class keeps only the
+    ``keep`` quilts best at one of them for some pair (a subset: still a valid bound); with
+    ``eps``, each class also finds its own least scale (``_Class.scale``). Long horizons run the
+    classes on worker processes (one per core; the result does not depend on it)."""
     from .._progress import resolve
 
     wv_all = np.asarray(fw._vals, dtype=np.int64)
-    wv = wv_all - wv_all.min()
-    g = float(fw._step)
-    e = float(fw.grid_error)
-    T = int(fw.length)
-    dists = None if D <= 16 else _dists(D)
     chains = [_Chain(fw, j) for j in range(len(fw.priors))]
-    allg = [(j, m) for j, ch in enumerate(chains) for m in _groups(fw, ch, windows, D)]
-    beat = resolve(progress, label=f"series quilts (T={T})")
-    classes: list[_Class] = []
-    for n, (j, members) in enumerate(allg):
-        ch = chains[j]
-        t0 = members[0]
-        rows = _class_rows(ch, t0, windows, wv, e, D, dists)
-        if beat is not None:
-            beat(n + 1, len(allg))
-        if rows is None:
-            continue
-        mem = np.array(members)
-        logR = np.array([float(_log_ratio_up(ch.law[mem, s2], ch.law[mem, s]).max()) for (s, s2) in rows.pairs])
-        if b0 is not None and len(rows.quilts) > keep:
-            v = rows.values(b0 / g, b0, logR).max(2)            # (pairs, quilts)
-            best = np.unique(np.argsort(v, axis=1)[:, :keep].reshape(-1))
-            rows = rows.keep(best)
-        classes.append(_Class(t0, len(members), j, rows, logR))
-    return classes
+    groups = [(j, m) for j, ch in enumerate(chains) for m in _groups(fw, ch, windows, D)]
+    _WORK.clear()
+    _WORK.update(groups=groups, chains=chains, windows=windows, wv=wv_all - wv_all.min(), e=float(fw.grid_error),
+                 D=D, dists=dists if dists is not None else (None if D <= 16 else _dists(D)), b0s=list(b0s),
+                 keep=keep, g=float(fw._step), eps=eps)
+    beat = resolve(progress, label=f"series quilts (T={fw.length})")
+    out: list[_Class | None] = [None] * len(groups)
+    nw = _workers(len(groups))
+    try:
+        if nw == 1:
+            for n in range(len(groups)):
+                out[n] = _one_class(n)[1]
+                if beat is not None:
+                    beat(n + 1, len(groups))
+        else:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor, as_completed
+
+            with ProcessPoolExecutor(nw, mp_context=multiprocessing.get_context("fork")) as ex:
+                futs = [ex.submit(_one_class, n) for n in range(len(groups))]
+                try:
+                    for done, f in enumerate(as_completed(futs)):
+                        n, c = f.result()
+                        out[n] = c
+                        if beat is not None:
+                            beat(done + 1, len(groups))
+                except BaseException:
+                    for f in futs:
+                        f.cancel()
+                    raise
+    finally:
+        _WORK.clear()
+    return [c for c in out if c is not None]
 
 
 def _eps_of(classes: list[_Class], b: float, g: float) -> tuple[float, tuple[int, int, int, int] | None]:
@@ -815,7 +901,7 @@ def series_epsilon(fw: Any, windows: Any, scale: float, *, cap: int | None = Non
     ws = check_windows(windows, fw.length)
     b = V.positive("scale", scale)
     D = _cap(fw, cap)
-    return _eps_of(_build(fw, ws, D, None, 0, progress), b, float(fw._step))[0]
+    return _eps_of(_build(fw, ws, D, [], 0, progress), b, float(fw._step))[0]
 
 
 def quilt_candidate(fw: Any, windows: tuple[tuple[int, int], ...], eps: float, *, cap: int | None = None,
@@ -827,34 +913,19 @@ def quilt_candidate(fw: Any, windows: tuple[tuple[int, int], ...], eps: float, *
     D = _cap(fw, cap)
     g = float(fw._step)
     T = int(fw.length)
-    small = T <= 64
     b0 = None
-    if not small:
-        # a first guess: the scale of the first days alone (cheap), then the kept quilts
-        head = [w for w in windows if w[1] <= min(T, 4 * D + 4)] or [windows[0]]
-        sub = _sub_framework(fw, max(b for _, b in head))
-        b0 = quilt_candidate(sub, tuple(head), eps, cap=cap, keep=keep).scale if sub is not None else None
-    classes = _build(fw, windows, D, b0, keep, progress)
+    if T > 64:
+        # a first guess from a coarse quilt set, then every class keeps its best quilts around it
+        coarse = _build(fw, windows, D, [], keep, progress, dists=_dists(D, coarse=True), eps=eps)
+        b0 = max(c.scale for c in coarse) if coarse else None
+        b0 = b0 if b0 is not None and math.isfinite(b0) else None
+    classes = _build(fw, windows, D, [] if b0 is None else [0.75 * b0, b0, 1.33 * b0], keep, progress, eps=eps)
     if not classes:
         raise ParameterError("fw", fw.name, "a chain with at least one possible secret pair")
-
-    def f(b: float) -> float:
-        return _eps_of(classes, b, g)[0]
-
-    hi = max(b0 or 1.0, 1e-6)
-    while f(hi) > eps:
-        hi *= 2.0
-        if hi > 1e15:
-            return Candidate("quilt", math.inf, math.inf, {}, QUILT_REFS, "quilted bound: no finite scale")
-    lo = hi / 2.0
-    while lo > 1e-9 and f(lo) <= eps:
-        hi, lo = lo, lo / 2.0
-    while hi - lo > 1e-7 * hi:
-        mid = 0.5 * (lo + hi)
-        if f(mid) <= eps:
-            hi = mid
-        else:
-            lo = mid
+    # eps_total(b) = max over classes: the least common scale is the largest of the classes' own
+    hi = max(c.scale for c in classes)
+    if not math.isfinite(hi):
+        return Candidate("quilt", math.inf, math.inf, {}, QUILT_REFS, "quilted bound: no finite scale")
     b = _up(hi, 4)
     val, wit = _eps_of(classes, b, g)
     while val > eps:          # the certified check: more noise until it holds
@@ -876,11 +947,23 @@ def quilt_candidate(fw: Any, windows: tuple[tuple[int, int], ...], eps: float, *
     return Candidate("quilt", b, val, binding, QUILT_REFS, summary)
 
 
-def _sub_framework(fw: Any, T: int) -> Any:
-    """The framework's chain restricted to its first T positions (same priors and initial laws),
-    or None for a chain with a matrix per step."""
-    from ..models import markov_chain
+def _bisect(classes: list[_Class], eps: float, g: float, start: float | None) -> float:
+    """The least scale (to 1e-7 relative, from above) with eps_total <= eps, inf if none below 1e15."""
+    def f(b: float) -> float:
+        return _eps_of(classes, b, g)[0]
 
-    if fw.time_varying and fw.period is None:
-        return None
-    return markov_chain(fw.transitions, T, init=fw.initial_laws, values=fw.state_values, period=fw.period)
+    hi = max(start or 1.0, 1e-6)
+    while f(hi) > eps:
+        hi *= 2.0
+        if hi > 1e15:
+            return math.inf
+    lo = hi / 2.0
+    while lo > 1e-9 and f(lo) <= eps:
+        hi, lo = lo, lo / 2.0
+    while hi - lo > 1e-7 * hi:
+        mid = 0.5 * (lo + hi)
+        if f(mid) <= eps:
+            hi = mid
+        else:
+            lo = mid
+    return hi
