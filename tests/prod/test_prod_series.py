@@ -345,3 +345,22 @@ def test_dask_window_release(s, capsys):
         with pytest.raises(ParameterError, match="position"):
             pdask.add_noise(dd.from_pandas(pdf, npartitions=2), "kwh", None, options=opts.replace(window=3))
     assert os.path.exists(s["led"])
+
+
+def test_what_a_window_release_cannot_be_given(s):
+    """Each option that would change a window's query or noise is refused, naming it, before any work."""
+    src, _ = records(s["tmp"] / "w0.parquet", 0)
+    kw = {"series": s["plan"], "window": 0, "key": s["key"], "ledger": s["led"], "signing_key": s["sk"]}
+    cases = [({"unit": "household", "order": "t", "select": "MQM"}, "select"),
+             ({"unit": "household", "order": "t", "float_noise": True}, "float_noise"),
+             ({"unit": "household", "per_unit": True}, "per_unit"),
+             ({"unit": "household"}, "order"),
+             ({"order": "t"}, "unit")]
+    for extra, name in cases:
+        with pytest.raises(ParameterError, match=f"parameter '{name}'"):
+            pio.noise_file(src, s["tmp"] / "o.parquet", "kwh", None, **kw, **extra)
+    with pytest.raises(ParameterError, match="one column"):
+        pio.noise_file(src, s["tmp"] / "o.parquet", ["kwh", "t"], None, **kw, unit="household")
+    with pytest.raises(ParameterError, match="an integer >= 0"):
+        pio.PublishOptions(series=str(s["plan"]), window=-1)
+    assert events(s) == [] and not (s["tmp"] / "o.parquet").exists()
