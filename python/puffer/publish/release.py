@@ -125,7 +125,9 @@ class Release:
 
     def __init__(self, ledger: Ledger, key: Key, nonce: str, fields: dict[str, Any], rerun_of: dict[str, Any] | None,
                  allow_uncomposed: bool, budget: Any, units: Any = None, hasher: UnitHasher | None = None,
-                 new_units: bool = False):
+                 new_units: bool = False, series: Any = None):
+        #: the SeriesFile of a series window release (its plan is recorded once, before the pending entry)
+        self.series = series
         self.ledger = ledger
         self.new_units = new_units
         self.units, self.hasher = units, hasher
@@ -168,6 +170,10 @@ class Release:
                  rows=int(rows), output=None if output is None else os.path.abspath(output), **(extra or {}))
         with self.ledger.locked():
             view = LedgerView(self.ledger, read=True)
+            record_plan = False
+            if self.series is not None:  # (puffer.publish.series) the plan as recorded, the window not released yet
+                from .series import check_series_release
+                record_plan = check_series_release(view.entries(), e, units=self.units, ledger=self.ledger.path)
             # the composition rules again, under the lock (another process may have released since)
             e["composition"] = view.composition(e, allow_uncomposed=self.allow_uncomposed, budget=self.budget,
                                                 units=self.units)
@@ -177,6 +183,9 @@ class Release:
                 e["unit_registry"] = reg
             # the unit set (a large one in a side file, durable before the entry that names it)
             e["units"] = describe_units(self.units, self.hasher, self.ledger.path, self.release_id)
+            if record_plan:   # the plan, once per ledger, before its first window's entry
+                self.ledger.append({"puffer_ledger": LEDGER_VERSION, "event": "series", "time": _now(),
+                                    "series": self.series.record()})
             self.entry = self.ledger.append(e)
         self.state = "pending"
         return self.entry
@@ -276,7 +285,8 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
                   allow_uncomposed: bool = False, budget: Any = None, secure: bool = False,
                   post_processing: list[dict[str, Any]] | None = None, signing_key: Any = None,
                   units: Any = None, unit_hasher: UnitHasher | None = None, is_busy: Any = None,
-                  noise_lattice: dict[str, Any] | None = None, new_units: bool = False) -> Release:
+                  noise_lattice: dict[str, Any] | None = None, new_units: bool = False,
+                  series: Any = None) -> Release:
     """Validate a release and open it (see the module docstring); nothing is written yet.
 
     ``plan``: the :class:`~puffer.publish.plan.NoisePlan`; ``config``: every option that changes the
@@ -291,7 +301,9 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
     unit: the safe side); ``noise_lattice``: the description of the lattice of the release's
     noise (:meth:`puffer.lattice.LatticePlan.describe`: granularity, law, padding), recorded as
     the entry's ``noise_lattice`` (None: float noise or no noise); ``new_units``: the release
-    declares unit ids the ledger has not registered (:mod:`puffer.publish.registry`).
+    declares unit ids the ledger has not registered (:mod:`puffer.publish.registry`); ``series``:
+    ``(SeriesFile, window)`` of a series window release (:mod:`puffer.publish.series`: the
+    entry's ``series`` field, the plan's guarantee as its ``guarantee``, the plan recorded once).
 
     >>> import os, tempfile, puffer.io as pio
     >>> d = tempfile.mkdtemp()
@@ -372,6 +384,14 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
         "rerun_of": None if rerun_of is None else rerun_of["release_id"],
         "allow_uncomposed": allow_uncomposed, "budget": budget, "config": cfg,
     }
+    sfile = None
+    if series is not None:
+        from .series import SeriesFile, check_series_release
+
+        sfile, window = series
+        if not isinstance(sfile, SeriesFile):
+            raise ParameterTypeError("series", sfile, "(SeriesFile, window)")
+        fields["series"] = sfile.entry_field(window)   # (its guarantee: the window mechanism's, the plan's)
     if units is not None:
         if unit_hasher is None:
             raise ParameterError("unit_hasher", None, "the ledger's UnitHasher that made the unit hashes")
@@ -380,9 +400,11 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
     fields["units"] = dict(ALL) if units is None else {"kind": "ids", "count": int(units.size), "hash": UNIT_HASH,
                                                        "secret": None if unit_hasher is None else unit_hasher.secret_id}
     # refuse early, before any work (checked again under the lock in pending())
+    if sfile is not None:
+        check_series_release(view.entries(), {**fields, "release_id": None}, units=units, ledger=led.path)
     view.composition(fields, allow_uncomposed=allow_uncomposed, budget=budget, units=units)
     _registry(view, fields, units, unit_hasher, new_units, warn=False)
-    return Release(led, k, nonce, fields, rerun_of, allow_uncomposed, budget, units, unit_hasher, new_units)
+    return Release(led, k, nonce, fields, rerun_of, allow_uncomposed, budget, units, unit_hasher, new_units, sfile)
 
 
 def registered_units(entries: list[dict[str, Any]], secret_id: str | None, ledger: str) -> np.ndarray:

@@ -30,7 +30,11 @@ releases (one per column for a scalar mechanism):
 * a Pufferfish guarantee (PP, RPP, approximate RPP, RPP curve) holds for one release only: no
   sequential composition theorem is known (Pierquin et al. 2024, App. E.1), so two such
   releases on one unit leave it with **no total guarantee**;
-* uncalibrated noise has no guarantee, so neither has any total that includes it.
+* uncalibrated noise has no guarantee, so neither has any total that includes it;
+* the windows of one planned series (:mod:`puffer.publish.series`) count **once**, with the
+  plan's guarantee: the plan certifies all its windows together (:func:`puffer.series.plan`),
+  whatever subset of them is published; the series then composes with the population's other
+  releases as one release of that guarantee (so a Pufferfish plan with nothing).
 
 The rule. A release is refused when, after it, a population it belongs to has no total while
 some release of that population claims a guarantee, unless ``allow_uncomposed`` -- recorded in
@@ -89,12 +93,61 @@ def counted_releases(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [g["entry"] or g["first"] for g in groups.values() if g["counted"]]
 
 
+def _collapse_series(items: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(the releases with each planned series' windows replaced by one release of the plan's
+    guarantee, the series found: plan id, digest, windows counted, theorem)."""
+    out: list[dict[str, Any]] = []
+    found: dict[str, dict[str, Any]] = {}
+    for e in items:
+        s = e.get("series")
+        if not isinstance(s, dict):
+            out.append(e)
+            continue
+        pid = str(s.get("plan_id"))
+        if pid not in found:
+            prov = (e.get("guarantee") or {}).get("provenance") if isinstance(e.get("guarantee"), dict) else None
+            found[pid] = {"plan_id": pid, "digest": s.get("digest"), "windows": [], "of": s.get("windows"),
+                          "theorem": prov.get("theorem") if isinstance(prov, dict) else None}
+            # every window's guarantee is the plan's (checked when it was released)
+            out.append({"release_id": f"series {pid}", "columns": [None], "dim": 1, "guarantee": e.get("guarantee"),
+                        "series": s})
+        else:   # (the safe side, should windows ever differ: the largest eps, no guarantee over one)
+            item = next(x for x in out if isinstance(x.get("series"), dict) and x["series"].get("plan_id") == pid
+                        and x["release_id"] == f"series {pid}")
+            g = e.get("guarantee")
+            if g is None or (item["guarantee"] is not None and (_eps(g) or math.inf) > (_eps(item["guarantee"]) or 0.0)):
+                item["guarantee"] = g
+        found[pid]["windows"].append(s.get("window"))
+    for f in found.values():
+        f["windows"] = sorted(f["windows"])
+    return out, list(found.values())
+
+
+def _series_theorem(found: list[dict[str, Any]]) -> str:
+    return "; ".join(f"series {f['plan_id']}: its {len(f['windows'])} published window(s) of {f['of']} counted once "
+                     f"with the plan's guarantee for all windows together ({f['theorem'] or 'its ledger record'})"
+                     for f in found) + "; "
+
+
 def _total(items: list[dict[str, Any]]) -> dict[str, Any]:
     """The total over one population's releases: {"guarantee": dict or None, "theorem"/"reason", "releases"}."""
+    ids = [e.get("release_id") for e in items]
+    items, found = _collapse_series(items)
+    out = _total_collapsed(items, ids)
+    if found:
+        out["series"] = found
+        if "theorem" in out:
+            out["theorem"] = _series_theorem(found) + out["theorem"]
+        elif out.get("guarantee") is None:
+            out["reason"] = (f"{out['reason']}: the windows of series {', '.join(f['plan_id'] for f in found)} count "
+                             "as one release, and no theorem composes a series with another release on its units")
+    return out
+
+
+def _total_collapsed(items: list[dict[str, Any]], ids: list[Any]) -> dict[str, Any]:
     from ..guarantees import guarantee_from_dict
 
     n = sum(_per_unit(e) for e in items)
-    ids = [e.get("release_id") for e in items]
     gs = [e.get("guarantee") for e in items]
     if any(g is None for g in gs):
         return {"releases": n, "release_ids": ids, "guarantee": None,
