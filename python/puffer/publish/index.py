@@ -317,7 +317,8 @@ def _mac_key(led: Any) -> bytes | None:
 
 
 def save_state(led: Any, st: LedgerState, data_prefix_sha256: str) -> None:
-    """Write the index of ``st`` beside the ledger (atomically, mode 0600); a failure to write it
+    """Write the index of ``st`` beside the ledger (atomically, mode 0600; called under the
+    ledger's lock, which also removes the temporary files of killed runs); a failure to write it
     is not an error of the release (the next one verifies from the first entry)."""
     path = index_path(led.path)
     if not st.exact:  # an index that cannot answer exactly is not kept (the full computation is used)
@@ -329,8 +330,13 @@ def save_state(led: Any, st: LedgerState, data_prefix_sha256: str) -> None:
         return
     body = json.dumps({**st.to_dict(), "prefix_sha256": data_prefix_sha256}, separators=(",", ":")).encode("ascii")
     mac = hmac.new(key, body, hashlib.sha256).hexdigest()
-    folder = os.path.dirname(path)
-    tmp = os.path.join(folder, f".{os.path.basename(path)}.tmp-{os.getpid()}-{secrets.token_hex(8)}")
+    folder, base = os.path.dirname(path), os.path.basename(path)
+    tmp = os.path.join(folder, f".{base}.tmp-{os.getpid()}-{secrets.token_hex(8)}")
+    with contextlib.suppress(OSError):
+        for name in os.listdir(folder):  # of killed runs (every writer holds the ledger's lock)
+            if name.startswith(f".{base}.tmp-"):
+                with contextlib.suppress(OSError):
+                    os.remove(os.path.join(folder, name))
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         try:
