@@ -389,6 +389,11 @@ def _index_ledger(tmp_path, n_rel=8, signed=True):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             answers(tmp_path, ids, f"r{r}", ledger=led, allow_uncomposed=True, new_units=new, **kw)
+        if r == 3:  # rows that name no unit: taken to touch every unit
+            src = tmp_path / "rows.parquet"
+            pq.write_table(pa.table({"x": np.linspace(0, 1, 10)}), src)
+            pio.noise_file(src, tmp_path / "rows_out.parquet", "x", ("laplace", {"b": 1.0}), ledger=led,
+                           allow_uncomposed=True, **kw)
     return led, kw
 
 
