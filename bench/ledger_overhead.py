@@ -121,7 +121,8 @@ def main(argv: list[str] | None = None) -> int:
                 work = tempfile.mkdtemp(dir=base)
                 bb = dict(b, ledger=os.path.join(work, "l.jsonl"))
                 for ext in ("", ".checkpoint", ".index"):
-                    shutil.copy(b["ledger"] + ext, bb["ledger"] + ext)
+                    if os.path.exists(b["ledger"] + ext):  # (code before the index: no .index)
+                        shutil.copy(b["ledger"] + ext, bb["ledger"] + ext)
                 w, c = one_release(bb, os.path.join(work, "o.parquet"))
                 walls.append(w)
                 cpus.append(c)
