@@ -183,3 +183,21 @@ def test_an_exact_fit_on_other_units_needs_no_allowance(tmp_path):
     with pytest.raises(ParameterError, match="may share units"):
         puffer.io.noise_file(p, tmp_path / "o2.parquet", ["state"], puffer.mechanisms.Wasserstein(fa, eps=1.0),
                              key=tmp_path / "k.key", unit="unit", order="order")
+
+
+def test_the_ledger_index_keeps_a_releases_private_fit():
+    """The index the releases read their ledger through (puffer.publish.index) carries each
+    counted release's private fit, so a total computed from it counts the fit as one from the
+    full entries does."""
+    from puffer.publish.index import LedgerState
+    from puffer.publish.totals import _total
+
+    e = {"guarantee": {"type": "PP", "eps": 1.0, "delta": 0.0}, "columns": ["x"], "dim": 1, "unit": {"column": "u"},
+         "fit": {"private": {"id": "f", "eps": 0.5, "clip": 3.0}}}
+    st = LedgerState()
+    st._count("r1", e, None)
+    rec = st.record(0)
+    assert rec["fit"] == {"private": {"id": "f", "eps": 0.5}}
+    assert _total([rec])["guarantee"]["eps"] == _total([{**e, "release_id": "r1"}])["guarantee"]["eps"] > 1.5
+    st2 = LedgerState.from_dict(json.loads(json.dumps(st.to_dict())))
+    assert st2.record(0)["fit"] == rec["fit"]

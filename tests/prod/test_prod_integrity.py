@@ -7,6 +7,7 @@ verified), zlib and exact byte counts for the weak keys, pyarrow's reader for th
 and the ledger's own text for what it must not hold."""
 from __future__ import annotations
 
+import json
 import os
 import warnings
 
@@ -371,3 +372,129 @@ def test_fitted_counts_never_reach_the_ledger_and_its_files_are_private(tmp_path
     for p in (led, tmp_path / "l.jsonl.checkpoint", *(tmp_path / "l.jsonl.units").iterdir()):
         assert oct(p.stat().st_mode & 0o777) == "0o600", p
     assert oct((tmp_path / "l.jsonl.units").stat().st_mode & 0o777) == "0o700"
+
+
+# ---------------------------------------------------------------------------------- item 7
+def _index_ledger(tmp_path, n_rel=8, signed=True):
+    """A ledger of ``n_rel`` releases over overlapping and disjoint unit sets (and one release of
+    rows that name no unit), all allowed without a total."""
+    led = tmp_path / "l.jsonl"
+    kw = {"signing_key": tmp_path / "s.key"} if signed else {}
+    if signed and not (tmp_path / "s.key").exists():
+        pio.signing_keygen(tmp_path / "s.key")
+    rng = np.random.default_rng(3)
+    for r in range(n_rel):
+        lo = int(rng.integers(0, 40))
+        ids = list(range(lo, lo + int(rng.integers(5, 30)))) if r else list(range(0, 30))
+        new = r > 0 and _has_new(led, ids, kw)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            answers(tmp_path, ids, f"r{r}", ledger=led, allow_uncomposed=True, new_units=new, **kw)
+        if r == 3:  # rows that name no unit: taken to touch every unit
+            src = tmp_path / "rows.parquet"
+            pq.write_table(pa.table({"x": np.linspace(0, 1, 10)}), src)
+            pio.noise_file(src, tmp_path / "rows_out.parquet", "x", ("laplace", {"b": 1.0}), ledger=led,
+                           allow_uncomposed=True, **kw)
+    return led, kw
+
+
+def _has_new(led, ids, kw):
+    from puffer.publish.ledger import Ledger
+    from puffer.publish.unitsets import unit_hasher
+
+    h = unit_hasher(str(led), Ledger(led, signing_key=kw.get("signing_key")).signing_key)
+    reg = set()
+    for e in pio.read_ledger(led):
+        if e.get("event") == "pending" and e["units"]["kind"] == "ids":
+            from puffer.publish.unitsets import load_units
+
+            reg |= set(load_units(e, str(led)).tolist())
+    return not set(h.unit_set(np.asarray(ids)).tolist()) <= reg
+
+
+def test_the_index_answers_as_the_full_computation(tmp_path):
+    """Issue 38 §7: the composition a release gets from the ledger's index equals the full
+    computation over every entry (puffer.publish.totals.check_new_release), for new unit sets
+    overlapping the ledger's populations in every way, and for a release of every unit."""
+    from puffer.publish.index import index_path
+    from puffer.publish.ledger import Ledger
+    from puffer.publish.release import LedgerView
+    from puffer.publish.totals import check_new_release
+    from puffer.publish.unitsets import unit_hasher
+
+    led, kw = _index_ledger(tmp_path)
+    assert os.path.exists(index_path(str(led)))
+    ledger = Ledger(led, signing_key=kw["signing_key"])
+    h = unit_hasher(str(led), ledger.signing_key)
+    entries = pio.read_ledger(led)
+    pend = next(e for e in entries if e["event"] == "pending")
+    view = LedgerView(ledger)
+    assert view.st.exact and view.st.n == len(entries)
+    rng = np.random.default_rng(9)
+    for trial in range(30):
+        ids = None if trial == 0 else rng.choice(80, int(rng.integers(1, 40)), replace=False)
+        units = None if ids is None else h.unit_set(ids)
+        new = {**pend, "release_id": f"new{trial}", "rerun_of": None,
+               "units": {"kind": "all"} if units is None else {"kind": "ids", "secret": h.secret_id,
+                                                              "hash": pend["units"]["hash"]}}
+        full = check_new_release(entries, new, allow_uncomposed=True, units=units, ledger=str(led))
+        fast = view.composition(new, allow_uncomposed=True, budget=None, units=units)
+        key = lambda c: sorted(json.dumps(p, sort_keys=True) for p in c["populations"])  # noqa: E731
+        assert key(fast) == key(full) and {k: v for k, v in fast.items() if k != "populations"} == \
+            {k: v for k, v in full.items() if k != "populations"}
+
+
+def test_the_index_is_never_trusted_more_than_the_chain(tmp_path):
+    """An index that does not match the ledger's bytes, or whose HMAC does not verify (written
+    without the signing key), is set aside: the ledger is verified from its first entry, so an
+    edit of an old entry is caught as before, and a forged index changes nothing."""
+    from puffer.errors import LedgerError
+    from puffer.publish.index import index_path
+
+    led, kw = _index_ledger(tmp_path, n_rel=4)
+    idx = index_path(str(led))
+    text = led.read_bytes()
+    lines = text.splitlines(keepends=True)
+    # an edit of an old entry (the index still matches the old bytes' count): refused
+    edited = lines[0].replace(b'"rows":30', b'"rows":29')
+    assert edited != lines[0]
+    led.write_bytes(edited + b"".join(lines[1:]))
+    with pytest.raises(LedgerError):
+        answers(tmp_path, list(range(0, 5)), "x", ledger=led, allow_uncomposed=True, **kw)
+    led.write_bytes(text)
+    # a forged index (every release dropped, HMAC recomputed without the key): not used
+    mac, _, body = open(idx, "rb").read().partition(b"\n")
+    d = json.loads(body)
+    d.update(counted=[], root_of={}, every=[], hashes="", pop_of="", pops=[], pop_count=[])
+    import hashlib
+    import hmac as _hmac
+
+    forged = json.dumps(d, sort_keys=True, separators=(",", ":")).encode()
+    open(idx, "wb").write(_hmac.new(b"guess", forged, hashlib.sha256).hexdigest().encode() + b"\n" + forged + b"\n")
+    e = answers(tmp_path, list(range(0, 5)), "y", ledger=led, allow_uncomposed=True, **kw)
+    assert e["composition"]["releases"] >= 2  # the ledger's releases on those units were counted
+    assert pio.verify(led)["entries"] == len(pio.read_ledger(led))
+
+
+def test_a_release_parses_only_the_new_entries(tmp_path, monkeypatch):
+    """With the index, a release does not re-parse the ledger's old entries (its cost stays flat:
+    measured in bench/ledger_overhead.py); without it (removed), every entry is verified."""
+    from puffer.publish.index import index_path
+    from puffer.publish.ledger import Ledger
+
+    led, kw = _index_ledger(tmp_path, n_rel=12)
+    n = len(pio.read_ledger(led))
+    parsed = []
+    real = Ledger._parse
+
+    def counting(self, lines):
+        parsed.append(len(lines))
+        return real(self, lines)
+
+    monkeypatch.setattr(Ledger, "_parse", counting)
+    answers(tmp_path, list(range(0, 5)), "z", ledger=led, allow_uncomposed=True, **kw)
+    assert sum(parsed) < 12 < n  # the new entries, the one line a re-run or a resolution reads
+    os.remove(index_path(str(led)))
+    parsed.clear()
+    answers(tmp_path, list(range(0, 5)), "w", ledger=led, allow_uncomposed=True, **kw)
+    assert sum(parsed) >= n

@@ -54,7 +54,7 @@ def test_show_for_a_privacy_officer(tmp_path, capsys):
     assert cli.main(["ledger", "show", str(led), "--pub", str(tmp_path / "s.key.pub"), "--json"]) == 0
     rep = json.loads(capsys.readouterr().out)
     assert rep["puffer_ledger_report"] == 1 and set(rep) == {"puffer_ledger_report", "verify", "releases",
-                                                             "populations", "units"}
+                                                             "populations", "units", "series"}
     assert rep["verify"]["authenticated"] and rep["verify"]["signer"] == signer.key_id
     assert len(rep["releases"]) == 2
     for r, name in zip(rep["releases"], ("north", "south")):

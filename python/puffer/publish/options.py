@@ -63,6 +63,12 @@ class PublishOptions:
     ``select``: which mechanism of a framework file (default: the least noise, as ``puffer run``
     marks it; with lattice noise, the least noise among the mechanisms certified on a lattice).
     ``nulls``: "error" or "keep".
+    ``series``/``window``: publish window ``window`` (counting from 0) of a planned series
+    (:mod:`puffer.publish.series`): ``series`` is the plan file written by ``puffer series plan``
+    (or :func:`~puffer.publish.series.write_plan`), or a loaded
+    :class:`~puffer.publish.series.SeriesFile`; the noise is the plan's for that window, the
+    ``order`` column holds positions of the plan's horizon, and the ledger counts the plan's
+    guarantee once for all its windows. Both or neither.
     ``clamp``/``lattice``: post-processing of the noisy values (no privacy cost;
     :mod:`puffer.mechanisms.postprocess`): ``clamp=True`` clamps to the query's range from the
     framework (a Markov sum: [T min v, T max v]), ``clamp=(lo, hi)`` to a given range;
@@ -90,6 +96,8 @@ class PublishOptions:
     clamp: Any = None
     lattice: bool = False
     new_units: bool = False
+    series: Any = None
+    window: int | None = None
     allow_fit_on_release: bool = False
 
     def __post_init__(self) -> None:
@@ -116,6 +124,17 @@ class PublishOptions:
         if self.clamp is not None and not isinstance(self.clamp, bool):
             from ..mechanisms.postprocess import _range
             object.__setattr__(self, "clamp", _range(self.clamp))
+        if (self.series is None) != (self.window is None):
+            raise ParameterError("window" if self.window is None else "series",
+                                 self.window if self.window is not None else self.series,
+                                 "given together: series= (the plan file) and window= (which of its windows)")
+        if self.window is not None and (isinstance(self.window, bool) or not isinstance(self.window, numbers.Integral)
+                                        or int(self.window) < 0):
+            raise ParameterError("window", self.window, "a window index of the series plan, an integer >= 0")
+        if self.series is not None and not isinstance(self.series, (str, os.PathLike)) \
+                and type(self.series).__name__ != "SeriesFile":
+            raise ParameterTypeError("series", self.series, "a series plan file (`puffer series plan`) or a "
+                                     "puffer.publish.series.SeriesFile")
         if self.budget is not None:
             b = self.budget
             if isinstance(b, bool) or not isinstance(b, numbers.Real) or not math.isfinite(float(b)) or b <= 0:

@@ -35,7 +35,7 @@ import numpy as np
 from ..errors import ParameterError, ParameterTypeError, PufferError
 from .digest import output_state
 from .keys import Key, as_key, refuse_seed
-from .ledger import LEDGER_VERSION, Ledger, ledger_path, release_states
+from .ledger import LEDGER_VERSION, Ledger, ledger_path
 from .streams import check_nonce, new_nonce, release_stream
 from .unitsets import ALL, UNIT_HASH, UnitHasher, describe_units
 
@@ -52,6 +52,72 @@ def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
+class LedgerView:
+    """What a release reads of its ledger, from one read of the file and its index
+    (:class:`puffer.publish.index.LedgerState`): release states, nonces, the registry of units
+    and the composition rules of :mod:`puffer.publish.totals` for a new release. Where the index
+    cannot answer exactly (:attr:`~puffer.publish.index.LedgerState.exact`), every entry is
+    parsed and the rules run over them as before."""
+
+    def __init__(self, ledger: Ledger, *, read: bool = False) -> None:
+        self.ledger = ledger
+        # ``read``: the file read now (under the lock), never the state recorded before
+        self.st, self.data = ledger.state(ledger._data() if read else None)
+        self._entries: list[dict[str, Any]] | None = None
+
+    def entries(self) -> list[dict[str, Any]]:
+        """Every entry (verified by :meth:`puffer.publish.ledger.Ledger.state`), parsed once."""
+        if self._entries is None:
+            from .index import full_lines
+
+            self._entries = self.ledger._parse(list(full_lines(self.st, self.data)))
+        return self._entries
+
+    def entry(self, seq: int) -> dict[str, Any]:
+        return self.ledger._parse([self.st.line(self.data, seq)])[0]
+
+    def release(self, rid: str) -> dict[str, Any] | None:
+        """The pending entry of release ``rid`` (None: not in the ledger)."""
+        r = self.st.releases.get(rid)
+        return None if r is None else self.entry(int(r[1]))
+
+    def pending(self) -> list[tuple[str, dict[str, Any]]]:
+        """(release id, pending entry) of every release without completion or resolution."""
+        return [(rid, self.entry(int(r[1]))) for rid, r in self.st.releases.items() if r[0] == "pending"]
+
+    def registered(self, secret_id: str | None) -> np.ndarray:
+        if not self.st.exact:
+            return registered_units(self.entries(), secret_id, self.ledger.path)
+        got = self.st.registry.get(secret_id)
+        return np.zeros(0, dtype=np.uint64) if got is None else got
+
+    def composition(self, new: dict[str, Any], *, allow_uncomposed: bool, budget: Any, units: Any
+                    ) -> dict[str, Any]:
+        """:func:`puffer.publish.totals.check_new_release` of ``new`` on this ledger."""
+        from .totals import RERUN_NOTE, check_new_release
+
+        st = self.st
+        u = new.get("units") if isinstance(new.get("units"), dict) else {}
+        scheme = None if units is None else (u.get("secret"), u.get("hash"))  # type: ignore[union-attr]
+        if not st.exact or (scheme is not None and st.schemes and st.schemes != {scheme}):
+            return check_new_release(self.entries(), new, allow_uncomposed=allow_uncomposed, budget=budget,
+                                     units=units, ledger=self.ledger.path)
+        root = new.get("rerun_of")
+        if root is not None:
+            if root in st.root_of:
+                return {"rerun_of": root, "note": RERUN_NOTE}
+            new = {**new, "release_id": root}
+        hashed = None if units is None else np.unique(np.asarray(units, dtype=np.uint64))
+        cands = st.populations_with(hashed)
+        ks = sorted({k for m, _ in cands for k in m})
+        pos = {k: i for i, k in enumerate(ks)}
+        rels = [st.record(k) for k in ks] + [new]
+        k_new = len(rels) - 1
+        pops = [{"members": sorted(pos[k] for k in m) + [k_new], "units": c, "note": None} for m, c in cands]
+        return check_new_release([], new, allow_uncomposed=allow_uncomposed, budget=budget,
+                                 populated=(rels, pops))
+
+
 class Release:
     """A release in progress (see the module docstring). Attributes: ``release_id``, ``nonce``,
     ``key`` (:class:`~puffer.publish.keys.Key`), ``ledger`` (:class:`~puffer.publish.ledger.Ledger`),
@@ -59,7 +125,9 @@ class Release:
 
     def __init__(self, ledger: Ledger, key: Key, nonce: str, fields: dict[str, Any], rerun_of: dict[str, Any] | None,
                  allow_uncomposed: bool, budget: Any, units: Any = None, hasher: UnitHasher | None = None,
-                 new_units: bool = False):
+                 new_units: bool = False, series: Any = None):
+        #: the SeriesFile of a series window release (its plan is recorded once, before the pending entry)
+        self.series = series
         self.ledger = ledger
         self.new_units = new_units
         self.units, self.hasher = units, hasher
@@ -86,7 +154,6 @@ class Release:
                 extra: dict[str, Any] | None = None) -> dict[str, Any]:
         """Write the pending entry (durable when this returns). Call it once the output is
         complete and durable under a temporary name, before it appears at its final path."""
-        from .totals import check_new_release
 
         if self.state != "open":
             raise ParameterError("release", self.release_id, f"an open release (it is {self.state})")
@@ -102,16 +169,23 @@ class Release:
         e.update(event="pending", release_id=self.release_id, time=_now(), output_sha256=output_sha256,
                  rows=int(rows), output=None if output is None else os.path.abspath(output), **(extra or {}))
         with self.ledger.locked():
-            entries = self.ledger.entries()
+            view = LedgerView(self.ledger, read=True)
+            record_plan = False
+            if self.series is not None:  # (puffer.publish.series) the plan as recorded, the window not released yet
+                from .series import check_series_release
+                record_plan = check_series_release(view.entries(), e, units=self.units, ledger=self.ledger.path)
             # the composition rules again, under the lock (another process may have released since)
-            e["composition"] = check_new_release(entries, e, allow_uncomposed=self.allow_uncomposed,
-                                                 budget=self.budget, units=self.units, ledger=self.ledger.path)
+            e["composition"] = view.composition(e, allow_uncomposed=self.allow_uncomposed, budget=self.budget,
+                                                units=self.units)
             # the ledger's registry of units (puffer.publish.registry), under the lock too
-            reg = _registry(entries, e, self.units, self.hasher, self.ledger.path, self.new_units)
+            reg = _registry(view, e, self.units, self.hasher, self.new_units)
             if reg is not None:
                 e["unit_registry"] = reg
             # the unit set (a large one in a side file, durable before the entry that names it)
             e["units"] = describe_units(self.units, self.hasher, self.ledger.path, self.release_id)
+            if record_plan:   # the plan, once per ledger, before its first window's entry
+                self.ledger.append({"puffer_ledger": LEDGER_VERSION, "event": "series", "time": _now(),
+                                    "series": self.series.record()})
             self.entry = self.ledger.append(e)
         self.state = "pending"
         return self.entry
@@ -155,10 +229,7 @@ def resolve_dangling(ledger: Ledger, *, is_busy: Any = None) -> list[dict[str, A
     while another process holds that output's lock (its release is still running: left alone)."""
     done = []
     with ledger.locked():
-        for rid, st in release_states(ledger.entries()).items():
-            if st["status"] != "pending":
-                continue
-            e = st["entry"]
+        for rid, e in LedgerView(ledger).pending():
             if is_busy is not None and e.get("output") and is_busy(e["output"]):
                 continue
             outcome = "published" if output_state(e) == "published" else "unknown"
@@ -260,6 +331,7 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
                   post_processing: list[dict[str, Any]] | None = None, signing_key: Any = None,
                   units: Any = None, unit_hasher: UnitHasher | None = None, is_busy: Any = None,
                   noise_lattice: dict[str, Any] | None = None, new_units: bool = False,
+                  series: Any = None,
                   allow_fit_on_release: bool = False) -> Release:
     """Validate a release and open it (see the module docstring); nothing is written yet.
 
@@ -275,7 +347,9 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
     unit: the safe side); ``noise_lattice``: the description of the lattice of the release's
     noise (:meth:`puffer.lattice.LatticePlan.describe`: granularity, law, padding), recorded as
     the entry's ``noise_lattice`` (None: float noise or no noise); ``new_units``: the release
-    declares unit ids the ledger has not registered (:mod:`puffer.publish.registry`).
+    declares unit ids the ledger has not registered (:mod:`puffer.publish.registry`); ``series``:
+    ``(SeriesFile, window)`` of a series window release (:mod:`puffer.publish.series`: the
+    entry's ``series`` field, the plan's guarantee as its ``guarantee``, the plan recorded once).
 
     >>> import os, tempfile, puffer.io as pio
     >>> d = tempfile.mkdtemp()
@@ -286,7 +360,6 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
     ('pending', True, 2)
     """
     from .._version import __version__
-    from .totals import check_new_release
 
     refuse_seed(seed)
     if not isinstance(allow_uncomposed, bool):
@@ -308,7 +381,7 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
     if rerun is not None and secure:
         raise ParameterError("rerun", rerun, "None in secure mode (nothing is reproducible there)")
     resolve_dangling(led, is_busy=is_busy)
-    entries = led.entries()
+    view = LedgerView(led)
     desc = plan.describe()
     if isinstance(desc.get("fit"), dict):  # a fitted Theta: its exact counts never go to the ledger
         desc = {**desc, "fit": fit_record(desc["fit"], k)}
@@ -321,12 +394,11 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
     if rerun is not None:
         if not isinstance(rerun, str):
             raise ParameterTypeError("rerun", rerun, "a release id from the ledger")
-        states = release_states(entries)
-        if rerun not in states:
+        old = view.release(rerun)
+        if old is None:
             raise ParameterError("rerun", rerun, f"the id of a release recorded in {led.path}")
-        old = states[rerun]["entry"]
         if old.get("rerun_of"):
-            old = states.get(old["rerun_of"], {"entry": old})["entry"]
+            old = view.release(old["rerun_of"]) or old
         if not k.rerunnable:
             raise ParameterError("key", None, f"the key of release {rerun} (a key file or bytes: a re-run needs the "
                                  "same key; fresh OS entropy cannot reproduce anything)")
@@ -344,7 +416,7 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
     else:
         nonce = new_nonce()
         if not secure:
-            used = {e.get("nonce") for e in entries}
+            used = view.st.nonces
             while nonce in used:  # 2^-128; a fresh nonce is never one the ledger has seen
                 nonce = new_nonce()
     fields = {
@@ -358,6 +430,14 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
         "rerun_of": None if rerun_of is None else rerun_of["release_id"],
         "allow_uncomposed": allow_uncomposed, "budget": budget, "config": cfg,
     }
+    sfile = None
+    if series is not None:
+        from .series import SeriesFile, check_series_release
+
+        sfile, window = series
+        if not isinstance(sfile, SeriesFile):
+            raise ParameterTypeError("series", sfile, "(SeriesFile, window)")
+        fields["series"] = sfile.entry_field(window)   # (its guarantee: the window mechanism's, the plan's)
     if units is not None:
         if unit_hasher is None:
             raise ParameterError("unit_hasher", None, "the ledger's UnitHasher that made the unit hashes")
@@ -370,9 +450,11 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
     if on is not None:
         fields["fit_on_release"] = on
     # refuse early, before any work (checked again under the lock in pending())
-    check_new_release(entries, fields, allow_uncomposed=allow_uncomposed, budget=budget, units=units, ledger=led.path)
-    _registry(entries, fields, units, unit_hasher, led.path, new_units, warn=False)
-    return Release(led, k, nonce, fields, rerun_of, allow_uncomposed, budget, units, unit_hasher, new_units)
+    if sfile is not None:
+        check_series_release(view.entries(), {**fields, "release_id": None}, units=units, ledger=led.path)
+    view.composition(fields, allow_uncomposed=allow_uncomposed, budget=budget, units=units)
+    _registry(view, fields, units, unit_hasher, new_units, warn=False)
+    return Release(led, k, nonce, fields, rerun_of, allow_uncomposed, budget, units, unit_hasher, new_units, sfile)
 
 
 def registered_units(entries: list[dict[str, Any]], secret_id: str | None, ledger: str) -> np.ndarray:
@@ -393,8 +475,8 @@ def registered_units(entries: list[dict[str, Any]], secret_id: str | None, ledge
     return np.unique(np.concatenate(sets)) if sets else np.zeros(0, dtype=np.uint64)
 
 
-def _registry(entries: list[dict[str, Any]], fields: dict[str, Any], units: Any, hasher: UnitHasher | None,
-              path: str, new_units: bool, *, warn: bool = True) -> dict[str, Any] | None:
+def _registry(view: LedgerView, fields: dict[str, Any], units: Any, hasher: UnitHasher | None,
+              new_units: bool, *, warn: bool = True) -> dict[str, Any] | None:
     """The ledger's registry check of a release (:func:`puffer.publish.registry.check_registry`);
     a re-run publishes recorded units again and is not checked."""
     import warnings
@@ -403,7 +485,7 @@ def _registry(entries: list[dict[str, Any]], fields: dict[str, Any], units: Any,
 
     if fields.get("rerun_of") is not None:
         return None
-    reg = registered_units(entries, None if hasher is None else hasher.secret_id, path) if units is not None \
+    reg = view.registered(None if hasher is None else hasher.secret_id) if units is not None \
         else np.zeros(0, dtype=np.uint64)
     with warnings.catch_warnings():
         if not warn:

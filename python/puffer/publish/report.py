@@ -49,6 +49,14 @@ when one changes meaning. Version 1:
     ``guarantee`` (the total, or null), ``theorem`` (what gives it) or ``reason`` (why none).
 ``units``
     the same totals keyed by label (what ``puffer account LEDGER`` reads).
+``series``
+    one object per series plan recorded in the ledger (:func:`puffer.publish.series.series_status`):
+    ``plan_id``, ``digest``, ``guarantee`` (of all its windows together), ``theorem``,
+    ``binding_secret``, ``windows``, ``window_length``, ``horizon``, ``signer`` (the plan's),
+    ``published`` (window -> release ids), ``pending`` (windows not released yet), ``totals``
+    (the populations holding its releases: ``label``, ``units``, ``guarantee``, ``theorem`` or
+    ``reason``). A window release's object in ``releases`` has ``series`` (plan id, window,
+    positions, scale).
 """
 from __future__ import annotations
 
@@ -103,6 +111,8 @@ def _release(e: dict[str, Any], status: str, counted: bool) -> dict[str, Any]:
         "key": {k: key.get(k) for k in ("key_id", "source", "insecure")}, "nonce": e.get("nonce"),
         "allow_uncomposed": bool(e.get("allow_uncomposed")), "budget": e.get("budget"),
         "fit_on_release": e.get("fit_on_release"),
+        **({"series": {k: e["series"].get(k) for k in ("plan_id", "window", "windows", "positions", "scale")}}
+           if isinstance(e.get("series"), dict) else {}),
     }
 
 
@@ -121,8 +131,10 @@ def ledger_report(path: str | os.PathLike[str], *, pub: Any = None, checkpoint: 
            for rid, st in release_states(entries).items()]
     units = unit_totals(entries, ledger=led.path)
     pops = [{"label": label, **t} for label, t in units.items()]
+    from .series import series_status
+
     return {"puffer_ledger_report": REPORT_VERSION, "verify": ver, "releases": rel, "populations": pops,
-            "units": units}
+            "units": units, "series": series_status(entries, units)}
 
 
 def verify_lines(v: dict[str, Any]) -> list[str]:
@@ -182,6 +194,10 @@ def _release_lines(k: int, r: dict[str, Any]) -> list[str]:
             (["INSECURE test key"] if r["key"].get("insecure") else []) + ([] if r["counted"] else ["not counted"])
     out = [f"  {k}. {r['release_id']} {r['status']} {r['time']} ({r['engine']}), {signed}"
            + (f"; {'; '.join(flags)}" if flags else "")]
+    if r.get("series"):
+        sr = r["series"]
+        out.append(f"     series {sr['plan_id']}: window {sr['window']} of {sr['windows']} (positions "
+                   f"{sr['positions'][0]} .. {sr['positions'][1] - 1}), scale {_num(sr['scale'])}")
     fw = r["framework"]
     if fw is not None:
         theta = f"Theta: {fw['priors']} prior(s)" if fw["priors"] is not None else "Theta: see the framework"
@@ -240,3 +256,25 @@ def print_report(rep: dict[str, Any], out: Any) -> None:
             print(f"{head}: {gtext(p['guarantee'])} by {p['theorem']}", file=out)
         if p.get("note"):
             print(f"    ({p['note']})", file=out)
+    if rep.get("series"):
+        print(f"series ({len(rep['series'])}): planned over a horizon, the guarantee of all windows together", file=out)
+        for st in rep["series"]:
+            print("\n".join(_series_lines(st)), file=out)
+
+
+def _series_lines(st: dict[str, Any]) -> list[str]:
+    """``puffer ledger show``'s lines for one series (:func:`puffer.publish.series.series_status`)."""
+    n, done = st["windows"], sorted(int(k) for k in st["published"])
+    pend = st["pending"]
+    shown = ", ".join(map(str, pend[:10])) + (f", ... ({len(pend)} in all)" if len(pend) > 10 else "")
+    listed = ", ".join(map(str, done[:20])) + (" ..." if len(done) > 20 else "")
+    out = [f"  series {st['plan_id']} (digest {st['digest']}): {n} windows of {st['window_length']} positions "
+           f"over T = {st['horizon']}; guarantee of all windows together {gtext(st['guarantee'])} by "
+           f"{st['theorem']}" + (f"; plan signed by key {st['signer']}" if st["signer"] else "; plan unsigned"),
+           f"    published: {len(done)} window(s) " + (listed if done else "none"),
+           f"    pending: {len(pend)} window(s)" + (f" {shown}" if pend else "")]
+    for p in st["totals"]:
+        units = "every unit" if p["units"] == "all" else f"{p['units']} unit(s)"
+        tot = (f"{gtext(p['guarantee'])} by {p['theorem']}" if p["guarantee"] is not None else str(p["reason"]))
+        out.append(f"    total of its units ({p['label']}, {units}): {tot}")
+    return out

@@ -31,6 +31,10 @@ releases (one per column for a scalar mechanism):
   sequential composition theorem is known (Pierquin et al. 2024, App. E.1), so two such
   releases on one unit leave it with **no total guarantee**;
 * uncalibrated noise has no guarantee, so neither has any total that includes it;
+* the windows of one planned series (:mod:`puffer.publish.series`) count **once**, with the
+  plan's guarantee: the plan certifies all its windows together (:func:`puffer.series.plan`),
+  whatever subset of them is published; the series then composes with the population's other
+  releases as one release of that guarantee (so a Pufferfish plan with nothing);
 * a release made with a Theta fitted privately (``fit_markov(private=EPS)``, recorded in the
   entry's ``fit``) counts the fit as one more release of its units, once however many releases
   use that fit: EPS-DP in a DP total, and with one pure Pufferfish release (PP, delta = 0)
@@ -121,13 +125,62 @@ def private_fits(items: list[dict[str, Any]]) -> dict[str, float]:
     return out
 
 
+def _collapse_series(items: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(the releases with each planned series' windows replaced by one release of the plan's
+    guarantee, the series found: plan id, digest, windows counted, theorem)."""
+    out: list[dict[str, Any]] = []
+    found: dict[str, dict[str, Any]] = {}
+    for e in items:
+        s = e.get("series")
+        if not isinstance(s, dict):
+            out.append(e)
+            continue
+        pid = str(s.get("plan_id"))
+        if pid not in found:
+            prov = (e.get("guarantee") or {}).get("provenance") if isinstance(e.get("guarantee"), dict) else None
+            found[pid] = {"plan_id": pid, "digest": s.get("digest"), "windows": [], "of": s.get("windows"),
+                          "theorem": prov.get("theorem") if isinstance(prov, dict) else None}
+            # every window's guarantee is the plan's (checked when it was released)
+            out.append({"release_id": f"series {pid}", "columns": [None], "dim": 1, "guarantee": e.get("guarantee"),
+                        "series": s})
+        else:   # (the safe side, should windows ever differ: the largest eps, no guarantee over one)
+            item = next(x for x in out if isinstance(x.get("series"), dict) and x["series"].get("plan_id") == pid
+                        and x["release_id"] == f"series {pid}")
+            g = e.get("guarantee")
+            if g is None or (item["guarantee"] is not None and (_eps(g) or math.inf) > (_eps(item["guarantee"]) or 0.0)):
+                item["guarantee"] = g
+        found[pid]["windows"].append(s.get("window"))
+    for f in found.values():
+        f["windows"] = sorted(f["windows"])
+    return out, list(found.values())
+
+
+def _series_theorem(found: list[dict[str, Any]]) -> str:
+    return "; ".join(f"series {f['plan_id']}: its {len(f['windows'])} published window(s) of {f['of']} counted once "
+                     f"with the plan's guarantee for all windows together ({f['theorem'] or 'its ledger record'})"
+                     for f in found) + "; "
+
+
 def _total(items: list[dict[str, Any]]) -> dict[str, Any]:
     """The total over one population's releases: {"guarantee": dict or None, "theorem"/"reason", "releases"}."""
+    ids = [e.get("release_id") for e in items]
+    fits = private_fits(items)          # before the series collapse (a window keeps its fit)
+    items, found = _collapse_series(items)
+    out = _total_collapsed(items, ids, fits)
+    if found:
+        out["series"] = found
+        if "theorem" in out:
+            out["theorem"] = _series_theorem(found) + out["theorem"]
+        elif out.get("guarantee") is None:
+            out["reason"] = (f"{out['reason']}: the windows of series {', '.join(f['plan_id'] for f in found)} count "
+                             "as one release, and no theorem composes a series with another release on its units")
+    return out
+
+
+def _total_collapsed(items: list[dict[str, Any]], ids: list[Any], fits: dict[str, float]) -> dict[str, Any]:
     from ..guarantees import guarantee_from_dict
 
-    fits = private_fits(items)
     n = sum(_per_unit(e) for e in items) + len(fits)
-    ids = [e.get("release_id") for e in items]
     gs = [e.get("guarantee") for e in items]
     if any(g is None for g in gs):
         return {"releases": n, "release_ids": ids, "guarantee": None,
@@ -280,19 +333,37 @@ def _eps(g: dict[str, Any] | None) -> float | None:
 
 
 def check_new_release(entries: list[dict[str, Any]], new: dict[str, Any], *, allow_uncomposed: bool = False,
-                      budget: Any = None, units: np.ndarray | None = None, ledger: str | None = None
+                      budget: Any = None, units: np.ndarray | None = None, ledger: str | None = None,
+                      populated: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None
                       ) -> dict[str, Any]:
     """Refuse ``new`` (its pending entry's fields; ``units``: its sorted unit hashes, None for
     every unit) if, after it, a population it belongs to has no total guarantee while one of its
     releases claims one (unless ``allow_uncomposed``), or a total's eps exceeds ``budget``.
     Returns the composition recorded in the entry: the populations ``new`` belongs to, with
-    the worst first. A re-run of a release that already counts changes nothing."""
+    the worst first. A re-run of a release that already counts changes nothing.
+    ``populated``: (releases, populations) with ``new`` last, as :func:`populations` gives them,
+    computed by the caller (the ledger's index, :mod:`puffer.publish.index`); ``entries`` is
+    then not read."""
+    if populated is not None:
+        rels, pops = populated
+        return _decide(rels, pops, allow_uncomposed, budget)
     root = new.get("rerun_of")
     if root is not None and any(e.get("release_id") == root for e in counted_releases(entries)):
-        return {"rerun_of": root, "note": "a re-run publishes the recorded bytes again: the totals do not change"}
+        return {"rerun_of": root, "note": RERUN_NOTE}
     if root is not None:  # re-run of a release that does not count yet (aborted): it counts now
         new = {**new, "release_id": root}
     rels, pops = _populated(entries, ledger, new, units)
+    return _decide(rels, pops, allow_uncomposed, budget)
+
+
+#: the composition a re-run of a counted release records
+RERUN_NOTE = "a re-run publishes the recorded bytes again: the totals do not change"
+
+
+def _decide(rels: list[dict[str, Any]], pops: list[dict[str, Any]], allow_uncomposed: bool, budget: Any
+            ) -> dict[str, Any]:
+    """The rule of :func:`check_new_release` over the populations ``pops`` of ``rels`` (the new
+    release last)."""
     k_new = len(rels) - 1
     if budget is not None:
         b = float(budget)
