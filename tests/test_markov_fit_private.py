@@ -141,6 +141,15 @@ def test_a_private_fit_counts_in_the_units_total(tmp_path):
     tot = e["composition"]["total"]
     assert tot["type"] == "PP" and tot["eps"] == round_up(1.5) and e["composition"]["releases"] == 2
     assert "private fit" in e["composition"]["theorem"]
+    # a private fit on an array: its eps is per row, and the release's units may hold several
+    fa = fit(x, T=12, private=0.5, states=[0, 1])
+    ma = puffer.mechanisms.Wasserstein(fa, eps=1.0)
+    with pytest.raises(ParameterError, match="per unit of its traces"):
+        puffer.io.noise_file(p, tmp_path / "o2.parquet", ["state"], ma, key=tmp_path / "k.key", unit="unit",
+                             order="order", ledger=tmp_path / "l2.jsonl")
+    e2 = puffer.io.noise_file(p, tmp_path / "o2.parquet", ["state"], ma, key=tmp_path / "k.key", unit="unit",
+                              order="order", ledger=tmp_path / "l2.jsonl", allow_fit_on_release=True)
+    assert e2["fit_on_release"]["allowed"] and e2["fit_on_release"]["fit_unit"] is None
 
 
 def test_totals_count_each_private_fit_once():

@@ -383,8 +383,10 @@ class PrivateFit:
     distance of two units' clipped counts), the lattice noise of :func:`puffer.secure.secure_add_noise`
     (rounded Laplace: ``scale`` in counts, ``granularity``), ``tail``: the noise bound tau used
     to widen the box (every cell's noise within tau with probability >= 1 - ``alpha_noise``),
-    and ``id``: a random identifier, so that the releases made with this fit count its eps once
-    in the units' totals."""
+    ``id``: a random identifier, so that the releases made with this fit count its eps once
+    in the units' totals, and ``unit``: the fit's unit column (None: the rows of an array) -- the
+    eps is per unit of that column, so a release counts it as its own units' only when it names
+    the same unit column (:func:`puffer.publish.release.fit_on_release`)."""
 
     eps: float
     clip: float
@@ -394,20 +396,23 @@ class PrivateFit:
     tail: float
     alpha_noise: float
     id: str
+    unit: str | None = None      # the fit's unit column (None: the rows of an array)
 
     def to_dict(self) -> dict[str, Any]:
         return {"eps": self.eps, "clip": self.clip, "sensitivity": self.sensitivity, "scale": self.scale,
                 "granularity": self.granularity, "tail": self.tail, "alpha_noise": self.alpha_noise, "id": self.id,
+                "unit": self.unit,
                 "guarantee": {"type": "PureDP", "eps": self.eps},
                 "mechanism": "Laplace (secure lattice) on the per-unit clipped transition counts"}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> PrivateFit:
         return cls(float(d["eps"]), float(d["clip"]), float(d["sensitivity"]), float(d["scale"]),
-                   float(d["granularity"]), float(d["tail"]), float(d["alpha_noise"]), str(d["id"]))
+                   float(d["granularity"]), float(d["tail"]), float(d["alpha_noise"]), str(d["id"]), d.get("unit"))
 
 
-def _private_counts(per_unit: np.ndarray, eps: float, clip: float, level: float) -> tuple[np.ndarray, PrivateFit]:
+def _private_counts(per_unit: np.ndarray, eps: float, clip: float, level: float, unit: str | None = None
+                    ) -> tuple[np.ndarray, PrivateFit]:
     """The clipped counts (each unit's L1 at most ``clip``) plus rounded Laplace lattice noise of
     scale 2 clip / eps (secure mode: OS-entropy key, exact lattice law), and the noise bound for
     half of the box's miss probability: P(some cell's noise > tau) <= sum of the cells'
@@ -429,7 +434,7 @@ def _private_counts(per_unit: np.ndarray, eps: float, clip: float, level: float)
     scale = float(plan.lattice_scale)
     g = float(plan.granularity)
     tau = round_up(scale * math.log(cells / alpha_n) + g)
-    rec = PrivateFit(eps, clip, sens, scale, g, tau, alpha_n, secrets.token_hex(16))
+    rec = PrivateFit(eps, clip, sens, scale, g, tau, alpha_n, secrets.token_hex(16), unit)
     return np.asarray(noised, dtype=np.float64).reshape(per_unit.shape[1:]), rec
 
 
@@ -695,7 +700,9 @@ def fit_markov(traces: Any, *, T: int, period: int | None = None, groups: Any = 
         bound. The states must be given (``states=``: read from the data they would reveal
         which states occur) and ``groups`` are not supported. Recorded in
         ``fw.fit.private`` (the eps) and ``fw.fit.private_fit``; a release with the framework
-        counts it in the units' total.
+        counts it in the units' total. EPS is per unit of the traces (the unit column of a
+        table, a row of an array): a release naming another unit column is refused unless
+        ``allow_fit_on_release`` (one released unit may hold several of the fit's units).
     clip : float, optional
         With ``private``: the transitions a unit contributes at most (default T - 1).
 
@@ -774,7 +781,7 @@ def fit_markov(traces: Any, *, T: int, period: int | None = None, groups: Any = 
     pf = None
     if eps_fit is not None:
         assert cl is not None
-        counts, pf = _private_counts(exact_per_unit, eps_fit, cl, lev)
+        counts, pf = _private_counts(exact_per_unit, eps_fit, cl, lev, None if tr.columns is None else tr.columns[0])
         per_unit = None                       # nothing exact goes further
     if cb is not None:
         cb(1, total)

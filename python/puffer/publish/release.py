@@ -271,13 +271,17 @@ def fit_record(fit: dict[str, Any], key: Key) -> dict[str, Any]:
     return out
 
 
-def fit_on_release(fit: Any, units: Any, hasher: UnitHasher | None, allow: bool) -> dict[str, Any] | None:
+def fit_on_release(fit: Any, units: Any, hasher: UnitHasher | None, allow: bool,
+                   unit_column: str | None = None) -> dict[str, Any] | None:
     """The rule for a release with a Theta fitted from traces (issue 40): the fit is a release of
     its units too. A private fit (``fit_markov(private=EPS)``) counts its eps in the totals of
-    the units (:mod:`puffer.publish.totals`); a fit on the exact counts of units this release
-    publishes -- or that may be (rows naming no unit, a fit on an array, ids that cannot be
-    compared) -- is refused unless ``allow`` (``--allow-fit-on-release``), recorded. Returns the
-    entry's ``fit_on_release`` record (None without a fitted framework)."""
+    the units (:mod:`puffer.publish.totals`) -- EPS per unit of the fit's unit column, so the
+    release must name the same ``unit_column`` (a released unit holding several of the fit's
+    units would carry several times EPS), else it is refused unless ``allow``; a fit on the
+    exact counts of units this release publishes -- or that may be (rows naming no unit, a fit
+    on an array, ids that cannot be compared) -- is refused unless ``allow``
+    (``--allow-fit-on-release``). An allowance is recorded. Returns the entry's
+    ``fit_on_release`` record (None without a fitted framework)."""
     if not isinstance(allow, bool):
         raise ParameterTypeError("allow_fit_on_release", allow, "True or False")
     if fit is None:
@@ -286,10 +290,22 @@ def fit_on_release(fit: Any, units: Any, hasher: UnitHasher | None, allow: bool)
                                  "(puffer.models.fit_markov): there is no fit to allow")
         return None
     if fit.private is not None:
-        if allow:
-            raise ParameterError("allow_fit_on_release", True, f"False: the fit is private (eps {fit.private:g}, "
-                                 "counted in the units' totals)")
-        return {"private": True, "eps": fit.private, "id": fit.private_fit.id}
+        rec = {"private": True, "eps": fit.private, "id": fit.private_fit.id}
+        fit_unit = fit.private_fit.unit
+        if fit_unit is not None and fit_unit == unit_column:
+            if allow:
+                raise ParameterError("allow_fit_on_release", True, f"False: the fit is private (eps {fit.private:g} "
+                                     f"per unit of column {fit_unit!r}, counted in the units' totals)")
+            return rec
+        if not allow:
+            of = "the rows of an array" if fit_unit is None else f"unit column {fit_unit!r}"
+            raise ParameterError("allow_fit_on_release", False,
+                                 f"True to release anyway (--allow-fit-on-release, recorded): the private fit's eps "
+                                 f"{fit.private:g} is per unit of its traces ({of}) and this release's unit column "
+                                 f"is {unit_column!r}; if a released unit holds several of the fit's units, its share "
+                                 "of the fit is that many times eps, more than the total counts. Fit on a table whose "
+                                 "unit column is the release's")
+        return {**rec, "fit_unit": fit_unit, "allowed": True}
     ids = getattr(fit, "unit_ids", None)
     shared: int | None = None
     if units is not None and ids is not None and hasher is not None:
@@ -446,7 +462,7 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
     fields["units"] = dict(ALL) if units is None else {"kind": "ids", "count": int(units.size), "hash": UNIT_HASH,
                                                        "secret": None if unit_hasher is None else unit_hasher.secret_id}
     on = fit_on_release(getattr(getattr(plan.mechanism, "framework", None), "fit", None), units, unit_hasher,
-                        allow_fit_on_release)
+                        allow_fit_on_release, (unit or {}).get("column") if isinstance(unit, dict) else None)
     if on is not None:
         fields["fit_on_release"] = on
     # refuse early, before any work (checked again under the lock in pending())

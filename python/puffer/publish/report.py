@@ -189,7 +189,8 @@ def _release_lines(k: int, r: dict[str, Any]) -> list[str]:
     signed = f"signed by key {r['signer']}" if r["signer"] else "unsigned"
     flags = (["re-run of " + str(r["rerun_of"])] if r["rerun_of"] else []) + \
             (["allowed without a total (allow_uncomposed)"] if r["allow_uncomposed"] else []) + \
-            (["Theta fitted on released units without private= (allow_fit_on_release)"]
+            ([("a private fit on other units than the release's" if (r.get("fit_on_release") or {}).get("private")
+               else "Theta fitted on released units without private=") + " (allow_fit_on_release)"]
              if (r.get("fit_on_release") or {}).get("allowed") else []) + \
             (["INSECURE test key"] if r["key"].get("insecure") else []) + ([] if r["counted"] else ["not counted"])
     out = [f"  {k}. {r['release_id']} {r['status']} {r['time']} ({r['engine']}), {signed}"
