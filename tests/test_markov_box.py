@@ -77,7 +77,7 @@ def test_box_bound_three_states_and_the_report():
     assert s.value == b.bound and s.params["over"] == "box" and s.params["corner_max"] == b.corner_max
     assert s.params["ratio"] == pytest.approx(b.bound / b.corner_max)
     assert "whole credible box" in b.summary() and str(b.corner_max).rstrip("0").rstrip(".") in b.summary()
-    assert fw.w_inf().params.get("over") is None          # the default stays Theta
+    assert fw.w_inf().params["over"] == "theta"           # the default stays Theta, and says so
     assert box_w_inf(fw, max_boxes=1).bound >= b.bound        # fewer sub-boxes: never tighter
 
 

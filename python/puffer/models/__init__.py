@@ -1005,7 +1005,14 @@ class MarkovChainFramework(Framework):
             hi = min(lo + block, n)
             blocks.append(self._w_table(lo, hi, thr, None if cb is None else report, _reference, method == "full"))
             done_before[0] += (hi - lo) * T
-        return self._sensitivity_from_table(np.concatenate(blocks, axis=0))
+        sens = self._sensitivity_from_table(np.concatenate(blocks, axis=0))
+        if self._fit is not None:   # a fitted Theta: the guarantee says what it covers
+            import dataclasses
+
+            sens = dataclasses.replace(sens, params={**sens.params, "over": "theta", "covers": (
+                "the chains of Theta (the fit's estimate and the credible box's extreme matrices); every chain of "
+                "the box: w_inf(over='box')")})
+        return sens
 
     def digest(self) -> str:
         import hashlib
