@@ -242,11 +242,17 @@ def box_w_inf(fw: MarkovChainFramework, *, max_boxes: int = 1024, seconds: float
     is split first); where they run out, the bound is the largest over the sub-boxes left
     (still certified, possibly loose: ``ratio`` says how loose).
     """
+    from . import _check_memory
     from .theta import _fit_of
 
     fit = _fit_of(fw)
     nb = V.integer("max_boxes", max_boxes, lo=1)
     secs = V.positive("seconds", seconds)
+    k, T = len(fw.state_names), fw.length
+    cells = float(T * k) * float(T * int(fw._vals.max() - fw._vals.min()) + 1)
+    # a sub-box's levels are dense (T k rows over the T span + 1 sums): ~8 arrays of that size
+    _check_memory("fw", 8.0 * 8.0 * cells, "a shorter chain for the box bound (its sub-boxes' levels are dense "
+                  "tables of T k x (T span + 1) doubles); fw.w_inf() over Theta stores no law")
     t0 = time.perf_counter()
     W = fw._w_table(0, len(fw.priors), fw._threads)
     corner = fw._sensitivity_from_table(W)               # Theta: every prior lies in the box
