@@ -31,7 +31,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
 }
 _SUBMODULES = ("refs", "guarantees", "transport", "noise", "sampling", "secure", "lattice", "framework",
                "models", "mechanisms", "audit", "dist", "accounting", "partial", "plot", "capacity", "iteration", "sensitivities",
-               "config")
+               "config", "series")
 _SUBMODULES += ("io", "spark", "dask", "publish")  # type: ignore[assignment]  # issue 16: optional extras, lazy
 
 __all__ = ["__version__", "PufferError", "ParameterError", "ParameterTypeError", "NumericalError",

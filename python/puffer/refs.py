@@ -12,7 +12,7 @@ Ref('pierquin2024', 'Thm 3.3')
 >>> Ref("nobody2099", "Thm 1")
 Traceback (most recent call last):
 ...
-puffer.errors.ParameterError: parameter 'paper' = 'nobody2099': expected one of the registered papers (asoodeh2021, balle2018, bun2016, canonne2020, chaudhuri2019, ding2022, dong2022, feldman2018, guerrabalboa2024, kifer2014, mironov2017, pierquin2024, puffer, seeman2024, song2017)
+puffer.errors.ParameterError: parameter 'paper' = 'nobody2099': expected one of the registered papers (asoodeh2021, balle2018, bun2016, canonne2020, chaudhuri2019, ding2022, dong2022, feldman2018, guerrabalboa2024, kifer2014, mironov2017, pierquin2024, puffer, pufferseries, seeman2024, song2017)
 """
 from __future__ import annotations
 
@@ -77,6 +77,9 @@ PAPERS: dict[str, Paper] = {p.key: p for p in [
     # puffer's own results, proved on a page of this documentation (cited like a paper's)
     Paper("puffer", "puffer docs", "the puffer developers",
           "Long chains: certified skipping of interior positions", "puffer documentation, page long-chains"),
+    Paper("pufferseries", "puffer docs (series)", "the puffer developers",
+          "Publishing a series: the quilted Wasserstein bound for window sums on one chain",
+          "puffer documentation, page series"),
     Paper("asoodeh2021", "Asoodeh et al. 2021",
           "Shahab Asoodeh, Jiachun Liao, Flavio P. Calmon, Oliver Kosut, Lalitha Sankar",
           "Three Variants of Differential Privacy: Lossless Conversion and Applications",

@@ -441,7 +441,9 @@ def _dagwm_plans_reference(framework: Framework) -> tuple[list[tuple[Any, Any]],
 
 def _dagwm_plan_data_markov(framework: Any) -> _PlanData:
     """The same data from the core, laws and plans built there (no law stored in Python)."""
-    from ..models import _check_memory
+    from ..models import _check_memory, _theta_only
+
+    _theta_only(framework, "the DAGWM plans")
 
     k, T = framework._k, framework._T
     ab = [(a, b) for a in range(k) for b in range(a + 1, k)]
