@@ -38,7 +38,11 @@ when one changes meaning. Version 1:
       ("ids": keyed hashes; "all": rows that name no unit) and ``count``;
     * ``columns``, ``rows``, ``files``: ``input``, ``input_sha256``, ``output``,
       ``output_sha256`` (a Spark/Dask digest is over the released columns, ``digests`` says how);
-    * ``key``: ``key_id``, ``source``, ``insecure``; ``nonce``; ``allow_uncomposed``, ``budget``.
+    * ``key``: ``key_id``, ``source``, ``insecure``; ``nonce``; ``allow_uncomposed``, ``budget``;
+    * ``unit_registry``: the release's check against the ledger's registry of units
+      (:mod:`puffer.publish.registry`: ``registered``, ``new``, ``learned``, ``declared_new``,
+      ``absent``, and ``warning`` when its units were mostly new while registered ones were
+      absent), null for releases of rows that name no unit or recorded before the registry.
 ``populations``
     one object per population of units: ``label`` (the unit columns of its releases),
     ``unit_columns``, ``units`` (how many units have exactly this set of releases, or "all"),
@@ -107,6 +111,7 @@ def _release(e: dict[str, Any], status: str, counted: bool) -> dict[str, Any]:
                   "output_sha256": e.get("output_sha256"), **({"digests": e["digests"]} if "digests" in e else {})},
         "key": {k: key.get(k) for k in ("key_id", "source", "insecure")}, "nonce": e.get("nonce"),
         "allow_uncomposed": bool(e.get("allow_uncomposed")), "budget": e.get("budget"),
+        "unit_registry": e.get("unit_registry"),
         **({"series": {k: e["series"].get(k) for k in ("plan_id", "window", "windows", "positions", "scale")}}
            if isinstance(e.get("series"), dict) else {}),
     }
@@ -227,6 +232,11 @@ def _release_lines(k: int, r: dict[str, Any]) -> list[str]:
     out.append(f"     unit: {u['column'] or '(row)'} ({u['mode']}: {u['query']}"
                + (f", T={u['records_per_unit']}" if u.get("records_per_unit") else "") + f"); {who}; columns "
                f"{r['columns']}, {r['rows']} output rows")
+    reg = r.get("unit_registry")
+    if isinstance(reg, dict) and reg.get("new"):
+        out.append(f"     units: {reg['new']} new to the ledger ("
+                   + ("its first units" if reg.get("learned") else "declared with --new-units") + ")"
+                   + (f"; WARNING: {reg['warning']}" if reg.get("warning") else ""))
     f = r["files"]
     out.append(f"     input:  {f['input'] or '(in memory)'} {f['input_sha256']}")
     out.append(f"     output: {f['output'] or '(in memory)'} {f['output_sha256']}")
