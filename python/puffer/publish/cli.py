@@ -276,24 +276,13 @@ def _noise(args: argparse.Namespace) -> int:
             raise ParameterError("--clamp", args.clamp, "LO,HI (numbers; either may be empty: unbounded)") from None
         if len(clamp) != 2:
             raise ParameterError("--clamp", args.clamp, "LO,HI (two numbers separated by a comma)")
-    import warnings
-
-    from .registry import UnitRegistryWarning
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", UnitRegistryWarning)
-        entry = noise_file(args.input, args.output, args.columns, mechanism, key=args.key, secure=args.secure,
-                           granularity=args.granularity, float_noise=args.float_noise,
-                           select=args.select, ledger=args.ledger, unit=args.unit, order=args.order, per_unit=args.per_unit,
-                           rerun=args.rerun, allow_uncomposed=args.allow_uncomposed, allow_unnoised=args.allow_unnoised,
-                           budget=args.budget, batch_size=args.batch_size, nulls=args.nulls, threads=args.threads,
-                           input_format=args.input_format, signing_key=args.sign, clamp=clamp, lattice=args.lattice,
-                           new_units=args.new_units, series=args.series, window=args.window)
-    for w in caught:  # the registry's note (recorded in the entry too), as one line
-        if issubclass(w.category, UnitRegistryWarning):
-            print(f"puffer noise: warning: {str(w.message).removeprefix('puffer: ')}", file=sys.stderr)
-        else:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    entry = noise_file(args.input, args.output, args.columns, mechanism, key=args.key, secure=args.secure,
+                       granularity=args.granularity, float_noise=args.float_noise,
+                       select=args.select, ledger=args.ledger, unit=args.unit, order=args.order, per_unit=args.per_unit,
+                       rerun=args.rerun, allow_uncomposed=args.allow_uncomposed, allow_unnoised=args.allow_unnoised,
+                       budget=args.budget, batch_size=args.batch_size, nulls=args.nulls, threads=args.threads,
+                       input_format=args.input_format, signing_key=args.sign, clamp=clamp, lattice=args.lattice,
+                       new_units=args.new_units, series=args.series, window=args.window)
     from .ledger import checkpoint
 
     cp = checkpoint(ledger, signing_key=args.sign)  # (the signing key lets the check use the ledger's index)
