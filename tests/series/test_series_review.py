@@ -291,3 +291,26 @@ def test_plan_refuses_bad_targets():
             plan(fw, 3, eps=bad)
     with pytest.raises(ParameterError):
         plan(fw, 3, eps=1.0, delta=1e-6)
+
+
+@pytest.mark.parametrize("case", _cases()[:5], ids=lambda c: c[0])
+def test_mqm_plans_against_the_exact_loss(case):
+    # the fallback theorem alone (theorem="mqm"): Laplace(L sigma) per window, L = max v - min v
+    _, trans, T, init, values, per, windows, eps = case
+    fw = markov_chain(trans, T=T, init=init, values=values, period=per)
+    p = plan(fw, windows, eps=eps, theorem="mqm")
+    exact, where = _series(fw, p.windows, values).loss(p.scales)
+    assert exact <= p.guarantee.eps, (exact, where)
+
+
+def test_values_off_their_grid_refuse_the_lattice():
+    # 0.1 / 0.3 are not exact multiples of a common float step (grid_error > 0): the padding
+    # argument has no grid step L, and the window mechanism refuses lattice releases
+    fw = markov_chain(np.array([[0.5, 0.3, 0.2], [0.2, 0.5, 0.3], [0.3, 0.2, 0.5]]), T=4, values=[0, 0.1, 0.3])
+    assert fw.grid_error > 0
+    p = plan(fw, 2, eps=1.0)
+    assert p.grid_step is None
+    with pytest.raises(ParameterError, match="grid"):
+        p.mechanism(0).lattice_sensitivity()
+    exact, _ = _series(fw, p.windows, [0, 0.1, 0.3]).loss(p.scales)
+    assert exact <= p.eps_certified * (1 + 1e-9)
