@@ -203,6 +203,8 @@ _SUBCOMMANDS: dict[str, tuple[str, str]] = {
               "and a ledger entry)"),
     "keygen": ("puffer.publish.cli", "write a new 256-bit release key file (mode 0600, never overwritten)"),
     "ledger": ("puffer.publish.cli", "verify a release ledger or show its per-unit totals"),
+    "series": ("puffer.publish.cli", "plan a series of releases on one chain (a signed plan file for `puffer noise "
+               "--series`)"),
 }
 
 

@@ -22,8 +22,9 @@ from puffer.publish import PublishOptions
 LAP = ("laplace", {"b": 1.0})
 
 # each module may import only modules listed before it (engines and cli last)
-LAYERS = ["_files", "options", "keys", "signing", "streams", "values", "units", "plan", "noise", "digest", "unitsets",
-          "ledger", "totals", "release", "preamble", "report", "engines.arrow", "engines.staging", "engines.file",
+LAYERS = ["_files", "options", "keys", "signing", "streams", "values", "units", "plan", "noise", "digest", "registry",
+          "unitsets", "index", "ledger", "totals", "series", "release", "preamble", "report", "engines.arrow",
+          "engines.staging", "engines.file",
           "engines.spark", "engines.dask", "engines.w_inf", "cli"]
 
 

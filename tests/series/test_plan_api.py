@@ -67,6 +67,7 @@ def test_plan_fields(fw, p3):
     with pytest.raises(ValueError):
         p3.scales[0] = 1.0
     assert p3.framework_digest == fw.digest()
+    assert p3.framework == {"digest": fw.digest(), "name": fw.name, "T": 8}
     assert p3.horizon == 8
     assert p3.theorem and all(isinstance(r, puffer.Ref) for r in p3.theorem)
     assert p3.guarantee.provenance.refs == p3.theorem
@@ -128,7 +129,10 @@ def test_mechanism_and_release(p3):
     assert m.noise.scale == p3.scales[1]
     assert m.guarantee == p3.guarantee
     assert m.guarantee.provenance.framework == p3.framework_digest
-    assert m.lattice_sensitivity() == 1.0
+    # the lattice padding quantity: (eps - eps_certified) b / m for a quilt plan (m >= 1 windows)
+    assert m.lattice_sensitivity() == p3.lattice_sensitivity > 0
+    assert p3.lattice_sensitivity <= (p3.guarantee.eps - p3.eps_certified) * p3.scales[1]
+    assert p3.guarantee.eps - p3.eps_certified >= 0.99e-4 * p3.guarantee.eps
     a = p3.release(1, 3.0, rng=7)
     b = m.release(3.0, rng=7)
     assert float(a) == float(b) and float(a) != 3.0
@@ -153,7 +157,9 @@ def test_release_statistics(p3):
 def test_lattice_release(p3):
     m = p3.mechanism(0)
     lp = m.lattice_plan(bound=100.0)
-    assert lp.sensitivity == 1.0 and lp.inflation >= 1.0
+    assert lp.sensitivity == p3.lattice_sensitivity and lp.inflation >= 1.0
+    mq = plan(markov_chain(P, T=8), 4, eps=1.0, theorem="mqm")
+    assert mq.mechanism(0).lattice_sensitivity() == 1.0      # the MQM's: the state values' span
 
 
 def test_progress_callback_and_tiny_horizons():

@@ -23,14 +23,18 @@ Modules, each importing only those above it (no cycles):
 * :mod:`noise <puffer.publish.noise>` -- :class:`ColumnNoise`, the one place where published
   noise is drawn (and post-processed: :class:`PostStep`);
 * :mod:`digest <puffer.publish.digest>` -- content digests of inputs and outputs;
+* :mod:`registry <puffer.publish.registry>` -- canonical unit ids and the ledger's registry of
+  units (:func:`~puffer.publish.registry.canonical_id`);
 * :mod:`ledger <puffer.publish.ledger>` -- :class:`Ledger`, :func:`verify`, :func:`checkpoint`,
   :func:`read_ledger`: hash-chained, signed, checkpointed;
 * :mod:`totals <puffer.publish.totals>` -- :func:`unit_totals` and the composition rules;
+* :mod:`series <puffer.publish.series>` -- planned series: the signed plan file
+  (``puffer series plan``), window releases (``series=``/``window=``), the ledger's record;
 * :mod:`release <puffer.publish.release>` -- :func:`begin_release` -> :class:`Release`;
 * :mod:`preamble <puffer.publish.preamble>` -- :func:`prepare`, the checks every engine makes
   before any work;
 * :mod:`engines <puffer.publish.engines>` -- file, Spark, Dask (optional extras);
-* :mod:`cli <puffer.publish.cli>` -- ``puffer noise``, ``puffer keygen``, ``puffer ledger``.
+* :mod:`cli <puffer.publish.cli>` -- ``puffer noise``, ``puffer keygen``, ``puffer ledger``, ``puffer series``.
 """
 from .keys import Key, as_key, keygen, load_key
 from .ledger import Ledger, append_ledger, checkpoint, default_ledger_path, read_ledger, verify

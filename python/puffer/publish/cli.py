@@ -14,7 +14,14 @@ checkpoint. ``puffer keygen PATH`` writes a new release key file (0600); ``puffe
 the checkpoint (exit 0 when intact, 7 naming the first bad entry), and says whether
 authenticity was checked; ``puffer ledger checkpoint L`` prints the latest checkpoint (keep it
 elsewhere); ``puffer ledger show L [--json]`` prints the releases and, per population of units,
-the total guarantee where a theorem gives one.
+the total guarantee where a theorem gives one, and the series planned in it.
+
+``puffer series plan FRAMEWORK --windows LEN --eps E [--delta D] --out PLAN.json [--sign KEY]``
+plans a series over the whole horizon of a Markov-chain framework file (windows of LEN
+positions tiling it) and writes the plan file, signed with ``--sign``
+(:mod:`puffer.publish.series`); ``puffer noise IN OUT --column C --unit U --order POS --series
+PLAN.json --window K [--mechanism FRAMEWORK]`` publishes window K (from 0) with the plan's noise;
+``puffer series show PLAN.json [--json]`` verifies a plan file and prints it.
 """
 from __future__ import annotations
 
@@ -40,10 +47,15 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                                   "entry is durable)")
     p.add_argument("--column", action="append", required=True, dest="columns",
                    help="a column to add noise to (repeat for several)")
-    src = p.add_mutually_exclusive_group(required=True)
+    src = p.add_mutually_exclusive_group()
     src.add_argument("--mechanism", help="framework file (.toml/.json, the schema of `puffer run`)")
     src.add_argument("--noise", choices=sorted(_ONE_PARAM), help="a plain noise (needs --scale; no guarantee)")
     p.add_argument("--scale", type=float, help="the scale of --noise")
+    p.add_argument("--series", metavar="PLAN.json", help="publish one window of a planned series (`puffer series "
+                                                         "plan`): the plan's noise; --mechanism, if given, must be "
+                                                         "the plan's framework")
+    p.add_argument("--window", type=int, metavar="K", help="which window of --series (from 0); --order holds "
+                                                           "positions of the plan's horizon")
     p.add_argument("--select", help="which mechanism of the file (a substring of its label; default: the one "
                                     "`puffer run` marks, the least noise for the file's target)")
     rng = p.add_mutually_exclusive_group()
@@ -56,8 +68,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--granularity", type=float, help="the lattice step of the published values, a power of two "
                                                     "(default: from the sensitivity, noise inflated <= 0.1%%)")
     p.add_argument("--float-noise", action="store_true",
-                   help="keyed floating-point noise instead of lattice noise: NOT safe in floating point (for "
-                        "noise families without a lattice law; recorded in the ledger)")
+                   help="keyed floating-point noise instead of lattice noise: NOT safe in floating point (only "
+                        "for noise families or mechanisms without a lattice law: refused for Laplace and Gaussian; "
+                        "recorded in the ledger)")
     p.add_argument("--sign", metavar="PATH", help="sign the ledger entries and checkpoint with this Ed25519 key "
                                                   "(`puffer keygen --signing PATH`); required for a signed ledger")
     p.add_argument("--rerun", metavar="RELEASE_ID", help="reproduce a recorded release (same key, input, options)")
@@ -69,6 +82,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                                                             "--unit: the unit ids, which must be distinct)")
     p.add_argument("--allow-uncomposed", action="store_true",
                    help="release even if a unit is left without a total guarantee (recorded)")
+    p.add_argument("--new-units", action="store_true",
+                   help="the unit ids include units never released into this ledger (its registry): declared, "
+                        "recorded and counted; without it such a release is refused (re-spelled ids would split "
+                        "the totals)")
+    p.add_argument("--allow-fit-on-release", action="store_true",
+                   help="release with a Theta fitted (fit_markov, without private=) on traces of the released "
+                        "units: their exact counts are then a release no total counts (recorded)")
     p.add_argument("--allow-unnoised", action="store_true",
                    help="publish unnoised values when the mechanism needs no noise (sensitivity 0)")
     p.add_argument("--budget", type=float, help="refuse a release that would take a unit's total eps above this")
@@ -87,7 +107,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     k = sub.add_parser("keygen", help="write a new 256-bit release key file (mode 0600, never overwritten)",
                        description="Write a new 256-bit release key (PATH), or with --signing an Ed25519 signing "
                                    "key for ledgers (PATH, mode 0600) and its public key (PATH.pub). Nothing is "
-                                   "ever overwritten.")
+                                   "ever overwritten. Keys come from `puffer keygen` only: a key written by hand, a "
+                                   "passphrase or anything derived from one can be guessed, and with the key every "
+                                   "true value follows; keys that decode as text, compress, or whose bytes take few "
+                                   "values are refused.")
     k.add_argument("path", nargs="?", help="where to write the release key file (mode 0600)")
     k.add_argument("--signing", metavar="PATH", help="write an Ed25519 signing key to PATH (mode 0600) and its "
                                                      "public key to PATH.pub, instead of a release key")
@@ -108,6 +131,24 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     c.add_argument("ledger", help="the ledger file")
     c.add_argument("--sign", metavar="PATH", help="the signing key, to write a first checkpoint for a signed "
                                                   "ledger that has none (written before checkpoints existed)")
+    se = sub.add_parser("series", help="plan a series of releases on one chain (a signed plan file for `puffer noise "
+                                       "--series`)")
+    ssub = se.add_subparsers(dest="series_cmd", required=True)
+    sp = ssub.add_parser("plan", help="plan the noise of every window of a series over a Markov chain's horizon "
+                                      "and write the plan file")
+    sp.add_argument("framework", help="framework file (.toml/.json, the schema of `puffer run`): a Markov chain "
+                                      "whose T is the whole horizon")
+    sp.add_argument("--windows", type=int, required=True, metavar="LEN", help="window length in positions (it "
+                                                                               "must divide T)")
+    sp.add_argument("--eps", type=float, required=True, help="the eps of all windows together")
+    sp.add_argument("--delta", type=float, default=0.0, help="the delta of all windows together (default 0)")
+    sp.add_argument("--out", required=True, metavar="PLAN.json", help="the plan file to write (never overwritten)")
+    sp.add_argument("--sign", metavar="PATH", help="sign the plan with this Ed25519 key (`puffer keygen --signing "
+                                                  "PATH`); a signed ledger takes plans signed by its own key only")
+    sp.add_argument("--json", action="store_true", help="print the plan file's object as JSON")
+    ss = ssub.add_parser("show", help="verify a plan file (digest, signature, plan) and print it")
+    ss.add_argument("plan", help="the plan file")
+    ss.add_argument("--json", action="store_true", help="print the plan file's object as JSON")
     s = lsub.add_parser("show", help="releases and the total guarantee per population of privacy units")
     s.add_argument("ledger", help="the ledger file")
     s.add_argument("--pub", metavar="PATH.pub", help="verify the signatures with the signer's public key first")
@@ -122,7 +163,35 @@ def run(args: argparse.Namespace) -> int:
         return _keygen(args)
     if args.cmd == "ledger":
         return _ledger(args)
+    if args.cmd == "series":
+        return _series(args)
     return _noise(args)
+
+
+def _series(args: argparse.Namespace) -> int:
+    from .report import gtext
+    from .series import SeriesFile, write_plan
+
+    if args.series_cmd == "plan":
+        env = write_plan(args.framework, args.out, windows=args.windows, eps=args.eps, delta=args.delta,
+                         signing_key=args.sign)
+        sf = SeriesFile(args.out)   # read back: what `puffer noise --series` will check
+    else:
+        sf = SeriesFile(args.plan)
+        env = sf.data
+    if args.json:
+        json.dump(env, sys.stdout, indent=1, sort_keys=True)
+        sys.stdout.write("\n")
+        return 0
+    sc = env["scales"]
+    lo, hi = min(sc), max(sc)
+    verb = "wrote" if args.series_cmd == "plan" else "verified"
+    print(f"puffer series: {verb} plan {sf.plan_id} ({sf.path}): {len(sf.windows)} windows of "
+          f"{env['window_length']} positions over T = {env['horizon']}; Laplace scale per window "
+          + (f"{lo:.6g}" if lo == hi else f"{lo:.6g} .. {hi:.6g}") + f"; guarantee of all windows together "
+          f"{gtext(env['guarantee'])} by {env['theorem']}; digest {sf.digest}; "
+          + (f"signed by key {sf.signer}" if sf.signer else "unsigned"))
+    return 0
 
 
 def _keygen(args: argparse.Namespace) -> int:
@@ -176,6 +245,15 @@ def _noise(args: argparse.Namespace) -> int:
     from .preamble import ledger_path
     from .report import gtext as _gtext
 
+    if args.series is not None:
+        if args.window is None:
+            raise ParameterError("--window", None, "the window of --series to publish (from 0)")
+        if args.noise is not None:
+            raise ParameterError("--noise", args.noise, "no --noise with --series (the plan fixes the noise)")
+    elif args.window is not None:
+        raise ParameterError("--window", args.window, "no --window without --series PLAN.json")
+    elif args.noise is None and args.mechanism is None:
+        raise ParameterError("--mechanism", None, "a framework file (--mechanism), a plain --noise, or --series")
     if args.noise is not None:
         if args.scale is None:
             raise ParameterError("--scale", None, f"a scale for --noise {args.noise}")
@@ -206,10 +284,12 @@ def _noise(args: argparse.Namespace) -> int:
                        select=args.select, ledger=args.ledger, unit=args.unit, order=args.order, per_unit=args.per_unit,
                        rerun=args.rerun, allow_uncomposed=args.allow_uncomposed, allow_unnoised=args.allow_unnoised,
                        budget=args.budget, batch_size=args.batch_size, nulls=args.nulls, threads=args.threads,
-                       input_format=args.input_format, signing_key=args.sign, clamp=clamp, lattice=args.lattice)
+                       input_format=args.input_format, signing_key=args.sign, clamp=clamp, lattice=args.lattice,
+                       new_units=args.new_units, series=args.series, window=args.window,
+                       allow_fit_on_release=args.allow_fit_on_release)
     from .ledger import checkpoint
 
-    cp = checkpoint(ledger)
+    cp = checkpoint(ledger, signing_key=args.sign)  # (the signing key lets the check use the ledger's index)
     if args.json:
         json.dump({**entry, "checkpoint": cp}, sys.stdout, indent=1, sort_keys=True)
         sys.stdout.write("\n")
@@ -225,6 +305,9 @@ def _noise(args: argparse.Namespace) -> int:
                 f"{_gtext(tot)} by {comp.get('theorem')}" if tot is not None else str(comp.get("reason")))
         else:
             ttxt = ""
+        if entry.get("series"):
+            sr = entry["series"]
+            ttxt = f"; series {sr['plan_id']} window {sr['window']} of {sr['windows']}" + ttxt
         key = entry["key"]
         ktxt = ("fresh OS entropy (not re-runnable)" if key["source"] == "os-entropy" else f"key id {key['key_id']}")
         print(f"puffer noise: release {entry['release_id']}: {entry['rows']} rows, columns {entry['columns']}, "

@@ -49,14 +49,26 @@ class PublishOptions:
     ``rerun``: a release id of the ledger to reproduce (file engine).
     ``allow_uncomposed``/``budget``: the composition rules (:mod:`puffer.publish.totals`).
     ``allow_unnoised``: publish the values unnoised when the mechanism needs no noise.
+    ``allow_fit_on_release``: release with a Theta fitted without ``private=`` on traces of
+    units this release publishes (:func:`puffer.publish.release.fit_on_release`; recorded).
+    ``new_units``: the release's unit ids include units never released into the ledger (its
+    registry, :mod:`puffer.publish.registry`): declared, recorded and counted; without it such a
+    release is refused (a re-spelled id would split the totals).
     Published values lie on a power-of-two lattice with exact noise drawn from the keyed stream
     (:mod:`puffer.lattice`; ``granularity``: the lattice step, a power of two, default from the
     sensitivity); ``secure``: the same lattice noise keyed by OS entropy (no key, not
     reproducible); ``float_noise``: keyed floating-point noise instead (not safe in floating
-    point, Mironov 2012: for noise families without a lattice law; recorded in the ledger).
+    point, Mironov 2012: only for noise families or mechanisms without a lattice law -- refused
+    for Laplace and Gaussian noise, which have one; recorded in the ledger).
     ``select``: which mechanism of a framework file (default: the least noise, as ``puffer run``
     marks it; with lattice noise, the least noise among the mechanisms certified on a lattice).
     ``nulls``: "error" or "keep".
+    ``series``/``window``: publish window ``window`` (counting from 0) of a planned series
+    (:mod:`puffer.publish.series`): ``series`` is the plan file written by ``puffer series plan``
+    (or :func:`~puffer.publish.series.write_plan`), or a loaded
+    :class:`~puffer.publish.series.SeriesFile`; the noise is the plan's for that window, the
+    ``order`` column holds positions of the plan's horizon, and the ledger counts the plan's
+    guarantee once for all its windows. Both or neither.
     ``clamp``/``lattice``: post-processing of the noisy values (no privacy cost;
     :mod:`puffer.mechanisms.postprocess`): ``clamp=True`` clamps to the query's range from the
     framework (a Markov sum: [T min v, T max v]), ``clamp=(lo, hi)`` to a given range;
@@ -83,9 +95,14 @@ class PublishOptions:
     seed: Any = None
     clamp: Any = None
     lattice: bool = False
+    new_units: bool = False
+    series: Any = None
+    window: int | None = None
+    allow_fit_on_release: bool = False
 
     def __post_init__(self) -> None:
-        for name in ("per_unit", "allow_uncomposed", "allow_unnoised", "secure", "float_noise", "lattice"):
+        for name in ("per_unit", "allow_uncomposed", "allow_unnoised", "secure", "float_noise", "lattice", "new_units",
+                     "allow_fit_on_release"):
             v = getattr(self, name)
             if not isinstance(v, bool):
                 raise ParameterTypeError(name, v, "True or False")
@@ -107,6 +124,17 @@ class PublishOptions:
         if self.clamp is not None and not isinstance(self.clamp, bool):
             from ..mechanisms.postprocess import _range
             object.__setattr__(self, "clamp", _range(self.clamp))
+        if (self.series is None) != (self.window is None):
+            raise ParameterError("window" if self.window is None else "series",
+                                 self.window if self.window is not None else self.series,
+                                 "given together: series= (the plan file) and window= (which of its windows)")
+        if self.window is not None and (isinstance(self.window, bool) or not isinstance(self.window, numbers.Integral)
+                                        or int(self.window) < 0):
+            raise ParameterError("window", self.window, "a window index of the series plan, an integer >= 0")
+        if self.series is not None and not isinstance(self.series, (str, os.PathLike)) \
+                and type(self.series).__name__ != "SeriesFile":
+            raise ParameterTypeError("series", self.series, "a series plan file (`puffer series plan`) or a "
+                                     "puffer.publish.series.SeriesFile")
         if self.budget is not None:
             b = self.budget
             if isinstance(b, bool) or not isinstance(b, numbers.Real) or not math.isfinite(float(b)) or b <= 0:

@@ -14,11 +14,16 @@ and the :class:`~puffer.publish.options.PublishOptions`, before anything is read
 5. the lattice (:mod:`puffer.lattice`; an impossible one, a noise without a lattice law or a
    mechanism not certified on a lattice is refused now, naming ``float_noise``; a plain noise
    of fewer than :data:`~puffer.publish.values.RESOLUTION` steps of the ``granularity`` given
-   needs ``allow_unnoised``), or with ``float_noise`` no ``granularity``;
+   needs ``allow_unnoised``), or with ``float_noise`` no ``granularity`` and a noise without a
+   lattice law (Laplace and Gaussian noise, which have one, are refused with it);
 6. the key (:func:`puffer.publish.keys.as_key`): a bad key file is refused before any work; no
    key, and no ``rerun``, in secure mode;
 7. the configuration recorded in the ledger entry (what a re-run must match) and the framework
-   description embedded in it.
+   description embedded in it;
+8. with ``series``/``window`` (:mod:`puffer.publish.series`): the plan file verified (digest,
+   signature, by the ledger's key for a signed ledger), the window one of the plan's, a
+   framework given the plan's; the mechanism is the plan's for that window and the unit
+   spec checks the window's positions.
 
 :meth:`Prepared.begin` then opens the release (:func:`puffer.publish.release.begin_release`:
 nonce, composition rules) once the engine knows the input's digest, and
@@ -97,6 +102,7 @@ class Prepared:
     framework: Any
     hasher: UnitHasher | None = None
     post: tuple[PostStep, ...] = field(default=())
+    series: Any = None   # (SeriesFile, window) of a series window release
 
     def begin(self, *, input_sha256: str, path_kind: str, input: str | None = None, units: Any = None,
               is_busy: Any = None) -> Release:
@@ -115,8 +121,10 @@ class Prepared:
                              unit=self.spec.describe(), framework=self.framework, path_kind=path_kind,
                              allow_uncomposed=o.allow_uncomposed, budget=o.budget, secure=o.secure,
                              post_processing=[p.describe() for p in self.post], units=units,
-                             unit_hasher=self.hasher, is_busy=is_busy,
-                             noise_lattice=None if self.noise_lattice is None else self.noise_lattice.describe())
+                             unit_hasher=self.hasher, is_busy=is_busy, new_units=o.new_units,
+                             allow_fit_on_release=o.allow_fit_on_release,
+                             noise_lattice=None if self.noise_lattice is None else self.noise_lattice.describe(),
+                             series=self.series)
 
     def check_input_types(self, type_of: Any) -> None:
         """The declared types of the input's unit and order columns (``type_of(name)``: an Arrow
@@ -150,11 +158,32 @@ class Prepared:
                            scale=scale, allow_unnoised=unnoised)
 
 
+def _refuse_float_noise(plan: NoisePlan) -> None:
+    """``float_noise`` only where the release has no lattice law: floating-point transforms of
+    uniform bits leave input-dependent gaps in the reachable outputs (Mironov 2012), so Laplace
+    and Gaussian noise -- which have exact lattice laws (:mod:`puffer.lattice`) -- are refused
+    with it, unless the mechanism is not certified on a lattice (its lattice plan is refused)."""
+    from ..errors import PufferError
+
+    if plan.kind is None:
+        return
+    try:
+        plan.lattice_plan(None)
+    except PufferError:
+        return  # no lattice law for this noise or mechanism: float noise is the only way
+    raise ParameterError("float_noise", True, f"False for {plan.label}: {plan.kind} noise has an exact lattice law "
+                         "(published values on a power-of-two lattice, puffer.lattice), and floating-point noise is "
+                         "not safe in floating point (Mironov 2012); float_noise / --float-noise is only for noise "
+                         "families or mechanisms without a lattice law")
+
+
 def _check_own_files(led_path: str, o: PublishOptions, avoid: tuple[str, ...]) -> None:
     """Refuse an input or output (``avoid``: input, output) that is one of the ledger's own files
     (checkpoint, unit secret, unit sets) or a key file: an output published over one destroys it
     (a release over the checkpoint left the ledger refusing every later release)."""
-    own = [checkpoint_path(led_path), secret_file(led_path), units_folder(led_path)]
+    from .index import index_path
+
+    own = [checkpoint_path(led_path), secret_file(led_path), units_folder(led_path), index_path(led_path)]
     for k in (o.key, o.signing_key):
         p = getattr(k, "path", k)  # a key object's file, or the path given
         if isinstance(p, (str, os.PathLike)):
@@ -168,7 +197,8 @@ def _check_own_files(led_path: str, o: PublishOptions, avoid: tuple[str, ...]) -
     for k, p in enumerate(avoid):
         if os.path.realpath(p) in real:
             raise ParameterError("output" if k == len(avoid) - 1 and k else "input", p, "a path other than the "
-                                 "ledger's own files (its checkpoint, unit secret and unit sets) and the key files: "
+                                 "ledger's own files (its checkpoint, unit secret, unit sets and index) and the key "
+                                 "files: "
                                  "an output published over one destroys it")
 
 
@@ -187,13 +217,38 @@ def prepare(mechanism: Any, columns: Any, options: PublishOptions, *, default_le
     led = Ledger(led_path, signing_key=o.signing_key)
     led.check_writable()  # a read-only or missing ledger folder: refused before any work
     led.check_signer()    # a broken chain or forged signature, a missing or other signing key: refused now
-    plan = resolve(mechanism, select=o.select, lattice=not o.float_noise)
+    series = None
+    if o.series is not None:
+        from .series import SeriesFile
+
+        sf = SeriesFile(o.series)
+        assert o.window is not None   # (PublishOptions: given together with series)
+        k = int(o.window)
+        sf.window(k)
+        sf.check_framework(mechanism)
+        if o.select is not None:
+            raise ParameterError("select", o.select, "None with a series (the plan fixes the mechanism)")
+        if o.float_noise:
+            raise ParameterError("float_noise", True, "False with a series (its windows are published on the "
+                                 "lattice, as every release)")
+        sf.check_signer(_ledger_signer(led))
+        plan = resolve(sf.mechanism(k))
+        plan = NoisePlan(plan.kind, plan.params, plan.dim, plan.mechanism,
+                         f"series {sf.plan_id} window {k}: {plan.label}", sf.path or "object", plan.noise)
+        series = (sf, k)
+    else:
+        plan = resolve(mechanism, select=o.select, lattice=not o.float_noise)
     plan.check_columns(cols)
+    if o.float_noise:
+        _refuse_float_noise(plan)
     if plan.kind is None and not o.allow_unnoised:
         raise ParameterError("allow_unnoised", False, f"permission to publish unnoised values: the mechanism "
                              f"({plan.label}) has sensitivity 0, so it adds no noise and the output would be the "
                              "raw data (pass allow_unnoised=True / --allow-unnoised if that is intended)")
-    spec = unit_spec(plan, o.unit, o.order, o.per_unit, cols)
+    if series is not None:
+        spec = series[0].unit_spec(series[1], o.unit, o.order, o.per_unit, cols)
+    else:
+        spec = unit_spec(plan, o.unit, o.order, o.per_unit, cols)
     key: Key | None = None
     if not o.float_noise and plan.kind is not None:
         # refuse an impossible lattice, a noise without a lattice law, a mechanism not certified
@@ -233,4 +288,21 @@ def prepare(mechanism: Any, columns: Any, options: PublishOptions, *, default_le
         cfg["clamp"] = o.clamp if not isinstance(o.clamp, tuple) else list(o.clamp)
         cfg["lattice"] = o.lattice
     hasher = None if spec.column is None else unit_hasher(led.path, led.signing_key)
-    return Prepared(o, cols, plan, spec, led, key, cfg, framework_description(mechanism, plan), hasher, post)
+    if series is not None:
+        cfg["series"] = {"plan_id": series[0].plan_id, "digest": series[0].digest, "window": series[1]}
+        fdesc = series[0].framework_description()
+    else:
+        fdesc = framework_description(mechanism, plan)
+    return Prepared(o, cols, plan, spec, led, key, cfg, fdesc, hasher, post, series)
+
+
+def _ledger_signer(led: Ledger) -> dict[str, Any] | None:
+    """The signer of the ledger's first entry (None: an unsigned or empty ledger)."""
+    # (the chain and signatures were verified by led.check_signer() just before: the first line only)
+    data = led._data()
+    first = led._parse([data.split(b"\n", 1)[0]]) if b"\n" in data else []
+    s = first[0].get("signer") if first else None
+    if isinstance(s, dict):
+        return s
+    # a new ledger signed by this release's key
+    return None if first or led.signing_key is None else led.signing_key.public.describe()

@@ -1,7 +1,8 @@
 """What a privacy officer signs off: ``puffer ledger show L [--pub PATH.pub] [--checkpoint C] [--json]``.
 
-:func:`ledger_report` verifies the ledger (:meth:`puffer.publish.ledger.Ledger.verify`: chain,
-signatures, checkpoints; with ``pub`` every entry must be signed by that key) and describes,
+:func:`ledger_report` verifies the ledger (:meth:`puffer.publish.ledger.Ledger.verified`: chain,
+signatures, checkpoints; with ``pub`` every entry must be signed by that key; the file is read
+once and the report is built from the entries verified, never from a second read) and describes,
 per release, what was published and under which theorem, and per population of units
 (:mod:`puffer.publish.totals`) the total guarantee and the theorem that gives it, or why none.
 
@@ -37,7 +38,10 @@ when one changes meaning. Version 1:
       ("ids": keyed hashes; "all": rows that name no unit) and ``count``;
     * ``columns``, ``rows``, ``files``: ``input``, ``input_sha256``, ``output``,
       ``output_sha256`` (a Spark/Dask digest is over the released columns, ``digests`` says how);
-    * ``key``: ``key_id``, ``source``, ``insecure``; ``nonce``; ``allow_uncomposed``, ``budget``.
+    * ``key``: ``key_id``, ``source``, ``insecure``; ``nonce``; ``allow_uncomposed``, ``budget``;
+      ``fit_on_release``: for a Theta fitted from traces, whether the fit was private (its eps
+      and id: counted in the totals) or shared units with the release (``allowed``: by
+      ``allow_fit_on_release``), null otherwise.
 ``populations``
     one object per population of units: ``label`` (the unit columns of its releases),
     ``unit_columns``, ``units`` (how many units have exactly this set of releases, or "all"),
@@ -45,6 +49,14 @@ when one changes meaning. Version 1:
     ``guarantee`` (the total, or null), ``theorem`` (what gives it) or ``reason`` (why none).
 ``units``
     the same totals keyed by label (what ``puffer account LEDGER`` reads).
+``series``
+    one object per series plan recorded in the ledger (:func:`puffer.publish.series.series_status`):
+    ``plan_id``, ``digest``, ``guarantee`` (of all its windows together), ``theorem``,
+    ``binding_secret``, ``windows``, ``window_length``, ``horizon``, ``signer`` (the plan's),
+    ``published`` (window -> release ids), ``pending`` (windows not released yet), ``totals``
+    (the populations holding its releases: ``label``, ``units``, ``guarantee``, ``theorem`` or
+    ``reason``). A window release's object in ``releases`` has ``series`` (plan id, window,
+    positions, scale).
 """
 from __future__ import annotations
 
@@ -98,6 +110,9 @@ def _release(e: dict[str, Any], status: str, counted: bool) -> dict[str, Any]:
                   "output_sha256": e.get("output_sha256"), **({"digests": e["digests"]} if "digests" in e else {})},
         "key": {k: key.get(k) for k in ("key_id", "source", "insecure")}, "nonce": e.get("nonce"),
         "allow_uncomposed": bool(e.get("allow_uncomposed")), "budget": e.get("budget"),
+        "fit_on_release": e.get("fit_on_release"),
+        **({"series": {k: e["series"].get(k) for k in ("plan_id", "window", "windows", "positions", "scale")}}
+           if isinstance(e.get("series"), dict) else {}),
     }
 
 
@@ -107,16 +122,19 @@ def ledger_report(path: str | os.PathLike[str], *, pub: Any = None, checkpoint: 
     led = Ledger(path)
     if not os.path.isfile(led.path):
         raise ParameterError("ledger", os.fspath(path), "an existing ledger file")
-    ver = led.verify(pub=pub, checkpoint=checkpoint)
-    entries = led.entries()
+    # one read: the report is built from the very entries verified (a file swapped after the
+    # check, or between two reads, is never reported on)
+    ver, entries = led.verified(pub=pub, checkpoint=checkpoint)
     counted = {e.get("release_id") for e in counted_releases(entries)}
     roots = {rid: (st["entry"].get("rerun_of") or rid) for rid, st in release_states(entries).items()}
     rel = [_release(st["entry"], st["status"], roots[rid] in counted and (st["status"] != "aborted"))
            for rid, st in release_states(entries).items()]
     units = unit_totals(entries, ledger=led.path)
     pops = [{"label": label, **t} for label, t in units.items()]
+    from .series import series_status
+
     return {"puffer_ledger_report": REPORT_VERSION, "verify": ver, "releases": rel, "populations": pops,
-            "units": units}
+            "units": units, "series": series_status(entries, units)}
 
 
 def verify_lines(v: dict[str, Any]) -> list[str]:
@@ -171,9 +189,16 @@ def _release_lines(k: int, r: dict[str, Any]) -> list[str]:
     signed = f"signed by key {r['signer']}" if r["signer"] else "unsigned"
     flags = (["re-run of " + str(r["rerun_of"])] if r["rerun_of"] else []) + \
             (["allowed without a total (allow_uncomposed)"] if r["allow_uncomposed"] else []) + \
+            ([("a private fit on other units than the release's" if (r.get("fit_on_release") or {}).get("private")
+               else "Theta fitted on released units without private=") + " (allow_fit_on_release)"]
+             if (r.get("fit_on_release") or {}).get("allowed") else []) + \
             (["INSECURE test key"] if r["key"].get("insecure") else []) + ([] if r["counted"] else ["not counted"])
     out = [f"  {k}. {r['release_id']} {r['status']} {r['time']} ({r['engine']}), {signed}"
            + (f"; {'; '.join(flags)}" if flags else "")]
+    if r.get("series"):
+        sr = r["series"]
+        out.append(f"     series {sr['plan_id']}: window {sr['window']} of {sr['windows']} (positions "
+                   f"{sr['positions'][0]} .. {sr['positions'][1] - 1}), scale {_num(sr['scale'])}")
     fw = r["framework"]
     if fw is not None:
         theta = f"Theta: {fw['priors']} prior(s)" if fw["priors"] is not None else "Theta: see the framework"
@@ -232,3 +257,25 @@ def print_report(rep: dict[str, Any], out: Any) -> None:
             print(f"{head}: {gtext(p['guarantee'])} by {p['theorem']}", file=out)
         if p.get("note"):
             print(f"    ({p['note']})", file=out)
+    if rep.get("series"):
+        print(f"series ({len(rep['series'])}): planned over a horizon, the guarantee of all windows together", file=out)
+        for st in rep["series"]:
+            print("\n".join(_series_lines(st)), file=out)
+
+
+def _series_lines(st: dict[str, Any]) -> list[str]:
+    """``puffer ledger show``'s lines for one series (:func:`puffer.publish.series.series_status`)."""
+    n, done = st["windows"], sorted(int(k) for k in st["published"])
+    pend = st["pending"]
+    shown = ", ".join(map(str, pend[:10])) + (f", ... ({len(pend)} in all)" if len(pend) > 10 else "")
+    listed = ", ".join(map(str, done[:20])) + (" ..." if len(done) > 20 else "")
+    out = [f"  series {st['plan_id']} (digest {st['digest']}): {n} windows of {st['window_length']} positions "
+           f"over T = {st['horizon']}; guarantee of all windows together {gtext(st['guarantee'])} by "
+           f"{st['theorem']}" + (f"; plan signed by key {st['signer']}" if st["signer"] else "; plan unsigned"),
+           f"    published: {len(done)} window(s) " + (listed if done else "none"),
+           f"    pending: {len(pend)} window(s)" + (f" {shown}" if pend else "")]
+    for p in st["totals"]:
+        units = "every unit" if p["units"] == "all" else f"{p['units']} unit(s)"
+        tot = (f"{gtext(p['guarantee'])} by {p['theorem']}" if p["guarantee"] is not None else str(p["reason"]))
+        out.append(f"    total of its units ({p['label']}, {units}): {tot}")
+    return out

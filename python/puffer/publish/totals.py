@@ -30,7 +30,19 @@ releases (one per column for a scalar mechanism):
 * a Pufferfish guarantee (PP, RPP, approximate RPP, RPP curve) holds for one release only: no
   sequential composition theorem is known (Pierquin et al. 2024, App. E.1), so two such
   releases on one unit leave it with **no total guarantee**;
-* uncalibrated noise has no guarantee, so neither has any total that includes it.
+* uncalibrated noise has no guarantee, so neither has any total that includes it;
+* the windows of one planned series (:mod:`puffer.publish.series`) count **once**, with the
+  plan's guarantee: the plan certifies all its windows together (:func:`puffer.series.plan`),
+  whatever subset of them is published; the series then composes with the population's other
+  releases as one release of that guarantee (so a Pufferfish plan with nothing);
+* a release made with a Theta fitted privately (``fit_markov(private=EPS)``, recorded in the
+  entry's ``fit``) counts the fit as one more release of its units, once however many releases
+  use that fit: EPS-DP in a DP total, and with one pure Pufferfish release (PP, delta = 0)
+  per unit PP(eps + EPS) (the fit is EPS-DP under the replacement of a unit's traces and the
+  release answers each unit from its own data: with units independent under every prior the
+  two compose additively, Kifer & Machanavajjhala 2014); with any other guarantee the total
+  is refused as uncomposed. A fit on the exact counts of released units is refused at the
+  release (:func:`puffer.publish.release.fit_on_release`).
 
 The rule. A release is refused when, after it, a population it belongs to has no total while
 some release of that population claims a guarantee, unless ``allow_uncomposed`` -- recorded in
@@ -51,13 +63,23 @@ from typing import Any
 import numpy as np
 
 from ..errors import ParameterError
+from ..guarantees import round_up
 from .ledger import release_states
 from .unitsets import load_units
 
-__all__ = ["unit_totals", "populations", "check_new_release", "unit_label", "counted_releases"]
+__all__ = ["unit_totals", "populations", "check_new_release", "unit_label", "counted_releases", "private_fits"]
 
 _DP = ("PureDP", "ApproxDP", "ZCDP", "GDP", "RDP")
 _E1 = "parallel composition over disjoint independent units (Pierquin et al. 2024, Prop E.1)"
+# A fit eps_f-DP under the replacement of one unit's traces, then one eps-PP release per unit
+# whose answer for unit i depends on unit i's data and noise only (both chosen after the fit):
+# with units independent under every prior, P(fit, answers | s_i) is, up to the factor
+# max / min over unit i's traces of P(fit | traces) <= e^eps_f, the answers' law given s_i
+# times terms free of s_i, so the pair is (eps_f + eps)-PP (Kifer & Machanavajjhala 2014:
+# differential privacy as Pufferfish with independent records).
+_FIT_THEOREM = ("a private fit (eps_fit-DP per unit, fit_markov(private=)) then one Pufferfish release per unit: "
+                "eps_fit + eps (units independent under every prior; Kifer & Machanavajjhala 2014, DP as "
+                "Pufferfish with independent records)")
 
 
 def unit_label(e: dict[str, Any]) -> str:
@@ -89,12 +111,76 @@ def counted_releases(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [g["entry"] or g["first"] for g in groups.values() if g["counted"]]
 
 
+def private_fits(items: list[dict[str, Any]]) -> dict[str, float]:
+    """The private fits (``fit_markov(private=EPS)``) of the releases ``items`` made with a
+    fitted Theta: fit id -> its eps. A fit is one release of its units, whatever the number of
+    releases made with it; it is counted in the total of every population of those releases
+    (the safe side: the fit's units are taken to include the released ones)."""
+    out: dict[str, float] = {}
+    for e in items:
+        fit = e.get("fit")
+        pf = fit.get("private") if isinstance(fit, dict) else None
+        if isinstance(pf, dict) and "id" in pf:
+            out[str(pf["id"])] = float(pf["eps"])
+    return out
+
+
+def _collapse_series(items: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(the releases with each planned series' windows replaced by one release of the plan's
+    guarantee, the series found: plan id, digest, windows counted, theorem)."""
+    out: list[dict[str, Any]] = []
+    found: dict[str, dict[str, Any]] = {}
+    for e in items:
+        s = e.get("series")
+        if not isinstance(s, dict):
+            out.append(e)
+            continue
+        pid = str(s.get("plan_id"))
+        if pid not in found:
+            prov = (e.get("guarantee") or {}).get("provenance") if isinstance(e.get("guarantee"), dict) else None
+            found[pid] = {"plan_id": pid, "digest": s.get("digest"), "windows": [], "of": s.get("windows"),
+                          "theorem": prov.get("theorem") if isinstance(prov, dict) else None}
+            # every window's guarantee is the plan's (checked when it was released)
+            out.append({"release_id": f"series {pid}", "columns": [None], "dim": 1, "guarantee": e.get("guarantee"),
+                        "series": s})
+        else:   # (the safe side, should windows ever differ: the largest eps, no guarantee over one)
+            item = next(x for x in out if isinstance(x.get("series"), dict) and x["series"].get("plan_id") == pid
+                        and x["release_id"] == f"series {pid}")
+            g = e.get("guarantee")
+            if g is None or (item["guarantee"] is not None and (_eps(g) or math.inf) > (_eps(item["guarantee"]) or 0.0)):
+                item["guarantee"] = g
+        found[pid]["windows"].append(s.get("window"))
+    for f in found.values():
+        f["windows"] = sorted(f["windows"])
+    return out, list(found.values())
+
+
+def _series_theorem(found: list[dict[str, Any]]) -> str:
+    return "; ".join(f"series {f['plan_id']}: its {len(f['windows'])} published window(s) of {f['of']} counted once "
+                     f"with the plan's guarantee for all windows together ({f['theorem'] or 'its ledger record'})"
+                     for f in found) + "; "
+
+
 def _total(items: list[dict[str, Any]]) -> dict[str, Any]:
     """The total over one population's releases: {"guarantee": dict or None, "theorem"/"reason", "releases"}."""
+    ids = [e.get("release_id") for e in items]
+    fits = private_fits(items)          # before the series collapse (a window keeps its fit)
+    items, found = _collapse_series(items)
+    out = _total_collapsed(items, ids, fits)
+    if found:
+        out["series"] = found
+        if "theorem" in out:
+            out["theorem"] = _series_theorem(found) + out["theorem"]
+        elif out.get("guarantee") is None:
+            out["reason"] = (f"{out['reason']}: the windows of series {', '.join(f['plan_id'] for f in found)} count "
+                             "as one release, and no theorem composes a series with another release on its units")
+    return out
+
+
+def _total_collapsed(items: list[dict[str, Any]], ids: list[Any], fits: dict[str, float]) -> dict[str, Any]:
     from ..guarantees import guarantee_from_dict
 
-    n = sum(_per_unit(e) for e in items)
-    ids = [e.get("release_id") for e in items]
+    n = sum(_per_unit(e) for e in items) + len(fits)
     gs = [e.get("guarantee") for e in items]
     if any(g is None for g in gs):
         return {"releases": n, "release_ids": ids, "guarantee": None,
@@ -111,6 +197,8 @@ def _total(items: list[dict[str, Any]]) -> dict[str, Any]:
                 g = guarantee_from_dict(e["guarantee"])
                 for _ in range(_per_unit(e)):
                     acc.add(g)
+            for eps_fit in fits.values():           # each private fit once (pure eps-DP per unit)
+                acc.add(guarantee_from_dict({"type": "PureDP", "eps": eps_fit}))
             tot = acc.total()
         except (NotComposableError, ParameterError) as exc:
             return {"releases": n, "release_ids": ids, "guarantee": None,
@@ -120,6 +208,11 @@ def _total(items: list[dict[str, Any]]) -> dict[str, Any]:
                 "theorem": "sequential composition (puffer.accounting, Guerra-Balboa et al. 2024); " + _E1}
     if n == 1:
         return {"releases": 1, "release_ids": ids, "guarantee": gs[0], "theorem": "one release per unit; " + _E1}
+    if fits and n - len(fits) == 1 and gd and gd[0].get("type") == "PP" and float(gd[0].get("delta") or 0.0) == 0.0:
+        # one Pufferfish release per unit made with a Theta from private fits: eps + the fits' eps
+        eps = round_up(float(gd[0]["eps"]) + sum(fits.values()))
+        return {"releases": n, "release_ids": ids, "guarantee": {**gd[0], "eps": eps},
+                "theorem": _FIT_THEOREM + "; " + _E1}
     return {"releases": n, "release_ids": ids, "guarantee": None,
             "reason": f"no total guarantee: {n} releases on the same units; Pufferfish guarantees "
                       f"({', '.join(sorted(t for t in types if t))}) have no known sequential composition "
@@ -240,19 +333,37 @@ def _eps(g: dict[str, Any] | None) -> float | None:
 
 
 def check_new_release(entries: list[dict[str, Any]], new: dict[str, Any], *, allow_uncomposed: bool = False,
-                      budget: Any = None, units: np.ndarray | None = None, ledger: str | None = None
+                      budget: Any = None, units: np.ndarray | None = None, ledger: str | None = None,
+                      populated: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None
                       ) -> dict[str, Any]:
     """Refuse ``new`` (its pending entry's fields; ``units``: its sorted unit hashes, None for
     every unit) if, after it, a population it belongs to has no total guarantee while one of its
     releases claims one (unless ``allow_uncomposed``), or a total's eps exceeds ``budget``.
     Returns the composition recorded in the entry: the populations ``new`` belongs to, with
-    the worst first. A re-run of a release that already counts changes nothing."""
+    the worst first. A re-run of a release that already counts changes nothing.
+    ``populated``: (releases, populations) with ``new`` last, as :func:`populations` gives them,
+    computed by the caller (the ledger's index, :mod:`puffer.publish.index`); ``entries`` is
+    then not read."""
+    if populated is not None:
+        rels, pops = populated
+        return _decide(rels, pops, allow_uncomposed, budget)
     root = new.get("rerun_of")
     if root is not None and any(e.get("release_id") == root for e in counted_releases(entries)):
-        return {"rerun_of": root, "note": "a re-run publishes the recorded bytes again: the totals do not change"}
+        return {"rerun_of": root, "note": RERUN_NOTE}
     if root is not None:  # re-run of a release that does not count yet (aborted): it counts now
         new = {**new, "release_id": root}
     rels, pops = _populated(entries, ledger, new, units)
+    return _decide(rels, pops, allow_uncomposed, budget)
+
+
+#: the composition a re-run of a counted release records
+RERUN_NOTE = "a re-run publishes the recorded bytes again: the totals do not change"
+
+
+def _decide(rels: list[dict[str, Any]], pops: list[dict[str, Any]], allow_uncomposed: bool, budget: Any
+            ) -> dict[str, Any]:
+    """The rule of :func:`check_new_release` over the populations ``pops`` of ``rels`` (the new
+    release last)."""
     k_new = len(rels) - 1
     if budget is not None:
         b = float(budget)
@@ -292,4 +403,5 @@ from ..refs import Ref  # noqa: E402
 
 REFERENCES = {
     "unit_totals": (Ref("pierquin2024", "Prop E.1"),),
+    "private_fits": (Ref("kifer2014", "DP as Pufferfish with independent records"),),
 }

@@ -12,7 +12,9 @@ for one. So a framework-calibrated release must say what its rows are:
   the state values; ``order`` is required (for ``T > 1``: without it, a unit with one step twice
   and another missing has ``T`` records and looks complete) and must be an integer, float, date
   or timestamp column whose values are distinct within a unit and equally spaced, one step size
-  in every unit (the chain's time step); the query is the sum.
+  in every unit (the chain's time step); the query is the sum. A framework whose Theta was
+  fitted from a table (``fit_markov``) releases only the column it was fitted on (its record's
+  ``column``).
   The output has one row per unit, sorted by unit id (integers by value, strings by code
   point), on every engine: the unit column and, per noisy column ``c``, the noisy sum
   ``c_sum_noisy`` (a new quantity, so a new name: the input's ``c`` was one record's value).
@@ -38,7 +40,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 __all__ = ["UnitSpec", "ANSWER_SUFFIX", "unit_spec", "query_range", "group_answers", "check_answers", "check_unit_type",
-           "check_order_type"]
+           "check_order_type", "check_window_positions"]
 
 
 #: records mode: the noisy per-unit sum of column ``c`` is written as ``c + ANSWER_SUFFIX``
@@ -50,9 +52,13 @@ class UnitSpec:
     unit) or "rows" (plain noise, no unit); ``query`` its name; ``T``, ``states``, ``range``."""
 
     def __init__(self, mode: str, column: str | None, order: str | None, query: str, T: int | None = None,
-                 states: np.ndarray | None = None, rng: tuple[float, float] | None = None):
+                 states: np.ndarray | None = None, rng: tuple[float, float] | None = None,
+                 window: tuple[int, int] | None = None):
         self.mode, self.column, self.order, self.query = mode, column, order, query
         self.T, self.states, self.range = T, states, rng
+        #: a series window (:mod:`puffer.publish.series`): the positions [start, stop) of the
+        #: horizon that the order column must hold, each exactly once per unit
+        self.window = window
 
     def output_column(self, column: str) -> str:
         """The output's name for noisy column ``column``: in records mode a new quantity, the noisy
@@ -66,7 +72,9 @@ class UnitSpec:
                 "records_per_unit": self.T,
                 "states": None if self.states is None else [float(v) for v in self.states],
                 "range": None if self.range is None else [float(self.range[0]), float(self.range[1])],
-                "output_columns": "<column>" + ANSWER_SUFFIX if self.mode == "records" else "<column>"}
+                "output_columns": "<column>" + ANSWER_SUFFIX if self.mode == "records" else "<column>",
+                # (only for a series window: re-runs of releases recorded before stay equal)
+                **({"window": [int(self.window[0]), int(self.window[1])]} if self.window is not None else {})}
 
     def __repr__(self) -> str:
         return f"UnitSpec(mode={self.mode!r}, column={self.column!r}, query={self.query!r})"
@@ -192,6 +200,11 @@ def unit_spec(plan: Any, unit: Any, order: Any, per_unit: Any, columns: list[str
                              "yourself and pass per_unit=True")
     if int(fw.dim) != 1:
         raise ParameterError("unit", unit, "a scalar query")
+    fit = getattr(fw, "fit", None)   # Theta fitted from a table's state column: release that column
+    if fit is not None and getattr(fit, "column", None) is not None and list(columns) != [fit.column]:
+        raise ParameterError("columns", list(columns), f"[{fit.column!r}]: the framework's Theta was fitted on the "
+                             f"states of column {fit.column!r} (puffer.models.fit_markov), so its guarantee is for "
+                             "that column's sums; fit Theta on the column you release")
     if order is None and int(fw.length) > 1:
         raise ParameterError("order", None, f"the column of each record's time step: the framework is a Markov "
                              f"chain of T = {int(fw.length)} steps per unit, and without the steps a unit with one "
@@ -236,6 +249,26 @@ def _check_steps(so: Any, su: Any, same: Any) -> None:
                              f"{_name(d, int(pairs[0]))} in the first unit): a record is missing or repeated")
 
 
+def check_window_positions(positions: Any, ids: Any, window: tuple[int, int]) -> None:
+    """Every record of a series window at a position of that window (:mod:`puffer.publish.series`):
+    ``positions`` the order column's values (integers, or floats holding integers), ``ids`` the
+    unit ids of the same rows; the first row outside ``[start, stop)`` is refused, named by its
+    row, unit and position."""
+    a, b = int(window[0]), int(window[1])
+    pos = np.asarray(positions)
+    if pos.dtype.kind not in "iuf":
+        raise ParameterTypeError("order", f"a column of type {pos.dtype}", "integer positions of the series' "
+                                 "horizon")
+    with np.errstate(invalid="ignore"):
+        bad = ~((pos >= a) & (pos < b)) | (pos != np.floor(pos) if pos.dtype.kind == "f" else False)
+    hit = np.flatnonzero(bad)
+    if hit.size:
+        i = int(hit[0])
+        raise ParameterError("order", f"position {_name(pos, i)!r} at row {i} (unit {_name(np.asarray(ids), i)!r})",
+                             f"a position of the series window, an integer in [{a}, {b}) ({hit.size} row(s) "
+                             "outside it)")
+
+
 def group_answers(table: Any, spec: UnitSpec, columns: list[str]) -> tuple[Any, NDArray[np.int64]]:
     """(table of one row per unit: unit column + the query per column, sorted by unit; int64
     stream positions of those units). Checks every unit (see the module docstring)."""
@@ -257,6 +290,8 @@ def group_answers(table: Any, spec: UnitSpec, columns: list[str]) -> tuple[Any, 
             raise ParameterError("order", spec.order, "no null order values")
         check_order_type(o.type, spec.order)
         ov = o.to_numpy(zero_copy_only=False)
+        if spec.window is not None:
+            check_window_positions(ov, ids, spec.window)
         perm = np.lexsort((ov, ids)) if n else np.zeros(0, dtype=np.int64)
         so, su = ov[perm], ids[perm]
         same = su[1:] == su[:-1]
