@@ -180,35 +180,39 @@ def _snap(g):
     ([0, 0.1], [(0, 3), (3, 6)], 1.0),
     ([0.1, 0.3], [(0, 1), (1, 2), (2, 6)], 5.0),
     ([0, 1 / 3], [(1, 5)], 0.5),
+    ([0, 0.7], [(0, 3), (3, 6)], 1.0),
     ([0, 0.1, 0.2], [(0, 2), (3, 5)], 2.0),
+    ([0, 0.1, 0.3], [(0, 2), (2, 5)], 1.0),           # values off their grid (grid_error > 0)
 ])
 def test_snapped_padded_window_sums_stay_within_the_plans_eps(values, windows, eps):
     # window sums that are not on the lattice (non-dyadic steps): the release is the rounded
-    # Laplace of the snapped sum at scale b (L + g) / L; its exact loss (of the snapped laws, a
-    # bound for the rounded outputs by post-processing) must stay within the plan's eps, for the
-    # default lattice and for coarse ones a user may ask for
+    # Laplace of the snapped sum at scale b (Delta + g) / Delta, Delta = lattice_sensitivity();
+    # its exact loss (of the snapped laws, a bound for the rounded outputs by post-processing)
+    # must stay within the plan's eps, for the default lattice and for coarse ones a user may
+    # ask for (Lemma 3 of the docs page: any g)
     T = 6 if len(values) == 2 else 5
     trans = P if len(values) == 2 else np.array([[0.1, 0.2, 0.7], [0.6, 0.1, 0.3], [0.3, 0.6, 0.1]])
     fw = markov_chain(trans, T=T, values=values)
     p = plan(fw, windows, eps=eps)
-    L = p.grid_step
-    assert L is not None and p.mechanism(0).lattice_sensitivity() == L
-    for gran in (None, 2.0 ** math.floor(math.log2(L / 3)), 2.0 ** math.floor(math.log2(L))):
+    delta = p.mechanism(0).lattice_sensitivity()
+    assert delta > 0
+    step = (max(values) - min(values)) / (len(values) - 1)
+    for gran in (None, 2.0 ** math.floor(math.log2(step / 3)), 2.0 ** math.floor(math.log2(step))):
         lp = p.mechanism(0).lattice_plan(gran)
         g = lp.granularity
-        assert lp.inflation >= (L + g) / L * (1 - 1e-12)
+        assert lp.inflation >= (delta + g) / delta * (1 - 1e-12)
         snapped, where = _series(fw, p.windows, values, snap=_snap(g)).loss(p.scales * lp.inflation)
         assert snapped <= p.guarantee.eps, (gran, g, snapped, where)
 
 
 def test_exact_loss_is_not_a_coupling_bound_under_snapping():
-    # Why the docstring's padding argument (terms |a - a'| / b) does not by itself cover the
-    # exact local loss: snapping is non-expansive after padding, yet a mixture's exact loss can
-    # grow. mu = delta_1, nu = (delta_0 + delta_2) / 2 on the grid of step L = 1, lattice g:
+    # Why the first padding argument (terms |a - a'| / b, padding by (L + g) / L with L the grid
+    # step; replaced since by Lemma 3's slack) did not cover the exact local loss: snapping is
+    # non-expansive after padding, yet a mixture's exact loss can grow. mu = delta_1, nu = (delta_0 + delta_2) / 2 on the grid of step L = 1, lattice g:
     # 0 -> 0, 1 -> 1 - g/2, 2 -> 2 + g/2 (an adversarial rounding pattern), scale b (1 + g).
     # The loss of nu against mu (its sup at y -> +inf) exceeds the unsnapped one. In the plans
     # tried (test above, and ~500 random small cases in the review) the binding secret was never
-    # of this kind, so no plan was found over its eps; the proof still needs the argument.
+    # of this kind, so no plan was found over its eps under that padding either.
     b, g = 1.0, 2.0 ** -10
 
     def loss(pts_nu, pts_mu, scale):
@@ -224,10 +228,9 @@ def test_exact_loss_is_not_a_coupling_bound_under_snapping():
 
 # ----------------------------------------------------------------------------- numerics, JSON
 
-@pytest.mark.xfail(strict=False, reason="CURRENTLY FAILS: quilt._class_rows adds lr + rr = inf + (-inf) for "
-                   "x_Q that are not live (before np.where masks them): a RuntimeWarning leaks from plan() on a "
-                   "chain with zero transitions (harmless to the value: the masked entries are -inf)")
 def test_plan_emits_no_floating_point_warning_on_zero_transitions():
+    # (found by this review on fbf89c3: inf + (-inf) for x_Q that are not live leaked a
+    # RuntimeWarning; fixed on series-math in 762a697)
     fw = markov_chain(np.array([[0.0, 0.6, 0.4], [0.3, 0.0, 0.7], [0.5, 0.5, 0.0]]), T=5,
                       init=[0.0, 0.5, 0.5], values=[-1, 0, 2])
     with warnings.catch_warnings():
@@ -303,14 +306,30 @@ def test_mqm_plans_against_the_exact_loss(case):
     assert exact <= p.guarantee.eps, (exact, where)
 
 
-def test_values_off_their_grid_refuse_the_lattice():
-    # 0.1 / 0.3 are not exact multiples of a common float step (grid_error > 0): the padding
-    # argument has no grid step L, and the window mechanism refuses lattice releases
+def test_values_off_their_grid_plan_soundly():
+    # 0.1 / 0.3 are not exact multiples of a common float step (grid_error > 0): the local loss
+    # carries the grid-error term
     fw = markov_chain(np.array([[0.5, 0.3, 0.2], [0.2, 0.5, 0.3], [0.3, 0.2, 0.5]]), T=4, values=[0, 0.1, 0.3])
     assert fw.grid_error > 0
     p = plan(fw, 2, eps=1.0)
-    assert p.grid_step is None
-    with pytest.raises(ParameterError, match="grid"):
-        p.mechanism(0).lattice_sensitivity()
     exact, _ = _series(fw, p.windows, [0, 0.1, 0.3]).loss(p.scales)
     assert exact <= p.eps_certified * (1 + 1e-9)
+
+
+@pytest.mark.xfail(strict=False, reason="CURRENTLY FAILS: SeriesPlan.from_json accepts an edited lattice_sensitivity "
+                   "(it is not part of the recorded guarantee nor checked against anything): with 100 instead of "
+                   "1.3e-4 the default lattice is 1/16 with inflation 1.000625, and the snapped release's exact loss "
+                   "is 1.0106 > eps = 1")
+def test_an_edited_lattice_sensitivity_is_refused():
+    fw = markov_chain(P, T=6, values=[0, 0.7])
+    p = plan(fw, 3, eps=1.0)
+    d = json.loads(p.to_json())
+    d["lattice_sensitivity"] = 100.0
+    try:
+        q = SeriesPlan.from_dict(d)
+    except PufferError:
+        return                                               # refused: sound
+    lp = q.mechanism(0).lattice_plan()
+    g = lp.granularity
+    snapped, _ = _series(fw, q.windows, [0, 0.7], snap=_snap(g)).loss(q.scales * lp.inflation)
+    assert snapped <= q.guarantee.eps, f"accepted: lattice {g}, inflation {lp.inflation}, exact loss {snapped}"
