@@ -333,3 +333,34 @@ def test_an_edited_lattice_sensitivity_is_refused():
     g = lp.granularity
     snapped, _ = _series(fw, q.windows, [0, 0.7], snap=_snap(g)).loss(q.scales * lp.inflation)
     assert snapped <= q.guarantee.eps, f"accepted: lattice {g}, inflation {lp.inflation}, exact loss {snapped}"
+
+
+_FINE_GRID = """
+import resource, sys, numpy as np
+resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+from puffer.errors import PufferError
+from puffer.models import markov_chain
+from puffer.series import plan
+fw = markov_chain(np.array([[.5, .3, .2], [.2, .5, .3], [.3, .2, .5]]), T=5, values=[0, 1, float(np.pi)])
+try:
+    p = plan(fw, [(0, 2), (2, 5)], eps=1.0)
+except PufferError as exc:
+    print("refused:", exc)
+    sys.exit(0)
+print("planned", p.scales[0])
+"""
+
+
+@pytest.mark.xfail(strict=False, reason="CURRENTLY FAILS: values (0, 1, pi) map to a grid of step 1.0047e-05 (grid "
+                   "values 0, 99532, 312689), so every bridge law has ~1.5 million grid points: plan() on T = 5 "
+                   "neither finishes in 8 s nor refuses (no memory or size estimate before the passes; it ran > 300 s "
+                   "in the review)")
+def test_incommensurate_values_are_planned_or_refused_promptly():
+    import subprocess
+    import sys
+
+    try:
+        r = subprocess.run([sys.executable, "-c", _FINE_GRID], capture_output=True, text=True, timeout=8)
+    except subprocess.TimeoutExpired:
+        pytest.fail("plan() on T = 5 with values (0, 1, pi) did not return within 8 s")
+    assert r.returncode == 0, r.stderr[-500:]
