@@ -39,20 +39,13 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
+from .config.schema import DEMO
+
 if TYPE_CHECKING:
     from .mechanisms._base import Mechanism
 
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_INPUT, EXIT_NUMERIC, EXIT_INTERRUPT = 0, 1, 2, 3, 4, 130
 EXIT_IO, EXIT_LEDGER, EXIT_PIPE, EXIT_TERM = 6, 7, 141, 143
-
-DEMO = {
-    "name": "household activity: 2-state Markov chain (away/home), T = 48 half-hours, 8 x 8 prior grid",
-    "model": {"kind": "markov_chain", "T": 48,
-              "grid": {"stay_away": [0.60, 0.65, 0.70, 0.75, 0.80, 0.85, 0.90, 0.95],
-                       "stay_home": [0.60, 0.65, 0.70, 0.75, 0.80, 0.85, 0.90, 0.95]}},
-    "target": {"eps": 1.0, "delta": 1e-5, "alpha": 2.0},
-    "release": {"values": [31.0, 18.0, 40.0, 27.0, 35.0]},  # fresh OS entropy: no guessable seed
-}
 
 GAIN_NOTE = ("gain = the noise scale group DP needs (same noise family, same target, group "
              "sensitivity) / the row's noise scale")
@@ -254,7 +247,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         code = run(DEMO, as_json=args.json)
         if args.plot:
             from .plot import demo_figures
-            _progress(f"writing figures to {args.plot}: {', '.join(demo_figures(args.plot, progress=True))}")
+            _progress(f"writing figures to {args.plot}: {', '.join(demo_figures(args.plot, config=DEMO, progress=True))}")
         return code
     if args.cmd == "run":
         from .config import load_config

@@ -12,6 +12,8 @@
 * :mod:`.close_adversary` — App. A.4 (adversaries outside Theta); also ``Mechanism.close_adversary``.
 * :mod:`.best` — :func:`best`: every applicable mechanism for a framework and target, calibrated,
   and the one with the least noise (variance by default).
+* :mod:`.registry` — the registry of mechanism builders: the rows :func:`best` and ``puffer run``
+  calibrate for a framework and a target (also :func:`puffer.config.build_mechanisms`).
 """
 from ._base import GroupComparison, Mechanism
 from .best import Selection, best

@@ -3,8 +3,8 @@
 Every mechanism that applies to a framework and a privacy target,
 calibrated, and the one whose noise has the smallest error.
 
-:func:`best` calibrates the rows of ``puffer run``'s table (:func:`puffer.config.build_mechanisms`
-and, for a Markov chain, :func:`puffer.config.markov_quilt_mechanisms`): the Wasserstein mechanism
+:func:`best` calibrates the rows of ``puffer run``'s table (:func:`puffer.mechanisms.registry.build_mechanisms`
+and, for a Markov chain, :func:`puffer.mechanisms.registry.markov_quilt_mechanisms`): the Wasserstein mechanism
 (Song et al. 2017), the General Wasserstein Mechanism with Gaussian and Laplace noise (Pierquin et
 al. 2024, Thm 3.3; for (eps, delta) the exact privacy profile, :mod:`puffer.noise.profile`), the
 Kantorovich mechanism (Ding 2022, the better of Theorems 1 and 2; Theorem 3 for Gaussian noise),
@@ -246,8 +246,8 @@ def best(framework: Framework, eps: float, delta: float | None = None, alpha: fl
     """Every mechanism of ``puffer run``'s table for ``framework`` and the target, and the one with
     the least ``loss`` (see the module docstring). The target is (eps, delta)-PP with ``delta``,
     (alpha, eps)-RPP with ``alpha`` (not both), else eps-PP."""
-    from ..config import build_mechanisms, markov_quilt_mechanisms
     from ..framework import Framework
+    from .registry import build_mechanisms, markov_quilt_mechanisms
 
     if not isinstance(framework, Framework):
         raise ParameterTypeError("framework", framework, "a puffer.Framework")
