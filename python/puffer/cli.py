@@ -194,6 +194,8 @@ _SUBCOMMANDS: dict[str, tuple[str, str]] = {
                        "values)"),
     "noise": ("puffer.publish.cli", "publish columns of a Parquet/CSV file with calibrated noise (writes Parquet "
               "and a ledger entry)"),
+    "clamp": ("puffer.publish.cli", "clamp the noisy columns of a published file to a range (post-processing, "
+              "recorded in the ledger)"),
     "keygen": ("puffer.publish.cli", "write a new 256-bit release key file (mode 0600, never overwritten)"),
     "ledger": ("puffer.publish.cli", "verify a release ledger or show its per-unit totals"),
 }
@@ -208,7 +210,8 @@ def _parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(prog="puffer", description="Calibrated noise for Pufferfish privacy.",
                                      epilog="exit codes: 0 ok, 1 internal error, 2 usage, 3 bad input, "
-                                            "4 numerical failure / unbounded sensitivity, 6 I/O failure, 7 ledger "
+                                            "4 numerical failure / unbounded sensitivity, 5 audit proved a violation, 6 I/O "
+                                            "failure, 7 ledger "
                                             "verification failed, 130 interrupted, 141 broken pipe, 143 terminated")
     parser.add_argument("--version", action="version", version=f"puffer {__version__}")
     sub = parser.add_subparsers(dest="cmd", required=True)

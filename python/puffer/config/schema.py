@@ -213,8 +213,15 @@ def load_config(path: str | os.PathLike[str]) -> dict[str, Any]:
             raise ParameterError("file", p, f"valid JSON ({exc})") from None
     cfg = validate_config(cfg)
     m = cfg["model"]
-    if m["kind"] == "fit_markov" and not os.path.isabs(m["data"]):
-        m["data"] = os.path.join(os.path.dirname(p), m["data"])   # relative to the description's folder
+    if m["kind"] == "fit_markov":
+        given = m["data"]
+        if not os.path.isabs(given):
+            m["data"] = os.path.join(os.path.dirname(p), given)   # relative to the description's folder
+        if not os.path.isfile(m["data"]):
+            folder = os.path.abspath(os.path.dirname(p) or os.curdir)
+            where = "" if os.path.isabs(given) else f" (relative paths are resolved against the description's folder {folder})"
+            raise ParameterError("model.data", given, f"an existing Parquet or CSV file: {os.path.abspath(m['data'])} "
+                                 f"does not exist{where}")
     return cfg
 
 
