@@ -458,7 +458,9 @@ def test_floats_beyond_2_53_are_refused(tmp_path):
                                 ([3.0, 2.0**25], pa.float32(), "33554432.0 at row 1.*2\\^24", True)):
         pq.write_table(pa.table({"x": pa.array(vals, typ)}), src)
         with pytest.raises(ParameterError, match=want):
-            pio.noise_file(src, tmp_path / "o.parquet", "x", ("laplace", {"b": 1e6}), key=KEY, float_noise=fl,
+            # (float noise: a family without a lattice law; Laplace refuses float_noise, issue 38 §5)
+            pio.noise_file(src, tmp_path / "o.parquet", "x", ("logistic" if fl else "laplace",
+                                                             {"scale" if fl else "b": 1e6}), key=KEY, float_noise=fl,
                            ledger=tmp_path / "l.jsonl", allow_unnoised=True)  # the bound holds even so
     assert not (tmp_path / "o.parquet").exists()
     pq.write_table(pa.table({"x": [-(2.0**53), 2.0**53]}), src)  # the bound itself, with enough noise
@@ -482,15 +484,18 @@ def test_noise_below_the_datas_resolution_needs_allow_unnoised(tmp_path, capsys)
     for b, ok in ((lim, True), (lim * (1 - 2**-40), False)):
         out = tmp_path / f"b{ok}.parquet"
         if ok:
-            pio.noise_file(src, out, "kwh", ("laplace", {"b": b}), key=KEY, ledger=tmp_path / f"l{ok}.jsonl",
+            pio.noise_file(src, out, "kwh", ("logistic", {"scale": b}), key=KEY, ledger=tmp_path / f"l{ok}.jsonl",
                            float_noise=True)
         else:
             with pytest.raises(ParameterError, match="allow_unnoised"):
-                pio.noise_file(src, out, "kwh", ("laplace", {"b": b}), key=KEY, ledger=tmp_path / f"l{ok}.jsonl",
-                               float_noise=True)
+                pio.noise_file(src, out, "kwh", ("logistic", {"scale": b}), key=KEY,
+                               ledger=tmp_path / f"l{ok}.jsonl", float_noise=True)
     # with the permission: lattice noise of that scale has a lattice far finer than the values
     # (beyond its exact range: refused, never rounded); float noise publishes them, recorded as such
     assert cli.main(args + ["--allow-unnoised"]) == 3 and "2^52 * granularity" in capsys.readouterr().err
+    assert cli.main(args + ["--allow-unnoised", "--float-noise"]) == 3  # Laplace has a lattice law (issue 38)
+    assert "float_noise" in capsys.readouterr().err
+    args[args.index("laplace")] = "logistic"
     assert cli.main(args + ["--allow-unnoised", "--float-noise"]) == 0
     y = pq.read_table(tmp_path / "o.parquet").column("kwh").to_numpy()
     assert np.array_equal(y, x)  # what the refusal protects against: the raw readings
@@ -538,9 +543,11 @@ def test_a_staging_file_is_never_a_readable_output_before_its_entry(tmp_path, mo
         (name,) = [n for n in os.listdir(tmp_path) if n.startswith(".o.parquet.puffer-") and not n.endswith("lock")]
         path = tmp_path / name
         seen.append((name, oct(path.stat().st_mode & 0o777)))
-        with pytest.raises(pa.ArrowInvalid):  # no reader opens it: its closing bytes are not written
+        with pytest.raises(pa.ArrowInvalid):  # no reader opens it: its bytes are masked (issue 38 §4)
             pq.ParquetFile(path)
-        assert "sha256:" + hashlib.sha256(path.read_bytes() + b"PAR1").hexdigest() == output_sha256
+        staged = path.read_bytes()
+        assert "sha256:" + hashlib.sha256(staged + b"PAR1").hexdigest() != output_sha256
+        assert b"PAR1" not in staged[:4] + staged[-8:]
         return real(self, output_sha256, rows, **kw)
 
     monkeypatch.setattr(Release, "pending", pending)

@@ -22,7 +22,7 @@ from puffer.publish import PublishOptions
 LAP = ("laplace", {"b": 1.0})
 
 # each module may import only modules listed before it (engines and cli last)
-LAYERS = ["_files", "options", "keys", "signing", "streams", "values", "units", "plan", "noise", "digest", "unitsets",
+LAYERS = ["_files", "options", "keys", "signing", "streams", "values", "units", "plan", "noise", "digest", "registry", "unitsets", "index",
           "ledger", "totals", "release", "preamble", "report", "engines.arrow", "engines.staging", "engines.file",
           "engines.spark", "engines.dask", "engines.w_inf", "cli"]
 

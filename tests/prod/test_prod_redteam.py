@@ -147,25 +147,33 @@ MARKOV = {"model": {"kind": "markov_chain", "T": 4, "trans": [[0.8, 0.2], [0.3, 
 def test_ids_with_leading_zeros_are_one_unit_whatever_typed_the_column(tmp_path):
     """Households 0017, 0042, 0100 published from a CSV (the reader types them as the integers 17,
     42, 100) and again from a Parquet file of string ids: two disjoint unit sets, so the second
-    Pufferfish release of the same households was accepted with no flag and `show` kept eps = 1."""
+    Pufferfish release of the same households was accepted with no flag and `show` kept eps = 1.
+    (Issue 38: a string id with leading zeros is not a canonical id and is refused, naming it.)"""
     ids = ["0017", "0042", "0100"]
     hh, t = np.repeat(ids, 4), np.tile(np.arange(4), 3)
     x = np.random.default_rng(0).integers(0, 2, 12).astype(float)
     (tmp_path / "a.csv").write_text("household,t,kwh\n" + "".join(f"{h},{s},{v}\n" for h, s, v in zip(hh, t, x)))
     pq.write_table(pa.table({"household": pa.array(hh, pa.string()), "t": t, "kwh": x}), tmp_path / "b.parquet")
+    pq.write_table(pa.table({"household": pa.array([h.lstrip("0") for h in hh], pa.string()), "t": t, "kwh": x}),
+                   tmp_path / "c.parquet")
     fw = tmp_path / "fw.json"
     fw.write_text(json.dumps(MARKOV))
     led = tmp_path / "l.jsonl"
     pio.noise_file(tmp_path / "a.csv", tmp_path / "a_out.parquet", "kwh", fw, ledger=led, unit="household", order="t")
-    with pytest.raises(ParameterError, match="no total guarantee"):
+    with pytest.raises(ParameterError, match="'0017'.*canonical integer id"):
         pio.noise_file(tmp_path / "b.parquet", tmp_path / "b_out.parquet", "kwh", fw, ledger=led, unit="household",
+                       order="t")
+    with pytest.raises(ParameterError, match="no total guarantee"):  # "17" (a string) is the integer 17
+        pio.noise_file(tmp_path / "c.parquet", tmp_path / "c_out.parquet", "kwh", fw, ledger=led, unit="household",
                        order="t")
     from puffer.publish.unitsets import UnitHasher
 
     h = UnitHasher(bytes(range(32)), "test").hashes
-    assert len(set(h([17, "17", "0017", "+17", "+0017", " 17", "17\n"]).tolist())) == 1
-    assert h(["-0017"]).tolist() == h([-17]).tolist() and h(["-0", "+0", "000"]).tolist() == h([0, 0, 0]).tolist()
-    assert len(set(h([17, "17a", "1 7", "١٧", "-17", "0x11"]).tolist())) == 6  # other texts stay other units
+    assert h([17]).tolist() == h(["17"]).tolist() and h([0]).tolist() == h(["0"]).tolist()
+    for other in ("0017", "+17", "+0017", " 17", "17\n", "-0017", "-0", "+0", "000", "١٧", "-17", "0x11"):
+        with pytest.raises(ParameterError, match="parameter 'unit'"):
+            h([other])
+    assert len(set(h([17, "17a", "1 7"]).tolist())) == 3  # other texts stay other units
 
 
 def test_a_relative_puffer_ledger_is_refused(tmp_path, monkeypatch):

@@ -46,7 +46,7 @@ def test_show_for_a_privacy_officer(tmp_path, capsys):
         assert cli.main(["noise", str(tmp_path / f"{name}.parquet"), str(tmp_path / f"{name}_out.parquet"),
                          "--column", "kwh", "--mechanism", str(fw), "--unit", "household", "--order", "t",
                          "--key", str(tmp_path / "k.key"), "--sign", str(tmp_path / "s.key"), "--ledger",
-                         str(led)]) == 0
+                         str(led)] + (["--new-units"] if name == "south" else [])) == 0
     out = capsys.readouterr().out
     assert out.count("checkpoint (signed by key") == 2
     m = pio.resolve(str(fw), lattice=True).mechanism  # the least noise certified on a lattice

@@ -150,7 +150,7 @@ def test_disjoint_unit_sets_compose_in_parallel(setup, capsys):
     north = readings(s["tmp"] / "north.parquet", range(0, 150))
     south = readings(s["tmp"] / "south.parquet", range(150, 300), seed=1)
     pp(s, north, "n.parquet")
-    e = pp(s, south, "s.parquet")
+    e = pp(s, south, "s.parquet", new_units=True)  # new units to the ledger's registry (issue 38)
     assert e["composition"]["total"]["eps"] == 1.0 and "Prop E.1" in e["composition"]["theorem"]
     tot = totals(s)
     assert sorted(tot) == ["household", "household #2"]
@@ -194,7 +194,7 @@ def test_unit_sets_reveal_nothing_and_large_sets_live_beside_the_ledger(setup, m
     from puffer.publish import unitsets
 
     monkeypatch.setattr(unitsets, "INLINE_MAX", 10)
-    e2 = pp(s, readings(s["tmp"] / "b.parquet", np.arange(2000, 2050)), "b.parquet")
+    e2 = pp(s, readings(s["tmp"] / "b.parquet", np.arange(2000, 2050)), "b.parquet", new_units=True)
     side = s["tmp"] / e2["units"]["file"]
     assert side.stat().st_size == 8 * 50 and "ids" not in e2["units"]
     assert totals(s)["household #2"]["units"] == 50

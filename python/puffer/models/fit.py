@@ -382,7 +382,8 @@ class MarkovFit:
         """The record of :meth:`to_dict` (the box is recomputed from the counts by :func:`refit`)."""
         if not isinstance(d, dict) or d.get("kind") != "fit_markov":
             raise ParameterError("fit", d if not isinstance(d, dict) else d.get("kind"), "a fit_markov record")
-        c = np.asarray(d["counts"], dtype=np.int64)
+        # a ledger entry's record has no counts (a keyed digest instead: puffer.publish.release.fit_record)
+        c = np.asarray(d["counts"], dtype=np.int64) if "counts" in d else np.zeros(0, dtype=np.int64)
         nan = np.full(c.shape, np.nan)
         return cls(d["method"], float(d["level"]), int(d["T"]), d["period"], float(d["prior"]), int(d["n_boot"]),
                    d["seed"], int(d["min_count"]), list(d["states"]), list(d["values"]), list(d["groups"]),
@@ -550,7 +551,9 @@ def _build(tr: _Meta, counts: np.ndarray, per_unit: np.ndarray | None, *, T: int
 def refit(fit: MarkovFit | dict[str, Any], traces: Any = None, *, columns: Sequence[str] = ("unit", "order", "state"),
           groups: Any = None) -> MarkovChainFramework:
     """The framework a recorded fit describes. ``"dirichlet"`` fits are rebuilt from the
-    recorded counts alone; ``"bootstrap"`` fits need the traces (checked against the recorded
+    recorded counts alone (a record with counts: :meth:`MarkovFit.to_dict`; a ledger entry
+    records a keyed digest of them instead, so its fit needs the traces); ``"bootstrap"`` fits
+    need the traces (checked against the recorded
     digest) and reuse the recorded seed. The rebuilt framework equals the original bit for bit.
 
     >>> import numpy as np
@@ -566,6 +569,9 @@ def refit(fit: MarkovFit | dict[str, Any], traces: Any = None, *, columns: Seque
     if traces is None:
         if rec.method != "dirichlet":
             raise ParameterError("traces", None, "the traces of a bootstrap fit (its box depends on the units)")
+        if rec.counts.size == 0:
+            raise ParameterError("traces", None, "the traces of the fit: the record has no transition counts (a "
+                                 "ledger entry records a keyed digest of them, never the counts)")
         meta = _Meta(rec.states, rec.groups, rec.n_units, rec.n_records, rec.digest)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FitWarning)    # recorded in the rebuilt record as before

@@ -23,6 +23,8 @@ Modules, each importing only those above it (no cycles):
 * :mod:`noise <puffer.publish.noise>` -- :class:`ColumnNoise`, the one place where published
   noise is drawn (and post-processed: :class:`PostStep`);
 * :mod:`digest <puffer.publish.digest>` -- content digests of inputs and outputs;
+* :mod:`registry <puffer.publish.registry>` -- canonical unit ids and the ledger's registry of
+  units (:func:`~puffer.publish.registry.canonical_id`);
 * :mod:`ledger <puffer.publish.ledger>` -- :class:`Ledger`, :func:`verify`, :func:`checkpoint`,
   :func:`read_ledger`: hash-chained, signed, checkpointed;
 * :mod:`totals <puffer.publish.totals>` -- :func:`unit_totals` and the composition rules;

@@ -126,8 +126,11 @@ def shown_path(path: str) -> str:
     """``path`` as an error message may show it: not at all when it could be key material (other
     than plain ASCII path characters, no folder and no extension, a long hex run, base64 text)."""
     base = os.path.basename(path)
-    b64 = _B64_TEXT.fullmatch(path.strip()) is not None and \
-        sum(bool(re.search(c, path)) for c in ("[0-9]", "[a-z]", "[A-Z]")) >= 2
+    # base64 text in the whole argument or in any component or stem of it (``./BASE64TEXT``,
+    # ``BASE64TEXT.key``)
+    b64 = any(_B64_TEXT.fullmatch(part.strip()) is not None
+              and sum(bool(re.search(c, part)) for c in ("[0-9]", "[a-z]", "[A-Z]")) >= 2
+              for part in [path, *re.split(r"[/.]", path)])
     if not _SAFE_PATH.fullmatch(path) or (os.sep not in path and "." not in base) or _HEX_RUN.search(path) or b64:
         return "<the value given (not shown: it may be key material)>"
     return path

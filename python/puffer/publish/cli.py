@@ -57,8 +57,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--granularity", type=float, help="the lattice step of the published values, a power of two "
                                                     "(default: from the sensitivity, noise inflated <= 0.1%%)")
     p.add_argument("--float-noise", action="store_true",
-                   help="keyed floating-point noise instead of lattice noise: NOT safe in floating point (for "
-                        "noise families without a lattice law; recorded in the ledger)")
+                   help="keyed floating-point noise instead of lattice noise: NOT safe in floating point (only "
+                        "for noise families or mechanisms without a lattice law: refused for Laplace and Gaussian; "
+                        "recorded in the ledger)")
     p.add_argument("--sign", metavar="PATH", help="sign the ledger entries and checkpoint with this Ed25519 key "
                                                   "(`puffer keygen --signing PATH`); required for a signed ledger")
     p.add_argument("--rerun", metavar="RELEASE_ID", help="reproduce a recorded release (same key, input, options)")
@@ -70,6 +71,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                                                             "--unit: the unit ids, which must be distinct)")
     p.add_argument("--allow-uncomposed", action="store_true",
                    help="release even if a unit is left without a total guarantee (recorded)")
+    p.add_argument("--new-units", action="store_true",
+                   help="the unit ids include units never released into this ledger (its registry): declared, "
+                        "recorded and counted; without it such a release is refused (re-spelled ids would split "
+                        "the totals)")
     p.add_argument("--allow-unnoised", action="store_true",
                    help="publish unnoised values when the mechanism needs no noise (sensitivity 0)")
     p.add_argument("--budget", type=float, help="refuse a release that would take a unit's total eps above this")
@@ -88,7 +93,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     k = sub.add_parser("keygen", help="write a new 256-bit release key file (mode 0600, never overwritten)",
                        description="Write a new 256-bit release key (PATH), or with --signing an Ed25519 signing "
                                    "key for ledgers (PATH, mode 0600) and its public key (PATH.pub). Nothing is "
-                                   "ever overwritten.")
+                                   "ever overwritten. Keys come from `puffer keygen` only: a key written by hand, a "
+                                   "passphrase or anything derived from one can be guessed, and with the key every "
+                                   "true value follows; keys that decode as text, compress, or whose bytes take few "
+                                   "values are refused.")
     k.add_argument("path", nargs="?", help="where to write the release key file (mode 0600)")
     k.add_argument("--signing", metavar="PATH", help="write an Ed25519 signing key to PATH (mode 0600) and its "
                                                      "public key to PATH.pub, instead of a release key")
@@ -248,10 +256,11 @@ def _noise(args: argparse.Namespace) -> int:
                        select=args.select, ledger=args.ledger, unit=args.unit, order=args.order, per_unit=args.per_unit,
                        rerun=args.rerun, allow_uncomposed=args.allow_uncomposed, allow_unnoised=args.allow_unnoised,
                        budget=args.budget, batch_size=args.batch_size, nulls=args.nulls, threads=args.threads,
-                       input_format=args.input_format, signing_key=args.sign, clamp=clamp, lattice=args.lattice)
+                       input_format=args.input_format, signing_key=args.sign, clamp=clamp, lattice=args.lattice,
+                       new_units=args.new_units)
     from .ledger import checkpoint
 
-    cp = checkpoint(ledger)
+    cp = checkpoint(ledger, signing_key=args.sign)  # (the signing key lets the check use the ledger's index)
     if args.json:
         json.dump({**entry, "checkpoint": cp}, sys.stdout, indent=1, sort_keys=True)
         sys.stdout.write("\n")

@@ -12,10 +12,14 @@ A release is keyed by a secret of exactly 256 bits. It comes from
 * nothing: fresh OS entropy (``os.urandom``), the default. Such a release cannot be re-run
   (the key is not kept anywhere), which is the safe default.
 
-Visibly weak keys are refused wherever they come from (:func:`weakness`): all one byte, a short
-repeated pattern or a counting sequence, printable text (ASCII digits, hex or a password) and
-16 or fewer distinct byte values. A key from ``os.urandom`` is refused by these rules with
-probability below 2e-14 (:func:`keygen` then draws again). A string is always a *path*: key
+Keys come from ``puffer keygen`` (:func:`keygen`) only: a key written by hand, a passphrase or
+a hash of one can be found by guessing, and with it every true value. Visibly weak keys are
+refused wherever they come from (:func:`weakness`): all one byte, a short repeated pattern or a
+counting sequence, printable text (ASCII digits, hex or a password), 16 or fewer distinct byte
+values, and any key that decodes as text in any script, compresses, or whose byte differences
+take few values (a description of at most 215 bits, :func:`description_bits`). A key from
+``os.urandom`` is refused by these rules with probability below 4.8e-13 (derived in
+:func:`weakness`; :func:`keygen` then draws again). A string is always a *path*: key
 material given where a path is expected is never echoed in a message, and error messages,
 reprs and ledger entries never contain key material.
 
@@ -35,17 +39,20 @@ tests may opt in with ``insecure_seed=`` and the release is then recorded as ins
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import re
 import secrets as _secrets
 import stat
+import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ParameterError, ParameterTypeError, PufferIOError
 from ._files import check_private, fsync_dir, loads, shown_path, write_new
 
-__all__ = ["Key", "keygen", "load_key", "as_key", "weakness", "KEY_BYTES", "HEADER", "SEED_REFUSED"]
+__all__ = ["Key", "keygen", "load_key", "as_key", "weakness", "description_bits", "KEY_BYTES", "HEADER", "SEED_REFUSED",
+           "WEAK_BITS"]
 
 KEY_BYTES = 32          # a release key: exactly 256 bits
 HEADER = "puffer release key v2"
@@ -99,19 +106,144 @@ def _periodic(b: bytes, longest: int) -> bool:
     return any(all(b[i] == b[i - p] for i in range(p, len(b))) for p in range(1, min(longest, len(b) - 1) + 1))
 
 
+# ------------------------------------------------------------------ weak keys: code lengths
+#: a key is refused when one of the models below describes it in at most this many bits
+#: (256 - 41): by the Kraft inequality a random key is that short with probability <= 2^-41
+WEAK_BITS = 256 - 41
+_MODELS = 4             # the mixture's models: text, deflate, differences, byte values (log2 4 = 2 bits)
+_LOG2_NONASCII = math.log2(0x110000 - 0x80)
+
+
+def _ascii_cost(c: int) -> float:
+    """Bits of one ASCII character under the text model (a distribution over the 98 printable
+    characters and tab, newline and carriage return that sums to 1; others: not text)."""
+    ch = chr(c)
+    if ch == " ":
+        return 3.0                                  # 1/8
+    if "a" <= ch <= "z":
+        return math.log2(52)                        # 26 of 1/2
+    if "A" <= ch <= "Z":
+        return math.log2(208)                       # 26 of 1/8
+    if "0" <= ch <= "9":
+        return math.log2(80)                        # 10 of 1/8
+    if 0x21 <= c <= 0x7E or ch in "\t\n\r":
+        return math.log2(280)                       # the 32 others and 3 white spaces, 35 of 1/8
+    return math.inf
+
+
+def _text_bits(b: bytes) -> float:
+    """Code length of ``b`` under a model of text: UTF-8 code points, each (after a 'go on' of
+    probability 63/64) ASCII with probability 7/8 (:func:`_ascii_cost`) or a printable
+    non-ASCII code point with 1/8: in the 128-block of the previous non-ASCII one with 1/2, in
+    its 4096-block with 1/8, a CJK unified ideograph (U+4E00-U+9FFF) with 1/8, a Hangul syllable
+    with 1/16, within 2^14 of the previous with 1/8 (a signed 15-bit offset), anywhere with 1/16
+    (these sum to 1); a 'stop' (1/64) ends the text, followed by 0 to 3 raw bytes (2 bits for how many, 8
+    bits each: a character cut off) and then NUL bytes only (padding). A sub-probability over
+    32-byte strings: each string is the image of at most one sequence of symbols (UTF-8 decodes
+    uniquely), so the Kraft sum is at most 1."""
+    end = len(b)
+    while end and b[end - 1] == 0:
+        end -= 1
+    text, cut = None, 0
+    for cut in range(4):  # a character cut off at the end (a passphrase cut to 32 bytes)
+        if cut > end:
+            break
+        try:
+            text = b[:end - cut].decode("utf-8")
+            break
+        except UnicodeDecodeError:
+            continue
+    if text is None:
+        return math.inf
+    go = -math.log2(63 / 64)
+    bits = 0.0 if end == len(b) and cut == 0 else 6.0 + 2.0 + 8.0 * cut   # stop, raw bytes
+    prev = None
+    for ch in text:
+        c = ord(ch)
+        if c < 0x80:
+            bits += go + math.log2(8 / 7) + _ascii_cost(c)
+            continue
+        if not ch.isprintable():
+            return math.inf
+        bits += go + 3.0
+        if prev is not None and c >> 7 == prev >> 7:
+            bits += 1.0 + 7.0
+        elif prev is not None and c >> 12 == prev >> 12:
+            bits += 3.0 + 12.0
+        elif 0x4E00 <= c <= 0x9FFF:
+            bits += 3.0 + math.log2(0x9FFF - 0x4E00 + 1)
+        elif 0xAC00 <= c <= 0xD7A3:
+            bits += 4.0 + math.log2(0xD7A3 - 0xAC00 + 1)
+        elif prev is not None and abs(c - prev) < 1 << 14:
+            bits += 3.0 + 15.0
+        else:
+            bits += 4.0 + _LOG2_NONASCII
+        prev = c
+    return bits
+
+
+def _deflate_bits(b: bytes) -> float:
+    """8 x the length of ``b`` compressed by raw DEFLATE (RFC 1951, zlib level 9): its streams
+    are self-delimiting (a decoder knows where the last block ends) and distinct inputs give
+    distinct streams, so they form a prefix-free code of the inputs."""
+    c = zlib.compressobj(9, zlib.DEFLATED, -15)
+    return 8.0 * len(c.compress(b) + c.flush())
+
+
+def _few_values_bits(seq: bytes) -> float:
+    """A code of ``seq`` (length n <= 255) by its set of k distinct values: k (8 bits), the
+    values (8 bits each), then every element as an index (log2 k bits each; 0 for k = 1)."""
+    k = len(set(seq))
+    return 8.0 + 8.0 * k + len(seq) * math.log2(k) if seq else 8.0
+
+
+def _diff_bits(b: bytes) -> float:
+    """The first byte (8 bits), then the successive differences (mod 256) by
+    :func:`_few_values_bits`: a counting sequence, or any key whose byte differences take few
+    values."""
+    diffs = bytes((b[i] - b[i - 1]) % 256 for i in range(1, len(b)))
+    return 8.0 + _few_values_bits(diffs)
+
+
+def description_bits(secret: bytes) -> float:
+    """The shortest description of ``secret`` in bits under the mixture of the four models
+    (text, DEFLATE, differences, byte values: :func:`_text_bits`, :func:`_deflate_bits`,
+    :func:`_diff_bits`, :func:`_few_values_bits`), plus log2(4) = 2 bits to name the model:
+    again a prefix code, so for uniformly random n-byte keys P(description_bits <= 8n - k)
+    <= 2^-k (Kraft: at most 2^m strings have a code of at most m bits).
+
+    >>> description_bits(b"tr0ub4dor&3 is my secret key!!!!") < WEAK_BITS
+    True
+    """
+    b = bytes(secret)
+    return math.log2(_MODELS) + min(_text_bits(b), _deflate_bits(b), _diff_bits(b), _few_values_bits(b))
+
+
 def weakness(secret: bytes) -> str | None:
     """Why ``secret`` is a visibly weak key (a phrase that names no byte of it), or None.
 
-    The rules and their false-alarm rates for 32 bytes from ``os.urandom``: a pattern of at
-    most 8 bytes repeated, in the bytes or in their successive differences (a counting
-    sequence such as ``bytes(range(32))``), probability < 2^-190; every byte printable ASCII
-    (digits, hex, base64, a password), (95/256)^32 = 1.7e-14; 16 or fewer distinct byte values,
-    2.2e-15 (the occupancy distribution: sum over k <= 16 of C(256, k) S(32, k) k! / 256^32).
+    Rules, with their false-alarm rates for 32 bytes from ``os.urandom``:
+
+    * a pattern of at most 8 bytes repeated, in the bytes or in their successive differences
+      (a counting sequence such as ``bytes(range(32))``): < 2^-190;
+    * every byte printable ASCII (digits, hex, base64, a password): (95/256)^32 = 1.7e-14;
+    * 16 or fewer distinct byte values: 2.2e-15 (the occupancy distribution: sum over k <= 16 of
+      C(256, k) S(32, k) k! / 256^32);
+    * a key that *decodes as text* (UTF-8, any script, NUL padding), that *compresses*
+      (DEFLATE), or whose *byte differences or bytes take few values*: its description under
+      one of these four prefix codes (:func:`description_bits`) is at most :data:`WEAK_BITS`
+      = 256 - 41 bits. By the Kraft inequality at most 2^215 of the 2^256 keys have such a
+      description, so a random key is refused with probability <= 2^-41 = 4.6e-13.
+
+    In all (union bound) a random 32-byte key is refused with probability below
+    4.6e-13 + 1.7e-14 + 2.2e-15 + 2^-190 < 4.8e-13 < 1e-12 (:func:`keygen` then draws again).
 
     >>> weakness(b"0123456789abcdef0123456789abcdef")
     'a pattern of 16 bytes or fewer repeated'
     >>> weakness(bytes(range(32)))
     'a counting sequence (a repeated pattern in the differences of successive bytes)'
+    >>> weakness(b"tr0ub4dor&3 is my secret key!!!" + bytes([10]))[:44]
+    'text, or compressible, or with few distinct '
     >>> weakness(hashlib.sha256(b"doctest").digest()) is None
     True
     """
@@ -127,6 +259,10 @@ def weakness(secret: bytes) -> str | None:
         return "printable text (ASCII digits, hex, base64 or a password), not random bytes"
     if len(set(b)) <= 16:
         return f"only {len(set(b))} distinct byte values (32 random bytes have about 30)"
+    bits = description_bits(b)
+    if bits <= 8 * len(b) - 41:
+        return (f"text, or compressible, or with few distinct byte differences (describable in {bits:.0f} bits, "
+                f"random keys need {8 * len(b)})")
     return None
 
 
@@ -140,7 +276,7 @@ def _render(key_id: str, secret: bytes) -> str:
 
 
 def _fresh_secret() -> bytes:
-    while True:  # a weak draw has probability < 2e-14; drawn again, never used
+    while True:  # a weak draw has probability < 4.8e-13 (weakness); drawn again, never used
         s = os.urandom(KEY_BYTES)
         if weakness(s) is None:
             return s
@@ -227,6 +363,7 @@ def load_key(path: str | os.PathLike[str]) -> Key:
     try:
         st = os.stat(p)   # a NUL byte (raw key bytes given as the path) is a ValueError, not an OSError
     except (FileNotFoundError, NotADirectoryError, ValueError):
+        # shown only when it cannot be key material (shown_path: ``--key ./BASE64TEXT`` is not)
         extra = ("; a key given on the command line is visible to other users (ps, shell history): treat it as "
                  "exposed and " + _NEW_KEY) if shown != p else f" ({_NEW_KEY})"
         raise ParameterError("key", shown, "the path of an existing key file" + extra) from None

@@ -41,6 +41,11 @@ digest) and the next release on the ledger resolves it with a ``resolved`` entry
 it did not publish records ``aborted``). So no output is ever published without an entry.
 :func:`append_ledger` adds a ``note`` only: every entry that counts goes through the release.
 
+Files. The ledger, its checkpoint and its unit side files are created with mode 0600 (owner
+only; a umask can only remove bits from it): an entry describes the release in detail, and a
+fitted Theta's transition counts are never in it (:func:`puffer.publish.release.fit_record`).
+Give auditors a copy, or loosen the mode yourself.
+
 Writing. Appends take an exclusive ``fcntl`` lock on the ledger file, write each line with a
 single ``write`` and ``fsync`` the file (and the folder when the file is created). On a write
 error (disk full) the file is truncated back to its previous length; if even that fails, the
@@ -61,7 +66,7 @@ import hashlib
 import json
 import os
 import secrets
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..errors import LedgerError, ParameterError, ParameterTypeError, PufferIOError
@@ -233,7 +238,7 @@ def _write_checkpoint(path: str, cp: dict[str, Any]) -> None:
                 with contextlib.suppress(OSError):
                     os.remove(os.path.join(folder, name))
         # a new file, never one planted at a guessable name (a link would have us write elsewhere)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         try:
             if os.write(fd, data) != len(data):
                 raise OSError(errno.ENOSPC, "short write (disk full?)")
@@ -248,7 +253,7 @@ def _write_checkpoint(path: str, cp: dict[str, Any]) -> None:
         raise PufferIOError(path, "writing the ledger's checkpoint", exc.strerror or exc) from None
 
 
-def _check_checkpoint(path: str, cp: dict[str, Any], lines: list[bytes], signer: dict[str, Any] | None,
+def _check_checkpoint(path: str, cp: dict[str, Any], lines: Sequence[bytes], signer: dict[str, Any] | None,
                       pub: PublicKey | None, what: str, *, local: bool = False) -> str:
     """Raise LedgerError unless the ledger (``lines``) extends checkpoint ``cp`` and its signature
     (if any) is valid, by the ledger's signer and by ``pub`` when given; ``local``: the file
@@ -300,6 +305,7 @@ class Ledger:
         self.signing_key = as_signing_key(signing_key)
         self._fd: int | None = None
         self._depth = 0
+        self._memo: Any = None  # (bytes, LedgerState) this object verified last (puffer.publish.index)
 
     def __repr__(self) -> str:
         signed = "" if self.signing_key is None else f", signing_key={self.signing_key!r}"
@@ -334,7 +340,11 @@ class Ledger:
         """Refuse (ParameterError) appending with this object's signing key: an unsigned append to
         a signed ledger, one by another key, or a signed append to a ledger started unsigned; and
         (LedgerError) appending to a signed ledger whose checkpoint file is gone."""
-        es = self.entries() if entries is None else entries
+        if entries is None:  # the first entry and the count, verified (puffer.publish.index)
+            st, _ = self.state()
+            es, count = ([st.first] if st.first is not None else []), st.n
+        else:
+            es, count = entries, len(entries)
         if not es:
             return
         s0 = _signer(es[0])
@@ -350,7 +360,7 @@ class Ledger:
             raise ParameterError("signing_key", sk.key_id, f"the ledger's signing key (key id {s0.get('key_id')}): "
                                  "its entries are signed by that key only")
         if need_checkpoint and s0 is not None and not os.path.exists(self.checkpoint_path):
-            raise LedgerError(self.path, len(es) - 1, _NO_CHECKPOINT)
+            raise LedgerError(self.path, count - 1, _NO_CHECKPOINT)
 
     # ------------------------------------------------------------------ lock
     @contextlib.contextmanager
@@ -366,7 +376,7 @@ class Ledger:
         self.check_writable()
         created = not os.path.exists(self.path)
         try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
         except OSError as exc:
             raise PufferIOError(self.path, "opening the ledger", exc.strerror or exc) from None
         try:
@@ -390,7 +400,7 @@ class Ledger:
         except OSError as exc:
             raise PufferIOError(self.path, "reading the ledger", exc.strerror or exc) from None
 
-    def _parse(self, lines: list[bytes]) -> list[dict[str, Any]]:
+    def _parse(self, lines: Sequence[bytes]) -> list[dict[str, Any]]:
         out = []
         for k, line in enumerate(lines):
             try:
@@ -415,7 +425,30 @@ class Ledger:
             self._verify_lines(lines, crypto_from=self._trusted(lines))
         return self._parse(lines)
 
-    def _local_checkpoint(self, lines: list[bytes]) -> dict[str, Any] | None:
+    def state(self, data: bytes | None = None) -> tuple[Any, bytes]:
+        """(:class:`~puffer.publish.index.LedgerState` of the ledger, the bytes of its complete
+        lines): one read of the file, the index used where it matches those bytes, every entry
+        it does not cover verified, and the checkpoint beside the ledger checked (what
+        :meth:`entries` checks, without re-reading what the index vouches for)."""
+        from .index import full_lines, load_state
+
+        data = self._data() if data is None else data
+        end = data.rfind(b"\n") + 1
+        why = _tail_problem(data[end:])
+        if why is not None:
+            raise LedgerError(self.path, data.count(b"\n"), why)
+        complete = data[:end]
+        st = load_state(self, complete, self._memo)
+        self._trusted(full_lines(st, complete))  # the ledger extends the checkpoint beside it
+        self._memo = (complete, st)
+        return st, complete
+
+    def _verify_tail(self, lines: list[bytes], st: Any) -> None:
+        """Verify ``lines``, the entries after the :attr:`n` that ``st`` covers (chain from its
+        head, canonical form, hashes, every signature)."""
+        self._verify_lines(lines, offset=st.n, prev=st.head, first=st.first)
+
+    def _local_checkpoint(self, lines: Sequence[bytes]) -> dict[str, Any] | None:
         """The checkpoint file beside the ledger (None if there is none); one that is not a puffer
         checkpoint is a LedgerError (exit 7, as any other sign of tampering), not bad input."""
         try:
@@ -424,7 +457,7 @@ class Ledger:
             raise LedgerError(self.path, max(len(lines) - 1, 0), f"the checkpoint file beside the ledger is not "
                               f"a puffer checkpoint (expected {exc.expected}): it was edited or replaced") from None
 
-    def _trusted(self, lines: list[bytes]) -> int:
+    def _trusted(self, lines: Sequence[bytes]) -> int:
         """How many leading lines the signed checkpoint beside the ledger vouches for (after
         checking that the ledger extends it; LedgerError if not)."""
         local = self._local_checkpoint(lines)
@@ -435,14 +468,20 @@ class Ledger:
         return int(local["entries"]) if local.get("sig") else 0
 
     # ------------------------------------------------------------------ verify
-    def _verify_lines(self, lines: list[bytes], *, pub: PublicKey | None = None, crypto_from: int = 0
+    def _verify_lines(self, lines: list[bytes], *, pub: PublicKey | None = None, crypto_from: int = 0,
+                      offset: int = 0, prev: str = GENESIS, first: dict[str, Any] | None = None
                       ) -> tuple[str, dict[str, Any] | None]:
         """(head, signer of the first entry or None); LedgerError naming the first bad entry.
         Signatures of entries before ``crypto_from`` (covered by a verified signed checkpoint)
-        are not checked again."""
-        prev = GENESIS
+        are not checked again. ``offset``, ``prev``, ``first``: ``lines`` are the entries from
+        ``offset`` on of a ledger whose entry ``offset - 1`` hashes to ``prev`` and whose first
+        entry is ``first`` (already verified: :mod:`puffer.publish.index`)."""
         entries = self._parse(lines)
-        s0 = _signer(entries[0]) if entries else None
+        if offset:
+            entries_first = first
+        else:
+            entries_first = entries[0] if entries else None
+        s0 = _signer(entries_first) if entries_first is not None else None
         key0: PublicKey | None = None
         if s0 is not None:
             try:
@@ -458,7 +497,7 @@ class Ledger:
                                   f"checked against key {pub.key_id}")
             if key0 != pub:
                 raise LedgerError(self.path, 0, f"signed by key {key0.key_id}, not by the key given ({pub.key_id})")
-        for k, (line, e) in enumerate(zip(lines, entries)):
+        for k, (line, e) in enumerate(zip(lines, entries), offset):
             if e.get("seq") != k:
                 raise LedgerError(self.path, k, f"seq is {e.get('seq')!r}, expected {k}: an entry was deleted, "
                                   "inserted or moved")
@@ -506,8 +545,20 @@ class Ledger:
         completion, each with ``output_state`` ("published": the output is there with the
         recorded digest; "absent"; "different"); ``anchored`` is the number of entries a
         checkpoint or head given here covers."""
+        return self.verified(head=head, checkpoint=checkpoint, pub=pub, check_outputs=check_outputs)[0]
+
+    def verified(self, *, head: str | None = None, checkpoint: Any = None, pub: Any = None,
+                 check_outputs: bool = True) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """(:meth:`verify`'s result, the entries it verified): the file is read once into memory,
+        and the entries are parsed from those very bytes, so a report built from them shows
+        only what was checked (a file swapped after the check is never reported on)."""
         pk = as_public_key(pub)
         data = self._data()
+        return self._verify_data(data, head=head, checkpoint=checkpoint, pk=pk, check_outputs=check_outputs)
+
+    def _verify_data(self, data: bytes, *, head: str | None, checkpoint: Any, pk: PublicKey | None,
+                     check_outputs: bool) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """:meth:`verified` of the ledger's bytes ``data``."""
         lines, tail = _split(data)
         h, s0 = self._verify_lines(lines, pub=pk)
         why = _tail_problem(tail)  # before the checkpoints: the more precise diagnosis
@@ -564,7 +615,7 @@ class Ledger:
                 "releases": sum(1 for s in state.values() if s["status"] in ("completed", "published")),
                 "pending": pending, "torn_tail": torn, "signed": s0 is not None, "signer": key_id,
                 "authenticated": pk is not None, "authenticity": auth, "anchors": anchors, "anchored": anchored,
-                "unanchored": len(lines) - anchored}
+                "unanchored": len(lines) - anchored}, entries
 
     # ------------------------------------------------------------------ append
     def append(self, entry: dict[str, Any]) -> dict[str, Any]:
@@ -573,32 +624,33 @@ class Ledger:
         if not isinstance(entry, dict):
             raise ParameterError("entry", entry, "a dict")
         sk = self.signing_key
+        from .index import save_state
+
         with self.locked():
             fd = self._fd
             assert fd is not None
             data = self._data()
-            lines, tail = _split(data)
-            why = _tail_problem(tail)
-            if why is not None:
-                raise LedgerError(self.path, len(lines), why)
-            local = self._local_checkpoint(lines)
-            # never append to a broken chain, a forged signature, a cut ledger or a cut entry;
-            # signatures the signed checkpoint vouches for are not checked again
-            head, s0 = self._verify_lines(lines, crypto_from=self._trusted(lines))
-            self.check_signer(self._parse(lines[:1]))
+            # never append to a broken chain, a forged signature, a cut ledger or a cut entry:
+            # every entry verified, or covered by the ledger's index (puffer.publish.index)
+            st, complete = self.state(data)
+            tail = data[len(complete):]
+            local = self._local_checkpoint([])
+            s0 = _signer(st.first) if st.first is not None else None
+            self.check_signer([st.first] if st.first is not None else [])
             if s0 is not None and local is None:
-                raise LedgerError(self.path, len(lines) - 1, _NO_CHECKPOINT)
+                raise LedgerError(self.path, st.n - 1, _NO_CHECKPOINT)
+            head = st.head
             e = {k: v for k, v in entry.items() if k not in ("seq", "prev", "hash", "sig", "signer")}
             if tail:
                 e["repaired_tail"] = {"bytes": len(tail), "sha256": _sha(tail)}
-            e.update(seq=len(lines), prev=head)
+            e.update(seq=st.n, prev=head)
             if sk is not None:
                 e["signer"] = sk.public.describe()
             e["hash"] = h = _sha(canonical(e))
             if sk is not None:
                 e["sig"] = sk.sign(ENTRY_DOMAIN, bytes.fromhex(h))
             line = canonical(e) + b"\n"
-            good = len(data) - len(tail)
+            good = len(complete)
             try:
                 if tail:
                     os.ftruncate(fd, good)
@@ -611,24 +663,32 @@ class Ledger:
                     os.ftruncate(fd, good)
                     os.fsync(fd)
                 raise PufferIOError(self.path, "appending to the ledger", exc.strerror or exc) from None
-            _write_checkpoint(self.checkpoint_path, make_checkpoint(self.path, len(lines) + 1, _sha(line[:-1]), sk))
+            _write_checkpoint(self.checkpoint_path, make_checkpoint(self.path, st.n + 1, _sha(line[:-1]), sk))
+            prefix = hashlib.sha256(complete)
+            prefix.update(line)
+            st.apply(e, line[:-1], len(complete), self.path)
+            self._memo = (complete + line, st)
+            save_state(self, st, prefix.hexdigest())
             return e
 
     def checkpoint(self) -> dict[str, Any]:
         """The latest checkpoint (the file beside the ledger), checked against the ledger (read
         only). A ledger without one (written before checkpoints existed) gets a new one, signed
         with this object's signing key (required for a signed ledger)."""
-        lines, _ = _split(self._data())
-        head, s0 = self._verify_lines(lines)
+        from .index import full_lines
+
+        st, complete = self.state()  # every entry verified, or covered by the index
+        lines = full_lines(st, complete)
+        s0 = _signer(st.first) if st.first is not None else None
         local = self._local_checkpoint(lines)
         if local is not None:
             _check_checkpoint(self.path, local, lines, s0, None, "the checkpoint file beside the ledger", local=True)
             return local
         with self.locked():
-            lines, _ = _split(self._data())
-            head, s0 = self._verify_lines(lines)
-            self.check_signer(self._parse(lines[:1]), need_checkpoint=False)
-            cp = make_checkpoint(self.path, len(lines), head, self.signing_key)
+            all_lines, _ = _split(self._data())
+            head, s0 = self._verify_lines(all_lines)
+            self.check_signer(self._parse(all_lines[:1]), need_checkpoint=False)
+            cp = make_checkpoint(self.path, len(all_lines), head, self.signing_key)
             _write_checkpoint(self.checkpoint_path, cp)
             return cp
 

@@ -49,11 +49,15 @@ class PublishOptions:
     ``rerun``: a release id of the ledger to reproduce (file engine).
     ``allow_uncomposed``/``budget``: the composition rules (:mod:`puffer.publish.totals`).
     ``allow_unnoised``: publish the values unnoised when the mechanism needs no noise.
+    ``new_units``: the release's unit ids include units never released into the ledger (its
+    registry, :mod:`puffer.publish.registry`): declared, recorded and counted; without it such a
+    release is refused (a re-spelled id would split the totals).
     Published values lie on a power-of-two lattice with exact noise drawn from the keyed stream
     (:mod:`puffer.lattice`; ``granularity``: the lattice step, a power of two, default from the
     sensitivity); ``secure``: the same lattice noise keyed by OS entropy (no key, not
     reproducible); ``float_noise``: keyed floating-point noise instead (not safe in floating
-    point, Mironov 2012: for noise families without a lattice law; recorded in the ledger).
+    point, Mironov 2012: only for noise families or mechanisms without a lattice law -- refused
+    for Laplace and Gaussian noise, which have one; recorded in the ledger).
     ``select``: which mechanism of a framework file (default: the least noise, as ``puffer run``
     marks it; with lattice noise, the least noise among the mechanisms certified on a lattice).
     ``nulls``: "error" or "keep".
@@ -83,9 +87,10 @@ class PublishOptions:
     seed: Any = None
     clamp: Any = None
     lattice: bool = False
+    new_units: bool = False
 
     def __post_init__(self) -> None:
-        for name in ("per_unit", "allow_uncomposed", "allow_unnoised", "secure", "float_noise", "lattice"):
+        for name in ("per_unit", "allow_uncomposed", "allow_unnoised", "secure", "float_noise", "lattice", "new_units"):
             v = getattr(self, name)
             if not isinstance(v, bool):
                 raise ParameterTypeError(name, v, "True or False")

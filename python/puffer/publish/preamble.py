@@ -14,7 +14,8 @@ and the :class:`~puffer.publish.options.PublishOptions`, before anything is read
 5. the lattice (:mod:`puffer.lattice`; an impossible one, a noise without a lattice law or a
    mechanism not certified on a lattice is refused now, naming ``float_noise``; a plain noise
    of fewer than :data:`~puffer.publish.values.RESOLUTION` steps of the ``granularity`` given
-   needs ``allow_unnoised``), or with ``float_noise`` no ``granularity``;
+   needs ``allow_unnoised``), or with ``float_noise`` no ``granularity`` and a noise without a
+   lattice law (Laplace and Gaussian noise, which have one, are refused with it);
 6. the key (:func:`puffer.publish.keys.as_key`, checked before the mechanism is resolved, which
    may fit a model and calibrate): a bad key file is refused before any work; no key, and no
    ``rerun``, in secure mode;
@@ -148,7 +149,7 @@ class Prepared:
                              unit=self.spec.describe(), framework=self.framework, path_kind=path_kind,
                              allow_uncomposed=o.allow_uncomposed, budget=o.budget, secure=o.secure,
                              post_processing=[p.describe() for p in self.post], units=units,
-                             unit_hasher=self.hasher, is_busy=is_busy,
+                             unit_hasher=self.hasher, is_busy=is_busy, new_units=o.new_units,
                              noise_lattice=None if self.noise_lattice is None else self.noise_lattice.describe())
 
     def check_input_types(self, type_of: Any) -> None:
@@ -183,11 +184,32 @@ class Prepared:
                            scale=scale, allow_unnoised=unnoised)
 
 
+def _refuse_float_noise(plan: NoisePlan) -> None:
+    """``float_noise`` only where the release has no lattice law: floating-point transforms of
+    uniform bits leave input-dependent gaps in the reachable outputs (Mironov 2012), so Laplace
+    and Gaussian noise -- which have exact lattice laws (:mod:`puffer.lattice`) -- are refused
+    with it, unless the mechanism is not certified on a lattice (its lattice plan is refused)."""
+    from ..errors import PufferError
+
+    if plan.kind is None:
+        return
+    try:
+        plan.lattice_plan(None)
+    except PufferError:
+        return  # no lattice law for this noise or mechanism: float noise is the only way
+    raise ParameterError("float_noise", True, f"False for {plan.label}: {plan.kind} noise has an exact lattice law "
+                         "(published values on a power-of-two lattice, puffer.lattice), and floating-point noise is "
+                         "not safe in floating point (Mironov 2012); float_noise / --float-noise is only for noise "
+                         "families or mechanisms without a lattice law")
+
+
 def _check_own_files(led_path: str, o: PublishOptions, avoid: tuple[str, ...]) -> None:
     """Refuse an input or output (``avoid``: input, output) that is one of the ledger's own files
     (checkpoint, unit secret, unit sets) or a key file: an output published over one destroys it
     (a release over the checkpoint left the ledger refusing every later release)."""
-    own = [checkpoint_path(led_path), secret_file(led_path), units_folder(led_path)]
+    from .index import index_path
+
+    own = [checkpoint_path(led_path), secret_file(led_path), units_folder(led_path), index_path(led_path)]
     for k in (o.key, o.signing_key):
         p = getattr(k, "path", k)  # a key object's file, or the path given
         if isinstance(p, (str, os.PathLike)):
@@ -201,7 +223,8 @@ def _check_own_files(led_path: str, o: PublishOptions, avoid: tuple[str, ...]) -
     for k, p in enumerate(avoid):
         if os.path.realpath(p) in real:
             raise ParameterError("output" if k == len(avoid) - 1 and k else "input", p, "a path other than the "
-                                 "ledger's own files (its checkpoint, unit secret and unit sets) and the key files: "
+                                 "ledger's own files (its checkpoint, unit secret, unit sets and index) and the key "
+                                 "files: "
                                  "an output published over one destroys it")
 
 
@@ -238,6 +261,8 @@ def prepare(mechanism: Any, columns: Any, options: PublishOptions, *, default_le
         key = as_key(o.key, insecure_seed=o.insecure_seed)  # a bad key file: refused before any work
     plan = resolve(mechanism, select=o.select, lattice=not o.float_noise)
     plan.check_columns(cols)
+    if o.float_noise:
+        _refuse_float_noise(plan)
     if plan.kind is None and not o.allow_unnoised:
         raise ParameterError("allow_unnoised", False, f"permission to publish unnoised values: the mechanism "
                              f"({plan.label}) has sensitivity 0, so it adds no noise and the output would be the "

@@ -35,14 +35,14 @@ import numpy as np
 from ..errors import ParameterError, ParameterTypeError
 from .digest import output_state
 from .keys import Key, as_key, refuse_seed
-from .ledger import LEDGER_VERSION, Ledger, ledger_path, release_states
+from .ledger import LEDGER_VERSION, Ledger, ledger_path
 from .streams import check_nonce, new_nonce, release_stream
 from .unitsets import ALL, UNIT_HASH, UnitHasher, describe_units
 
 if TYPE_CHECKING:
     from ..sampling import KeyedStream
 
-__all__ = ["Release", "begin_release", "STREAM_NAME"]
+__all__ = ["Release", "begin_release", "STREAM_NAME", "fit_record", "fit_counts_digest"]
 
 STREAM_NAME = ("chacha20 (RFC 8439, counter mode, layout cpp/sampling/keyed_stream.hpp); key = "
                "HMAC-SHA256(release key, 'puffer/v2/stream' || 0x00 || nonce || 0x00 || column)")
@@ -52,14 +52,81 @@ def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
+class LedgerView:
+    """What a release reads of its ledger, from one read of the file and its index
+    (:class:`puffer.publish.index.LedgerState`): release states, nonces, the registry of units
+    and the composition rules of :mod:`puffer.publish.totals` for a new release. Where the index
+    cannot answer exactly (:attr:`~puffer.publish.index.LedgerState.exact`), every entry is
+    parsed and the rules run over them as before."""
+
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+        self.st, self.data = ledger.state()
+        self._entries: list[dict[str, Any]] | None = None
+
+    def entries(self) -> list[dict[str, Any]]:
+        """Every entry (verified by :meth:`puffer.publish.ledger.Ledger.state`), parsed once."""
+        if self._entries is None:
+            from .index import full_lines
+
+            self._entries = self.ledger._parse(list(full_lines(self.st, self.data)))
+        return self._entries
+
+    def entry(self, seq: int) -> dict[str, Any]:
+        return self.ledger._parse([self.st.line(self.data, seq)])[0]
+
+    def release(self, rid: str) -> dict[str, Any] | None:
+        """The pending entry of release ``rid`` (None: not in the ledger)."""
+        r = self.st.releases.get(rid)
+        return None if r is None else self.entry(int(r[1]))
+
+    def pending(self) -> list[tuple[str, dict[str, Any]]]:
+        """(release id, pending entry) of every release without completion or resolution."""
+        return [(rid, self.entry(int(r[1]))) for rid, r in self.st.releases.items() if r[0] == "pending"]
+
+    def registered(self, secret_id: str | None) -> np.ndarray:
+        if not self.st.exact:
+            return registered_units(self.entries(), secret_id, self.ledger.path)
+        got = self.st.registry.get(secret_id)
+        return np.zeros(0, dtype=np.uint64) if got is None else got
+
+    def composition(self, new: dict[str, Any], *, allow_uncomposed: bool, budget: Any, units: Any
+                    ) -> dict[str, Any]:
+        """:func:`puffer.publish.totals.check_new_release` of ``new`` on this ledger."""
+        from .totals import RERUN_NOTE, check_new_release
+
+        st = self.st
+        u = new.get("units") if isinstance(new.get("units"), dict) else {}
+        scheme = None if units is None else (u.get("secret"), u.get("hash"))  # type: ignore[union-attr]
+        if not st.exact or (scheme is not None and st.schemes and st.schemes != {scheme}):
+            return check_new_release(self.entries(), new, allow_uncomposed=allow_uncomposed, budget=budget,
+                                     units=units, ledger=self.ledger.path)
+        root = new.get("rerun_of")
+        if root is not None:
+            if root in st.root_of:
+                return {"rerun_of": root, "note": RERUN_NOTE}
+            new = {**new, "release_id": root}
+        hashed = None if units is None else np.unique(np.asarray(units, dtype=np.uint64))
+        cands = st.populations_with(hashed)
+        ks = sorted({k for m, _ in cands for k in m})
+        pos = {k: i for i, k in enumerate(ks)}
+        rels = [st.record(k) for k in ks] + [new]
+        k_new = len(rels) - 1
+        pops = [{"members": sorted(pos[k] for k in m) + [k_new], "units": c, "note": None} for m, c in cands]
+        return check_new_release([], new, allow_uncomposed=allow_uncomposed, budget=budget,
+                                 populated=(rels, pops))
+
+
 class Release:
     """A release in progress (see the module docstring). Attributes: ``release_id``, ``nonce``,
     ``key`` (:class:`~puffer.publish.keys.Key`), ``ledger`` (:class:`~puffer.publish.ledger.Ledger`),
     ``entry`` (the fields of the pending entry, without output digest until :meth:`pending`)."""
 
     def __init__(self, ledger: Ledger, key: Key, nonce: str, fields: dict[str, Any], rerun_of: dict[str, Any] | None,
-                 allow_uncomposed: bool, budget: Any, units: Any = None, hasher: UnitHasher | None = None):
+                 allow_uncomposed: bool, budget: Any, units: Any = None, hasher: UnitHasher | None = None,
+                 new_units: bool = False):
         self.ledger = ledger
+        self.new_units = new_units
         self.units, self.hasher = units, hasher
         self.key = key
         self.nonce = nonce
@@ -84,7 +151,6 @@ class Release:
                 extra: dict[str, Any] | None = None) -> dict[str, Any]:
         """Write the pending entry (durable when this returns). Call it once the output is
         complete and durable under a temporary name, before it appears at its final path."""
-        from .totals import check_new_release
 
         if self.state != "open":
             raise ParameterError("release", self.release_id, f"an open release (it is {self.state})")
@@ -100,10 +166,14 @@ class Release:
         e.update(event="pending", release_id=self.release_id, time=_now(), output_sha256=output_sha256,
                  rows=int(rows), output=None if output is None else os.path.abspath(output), **(extra or {}))
         with self.ledger.locked():
-            entries = self.ledger.entries()
+            view = LedgerView(self.ledger)
             # the composition rules again, under the lock (another process may have released since)
-            e["composition"] = check_new_release(entries, e, allow_uncomposed=self.allow_uncomposed,
-                                                 budget=self.budget, units=self.units, ledger=self.ledger.path)
+            e["composition"] = view.composition(e, allow_uncomposed=self.allow_uncomposed, budget=self.budget,
+                                                units=self.units)
+            # the ledger's registry of units (puffer.publish.registry), under the lock too
+            reg = _registry(view, e, self.units, self.hasher, self.new_units)
+            if reg is not None:
+                e["unit_registry"] = reg
             # the unit set (a large one in a side file, durable before the entry that names it)
             e["units"] = describe_units(self.units, self.hasher, self.ledger.path, self.release_id)
             self.entry = self.ledger.append(e)
@@ -149,10 +219,7 @@ def resolve_dangling(ledger: Ledger, *, is_busy: Any = None) -> list[dict[str, A
     while another process holds that output's lock (its release is still running: left alone)."""
     done = []
     with ledger.locked():
-        for rid, st in release_states(ledger.entries()).items():
-            if st["status"] != "pending":
-                continue
-            e = st["entry"]
+        for rid, e in LedgerView(ledger).pending():
             if is_busy is not None and e.get("output") and is_busy(e["output"]):
                 continue
             outcome = "published" if output_state(e) == "published" else "unknown"
@@ -160,6 +227,35 @@ def resolve_dangling(ledger: Ledger, *, is_busy: Any = None) -> list[dict[str, A
                                        "release_id": rid, "time": _now(),
                                        "reason": "pending entry of an interrupted run"}))
     return done
+
+
+#: what an entry's ``fit.counts_digest`` is
+FIT_COUNTS_DIGEST = ("HMAC-SHA256 keyed by the release key, of 'puffer/v1/fit-counts' || 0x00 || the canonical JSON of "
+                     "the fit's transition counts (groups x phases x from x to)")
+
+
+def fit_counts_digest(counts: Any, key: Key) -> str:
+    """The keyed digest of a fit's transition counts that a ledger entry records instead of them
+    (:data:`FIT_COUNTS_DIGEST`): whoever holds the release key can check a refit against it;
+    without the key nothing about the counts follows (a plain hash of small integer counts
+    whose total is recorded would be inverted by trying every matrix)."""
+    import hashlib
+    import hmac
+    import json
+
+    text = json.dumps(np.asarray(counts, dtype=np.int64).tolist(), separators=(",", ":")).encode("ascii")
+    return "hmac-sha256:" + hmac.new(key.secret, b"puffer/v1/fit-counts\x00" + text, hashlib.sha256).hexdigest()
+
+
+def fit_record(fit: dict[str, Any], key: Key) -> dict[str, Any]:
+    """The ledger's record of a fitted Theta (:meth:`puffer.models.fit.MarkovFit.to_dict`) with
+    its exact transition counts replaced by :func:`fit_counts_digest` (the counts of a Theta
+    fitted from the released units are a statistic of their data, published with no noise)."""
+    out = {k: v for k, v in fit.items() if k != "counts"}
+    if "counts" in fit:
+        out["counts_digest"] = fit_counts_digest(fit["counts"], key)
+        out["counts_digest_of"] = FIT_COUNTS_DIGEST
+    return out
 
 
 def _config_diff(old: Any, new: Any) -> str | None:
@@ -179,7 +275,7 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
                   allow_uncomposed: bool = False, budget: Any = None, secure: bool = False,
                   post_processing: list[dict[str, Any]] | None = None, signing_key: Any = None,
                   units: Any = None, unit_hasher: UnitHasher | None = None, is_busy: Any = None,
-                  noise_lattice: dict[str, Any] | None = None) -> Release:
+                  noise_lattice: dict[str, Any] | None = None, new_units: bool = False) -> Release:
     """Validate a release and open it (see the module docstring); nothing is written yet.
 
     ``plan``: the :class:`~puffer.publish.plan.NoisePlan`; ``config``: every option that changes the
@@ -193,7 +289,8 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
     (:mod:`puffer.publish.unitsets`), or None when its rows name no unit (then it touches every
     unit: the safe side); ``noise_lattice``: the description of the lattice of the release's
     noise (:meth:`puffer.lattice.LatticePlan.describe`: granularity, law, padding), recorded as
-    the entry's ``noise_lattice`` (None: float noise or no noise).
+    the entry's ``noise_lattice`` (None: float noise or no noise); ``new_units``: the release
+    declares unit ids the ledger has not registered (:mod:`puffer.publish.registry`).
 
     >>> import os, tempfile, puffer.io as pio
     >>> d = tempfile.mkdtemp()
@@ -204,7 +301,6 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
     ('pending', True, 2)
     """
     from .._version import __version__
-    from .totals import check_new_release
 
     refuse_seed(seed)
     if not isinstance(allow_uncomposed, bool):
@@ -226,8 +322,10 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
     if rerun is not None and secure:
         raise ParameterError("rerun", rerun, "None in secure mode (nothing is reproducible there)")
     resolve_dangling(led, is_busy=is_busy)
-    entries = led.entries()
+    view = LedgerView(led)
     desc = plan.describe()
+    if isinstance(desc.get("fit"), dict):  # a fitted Theta: its exact counts never go to the ledger
+        desc = {**desc, "fit": fit_record(desc["fit"], k)}
     post = list(post_processing or [])
     cfg = {"columns": list(columns), "plan": desc, "unit": unit, "input_sha256": input_sha256,
            "secure": bool(secure), **(config or {})}
@@ -237,12 +335,11 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
     if rerun is not None:
         if not isinstance(rerun, str):
             raise ParameterTypeError("rerun", rerun, "a release id from the ledger")
-        states = release_states(entries)
-        if rerun not in states:
+        old = view.release(rerun)
+        if old is None:
             raise ParameterError("rerun", rerun, f"the id of a release recorded in {led.path}")
-        old = states[rerun]["entry"]
         if old.get("rerun_of"):
-            old = states.get(old["rerun_of"], {"entry": old})["entry"]
+            old = view.release(old["rerun_of"]) or old
         if not k.rerunnable:
             raise ParameterError("key", None, f"the key of release {rerun} (a key file or bytes: a re-run needs the "
                                  "same key; fresh OS entropy cannot reproduce anything)")
@@ -260,7 +357,7 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
     else:
         nonce = new_nonce()
         if not secure:
-            used = {e.get("nonce") for e in entries}
+            used = view.st.nonces
             while nonce in used:  # 2^-128; a fresh nonce is never one the ledger has seen
                 nonce = new_nonce()
     fields = {
@@ -282,5 +379,42 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
     fields["units"] = dict(ALL) if units is None else {"kind": "ids", "count": int(units.size), "hash": UNIT_HASH,
                                                        "secret": None if unit_hasher is None else unit_hasher.secret_id}
     # refuse early, before any work (checked again under the lock in pending())
-    check_new_release(entries, fields, allow_uncomposed=allow_uncomposed, budget=budget, units=units, ledger=led.path)
-    return Release(led, k, nonce, fields, rerun_of, allow_uncomposed, budget, units, unit_hasher)
+    view.composition(fields, allow_uncomposed=allow_uncomposed, budget=budget, units=units)
+    _registry(view, fields, units, unit_hasher, new_units, warn=False)
+    return Release(led, k, nonce, fields, rerun_of, allow_uncomposed, budget, units, unit_hasher, new_units)
+
+
+def registered_units(entries: list[dict[str, Any]], secret_id: str | None, ledger: str) -> np.ndarray:
+    """The sorted keyed hashes of every unit released into the ledger (``entries``) under unit
+    secret ``secret_id``: its registry (:mod:`puffer.publish.registry`; pending entries of any
+    outcome: a unit once recorded stays registered)."""
+    from .unitsets import load_units
+
+    sets = []
+    for e in entries:
+        u = e.get("units")
+        if e.get("event") != "pending" or not isinstance(u, dict) or u.get("kind") != "ids" or \
+                u.get("secret") != secret_id:
+            continue
+        h = load_units(e, ledger)
+        if h is not None:
+            sets.append(h)
+    return np.unique(np.concatenate(sets)) if sets else np.zeros(0, dtype=np.uint64)
+
+
+def _registry(view: LedgerView, fields: dict[str, Any], units: Any, hasher: UnitHasher | None,
+              new_units: bool, *, warn: bool = True) -> dict[str, Any] | None:
+    """The ledger's registry check of a release (:func:`puffer.publish.registry.check_registry`);
+    a re-run publishes recorded units again and is not checked."""
+    import warnings
+
+    from .registry import UnitRegistryWarning, check_registry
+
+    if fields.get("rerun_of") is not None:
+        return None
+    reg = view.registered(None if hasher is None else hasher.secret_id) if units is not None \
+        else np.zeros(0, dtype=np.uint64)
+    with warnings.catch_warnings():
+        if not warn:
+            warnings.simplefilter("ignore", UnitRegistryWarning)
+        return check_registry(reg, units, new_units=new_units)

@@ -1,7 +1,8 @@
 """What a privacy officer signs off: ``puffer ledger show L [--pub PATH.pub] [--checkpoint C] [--json]``.
 
-:func:`ledger_report` verifies the ledger (:meth:`puffer.publish.ledger.Ledger.verify`: chain,
-signatures, checkpoints; with ``pub`` every entry must be signed by that key) and describes,
+:func:`ledger_report` verifies the ledger (:meth:`puffer.publish.ledger.Ledger.verified`: chain,
+signatures, checkpoints; with ``pub`` every entry must be signed by that key; the file is read
+once and the report is built from the entries verified, never from a second read) and describes,
 per release, what was published and under which theorem, and per population of units
 (:mod:`puffer.publish.totals`) the total guarantee and the theorem that gives it, or why none.
 
@@ -107,8 +108,9 @@ def ledger_report(path: str | os.PathLike[str], *, pub: Any = None, checkpoint: 
     led = Ledger(path)
     if not os.path.isfile(led.path):
         raise ParameterError("ledger", os.fspath(path), "an existing ledger file")
-    ver = led.verify(pub=pub, checkpoint=checkpoint)
-    entries = led.entries()
+    # one read: the report is built from the very entries verified (a file swapped after the
+    # check, or between two reads, is never reported on)
+    ver, entries = led.verified(pub=pub, checkpoint=checkpoint)
     counted = {e.get("release_id") for e in counted_releases(entries)}
     roots = {rid: (st["entry"].get("rerun_of") or rid) for rid, st in release_states(entries).items()}
     rel = [_release(st["entry"], st["status"], roots[rid] in counted and (st["status"] != "aborted"))

@@ -240,19 +240,37 @@ def _eps(g: dict[str, Any] | None) -> float | None:
 
 
 def check_new_release(entries: list[dict[str, Any]], new: dict[str, Any], *, allow_uncomposed: bool = False,
-                      budget: Any = None, units: np.ndarray | None = None, ledger: str | None = None
+                      budget: Any = None, units: np.ndarray | None = None, ledger: str | None = None,
+                      populated: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None
                       ) -> dict[str, Any]:
     """Refuse ``new`` (its pending entry's fields; ``units``: its sorted unit hashes, None for
     every unit) if, after it, a population it belongs to has no total guarantee while one of its
     releases claims one (unless ``allow_uncomposed``), or a total's eps exceeds ``budget``.
     Returns the composition recorded in the entry: the populations ``new`` belongs to, with
-    the worst first. A re-run of a release that already counts changes nothing."""
+    the worst first. A re-run of a release that already counts changes nothing.
+    ``populated``: (releases, populations) with ``new`` last, as :func:`populations` gives them,
+    computed by the caller (the ledger's index, :mod:`puffer.publish.index`); ``entries`` is
+    then not read."""
+    if populated is not None:
+        rels, pops = populated
+        return _decide(rels, pops, allow_uncomposed, budget)
     root = new.get("rerun_of")
     if root is not None and any(e.get("release_id") == root for e in counted_releases(entries)):
-        return {"rerun_of": root, "note": "a re-run publishes the recorded bytes again: the totals do not change"}
+        return {"rerun_of": root, "note": RERUN_NOTE}
     if root is not None:  # re-run of a release that does not count yet (aborted): it counts now
         new = {**new, "release_id": root}
     rels, pops = _populated(entries, ledger, new, units)
+    return _decide(rels, pops, allow_uncomposed, budget)
+
+
+#: the composition a re-run of a counted release records
+RERUN_NOTE = "a re-run publishes the recorded bytes again: the totals do not change"
+
+
+def _decide(rels: list[dict[str, Any]], pops: list[dict[str, Any]], allow_uncomposed: bool, budget: Any
+            ) -> dict[str, Any]:
+    """The rule of :func:`check_new_release` over the populations ``pops`` of ``rels`` (the new
+    release last)."""
     k_new = len(rels) - 1
     if budget is not None:
         b = float(budget)

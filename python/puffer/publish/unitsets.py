@@ -6,15 +6,16 @@ touched (the entry's ``units``):
 
 * ``{"kind": "ids", ...}`` -- the unit ids of a release with a unit column (``unit=``), each as a
   *keyed hash*: the first 64 bits of keyed BLAKE2b (RFC 7693; keyed BLAKE2 is a pseudorandom
-  function) of the id's text -- integers in decimal, strings as UTF-8, and a string of ASCII
-  digits (with a sign, leading zeros, surrounding spaces) as the integer it spells, so ``17``,
-  ``"17"`` and ``"0017"`` are one unit whichever engine or file format typed the column (a CSV
-  reader makes ``0017`` the integer 17, a string column keeps it) -- under the ledger's **unit
-  secret**. Without the secret nothing about an id follows from its hash (not even whether a
+  function) of the id's canonical text (:func:`puffer.publish.registry.canonical_id`: integers
+  in plain decimal, strings as UTF-8, a string of plain decimal digits as the integer it spells,
+  so ``17`` and ``"17"`` are one unit whichever engine or file format typed the column; any
+  other spelling -- ``"0017"``, ``"+17"``, ``" 17"``, ``"17.0"``, non-NFC or invisible
+  characters -- is refused, naming the id) -- under the ledger's **unit secret**. Without the secret nothing about an id follows from its hash (not even whether a
   guessed household is in the set); with equal ids the hashes are equal whatever the column is
   called. Sorted, little-endian ``uint64``; up to
   :data:`INLINE_MAX` in the entry (base64), beyond in a side file ``L.units/RELEASE_ID.u64``
-  whose SHA-256 the entry records (and signs).
+  whose SHA-256 the entry records (and signs); it is looked up beside the ledger as it is named
+  now, so a ledger renamed with its side files (``M``, ``M.checkpoint``, ``M.units/``) verifies.
 * ``{"kind": "all"}`` -- a release whose rows name no unit (plain noise on rows,
   ``per_unit=True`` without ``unit=``): nothing says whose they are, so it is taken to touch
   every unit (the safe side).
@@ -22,7 +23,7 @@ touched (the entry's ``units``):
 Errors fall on the safe side only: two units are taken to be the same when their 64-bit hashes
 are equal, so a collision (probability about ``n_a n_b / 2^64`` between sets of ``n_a`` and
 ``n_b`` units: 5e-8 for two sets of a million) can only report an overlap that is not there,
-never miss one (so do ids taken as one unit: ``"0017"`` and ``"17"``); sets under different
+never miss one; sets under different
 unit secrets or hash schemes (:data:`UNIT_HASH`) cannot be compared and are taken to overlap.
 
 The unit secret of a signed ledger is derived from its signing key (HMAC-SHA256 keyed by the
@@ -38,7 +39,6 @@ import contextlib
 import hashlib
 import json
 import os
-import re
 import secrets as _secrets
 from typing import TYPE_CHECKING, Any
 
@@ -60,7 +60,6 @@ ALL: dict[str, Any] = {"kind": "all"}
 #: the hash scheme an entry records: sets are compared only under one scheme and one secret
 UNIT_HASH = ("blake2b-64 keyed by the ledger's unit secret, of the unit id's text (integers in decimal, UTF-8; a "
              "string of decimal digits as its integer)")
-_DECIMAL = re.compile(r"\s*[+-]?[0-9]+\s*")
 _FORMAT = "puffer-unit-secret-v1"
 
 
@@ -76,21 +75,28 @@ class UnitHasher:
         return f"UnitHasher(secret_id={self.secret_id!r})"
 
     def hashes(self, ids: Any) -> NDArray[np.uint64]:
-        """The keyed hashes of ``ids`` (a sequence or array of integer or string ids), unsorted."""
+        """The keyed hashes of ``ids`` (a sequence or array of integer or string ids), unsorted.
+        Every id must be in its canonical form (:func:`puffer.publish.registry.canonical_id`):
+        anything else is refused naming the id; a string of plain decimal digits is its integer."""
+        from .registry import canonical_id
+
         arr = np.asarray(ids)
         if arr.dtype.kind == "f" or arr.dtype.kind == "b":
             raise ParameterError("unit", f"ids of dtype {arr.dtype}", "integer or string unit ids")
         base = hashlib.blake2b(key=self._secret, digest_size=8, person=b"puffer-unit-v1")
         out = []
-        for v in arr.ravel().tolist():
-            if v is None:
+        flat = arr.ravel()
+        if flat.dtype.kind in "iu":
+            if flat.size and int(flat.min()) < 0:
+                canonical_id(int(flat.min()))  # refused, naming the id
+            texts: Any = (str(v).encode("ascii") for v in flat.tolist())
+        else:
+            texts = (str(canonical_id(v)).encode("utf-8") if v is not None else None for v in flat.tolist())
+        for t in texts:
+            if t is None:
                 raise ParameterError("unit", None, "no null unit ids")
-            if isinstance(v, str) and _DECIMAL.fullmatch(v):  # "0017", "+17", " 17": the integer 17
-                v = v.strip()
-                digits = v.lstrip("+-").lstrip("0") or "0"
-                v = ("-" if v[0] == "-" and digits != "0" else "") + digits
             h = base.copy()
-            h.update(v if isinstance(v, bytes) else str(v).encode("utf-8"))
+            h.update(t)
             out.append(h.digest())
         return np.frombuffer(b"".join(out), dtype="<u8").astype(np.uint64)
 
@@ -163,8 +169,8 @@ def describe_units(hashes: NDArray[np.uint64] | None, hasher: UnitHasher | None,
     name = f"{release_id}.u64"
     path = os.path.join(folder, name)
     try:
-        os.makedirs(folder, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
             if os.write(fd, data) != len(data):
                 raise OSError(28, "short write (disk full?)")
@@ -190,10 +196,15 @@ def load_units(entry: dict[str, Any], ledger_path: str) -> NDArray[np.uint64] | 
         if "ids" in u:
             data = base64.b64decode(u["ids"], validate=True)
         else:
-            p = os.path.join(os.path.dirname(ledger_path), u["file"])
-            data = read_regular(p)
+            # found relative to the ledger as it is named now (L.units/RELEASE_ID.u64): a ledger
+            # renamed with its side files still verifies; the entry's digest vouches for the bytes
+            name = os.path.basename(str(u["file"]))
+            if not name or name in (".", ".."):
+                raise ValueError(f"not a unit-set file name: {u['file']!r}")
+            data = read_regular(os.path.join(units_folder(ledger_path), name))
     except FileNotFoundError:
-        raise LedgerError(ledger_path, seq, f"its unit set {u.get('file')} is missing beside the ledger") from None
+        raise LedgerError(ledger_path, seq, f"its unit set {os.path.basename(str(u.get('file')))} is missing beside the "
+                          f"ledger (in {units_folder(ledger_path)})") from None
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise LedgerError(ledger_path, seq, f"its unit set cannot be read ({exc})") from None
     if hashlib.sha256(data).hexdigest() != u.get("sha256") or len(data) != 8 * int(u.get("count", -1)):

@@ -163,6 +163,28 @@ def _one_id_type(ddf: Any, column: str) -> None:
         raise ParameterTypeError("unit", f"column {column!r} with {where}", MIXED_IDS)
 
 
+def _converted_ids(ddf: Any, column: str) -> None:
+    """Dask's string conversion (``dataframe.convert-string``, on by default) turns an object
+    column of a pandas frame given to ``dd.from_pandas`` into strings, so ids ``1`` and ``"1"``
+    arrive as two ``"1"``: one household to the release, two units in the data. The pandas
+    frames behind the Dask frame (its ``FromPandas`` expressions) are checked as given: one id
+    type (:func:`puffer.publish.streams.unit_id_kind`), else refused with
+    :data:`~puffer.publish.streams.MIXED_IDS`."""
+    from ..streams import unit_id_kind
+
+    expr = getattr(ddf, "expr", None)
+    if expr is None or not hasattr(expr, "walk"):
+        return
+    for node in expr.walk():
+        if type(node).__name__ != "FromPandas":
+            continue
+        frame: Any = getattr(node, "frame", None)
+        frame = getattr(frame, "_data", frame)  # (dask-expr wraps the pandas frame)
+        cols = getattr(frame, "columns", ())
+        if frame is not None and column in cols and str(frame[column].dtype) == "object":
+            unit_id_kind(frame[column].to_numpy())  # a mix of integers and strings: refused
+
+
 def _frame(ddf: Any, cols: list[str], noise: ColumnNoise, spec: UnitSpec, row_id: Any, nulls: str, sizes: list[int]
            ) -> Any:
     offsets = [int(v) for v in np.concatenate(([0], np.cumsum(np.asarray(sizes, dtype=np.int64))[:-1]))]
@@ -310,6 +332,8 @@ def add_noise(data: Any, columns: Any, mechanism: Any, *, options: PublishOption
         raise ParameterError("row_id", row_id, "None with unit= (the unit ids are the stream positions)")
     if not is_array:
         op.check_input_types(lambda c: data.dtypes[c])
+        if spec.column is not None:
+            _converted_ids(data, spec.column)
     if is_array:
         src = data.persist()
         parts = _digests(_row_blocks(src), cols)

@@ -8,12 +8,13 @@ Order of operations (what makes a killed run harmless, :mod:`puffer.publish.rele
    files of killed runs in the whole folder (:mod:`puffer.publish.engines.staging`);
 2. hash the input; write the output to its staging file ``.NAME.puffer-incomplete-PID-RANDOM``
    (mode 0600) in record batches (memory bounded by the batch size; Parquet page checksums
-   verified on read, written on output), hashing it as it is written, all but its last 4 bytes
-   (so it is never a readable Parquet file without its entry), and fsync it;
+   verified on read, written on output), hashing it as it is written, every byte XOR-masked by
+   a random pad kept in memory (so it is never a usable file without its entry, whatever is
+   appended to it: :mod:`puffer.publish.engines.staging`), and fsync it;
 3. append the ``pending`` ledger entry (durable);
-4. write the last bytes, rename into place, fsync the folder; append ``completed``.
+4. unmask the staging file in place, rename it into place, fsync the folder; append ``completed``.
 
-A kill before 3 leaves no output (the staging file, unreadable, is removed by the next release
+A kill before 3 leaves no output (the staging file, masked, is removed by the next release
 into the folder); a kill between 3 and 4 leaves a pending entry, resolved by the next run. I/O failures are
 :class:`~puffer.errors.PufferIOError` (``puffer`` exit code 6).
 """
@@ -265,7 +266,7 @@ def noise_file(input: str | os.PathLike[str], output: str | os.PathLike[str], co
                 else:
                     rows = _write_rows(batches, src, fmt, stage, schema, spec, cols, noise, nulls, compression,
                                        row_group_size, bar)
-                out_digest = stage.finish()  # durable, but its last bytes: not a readable file yet
+                out_digest = stage.finish()  # durable, but masked: not a usable file yet
             with _io(src, "reading the input"):
                 if sha256_file(src) != in_digest:
                     raise ParameterError("input", src, "an input that does not change while it is read (its "

@@ -7,12 +7,17 @@ entry, a release the totals never count. So the staging file
 * is created by one run alone (``O_CREAT | O_EXCL | O_NOFOLLOW``) with mode 0600 whatever the
   umask, named ``.NAME.puffer-incomplete-PID-RANDOM`` (a dot file, out of globs; the name says
   what it is);
-* is never a complete Parquet file before the pending entry is durable: :class:`StagingFile`
-  keeps the stream's last 4 bytes (Parquet's closing magic ``PAR1``, without which no reader
-  opens the file) in memory, and hashes every byte while writing (SHA-256 of the whole stream,
-  the kept bytes included: the digest of the final file, with no second read);
-* :meth:`StagingFile.publish` then writes the kept bytes, fsyncs, gives the file the mode a new
-  file gets (0666 less the umask) and renames it into place;
+* holds nothing usable before the pending entry is durable: :class:`StagingFile` writes every
+  byte XOR-masked by a keystream (ChaCha20, RFC 8439) under a random 256-bit pad key and nonce
+  drawn from the OS for this file and kept in memory only, and hashes the unmasked bytes while
+  writing (SHA-256 of the final file, with no second read). No guess completes it: holding
+  back Parquet's closing ``PAR1`` alone (as before) left a file that one 4-byte append made
+  readable, and even a footer written by hand would not help without the pad, since the data
+  pages themselves are masked. A killed run's staging file stays masked (the pad dies with the
+  process);
+* :meth:`StagingFile.publish` then unmasks the file in place (read, XOR, write, 1 MiB at a
+  time), fsyncs, gives the file the mode a new file gets (0666 less the umask) and renames it
+  into place;
 * is removed on any error, and a killed run's staging file (also the earlier
   ``.NAME.puffer-tmp-PID`` names) by the next release into the folder, whatever its output
   (:func:`clean_stale`): a staging file is live only while its output's lock
@@ -31,11 +36,19 @@ from typing import Any
 
 from .._files import fsync_dir
 
-__all__ = ["StagingFile", "clean_stale", "STAGING", "HELD_BACK"]
+__all__ = ["StagingFile", "clean_stale", "STAGING"]
 
 STAGING = ".puffer-incomplete-"   # the marker of a staging file's name
 _LEGACY = ".puffer-tmp-"          # the marker before (complete files, readable by all)
-HELD_BACK = 4                     # bytes kept in memory until publish(): Parquet's closing magic
+_CHUNK = 1 << 20                  # bytes unmasked at a time in publish()
+
+
+def _pad(key: bytes, nonce: bytes) -> Any:
+    """A ChaCha20 keystream XOR (RFC 8439) under ``key`` (32 bytes) and ``nonce`` (16 bytes:
+    counter and nonce, as the ``cryptography`` package takes them), applied in stream order."""
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms
+
+    return Cipher(algorithms.ChaCha20(key, nonce), mode=None).encryptor()
 
 
 def _umask() -> int:
@@ -61,11 +74,13 @@ class StagingFile:
         self.dst = os.path.abspath(dst)
         folder, base = os.path.dirname(self.dst), os.path.basename(self.dst)
         self.path = os.path.join(folder, f".{base}{STAGING}{os.getpid()}-{secrets.token_hex(4)}")
-        self.fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         os.fchmod(self.fd, 0o600)  # whatever the umask
         self._raw = io.FileIO(self.fd, "wb", closefd=False)  # unbuffered: every byte on disk at fsync
         self._hash = hashlib.sha256()
-        self._tail = b""
+        # the pad: in memory only, never written anywhere (module docstring)
+        self._pad_key, self._pad_nonce = os.urandom(32), os.urandom(16)
+        self._mask = _pad(self._pad_key, self._pad_nonce)
         self._size = 0
         self._digest: str | None = None
         self.published = False
@@ -97,7 +112,6 @@ class StagingFile:
         pass  # the writer closing its sink; finish() and publish() end the file
 
     def _out(self, mv: memoryview) -> None:
-        self._hash.update(mv)
         while len(mv):
             mv = mv[self._raw.write(mv) or 0:]
 
@@ -106,38 +120,37 @@ class StagingFile:
             raise ValueError("write to a finished staging file")
         mv = memoryview(data).cast("B")
         n = len(mv)
-        if n >= HELD_BACK:
-            if self._tail:
-                self._out(memoryview(self._tail))
-            self._out(mv[: n - HELD_BACK])
-            self._tail = bytes(mv[n - HELD_BACK:])
-        else:
-            both = self._tail + bytes(mv)
-            if len(both) > HELD_BACK:
-                self._out(memoryview(both[:-HELD_BACK]))
-            self._tail = both[-HELD_BACK:]
+        if n:
+            self._hash.update(mv)
+            self._out(memoryview(self._mask.update(mv)))
         self._size += n
         return n
 
     # -- the release's steps -----------------------------------------------------------------------
     def finish(self) -> str:
-        """The whole stream written but its last bytes: fsync'd; returns 'sha256:<hex>' of the
-        final file (those bytes included)."""
+        """The whole stream written (masked) and fsync'd; returns 'sha256:<hex>' of the final
+        (unmasked) file."""
         if self._digest is None:
             os.fsync(self.fd)
-            h = self._hash.copy()
-            h.update(self._tail)
-            self._digest = "sha256:" + h.hexdigest()
+            self._digest = "sha256:" + self._hash.hexdigest()
         return self._digest
 
     def publish(self) -> None:
-        """After the pending entry: the kept bytes, fsync, the mode of a new file, rename to
-        ``dst``, fsync the folder."""
+        """After the pending entry: unmask the file in place, fsync, the mode of a new file,
+        rename to ``dst``, fsync the folder."""
         if self._digest is None:
             raise ValueError("publish() before finish()")
-        mv = memoryview(self._tail)
-        while len(mv):
-            mv = mv[self._raw.write(mv) or 0:]
+        unmask = _pad(self._pad_key, self._pad_nonce)
+        off = 0
+        while off < self._size:
+            chunk = os.pread(self.fd, min(_CHUNK, self._size - off), off)
+            if not chunk:
+                raise OSError(5, "the staging file is shorter than what was written")
+            plain = memoryview(unmask.update(chunk))
+            done = 0
+            while done < len(plain):
+                done += os.pwrite(self.fd, plain[done:], off + done)
+            off += len(chunk)
         os.fsync(self.fd)
         os.fchmod(self.fd, 0o666 & ~_umask())
         os.replace(self.path, self.dst)
