@@ -243,9 +243,37 @@ def select(rows: Sequence[tuple[str, Any]], target: dict[str, Any],
 
 def best(framework: Framework, eps: float, delta: float | None = None, alpha: float | None = None, *,
          loss: str | Callable[[Any], float] = "variance") -> Selection:
-    """Every mechanism of ``puffer run``'s table for ``framework`` and the target, and the one with
-    the least ``loss`` (see the module docstring). The target is (eps, delta)-PP with ``delta``,
-    (alpha, eps)-RPP with ``alpha`` (not both), else eps-PP."""
+    """Every mechanism of ``puffer run``'s table for ``framework`` and the target, calibrated, and
+    the one with the least ``loss``.
+
+    The rows are those of :func:`puffer.mechanisms.registry.build_mechanisms` and, for a Markov
+    chain, :func:`puffer.mechanisms.registry.markov_quilt_mechanisms`. A row *applies* when its
+    guarantee implies the target: (eps, delta)-PP with ``delta``, (alpha, eps)-RPP with ``alpha``,
+    eps-PP otherwise (eps-PP implies both). Among the rows that apply the smallest ``loss`` of the
+    calibrated noise wins; ties keep the table's order (the earlier row). The result lists every
+    row with why it lost or did not apply (:meth:`Selection.table`).
+
+    Parameters
+    ----------
+    framework : Framework
+        The framework (secrets, secret pairs and the adversary's beliefs Theta).
+    eps : float
+        The target's eps (> 0).
+    delta : float, optional
+        The target's delta, in (0, 1): the target is (eps, delta)-PP.
+    alpha : float, optional
+        A Rényi order > 1: the target is (alpha, eps)-RPP (not with ``delta``).
+    loss : {"variance", "abs"} or callable
+        What is minimised: ``"variance"`` (default: the variance of the noise added to the query,
+        summed over its d coordinates), ``"abs"`` (the expected absolute error, summed likewise) or
+        a callable ``loss(noise) -> float`` of the noise object (``None`` for a row that adds none).
+
+    Returns
+    -------
+    Selection
+        The chosen mechanism (``.mechanism``, ``.label``, ``.loss``) and every row
+        (``.rows``, :class:`Candidate`; ``.table()`` prints them).
+    """
     from ..framework import Framework
     from .registry import build_mechanisms, markov_quilt_mechanisms
 
