@@ -194,9 +194,9 @@ _SUBCOMMANDS: dict[str, tuple[str, str]] = {
                        "values)"),
     "noise": ("puffer.publish.cli", "publish columns of a Parquet/CSV file with calibrated noise (writes Parquet "
               "and a ledger entry)"),
+    "keygen": ("puffer.publish.cli", "write a new 256-bit release key file (mode 0600, never overwritten)"),
     "clamp": ("puffer.publish.cli", "clamp the noisy columns of a published file to a range (post-processing, "
               "recorded in the ledger)"),
-    "keygen": ("puffer.publish.cli", "write a new 256-bit release key file (mode 0600, never overwritten)"),
     "ledger": ("puffer.publish.cli", "verify a release ledger or show its per-unit totals"),
 }
 
@@ -309,7 +309,11 @@ class _Signals:
             raise _Terminated()
         raise KeyboardInterrupt()
 
-    def restore(self) -> None:
+    def restore(self, *, then_exit: int | None = None) -> None:
+        """Put the handlers back. ``then_exit``: the process is about to exit with this code (the
+        command line): a SIGINT or SIGTERM from now on exits with it at once, since what the command
+        did is done (a release published and recorded), instead of killing the process (-2/-15)."""
+        import os
         import signal
 
         from . import _deferred
@@ -319,7 +323,10 @@ class _Signals:
         if signal.SIGALRM in self._old:  # only a deferred signal arms the timer (a caller's stays untouched)
             signal.setitimer(signal.ITIMER_REAL, 0)
         for sig, old in self._old.items():
-            signal.signal(sig, old)
+            if then_exit is not None and sig in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(sig, lambda *_: os._exit(then_exit))
+            else:
+                signal.signal(sig, old)
         self._old.clear()
 
     def _poll_soon(self) -> None:
@@ -436,14 +443,26 @@ def quiet_on_broken_pipe(main: Callable[[], int]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import signal
+    """The ``puffer`` command line (``argv``: default ``sys.argv[1:]``, as the installed command
+    runs it: a signal that arrives once the command has returned then exits with its code)."""
     import threading
-
-    from .errors import LedgerError, NumericalError, PufferError, PufferIOError, UnboundedSensitivityError
 
     sigs = _Signals()
     if threading.current_thread() is threading.main_thread():
         sigs.install()
+    code = EXIT_INTERNAL
+    try:
+        code = _main(argv, sigs)
+        return code
+    finally:
+        sigs.restore(then_exit=code if argv is None and sigs._old else None)
+
+
+def _main(argv: list[str] | None, sigs: _Signals) -> int:
+    import signal
+
+    from .errors import LedgerError, NumericalError, PufferError, PufferIOError, UnboundedSensitivityError
+
     try:
         argv = sys.argv[1:] if argv is None else list(argv)
         args = _parser(argv).parse_args(argv)  # exits with 2 on usage errors
@@ -472,5 +491,3 @@ def main(argv: list[str] | None = None) -> int:
             _say("puffer: interrupted")
             return EXIT_INTERRUPT
         raise
-    finally:
-        sigs.restore()

@@ -297,3 +297,38 @@ def test_the_docs_state_the_bias_of_clamping_and_its_unbiased_alternative():
     import puffer.mechanisms.postprocess as pp
 
     assert "bias" in pp.__doc__
+
+
+def test_a_signed_ledger_without_its_checkpoint_says_which_command_unblocks_it(tmp_path, data):
+    from puffer.errors import LedgerError
+
+    src, key = data
+    sign = tmp_path / "s.sign"
+    pio.signing_keygen(str(sign))
+    led = tmp_path / "L.jsonl"
+    pio.noise_file(src, tmp_path / "o.parquet", ["x"], ("laplace", {"b": 1.0}), key=str(key), signing_key=str(sign),
+                   ledger=str(led))
+    os.remove(str(led) + ".checkpoint")     # as if the run died before its first checkpoint was written
+    with pytest.raises(LedgerError) as e:
+        pio.noise_file(src, tmp_path / "o2.parquet", ["x"], ("laplace", {"b": 1.0}), key=str(key),
+                       signing_key=str(sign), ledger=str(led))
+    assert f"puffer ledger checkpoint {led} --sign {sign}" in str(e.value)
+    # the command it names unblocks the ledger
+    assert cli.main(["ledger", "checkpoint", str(led), "--sign", str(sign)]) == 0
+    pio.noise_file(src, tmp_path / "o2.parquet", ["x"], ("laplace", {"b": 1.0}), key=str(key), signing_key=str(sign),
+                   ledger=str(led))
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
+def test_a_signal_after_the_command_completed_exits_with_its_code(tmp_path, sig):
+    """The command line (main() with sys.argv) has done its work; a signal in the moment before
+    the process exits used to kill it (-15 / -2, read as a failed release). It now exits with the
+    command's own code. Deterministic: the signal is sent by the process itself after main()."""
+    import subprocess
+    import sys
+
+    script = (f"import os, signal, sys, time\nfrom puffer import cli\nsys.argv = ['puffer', 'keygen', {str(tmp_path / 'k')!r}]\n"
+              f"cli.main()\nos.kill(os.getpid(), signal.{sig})\ntime.sleep(5)\nsys.exit(99)\n")
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, (r.returncode, r.stderr)
+    assert "Traceback" not in r.stderr and os.path.exists(tmp_path / "k")
