@@ -437,8 +437,10 @@ def test_publishing_shows_shell_commands_with_stable_paths():
 
 
 def test_getting_started_prints_no_float_noise():
-    """Outputs show numbers a reader can read: no float printed with 14+ significant digits."""
+    """The first page's outputs show no round number blurred by float rounding (7.0000000000000036:
+    a scale rounded up by a few ulps, printed in full), the first numbers a newcomer reads."""
     import re
 
     text = _text("getting-started.html")
-    assert not re.search(r"\d\.\d{13,}", text), re.search(r".{30}\d\.\d{13,}.{10}", text)
+    blur = r"\d\.\d*?(?:0{8,}|9{8,})\d+"
+    assert not re.search(blur, text), re.search(r".{40}" + blur, text)
