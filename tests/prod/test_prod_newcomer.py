@@ -332,3 +332,11 @@ def test_a_signal_after_the_command_completed_exits_with_its_code(tmp_path, sig)
     r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, (r.returncode, r.stderr)
     assert "Traceback" not in r.stderr and os.path.exists(tmp_path / "k")
+
+
+def test_a_rerun_asked_to_clamp_points_to_puffer_clamp(tmp_path, data):
+    src, key = data
+    e = pio.noise_file(src, tmp_path / "o.parquet", ["x"], ("laplace", {"b": 1.0}), key=str(key))
+    with pytest.raises(ParameterError, match=r"differs in clamp.*puffer clamp PUBLISHED OUT --range A,B"):
+        pio.noise_file(src, tmp_path / "o2.parquet", ["x"], ("laplace", {"b": 1.0}), key=str(key),
+                       rerun=e["release_id"], clamp=(0.0, 5.0))
