@@ -52,8 +52,10 @@ LOSSES = ("variance", "abs")
 
 @dataclass(frozen=True)
 class Candidate:
-    """One row: ``status`` is "chosen", "lost" or "n/a" (did not apply, or failed with a puffer
-    error: ``reason`` says which); ``loss`` is NaN where it was not evaluated."""
+    """One row of a :class:`Selection`: its ``label`` (as ``puffer run`` prints it), the calibrated
+    ``mechanism`` (None where it failed), ``loss``, ``status`` and ``reason``. ``status`` is
+    "chosen", "lost" or "n/a" (did not apply, or failed with a puffer error: ``reason`` says
+    which); ``loss`` is NaN where it was not evaluated."""
 
     label: str
     mechanism: Any
@@ -69,8 +71,9 @@ class Candidate:
 class Selection:
     """The chosen mechanism for a framework and target, with every candidate (see :func:`best`).
 
-    ``mechanism`` and ``label`` are the winner's; ``rows`` every :class:`Candidate` in table order;
-    ``target`` the (eps, delta, alpha) it was chosen for and ``loss_name`` what was minimised.
+    ``mechanism``, ``label`` and ``loss`` are the winner's; ``rows`` every :class:`Candidate` in
+    table order; ``target`` the (eps, delta, alpha) it was chosen for and ``loss_name`` what was
+    minimised.
     ``release(...)`` is the winner's :meth:`~puffer.mechanisms.Mechanism.release`."""
 
     mechanism: Any
@@ -106,6 +109,8 @@ class Selection:
         return "\n".join([fmt(head), *[fmt(x) for x in lines]])
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON-able: the chosen label, the loss's name, the target and every row's label, status,
+        loss (None where not evaluated) and reason."""
         return {"chosen": self.label, "loss": self.loss_name, "target": dict(self.target),
                 "rows": [{"label": r.label, "status": r.status, "loss": None if math.isnan(r.loss) else r.loss,
                           "reason": r.reason} for r in self.rows]}
