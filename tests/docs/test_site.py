@@ -421,8 +421,8 @@ def test_the_best_page_explains_loss_and_ties_and_links_its_types():
     text = _text("api/puffer.mechanisms.best.html")
     for needle in ("Parameters", "loss", "ties keep the table", "Returns", "Selection"):
         assert needle in text, needle
-    api = (SITE / "api.html").read_text(encoding="utf-8")
-    assert 'id="puffer.mechanisms.best.Selection"' in api and 'id="puffer.mechanisms.best.Candidate"' in api
+    page = (SITE / "api" / "puffer.mechanisms.html").read_text(encoding="utf-8")
+    assert 'id="puffer.mechanisms.Selection"' in page and 'id="puffer.mechanisms.Candidate"' in page
 
 
 def test_publishing_shows_shell_commands_with_stable_paths():

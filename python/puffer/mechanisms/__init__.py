@@ -16,7 +16,7 @@
   calibrate for a framework and a target (also :func:`puffer.config.build_mechanisms`).
 """
 from ._base import GroupComparison, Mechanism
-from .best import Selection, best
+from .best import Candidate, Selection, best
 from .cauchy import CauchyMechanism, cauchy_epsilon
 from .kantorovich import Kantorovich, KantorovichGaussian
 from .markov_quilt import MarkovQuilt
@@ -24,4 +24,4 @@ from .wasserstein import ApproximateWasserstein, DistributionAwareWasserstein, G
 
 __all__ = ["Mechanism", "GroupComparison", "Wasserstein", "GeneralWasserstein",
            "ApproximateWasserstein", "DistributionAwareWasserstein", "Kantorovich", "KantorovichGaussian",
-           "CauchyMechanism", "cauchy_epsilon", "MarkovQuilt", "best", "Selection"]
+           "CauchyMechanism", "cauchy_epsilon", "MarkovQuilt", "best", "Selection", "Candidate"]

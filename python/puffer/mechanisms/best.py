@@ -116,6 +116,11 @@ class Selection:
                           "reason": r.reason} for r in self.rows]}
 
 
+# The function best() has this module's name, so ``puffer.mechanisms.best`` is the function and the
+# module has no page of its own: its types are documented (and pickled) where users import them.
+Candidate.__module__ = Selection.__module__ = "puffer.mechanisms"
+
+
 def _ratio(v: float, best: float) -> str:
     if best == 0:
         return "inf" if v > 0 else "1"
