@@ -349,7 +349,9 @@ bool choose_window(const MarkovChainSpec& spec, std::size_t th, std::size_t p, d
   const Shape S = shape_of(spec, p);
   const double steps = std::ceil((static_cast<double>(spec.T) / 2.0) / static_cast<double>(p));
   bool have = false;
-  for (std::size_t m = 8; m <= m_max; m *= 2) {
+  std::size_t m_fail = 0;  // the largest window tried whose drift missed the target
+  // m = 8, 16, 32, ..., and m_max last (the largest window the memory estimate provides for)
+  for (std::size_t m = 8; m <= m_max; m = m == m_max ? m_max + 1 : std::min(2 * m, m_max)) {
     if (2 * m + 4 * p > spec.T) break;
     // every window tried counts against the budget, the first one included: on a short chain
     // with many states (k^3 per window against k per position) one window can cost most of
@@ -369,7 +371,28 @@ bool choose_window(const MarkovChainSpec& spec, std::size_t th, std::size_t p, d
       have = true;
     }
     if (best.max_omega() * steps <= eta_target) break;
+    m_fail = m;
     if (!improves && best.max_omega() < kUsableOmega) break;
+  }
+  // The positions near both ends cost ~k m^2 T span^2 (each a short row against a long one),
+  // the most of a persistent chain's computation: bisect twice between the last window that
+  // missed the target and the one that met it (T = 17,520, second eigenvalue 0.93: 384 steps
+  // instead of 512)
+  if (have && m_fail > 0 && best.m > m_fail && best.max_omega() * steps <= eta_target) {
+    std::size_t lo = m_fail, hi = best.m;
+    for (int it = 0; it < 2 && hi - lo >= 16; ++it) {
+      const std::size_t m = (lo + hi) / 2;
+      const double ops = window_operations(spec.k, S.span, p, m);
+      if (ops > budget) break;
+      budget -= ops;
+      WindowDrift d = window_drift(spec, th, p, m, ctl);
+      if (d.max_omega() * steps <= eta_target) {
+        best = std::move(d);
+        hi = m;
+      } else {
+        lo = m;
+      }
+    }
   }
   return have;
 }

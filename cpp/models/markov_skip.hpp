@@ -59,10 +59,12 @@ struct SkipPlan {
   std::size_t lo = 0, hi = 0;
 };
 
-// Chooses m by doubling from 8 until the drift over the farthest interior position is
-// <= eta_target (the representative's margins are typically >= 1e-5), or until the windows
-// tried (every period and window together, the first included) would cost more than 5 % of the
-// prior's direct computation: not usable then (a short chain with many states). window > 0:
+// Chooses m by doubling from 8 (m_max last) until the drift over the farthest interior position
+// is <= eta_target, while omega still falls, or until the windows tried (every period and window
+// together, the first included) would cost more than 5 % of the prior's direct computation: not
+// usable then (a short chain with many states); two bisection steps then shorten the window that
+// met the target. A drift above a representative's margins shortens the stretch it certifies;
+// w_inf_all_pairs then places more representatives (markov_walk.cpp). window > 0:
 // that m and the chain's own period, usable whenever every omega is finite (tests: a short
 // window certifies fewer positions).
 SkipPlan plan_skip(const MarkovChainSpec& spec, std::size_t th, double eta_target, const JobControl* control,
