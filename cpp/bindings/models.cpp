@@ -202,9 +202,10 @@ PUFFER_BIND_SUBMODULE(models, m) {
         d["hi"] = plan.hi;
         return d;
       },
-      py::arg("trans"), py::arg("init"), py::arg("values"), py::arg("T"), py::arg("prior") = 0, py::arg("eta") = 1e-6,
+      py::arg("trans"), py::arg("init"), py::arg("values"), py::arg("T"), py::arg("prior") = 0, py::arg("eta") = puffer::models::kSkipDrift,
       py::arg("window") = 0,
-      "The skipping plan of one prior (docs/long-chains.md): usable, window m, period p, omega (p * k: the\n"
+      "The skipping plan of one prior (docs/long-chains.md; eta: the drift target, by default that of\n"
+      "markov_w_inf): usable, window m, period p, omega (p * k: the\n"
       "certified log-oscillation per step of each phase and state), reps (one position per phase), lo / hi\n"
       "(the interior).");
   m.def(

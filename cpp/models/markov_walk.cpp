@@ -408,14 +408,6 @@ bool certifies(const Levels& P, const Levels& Q, double eta, double V) {
   return transport::w_inf_ranges(P.x.data(), P.x.size(), Q.x.data(), Q.x.size(), cmp) == V;
 }
 
-// The drift over the farthest interior position that the window of a plan aims at (the plan's
-// eta_target). The representatives' margins are typically 1e-5 .. 1e-3: a drift above a margin
-// only shortens the range a representative certifies, and the next round's representatives
-// cover the rest, while a longer window costs ~k m^2 T span^2 at the ends (T = 17,520, second
-// eigenvalue 0.93, stationary law (0.1, 0.9): 1e-6 took m = 1024 and 7.2 CPU s, 1e-4 m = 512
-// and 4.0 CPU s, every interior position certified by one representative).
-constexpr double kPlanDrift = 1e-4;
-
 // One prior's skipping: its plan, the exact window identities (computed on first need), the
 // interior positions left to the direct computation. Each representative answers for a stretch
 // of interior positions of its phase (the first round: the whole phase); a stretch its
@@ -581,7 +573,7 @@ std::vector<std::uint8_t> w_inf_all_pairs(const MarkovChainSpec& spec, unsigned 
   // counted done at once).
   auto plan = [&](std::size_t th) {
     auto ps = std::make_unique<PriorSkip>();
-    ps->plan = plan_skip(spec, th, kPlanDrift, ctl, options.skip_window);
+    ps->plan = plan_skip(spec, th, kSkipDrift, ctl, options.skip_window);
     const SkipPlan& pl = ps->plan;
     std::size_t masked_out = 0;
     for (std::size_t i = 0; i < T; ++i) {

@@ -19,9 +19,10 @@ def markov_prior_operations(k: typing.SupportsInt | typing.SupportsIndex, T: typ
     """
     Multiply-adds of the Markov kernel for one prior (convolutions + passes).
     """
-def markov_skip_plan(trans: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], init: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], values: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], T: typing.SupportsInt | typing.SupportsIndex, prior: typing.SupportsInt | typing.SupportsIndex = 0, eta: typing.SupportsFloat | typing.SupportsIndex = 1e-06, window: typing.SupportsInt | typing.SupportsIndex = 0) -> dict[str, typing.Any]:
+def markov_skip_plan(trans: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], init: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], values: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], T: typing.SupportsInt | typing.SupportsIndex, prior: typing.SupportsInt | typing.SupportsIndex = 0, eta: typing.SupportsFloat | typing.SupportsIndex = 0.0001, window: typing.SupportsInt | typing.SupportsIndex = 0) -> dict[str, typing.Any]:
     """
-    The skipping plan of one prior (docs/long-chains.md): usable, window m, period p, omega (p * k: the
+    The skipping plan of one prior (docs/long-chains.md; eta: the drift target, by default that of
+    markov_w_inf): usable, window m, period p, omega (p * k: the
     certified log-oscillation per step of each phase and state), reps (one position per phase), lo / hi
     (the interior).
     """
