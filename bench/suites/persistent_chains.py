@@ -13,6 +13,7 @@ bench/RESULTS.md):
 
     python bench/suites/persistent_chains.py            # ~3 minutes of CPU, plus one full run (~3 min)
     python bench/suites/persistent_chains.py --quick    # the issue's chain only, printed
+    python bench/suites/persistent_chains.py --cost     # cost() against w_inf (issue 41, item 4)
 """
 from __future__ import annotations
 
@@ -77,6 +78,47 @@ def run_table(quick: bool = False) -> dict:
                         "CPU s", "load", "Delta_G", "goal <= 5 s"],
             "rows": rows, "notes": notes}
 
+
+COST_TITLE = "cost() for the method w_inf uses (issue 41, item 4)"
+COST_CASES = [("mixing", [[0.9, 0.1], [0.2, 0.8]], 2000, 1), ("mixing", [[0.9, 0.1], [0.2, 0.8]], 400, 1),
+              ("issue", [[0.935, 0.065], [0.033, 0.967]], 17_520, 1),
+              ("persistent", [[0.965, 0.035], [0.015, 0.985]], 17_520, 1),
+              ("mixing, 20 priors", [[0.8, 0.2], [0.3, 0.7]], 3000, 20)]
+
+
+def cost_table() -> dict:
+    """fw.cost(threads=1) (method "auto", the default) against the CPU seconds of fw.w_inf(threads=1),
+    and what cost(method="full") predicted for the same chain (the old default)."""
+    from puffer.models import markov_chain
+
+    rows = []
+    for name, P, T_, n in COST_CASES:
+        fw = markov_chain(np.stack([P] * n) if n > 1 else P, T=T_, threads=1)
+        auto, full = fw.cost(threads=1), fw.cost(threads=1, method="full")
+        t0 = time.process_time()
+        fw.w_inf(threads=1, progress=False)
+        cpu = time.process_time() - t0
+        ratio = auto.seconds / cpu
+        rows.append([name, T_, n, f"{auto.seconds:.3g}", f"{cpu:.3g}", f"{ratio:.2f}",
+                     "met" if 1 / 3 <= ratio <= 3 else "missed", f"{full.seconds:.3g}", f"{os.getloadavg()[0]:.1f}"])
+    return {"title": "Predicted seconds (cost, one thread) against the CPU seconds of w_inf (one thread)",
+            "columns": ["chain", "T", "|Theta|", "cost().seconds (auto)", "w_inf CPU s", "ratio", "goal within 3x",
+                        "cost(method='full').seconds", "load"],
+            "rows": rows,
+            "notes": "k = 2, values (0, 1). The prediction's throughputs are the existing calibration "
+                     "(bench/markov_cost_calibration.json, a quiet machine); the measurement is CPU time on the "
+                     "shared machine, so a ratio below 1 is the load's contention as much as the model's error."}
+
+
+if __name__ == "__main__" and "--cost" in sys.argv:
+    tab = cost_table()
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    import run as harness
+    print(harness.render(tab))
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    models._write_section(tab, COST_TITLE, [f"- written by `python bench/suites/persistent_chains.py --cost` at "
+                                            f"commit {commit} on branch `speed`; CPU seconds of one thread"])
+    sys.exit(0)
 
 if __name__ == "__main__":
     quick = "--quick" in sys.argv
