@@ -102,7 +102,7 @@ def cost_table() -> dict:
         rows.append([name, T_, n, f"{auto.seconds:.3g}", f"{cpu:.3g}", f"{ratio:.2f}",
                      "met" if 1 / 3 <= ratio <= 3 else "missed", f"{full.seconds:.3g}", f"{os.getloadavg()[0]:.1f}"])
     return {"title": "Predicted seconds (cost, one thread) against the CPU seconds of w_inf (one thread)",
-            "columns": ["chain", "T", "|Theta|", "cost().seconds (auto)", "w_inf CPU s", "ratio", "goal within 3x",
+            "columns": ["chain", "T", "\\|Theta\\|", "cost().seconds (auto)", "w_inf CPU s", "ratio", "goal within 3x",
                         "cost(method='full').seconds", "load"],
             "rows": rows,
             "notes": "k = 2, values (0, 1). The prediction's throughputs are the existing calibration "
