@@ -13,12 +13,19 @@ FW = puffer.models.markov_chain([[[.9, .1], [.2, .8]]], T=24)
 
 
 def test_ranges_and_lattices():
-    assert FW.query_range() == (0.0, 24.0) and FW.query_lattice() == (1.0, 0.0)
+    assert FW.query_range == (0.0, 24.0) and FW.query_lattice() == (1.0, 0.0)
     two = puffer.models.markov_chain([[[.9, .1], [.2, .8]]], T=10, values=[3.0, 7.0])
-    assert two.query_range() == (30.0, 70.0) and two.query_lattice() == (4.0, 30.0)
+    assert two.query_range == (30.0, 70.0) and two.query_lattice() == (4.0, 30.0)
     half = puffer.models.markov_chain([[[.9, .1], [.2, .8]]], T=10, values=[0.0, 0.5])
     assert half.query_lattice() is None
-    assert puffer.models.correlated_pair().query_range() == (0.0, 2.0)
+    assert puffer.models.correlated_pair().query_range == (0.0, 2.0)
+
+
+def test_query_range_is_a_property_like_state_values():
+    """Issue 42 item 4: fw.query_range was a method where fw.state_values is a property."""
+    for cls in (puffer.Framework, type(FW)):
+        assert isinstance(cls.__dict__.get("query_range"), property)
+    assert isinstance(type(FW).state_values, property)
 
 
 def test_release_clamps_and_rounds_the_same_draw():

@@ -496,14 +496,19 @@ class Framework:
             vals.append(float(max(P.atoms[-1] - Q.atoms[0], Q.atoms[-1] - P.atoms[0])))
         return self._collect("support_diameter", recs, vals, None)
 
+    @property
     def query_range(self) -> tuple[float, float]:
-        """[lo, hi]: the smallest and largest value of the (1-D) query over the support of every
+        """(lo, hi): the smallest and largest value of the (1-D) query over the support of every
         conditional law, i.e. every value the query takes with positive probability under a prior
         given a secret. Clamping a noisy release to it is post-processing (``clamp=True`` of
         :meth:`Mechanism.release <puffer.mechanisms.Mechanism.release>`).
 
+        A property, like :attr:`state_values <puffer.models.MarkovChainFramework.state_values>`
+        (it was a method up to puffer 0.2.0: write ``fw.query_range``, not ``fw.query_range()``; the
+        tuple it returns is not callable).
+
         >>> from puffer import models
-        >>> models.correlated_pair().query_range()
+        >>> models.correlated_pair().query_range
         (0.0, 2.0)
         """
         self._require_1d("query_range")

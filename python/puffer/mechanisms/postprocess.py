@@ -81,7 +81,7 @@ class RangePost:
     @classmethod
     def resolve(cls, framework: Any, clamp: Any = None, lattice: Any = False) -> RangePost | None:
         """The step for ``clamp`` (None/False: none; True: the framework's
-        :meth:`~puffer.Framework.query_range`; ``(lo, hi)``: that range, either end may be None)
+        :attr:`~puffer.Framework.query_range`; ``(lo, hi)``: that range, either end may be None)
         and ``lattice`` (True: round to the framework's :meth:`~puffer.Framework.query_lattice`,
         refused when the query is not integer-valued). None when neither is asked."""
         if not isinstance(lattice, (bool, np.bool_)):
@@ -93,7 +93,7 @@ class RangePost:
             if framework is None:
                 raise ParameterError("clamp", True, "a (lo, hi) range: this mechanism has no framework to take "
                                      "the query's range from")
-            lo, hi = framework.query_range()
+            lo, hi = framework.query_range
             from_fw = True
         else:
             lo, hi = _range(clamp)

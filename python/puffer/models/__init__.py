@@ -602,9 +602,10 @@ class MarkovChainFramework(Framework):
         self._over = "theta"           # what w_inf() covers by default ("box": box_framework())
         self._box: Any = None          # the cached BoxBound
 
+    @property
     def query_range(self) -> tuple[float, float]:
-        """[T min v, T max v] (the sum of T state values; rounded outward): see
-        :meth:`Framework.query_range <puffer.framework.Framework.query_range>`."""
+        """(T min v, T max v) (the sum of T state values; rounded outward): see
+        :attr:`Framework.query_range <puffer.framework.Framework.query_range>` (a property)."""
         lo, hi = Fraction(float(self._real.min())) * self._T, Fraction(float(self._real.max())) * self._T
         return -_float_up(-lo) + 0.0, _float_up(hi) + 0.0   # + 0.0: no -0.0
 
