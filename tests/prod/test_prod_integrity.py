@@ -23,8 +23,8 @@ PAIR = {"model": {"kind": "correlated_pair", "p": 0.5, "rho": 0.3}, "target": {"
 
 
 def answers(tmp_path, ids, name, *, ledger, **kw):
-    """One per-unit release of ``ids`` (answers in [0, 2]) into ``ledger``."""
-    x = np.linspace(0, 2, len(ids))
+    """One per-unit release of ``ids`` (answers 0, 1, 2: the pair's query is integer-valued) into ``ledger``."""
+    x = np.arange(len(ids)) % 3 * 1.0
     src = tmp_path / f"{name}.parquet"
     pq.write_table(pa.table({"hh": ids, "x": x}), src)
     return pio.noise_file(src, tmp_path / f"{name}_out.parquet", "x", PAIR, ledger=ledger, unit="hh",

@@ -100,7 +100,7 @@ def test_round_trip_identical_bytes_for_any_batch_size_and_threads(big):
 
 
 def test_ledger_matches_mechanism_guarantee(tmp_path, fw_file):
-    t = pa.table({"x": np.linspace(0, 1, 1000)})
+    t = pa.table({"x": np.arange(1000) % 2 * 1.0})  # answers of the pair's integer-valued query
     src = tmp_path / "in.parquet"
     pq.write_table(t, src)
     led = tmp_path / "ledger.jsonl"
@@ -155,7 +155,7 @@ def test_csv_input_and_cli(tmp_path, fw_file, capsys):
     keyf = tmp_path / "k.key"
     assert cli.main(["keygen", str(keyf)]) == 0 and oct(keyf.stat().st_mode & 0o777) == "0o600"
     capsys.readouterr()
-    t2 = pa.table({"a": np.arange(5000, dtype=np.int64) % 2, "b": np.linspace(0, 2, 5000)})
+    t2 = pa.table({"a": np.arange(5000, dtype=np.int64) % 2, "b": np.arange(5000) % 3 * 1.0})  # answers: 0, 1, 2
     pcsv.write_csv(t2, csv)
     pq.write_table(t2, pqf)
     rc = cli.main(["noise", str(csv), str(tmp_path / "c.parquet"), "--column", "a", "--column", "b",
@@ -194,7 +194,7 @@ def test_csv_input_and_cli(tmp_path, fw_file, capsys):
 
 
 def test_secure_mode(tmp_path, fw_file):
-    t = pa.table({"x": np.linspace(0, 2, 4000)})
+    t = pa.table({"x": np.arange(4000) % 3 * 1.0})  # answers of the pair's integer-valued query
     src = tmp_path / "in.parquet"
     pq.write_table(t, src)
     e = pio.noise_file(src, tmp_path / "s.parquet", ["x"], fw_file, secure=True, granularity=2**-10,

@@ -135,7 +135,7 @@ def test_plain_noise_on_a_lattice_coarser_than_its_scale_needs_allow_unnoised(tm
         assert g <= 2.0**-10 and np.mean(y == np.round(x / g) * g) < 0.01
     # a calibrated mechanism keeps its guarantee on any lattice (the padding pays): not refused
     fw = {"model": {"kind": "correlated_pair", "p": 0.5, "rho": 0.3}, "target": {"eps": 1.0}}
-    pq.write_table(pa.table({"x": x / 2500}), tmp_path / "answers.parquet")  # the query's range [0, 2]
+    pq.write_table(pa.table({"x": np.round(x / 2500)}), tmp_path / "answers.parquet")  # the query's values 0, 1, 2
     e = pio.noise_file(tmp_path / "answers.parquet", tmp_path / "m.parquet", "x", fw, ledger=tmp_path / "m.jsonl",
                        per_unit=True, granularity=2.0**4)
     assert e["noise_lattice"]["padding"]["inflation"] > 2 and e["guarantee"]["eps"] == 1.0

@@ -122,7 +122,7 @@ def test_january_february_with_one_key_get_independent_noise(tmp_path):
 
 def test_forged_ledgers_are_caught_by_verify(tmp_path, capsys):
     src = tmp_path / "in.parquet"
-    pq.write_table(pa.table({"x": np.linspace(0, 1, 50)}), src)
+    pq.write_table(pa.table({"x": np.arange(50) % 2 * 1.0}), src)  # answers of the pair's integer-valued query
     fw = tmp_path / "fw.json"
     fw.write_text(json.dumps({"model": {"kind": "correlated_pair", "p": 0.5, "rho": 0.3}, "target": {"eps": 1.0}}))
     led = tmp_path / "l.jsonl"

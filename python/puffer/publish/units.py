@@ -20,7 +20,9 @@ for one. So a framework-calibrated release must say what its rows are:
   ``c_sum_noisy`` (a new quantity, so a new name: the input's ``c`` was one record's value).
 * ``per_unit=True`` (answers): every row is already one answer per unit (with ``unit=`` the
   unit ids must be distinct; without, each row is its own unit). The values are checked
-  against the query's range (the hull of the atoms of the framework's conditional laws).
+  against the query's range (the hull of the atoms of the framework's conditional laws) and,
+  when the query is integer-valued, against its lattice (offset + step Z, step the gcd of the
+  differences of the atoms: :func:`query_lattice`), so 2.5 is refused where the query counts.
 * neither: refused for a calibrated framework, with a message saying which to give.
 
 Plain (uncalibrated) noise needs no declaration; with ``unit=`` its query is the sum.
@@ -39,7 +41,7 @@ from ..errors import ParameterError, ParameterTypeError
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["UnitSpec", "ANSWER_SUFFIX", "unit_spec", "query_range", "group_answers", "check_answers", "check_unit_type",
+__all__ = ["UnitSpec", "ANSWER_SUFFIX", "unit_spec", "query_range", "query_lattice", "group_answers", "check_answers", "check_unit_type",
            "check_order_type", "check_window_positions"]
 
 
@@ -53,9 +55,12 @@ class UnitSpec:
 
     def __init__(self, mode: str, column: str | None, order: str | None, query: str, T: int | None = None,
                  states: np.ndarray | None = None, rng: tuple[float, float] | None = None,
-                 window: tuple[int, int] | None = None):
+                 window: tuple[int, int] | None = None, lattice: tuple[float, float] | None = None):
         self.mode, self.column, self.order, self.query = mode, column, order, query
         self.T, self.states, self.range = T, states, rng
+        #: answers mode, an integer-valued query: (step, offset), every answer is on offset + step Z
+        #: (not in :meth:`describe`: it follows from the framework, whose digest the entry records)
+        self.lattice = lattice
         #: a series window (:mod:`puffer.publish.series`): the positions [start, stop) of the
         #: horizon that the order column must hold, each exactly once per unit
         self.window = window
@@ -159,6 +164,30 @@ def query_range(fw: Any) -> tuple[float, float]:
     return lo, hi
 
 
+def query_lattice(fw: Any) -> tuple[float, float] | None:
+    """(step, offset) when every value of the (1-D) query is an integer on offset + step Z (step:
+    the gcd of the differences of the atoms of the framework's conditional laws), else None (a
+    real-valued or vector query). The atoms are those :func:`query_range` takes its hull of.
+
+    >>> import puffer
+    >>> query_lattice(puffer.models.correlated_pair())
+    (1.0, 0.0)
+    >>> query_lattice(puffer.models.markov_chain([[[.9, .1], [.2, .8]]], T=3, values=[0.0, 0.5])) is None
+    True
+    """
+    from ..framework import _integer_lattice
+    from ..models import MarkovChainFramework
+
+    if int(fw.dim) != 1:
+        return None
+    if isinstance(fw, MarkovChainFramework):
+        lat: tuple[float, float] | None = fw.query_lattice()
+        return lat
+    atoms = [np.asarray(law.atoms, dtype=np.float64).ravel() for th in fw.thetas for s in fw.secrets
+             if (law := fw.conditional(th, s)) is not None]
+    return _integer_lattice(np.unique(np.concatenate(atoms))) if atoms else None
+
+
 def unit_spec(plan: Any, unit: Any, order: Any, per_unit: Any, columns: list[str]) -> UnitSpec:
     """Validate the declaration against the plan (see the module docstring)."""
     from ..models import MarkovChainFramework
@@ -184,7 +213,8 @@ def unit_spec(plan: Any, unit: Any, order: Any, per_unit: Any, columns: list[str
         if order is not None:
             raise ParameterError("order", order, "None with per_unit=True (each row is already one answer)")
         rng = None if fw is None else query_range(fw)
-        return UnitSpec("answers", unit, None, "given per unit", rng=rng)
+        lat = None if fw is None else query_lattice(fw)
+        return UnitSpec("answers", unit, None, "given per unit", rng=rng, lattice=lat)
     if unit is None:
         if m is not None:
             raise ParameterError("unit", None, f"a privacy unit: the mechanism ({plan.label}) answers its framework's "
@@ -220,17 +250,33 @@ def _name(ids: np.ndarray, i: int) -> Any:
 
 
 def check_answers(spec: UnitSpec, column: str, vals: np.ndarray, ids: Any, first_row: int) -> None:
-    """Every answer within the query's range (answers mode)."""
+    """Every answer within the query's range and, for an integer-valued query, on its lattice
+    (answers mode)."""
     if spec.range is None or vals.size == 0:
         return
     lo, hi = spec.range
-    bad = np.flatnonzero(~((vals >= lo) & (vals <= hi)) & ~np.isnan(vals))  # nulls (NaN): handled by nulls=
+    nan = np.isnan(vals)  # nulls (NaN): handled by nulls=
+    bad = np.flatnonzero(~((vals >= lo) & (vals <= hi)) & ~nan)
+
+    def who(i: int) -> str:
+        return f"unit {_name(np.asarray(ids), i)!r}" if ids is not None else f"row {first_row + i}"
+
     if bad.size:
         i = int(bad[0])
-        who = f"unit {_name(np.asarray(ids), i)!r}" if ids is not None else f"row {first_row + i}"
-        raise ParameterError(f"column {column!r}", f"{float(vals[i])!r} at {who}",
+        raise ParameterError(f"column {column!r}", f"{float(vals[i])!r} at {who(i)}",
                              f"an answer of the framework's query, in [{lo:g}, {hi:g}] (per_unit=True declares "
                              "each row to be one unit's answer)")
+    if spec.lattice is not None:
+        step, offset = spec.lattice
+        k = (vals - offset) / step   # exact: integers below 2^52 (in range), step and offset integers
+        bad = np.flatnonzero((k != np.round(k)) & ~nan)
+        if bad.size:
+            i = int(bad[0])
+            on = "an integer" if step == 1.0 else f"{offset:g} + {step:g} k for an integer k"
+            raise ParameterError(f"column {column!r}", f"{float(vals[i])!r} at {who(i)}",
+                                 f"an answer of the framework's query, which is integer-valued: {on} in "
+                                 f"[{lo:g}, {hi:g}] (per_unit=True declares each row to be one unit's answer; "
+                                 "for real-valued answers use a framework whose query takes real values)")
 
 
 def _check_steps(so: Any, su: Any, same: Any) -> None:
