@@ -201,3 +201,20 @@ def test_answers_keyed_by_string_units(client, tmp_path):
     with pytest.raises(ParameterError, match="duplicates"):
         pdask.add_noise(dd.from_pandas(dup, npartitions=2), "x", cfg, key=KEY, unit="hh", per_unit=True,
                         ledger=tmp_path / "dup.jsonl")
+
+
+def test_a_refused_release_leaves_no_unit_secret(client, tmp_path):
+    """Issue 42 item 2 on Dask (the file engine had it): a refused release with a unit column left
+    L.jsonl.unit-secret behind. Refused before the release began (duplicate unit ids) or in the
+    workers (1.5, no value of the pair's query): no secret left; a recorded release keeps it."""
+    cfg = {"model": {"kind": "correlated_pair"}, "target": {"eps": 1.0}}
+    led, secret = tmp_path / "L.jsonl", tmp_path / "L.jsonl.unit-secret"
+    for hh, x, match in (([1, 1, 2], [0.0, 1.0, 2.0], "duplicates"), ([1, 2, 3], [0.0, 1.5, 2.0], "integer")):
+        with pytest.raises(ParameterError, match=match):
+            pdask.add_noise(dd.from_pandas(pd.DataFrame({"hh": hh, "x": x}), npartitions=2), "x", cfg, key=KEY,
+                            unit="hh", per_unit=True, ledger=led)
+        assert not secret.exists(), match
+    assert not led.exists() or "completed" not in [e["event"] for e in pio.read_ledger(led)]
+    pdask.add_noise(dd.from_pandas(pd.DataFrame({"hh": [1, 2, 3], "x": [0.0, 1.0, 2.0]}), npartitions=2), "x", cfg,
+                    key=KEY, unit="hh", per_unit=True, ledger=led)
+    assert secret.exists()

@@ -414,3 +414,21 @@ def test_values_the_noise_cannot_change_are_refused(spark, tmp_path):
     with pytest.raises(ParameterError, match="allow_unnoised"):
         pspark.add_noise(df, "x", ("laplace", {"b": 1e-300}), key=KEY, ledger=led)
     assert not led.exists() or pio.read_ledger(led) == []
+
+
+def test_a_refused_release_leaves_no_unit_secret(spark, tmp_path):
+    """Issue 42 item 2 on Spark (the file engine had it): a refused release with a unit column left
+    L.jsonl.unit-secret behind. Refused before the release began (duplicate unit ids) or in the
+    workers (1.5, no value of the pair's query): no secret left; a recorded release keeps it."""
+    f = tmp_path / "fw.json"
+    f.write_text(json.dumps({"model": {"kind": "correlated_pair"}, "target": {"eps": 1.0}}))
+    led, secret = tmp_path / "L.jsonl", tmp_path / "L.jsonl.unit-secret"
+    for rows, match in (([(1, 0.0), (1, 1.0), (2, 2.0)], "duplicates"), ([(1, 0.0), (2, 1.5), (3, 2.0)], "integer")):
+        with pytest.raises(ParameterError, match=match):
+            pspark.add_noise(spark.createDataFrame(rows, "hh long, x double"), "x", f, key=KEY, unit="hh",
+                             per_unit=True, ledger=led)
+        assert not secret.exists(), match
+    assert not led.exists() or "completed" not in [e["event"] for e in pio.read_ledger(led)]
+    pspark.add_noise(spark.createDataFrame([(1, 0.0), (2, 1.0), (3, 2.0)], "hh long, x double"), "x", f, key=KEY,
+                     unit="hh", per_unit=True, ledger=led)
+    assert secret.exists()

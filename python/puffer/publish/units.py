@@ -41,8 +41,8 @@ from ..errors import ParameterError, ParameterTypeError
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["UnitSpec", "ANSWER_SUFFIX", "unit_spec", "query_range", "query_lattice", "group_answers", "check_answers", "check_unit_type",
-           "check_order_type", "check_window_positions"]
+__all__ = ["UnitSpec", "ANSWER_SUFFIX", "unit_spec", "query_range", "query_lattice", "group_answers", "check_answers",
+           "check_unit_type", "check_order_type", "check_window_positions"]
 
 
 #: records mode: the noisy per-unit sum of column ``c`` is written as ``c + ANSWER_SUFFIX``

@@ -327,42 +327,44 @@ def add_noise(data: Any, columns: Any, mechanism: Any, *, options: PublishOption
     else:
         _check_frame(data, cols, row_id, [("unit", unit), ("order", order)])
     op = prepare(mechanism, cols, opts, default_ledger=os.path.abspath("puffer-ledger.jsonl"))
-    spec = op.spec
-    if row_id is not None and spec.column is not None:
-        raise ParameterError("row_id", row_id, "None with unit= (the unit ids are the stream positions)")
-    if not is_array:
-        op.check_input_types(lambda c: data.dtypes[c])
-        if spec.column is not None:
-            _converted_ids(data, spec.column)
-    if is_array:
-        src = data.persist()
-        parts = _digests(_row_blocks(src), cols)
-    else:
-        src = data.persist()  # one computation of the input for the digest, the checks and the noise
-        used = [c for c in dict.fromkeys([*cols, spec.column, spec.order, row_id]) if c is not None]
-        parts = _digests(src[used].to_delayed(), used)
-        if spec.column is not None:
-            import pandas as pd
+    # a unit secret created for this release is removed again if the release is refused or fails
+    with op.unit_secret_kept_if_recorded():
+        spec = op.spec
+        if row_id is not None and spec.column is not None:
+            raise ParameterError("row_id", row_id, "None with unit= (the unit ids are the stream positions)")
+        if not is_array:
+            op.check_input_types(lambda c: data.dtypes[c])
+            if spec.column is not None:
+                _converted_ids(data, spec.column)
+        if is_array:
+            src = data.persist()
+            parts = _digests(_row_blocks(src), cols)
+        else:
+            src = data.persist()  # one computation of the input for the digest, the checks and the noise
+            used = [c for c in dict.fromkeys([*cols, spec.column, spec.order, row_id]) if c is not None]
+            parts = _digests(src[used].to_delayed(), used)
+            if spec.column is not None:
+                import pandas as pd
 
-            if pd.api.types.is_object_dtype(src.dtypes[spec.column]):  # other dtypes hold one type
-                _one_id_type(src, spec.column)
-        if row_id is not None:
-            _unique_ids(src, row_id, "row_id", True)
-        elif spec.mode == "answers" and spec.column is not None:
-            _unique_ids(src, spec.column, "unit", False)
-    units = None if is_array or op.hasher is None else _unit_hashes(src, cast(str, spec.column), op.hasher)
-    rel = op.begin(input_sha256=combine_digests(parts), path_kind="dask", units=units)
-    noise = op.noise(rel, threads=thr)
-    if is_array:
-        out = _array(src, cols, noise).persist()
-        out_parts = _digests(_row_blocks(out), cols)
-    elif spec.mode == "records":
-        out = _records(src, cols, noise, spec).persist()
-        ocols = [cast(str, spec.column), *map(spec.output_column, cols)]  # records: the unit and the answers
-        out_parts = _digests(out[ocols].to_delayed(), ocols)
-    else:
-        out = _frame(src, cols, noise, spec, row_id, nulls, [p[0] for p in parts]).persist()
-        out_parts = _digests(out[cols].to_delayed(), cols)
-    rel.commit(combine_digests(out_parts), int(sum(p[0] for p in out_parts)),
-               extra={"digests": DIGEST_NOTE, "partitions": len(out_parts)})
-    return out
+                if pd.api.types.is_object_dtype(src.dtypes[spec.column]):  # other dtypes hold one type
+                    _one_id_type(src, spec.column)
+            if row_id is not None:
+                _unique_ids(src, row_id, "row_id", True)
+            elif spec.mode == "answers" and spec.column is not None:
+                _unique_ids(src, spec.column, "unit", False)
+        units = None if is_array or op.hasher is None else _unit_hashes(src, cast(str, spec.column), op.hasher)
+        rel = op.begin(input_sha256=combine_digests(parts), path_kind="dask", units=units)
+        noise = op.noise(rel, threads=thr)
+        if is_array:
+            out = _array(src, cols, noise).persist()
+            out_parts = _digests(_row_blocks(out), cols)
+        elif spec.mode == "records":
+            out = _records(src, cols, noise, spec).persist()
+            ocols = [cast(str, spec.column), *map(spec.output_column, cols)]  # records: the unit and the answers
+            out_parts = _digests(out[ocols].to_delayed(), ocols)
+        else:
+            out = _frame(src, cols, noise, spec, row_id, nulls, [p[0] for p in parts]).persist()
+            out_parts = _digests(out[cols].to_delayed(), cols)
+        rel.commit(combine_digests(out_parts), int(sum(p[0] for p in out_parts)),
+                   extra={"digests": DIGEST_NOTE, "partitions": len(out_parts)})
+        return out

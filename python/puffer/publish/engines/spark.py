@@ -246,99 +246,101 @@ def add_noise(df: Any, columns: Any, mechanism: Any, *, options: PublishOptions 
     if _ROW in schema.names:
         raise ParameterError("df", f"a column named {_ROW!r}", "no column of that name (puffer.spark uses it)")
     op = prepare(mechanism, cols, opts, default_ledger=os.path.abspath("puffer-ledger.jsonl"))
-    spec = op.spec
-    for name in (spec.column, spec.order):
-        if name is not None and name not in schema.names:
-            raise ParameterError("unit" if name == spec.column else "order", repr(name),
-                                 f"a column of the DataFrame; it has {list(schema.names)}")
-    op.check_input_types(lambda c: schema.field(c).type)
-    if row_id is not None and spec.column is not None:
-        raise ParameterError("row_id", row_id, "None with unit= (the unit ids are the stream positions)")
-    _python_workers(df.sparkSession.sparkContext)
+    # a unit secret created for this release is removed again if the release is refused or fails
+    with op.unit_secret_kept_if_recorded():
+        spec = op.spec
+        for name in (spec.column, spec.order):
+            if name is not None and name not in schema.names:
+                raise ParameterError("unit" if name == spec.column else "order", repr(name),
+                                     f"a column of the DataFrame; it has {list(schema.names)}")
+        op.check_input_types(lambda c: schema.field(c).type)
+        if row_id is not None and spec.column is not None:
+            raise ParameterError("row_id", row_id, "None with unit= (the unit ids are the stream positions)")
+        _python_workers(df.sparkSession.sparkContext)
 
-    cp = _materialise(df)
-    used = [c for c in dict.fromkeys([*cols, spec.column, spec.order, row_id]) if c is not None]
-    parts = _digest_parts(cp, used)
-    sizes = np.array([p[0] for p in parts], dtype=np.int64)
-    if row_id is not None or spec.mode == "answers" and spec.column is not None:
-        ident = cast(str, row_id if row_id is not None else spec.column)
-        what = "row_id" if row_id is not None else "unit"
-        n, distinct, nonnull, lowest = cp.agg(F.count(F.lit(1)), F.countDistinct(cp[ident]), F.count(cp[ident]),
-                                              F.min(cp[ident])).first()
-        check_id_counts(what, ident, n, distinct, nonnull, lowest if row_id is not None else None)
-    units = None if op.hasher is None else _unit_hashes(cp, cast(str, spec.column), op.hasher)
-    rel = op.begin(input_sha256=combine_digests(parts), path_kind="spark", units=units)
-    noise = op.noise(rel, threads=thr)
+        cp = _materialise(df)
+        used = [c for c in dict.fromkeys([*cols, spec.column, spec.order, row_id]) if c is not None]
+        parts = _digest_parts(cp, used)
+        sizes = np.array([p[0] for p in parts], dtype=np.int64)
+        if row_id is not None or spec.mode == "answers" and spec.column is not None:
+            ident = cast(str, row_id if row_id is not None else spec.column)
+            what = "row_id" if row_id is not None else "unit"
+            n, distinct, nonnull, lowest = cp.agg(F.count(F.lit(1)), F.countDistinct(cp[ident]), F.count(cp[ident]),
+                                                  F.min(cp[ident])).first()
+            check_id_counts(what, ident, n, distinct, nonnull, lowest if row_id is not None else None)
+        units = None if op.hasher is None else _unit_hashes(cp, cast(str, spec.column), op.hasher)
+        rel = op.begin(input_sha256=combine_digests(parts), path_kind="spark", units=units)
+        noise = op.noise(rel, threads=thr)
 
-    from pyspark.sql.pandas.types import from_arrow_schema
+        from pyspark.sql.pandas.types import from_arrow_schema
 
-    if spec.mode == "records":
-        pa = pyarrow()
-        out_schema = pa.schema([schema.field(spec.column)] +  # the answers' names: c_sum_noisy
-                               [pa.field(spec.output_column(c), pa.float64()) for c in cols])
-        need = [c for c in (spec.column, spec.order, *cols) if c is not None]
+        if spec.mode == "records":
+            pa = pyarrow()
+            out_schema = pa.schema([schema.field(spec.column)] +  # the answers' names: c_sum_noisy
+                                   [pa.field(spec.output_column(c), pa.float64()) for c in cols])
+            need = [c for c in (spec.column, spec.order, *cols) if c is not None]
 
-        def per_unit_fn(it: Iterator[Any]) -> Iterator[Any]:
-            import pyarrow as pa
+            def per_unit_fn(it: Iterator[Any]) -> Iterator[Any]:
+                import pyarrow as pa
 
-            from puffer.publish.units import group_answers
+                from puffer.publish.units import group_answers
 
-            batches = [b for b in it if b.num_rows]
-            if not batches:
-                return
-            table = pa.Table.from_batches(batches).select(need)
-            answers, pos = group_answers(table, spec, cols)
-            arrays = [answers.column(spec.column).combine_chunks()]
-            for c in cols:
-                vals = answers.column(c).to_numpy()
-                arrays.append(pa.array(noise.add(vals, c, pos), type=pa.float64()))
-            yield pa.RecordBatch.from_arrays(arrays, schema=out_schema)
+                batches = [b for b in it if b.num_rows]
+                if not batches:
+                    return
+                table = pa.Table.from_batches(batches).select(need)
+                answers, pos = group_answers(table, spec, cols)
+                arrays = [answers.column(spec.column).combine_chunks()]
+                for c in cols:
+                    vals = answers.column(c).to_numpy()
+                    arrays.append(pa.array(noise.add(vals, c, pos), type=pa.float64()))
+                yield pa.RecordBatch.from_arrays(arrays, schema=out_schema)
 
-        noisy = cp.repartition(max(cp.rdd.getNumPartitions(), 1), cp[spec.column]) \
-            .mapInArrow(per_unit_fn, from_arrow_schema(out_schema)).orderBy(spec.column)  # the file's order
-    else:
-        out_schema = output_schema(schema, cols, lattice=noise.lattice is not None)
-        offsets = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
-        by_unit = spec.column is not None
-        positional = row_id is None and not by_unit
-        src = cp.withColumn(_ROW, F.monotonically_increasing_id()) if positional else cp
+            noisy = cp.repartition(max(cp.rdd.getNumPartitions(), 1), cp[spec.column]) \
+                .mapInArrow(per_unit_fn, from_arrow_schema(out_schema)).orderBy(spec.column)  # the file's order
+        else:
+            out_schema = output_schema(schema, cols, lattice=noise.lattice is not None)
+            offsets = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
+            by_unit = spec.column is not None
+            positional = row_id is None and not by_unit
+            src = cp.withColumn(_ROW, F.monotonically_increasing_id()) if positional else cp
 
-        def fn(it: Iterator[Any]) -> Iterator[Any]:
-            import pyarrow as pa
+            def fn(it: Iterator[Any]) -> Iterator[Any]:
+                import pyarrow as pa
 
-            from puffer.publish.streams import unit_positions
-            from puffer.publish.units import check_answers
+                from puffer.publish.streams import unit_positions
+                from puffer.publish.units import check_answers
 
-            for b in it:
-                ids = None
-                if by_unit:
-                    ids = b.column(b.schema.get_field_index(spec.column)).to_numpy(zero_copy_only=False)
-                    rows: Any = unit_positions(ids)
-                elif not positional:
-                    rows = np.asarray(b.column(b.schema.get_field_index(row_id)))
-                else:
-                    j = b.schema.get_field_index(_ROW)
-                    mid = np.asarray(b.column(j), dtype=np.int64)
-                    pid, pos = mid >> _LOCAL_BITS, mid & ((1 << _LOCAL_BITS) - 1)
-                    if mid.size and (int(pid.max()) >= sizes.size or np.any(pos >= sizes[pid])):
-                        raise RuntimeError("puffer.spark: a row position outside its checkpointed partition "
-                                           "(row identity changed between jobs); nothing was released")
-                    rows = offsets[pid] + pos  # consecutive runs: one sampler call each
-                    b = pa.RecordBatch.from_arrays([b.column(i) for i in range(b.num_columns) if i != j],
-                                                   names=[nm for i, nm in enumerate(b.schema.names) if i != j])
-                if spec.range is not None and b.num_rows:
-                    for c in cols:
-                        v = b.column(b.schema.get_field_index(c)).to_numpy(zero_copy_only=False)
-                        check_answers(spec, c, np.asarray(v, dtype=np.float64), ids, int(np.asarray(rows)[0]))
-                yield noise_batch(b, noise, cols, rows, nulls=nulls, out_schema=out_schema)
+                for b in it:
+                    ids = None
+                    if by_unit:
+                        ids = b.column(b.schema.get_field_index(spec.column)).to_numpy(zero_copy_only=False)
+                        rows: Any = unit_positions(ids)
+                    elif not positional:
+                        rows = np.asarray(b.column(b.schema.get_field_index(row_id)))
+                    else:
+                        j = b.schema.get_field_index(_ROW)
+                        mid = np.asarray(b.column(j), dtype=np.int64)
+                        pid, pos = mid >> _LOCAL_BITS, mid & ((1 << _LOCAL_BITS) - 1)
+                        if mid.size and (int(pid.max()) >= sizes.size or np.any(pos >= sizes[pid])):
+                            raise RuntimeError("puffer.spark: a row position outside its checkpointed partition "
+                                               "(row identity changed between jobs); nothing was released")
+                        rows = offsets[pid] + pos  # consecutive runs: one sampler call each
+                        b = pa.RecordBatch.from_arrays([b.column(i) for i in range(b.num_columns) if i != j],
+                                                       names=[nm for i, nm in enumerate(b.schema.names) if i != j])
+                    if spec.range is not None and b.num_rows:
+                        for c in cols:
+                            v = b.column(b.schema.get_field_index(c)).to_numpy(zero_copy_only=False)
+                            check_answers(spec, c, np.asarray(v, dtype=np.float64), ids, int(np.asarray(rows)[0]))
+                    yield noise_batch(b, noise, cols, rows, nulls=nulls, out_schema=out_schema)
 
-        noisy = src.mapInArrow(fn, from_arrow_schema(out_schema))
-    with _worker_errors():
-        out = _materialise(noisy)
-    # records: the unit column and the answers, in unit order as the file engine writes them
-    out_cols = cols if spec.mode != "records" else [cast(str, spec.column), *map(spec.output_column, cols)]
-    out_parts = _digest_parts(out, out_cols)
-    rel.commit(combine_digests(out_parts), int(sum(p[0] for p in out_parts)),
-               extra={"digests": DIGEST_NOTE, "partitions": len(out_parts)})
-    cp.unpersist()
-    return out
+            noisy = src.mapInArrow(fn, from_arrow_schema(out_schema))
+        with _worker_errors():
+            out = _materialise(noisy)
+        # records: the unit column and the answers, in unit order as the file engine writes them
+        out_cols = cols if spec.mode != "records" else [cast(str, spec.column), *map(spec.output_column, cols)]
+        out_parts = _digest_parts(out, out_cols)
+        rel.commit(combine_digests(out_parts), int(sum(p[0] for p in out_parts)),
+                   extra={"digests": DIGEST_NOTE, "partitions": len(out_parts)})
+        cp.unpersist()
+        return out
