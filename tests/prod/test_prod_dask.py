@@ -218,3 +218,47 @@ def test_a_refused_release_leaves_no_unit_secret(client, tmp_path):
     pdask.add_noise(dd.from_pandas(pd.DataFrame({"hh": [1, 2, 3], "x": [0.0, 1.0, 2.0]}), npartitions=2), "x", cfg,
                     key=KEY, unit="hh", per_unit=True, ledger=led)
     assert secret.exists()
+
+
+def test_records_output_has_a_unique_index_and_the_shuffle_chatter_stays_quiet(client, tmp_path):
+    """Issue 42 item 4: the records output's index restarted at 0 in every partition (300 units in
+    4 partitions: 0, 0, 0, 1, 1, ...), and the P2P shuffle's routine scheduler lines ("Shuffle ...
+    initialized by task ...", "... deactivated due to stimulus ...") reached the user's log. Now
+    the index is 0..n-1 in unit order, per-unit answers keep the input's own index, and a handler
+    on distributed's shuffle logger sees none of those lines (other records of it still pass)."""
+    import logging
+    import warnings
+
+    cfg = {"model": {"kind": "markov_chain", "T": 4, "trans": [[0.8, 0.2], [0.3, 0.7]]}, "target": {"eps": 1.0}}
+    hh = np.repeat(np.arange(300), 4)
+    pdf = pd.DataFrame({"hh": hh, "t": np.tile(np.arange(4), 300),
+                        "kwh": np.random.default_rng(5).integers(0, 2, hh.size) * 1.0}).sample(frac=1.0, random_state=1)
+    seen: list[str] = []
+
+    class Grab(logging.Handler):
+        def emit(self, record):
+            seen.append(record.getMessage())
+
+    log = logging.getLogger("distributed.shuffle._scheduler_plugin")
+    grab = Grab(level=logging.DEBUG)
+    log.addHandler(grab)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            got, e, _ = release(dd.from_pandas(pdf, npartitions=4, sort=False), "kwh", cfg, tmp_path, unit="hh",
+                                order="t")
+        log.warning("Shuffle abc restarted due to stimulus 'x'")  # not routine: passes the filter
+    finally:
+        log.removeHandler(grab)
+    assert got["hh"].tolist() == list(range(300))
+    assert got.index.tolist() == list(range(300))
+    assert not [m for m in seen if "initialized by task" in m or "deactivated due to stimulus" in m], seen
+    assert seen == ["Shuffle abc restarted due to stimulus 'x'"]
+    assert not [w for w in caught if "shuffle" in str(w.message).lower()]
+    # answers: the input's own index, row for row
+    cfg2 = {"model": {"kind": "correlated_pair"}, "target": {"eps": 1.0}}
+    ans = pd.DataFrame({"hh": np.arange(60), "x": np.arange(60) % 3 * 1.0}, index=np.arange(60) * 10 + 7)
+    got2, _, _ = release(dd.from_pandas(ans.sample(frac=1.0, random_state=2), npartitions=3, sort=False), "x", cfg2,
+                         tmp_path, unit="hh", per_unit=True)
+    assert got2.index.is_unique and sorted(got2.index) == sorted(ans.index)
+    assert (got2["hh"] == ans.loc[got2.index, "hh"]).all()

@@ -25,11 +25,23 @@ sees it: integers 1 and strings "1" are then one unit. Keep unit ids of one type
 
 ``secure=True``: exact lattice noise keyed by a secret drawn once per release and addressed by
 position (:func:`puffer.publish.noise.secure_streams`): recomputing a block draws nothing new.
+
+The output's index: a DataFrame without a unit, or with ``per_unit=True``, keeps the input's
+own index (rows stay where they were); with ``unit=`` and records, the rows are units sorted by
+unit id and the index is 0, 1, ..., n - 1 in that order (unique across partitions, where each
+partition used to restart at 0). The grouping shuffle is an implementation detail: the
+scheduler's informational log lines about it (distributed's P2P shuffle plugin: "Shuffle ...
+initialized by task ..." and "... deactivated due to stimulus ...") are filtered out while
+:func:`add_noise` runs, by message (:class:`_ShuffleChatter`); every other record of that
+logger, and every warning, still reaches the user.
 """
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -48,6 +60,38 @@ if TYPE_CHECKING:
     from ..unitsets import UnitHasher
 
 __all__ = ["add_noise"]
+
+#: the logger of distributed's P2P shuffle on the scheduler (in this process with a LocalCluster)
+_SHUFFLE_LOGGER = "distributed.shuffle._scheduler_plugin"
+
+
+class _ShuffleChatter(logging.Filter):
+    """Drops the two informational lines the P2P shuffle's scheduler plugin logs at WARNING level
+    for every shuffle that runs normally ("Shuffle <id> initialized by task <key> executed on
+    worker <addr>", "Shuffle <id> deactivated due to stimulus <stimulus>"): they are how
+    :func:`add_noise` groups records, not something to act on. Any other record passes (a
+    restarted or failed shuffle, for one)."""
+
+    _ROUTINE = re.compile(r"Shuffle \S+ (initialized by task .* executed on worker \S+|deactivated due to stimulus \S+)$",
+                          re.DOTALL)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            msg = record.getMessage()
+        except Exception:  # a record that cannot be formatted is not ours to judge
+            return True
+        return self._ROUTINE.match(msg) is None
+
+
+@contextlib.contextmanager
+def _quiet_shuffles() -> Iterator[None]:
+    """:class:`_ShuffleChatter` on distributed's shuffle logger while a release runs."""
+    log, flt = logging.getLogger(_SHUFFLE_LOGGER), _ShuffleChatter()
+    log.addFilter(flt)
+    try:
+        yield
+    finally:
+        log.removeFilter(flt)
 
 
 def _is_numeric(dtype: Any) -> bool:
@@ -261,7 +305,17 @@ def _records(ddf: Any, cols: list[str], noise: ColumnNoise, spec: Any) -> Any:
 
     # computed once (persist), then sorted by unit: the file engine's order, whatever the shuffle
     noisy = ddf.shuffle(on=spec.column).map_partitions(part, meta=meta).persist()
-    return noisy.sort_values(spec.column)
+    ordered = noisy.sort_values(spec.column).persist()
+    # each partition's rows came with the index part() gave them (0, 1, ... in every partition):
+    # the output's index is the row's place in the sorted output, unique across partitions
+    lengths = [int(n) for n in ordered.map_partitions(len).compute()]
+    starts = [int(v) for v in np.concatenate(([0], np.cumsum(np.asarray(lengths, dtype=np.int64))[:-1]))]
+
+    def numbered(pdf: Any, partition_info: Any = None) -> Any:
+        start = starts[partition_info["number"]]
+        return pdf.set_axis(pd.RangeIndex(start, start + len(pdf)), axis=0)
+
+    return ordered.map_partitions(numbered, meta=meta, clear_divisions=True)
 
 
 def _unit_hashes(ddf: Any, column: str, hasher: UnitHasher) -> NDArray[np.uint64]:
@@ -328,7 +382,7 @@ def add_noise(data: Any, columns: Any, mechanism: Any, *, options: PublishOption
         _check_frame(data, cols, row_id, [("unit", unit), ("order", order)])
     op = prepare(mechanism, cols, opts, default_ledger=os.path.abspath("puffer-ledger.jsonl"))
     # a unit secret created for this release is removed again if the release is refused or fails
-    with op.unit_secret_kept_if_recorded():
+    with op.unit_secret_kept_if_recorded(), _quiet_shuffles():
         spec = op.spec
         if row_id is not None and spec.column is not None:
             raise ParameterError("row_id", row_id, "None with unit= (the unit ids are the stream positions)")
