@@ -10,6 +10,12 @@ for scipy (Spark and Dask workers pay the import per process).
 """
 from __future__ import annotations
 
+# isort: off
+# first, before any other import (typing alone takes tens of ms): Ctrl-C while the `puffer`
+# command starts exits 130 with one line, no traceback (puffer._startup)
+from . import _startup  # noqa: F401
+# isort: on
+
 import importlib
 from typing import TYPE_CHECKING, Any
 

@@ -52,7 +52,10 @@ GAIN_NOTE = ("gain = the noise scale group DP needs (same noise family, same tar
 
 
 def _progress(msg: str) -> None:
-    print(f"  .. {msg}", file=sys.stderr, flush=True)
+    # one write with its newline (print writes the end apart): a Ctrl-C between the two left
+    # "puffer: interrupted" glued to the progress line
+    sys.stderr.write(f"  .. {msg}\n")
+    sys.stderr.flush()
 
 
 def _guarantee_text(m: Any) -> str:

@@ -64,3 +64,92 @@ def test_an_answer_off_the_lattice_of_the_query_is_refused_and_a_real_valued_que
     pq.write_table(pa.table({"x": [0.0, 0.25, 1.0]}), src)
     assert pio.noise_file(src, tmp_path / "o2.parquet", "x", _markov([0.0, 0.5]), ledger=tmp_path / "L2.jsonl",
                           per_unit=True)["rows"] == 3
+
+
+# -- Ctrl-C while the command starts -----------------------------------------------------------
+
+# The console script pip writes for [project.scripts] puffer = "puffer.cli:main", byte for byte.
+_CONSOLE_SCRIPT = ("import sys\nfrom puffer.cli import main\nif __name__ == '__main__':\n"
+                   "    sys.argv[0] = sys.argv[0].removesuffix('.exe')\n    sys.exit(main())\n")
+
+# Runs the command in this interpreter (`python -m puffer`, or the console script by runpy with
+# argv[0] named puffer, as the installed script runs), after a finder that only watches imports:
+# it writes one byte to fd READY once puffer's package has started (the import that follows
+# puffer._startup), and sends the process SIGINT itself when module KILL_AT is imported.
+_HARNESS = r"""
+import os, signal, sys
+READY, KILL_AT, HOW, SCRIPT = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+
+class Watch:
+    def find_spec(self, name, path=None, target=None):
+        if name == "puffer._version":
+            os.write(READY, b"r")
+        if name == KILL_AT:
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+
+sys.meta_path.insert(0, Watch())
+import runpy
+if HOW == "m":  # what the interpreter records for `python -m puffer demo`, which puffer reads
+    sys.orig_argv, sys.argv = [sys.executable, "-m", "puffer", "demo"], ["-m", "demo"]
+    runpy.run_module("puffer", run_name="__main__", alter_sys=True)
+else:
+    sys.argv = [SCRIPT, "demo"]
+    runpy.run_path(SCRIPT, run_name="__main__")
+"""
+
+
+def _start(tmp_path, how, kill_at="-"):
+    import subprocess
+    import sys
+
+    script = tmp_path / "bin" / "puffer"
+    script.parent.mkdir(exist_ok=True)
+    script.write_text(_CONSOLE_SCRIPT)
+    r, w = os.pipe()
+    argv = [sys.executable, "-c", _HARNESS, str(w), kill_at, how, str(script)]
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=(w,))
+    os.close(w)
+    return p, r
+
+
+@pytest.mark.parametrize("how", ["script", "m"])
+def test_ctrl_c_while_the_command_starts_exits_130_with_one_line(tmp_path, how):
+    """Issue 42 item 4: a SIGINT in the first 50 ms of `puffer` printed a KeyboardInterrupt
+    traceback (it landed in an import, before main() installed its handling). Deterministic part:
+    the SIGINT raised inside each import of the start-up (puffer's package, its errors, the CLI
+    module and what it imports) and just before main(); timed part: SIGINT 0-80 ms after puffer's
+    package started. Every run: exit 130, stderr's last line `puffer: interrupted`, no traceback.
+    (Before puffer's first line runs, a SIGINT is the interpreter's own: not tested.)"""
+    import time
+
+    runs = []
+    for kill_at in ("puffer._version", "puffer.errors", "puffer.cli", "argparse", "json", "puffer.config.schema",
+                    "threading"):
+        p, r = _start(tmp_path, how, kill_at)
+        out, err = p.communicate(timeout=300)
+        os.close(r)
+        runs.append((kill_at, p.returncode, err.decode()))
+    for delay in (0.0, 0.005, 0.01, 0.02, 0.04, 0.08):
+        p, r = _start(tmp_path, how)
+        assert os.read(r, 1) == b"r"
+        os.close(r)
+        time.sleep(delay)
+        p.send_signal(__import__("signal").SIGINT)
+        out, err = p.communicate(timeout=300)
+        runs.append((delay, p.returncode, err.decode()))
+    for when, rc, err in runs:
+        assert rc == cli.EXIT_INTERRUPT and "Traceback" not in err, (when, rc, err[-2000:])
+        assert err.rstrip("\n").splitlines()[-1] == "puffer: interrupted", (when, err[-500:])
+
+
+def test_import_puffer_elsewhere_leaves_sigint_alone():
+    """The start-up guard acts only in the `puffer` command: a program importing puffer keeps
+    Python's KeyboardInterrupt."""
+    import subprocess
+    import sys
+
+    code = ("import signal, puffer\nassert signal.getsignal(signal.SIGINT) is signal.default_int_handler\n"
+            "from puffer import _startup\nassert not _startup.is_the_command()\nprint('ok')")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
