@@ -153,3 +153,39 @@ def test_import_puffer_elsewhere_leaves_sigint_alone():
             "from puffer import _startup\nassert not _startup.is_the_command()\nprint('ok')")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+
+
+# -- `puffer ledger show` and `puffer clamp` ------------------------------------------------------
+
+def test_ledger_show_lists_post_processing_under_its_release(tmp_path, capsys):
+    """Issue 42 item 5: `puffer clamp` recorded a post_processed entry that `puffer ledger show`
+    never listed. Now listed under the release whose file it processed (text and --json), from
+    the entry as written, and counted in no total."""
+    import json
+
+    src = tmp_path / "a.parquet"
+    pq.write_table(pa.table({"x": np.arange(12.0)}), src)
+    key = tmp_path / "k.key"
+    pio.keygen(str(key))
+    led = tmp_path / "puffer-ledger.jsonl"
+    first = pio.noise_file(src, tmp_path / "n1.parquet", ["x"], ("laplace", {"b": 3.0}), key=str(key), ledger=led)
+    second = pio.noise_file(src, tmp_path / "n2.parquet", ["x"], ("laplace", {"b": 3.0}), key=str(key), ledger=led)
+    clamped = pio.clamp_file(tmp_path / "n1.parquet", tmp_path / "c.parquet", (0.0, 11.0), ledger=led)
+    written = [e for e in pio.read_ledger(led) if e["event"] == "post_processed"]
+    assert written == [clamped]
+    capsys.readouterr()
+    assert cli.main(["ledger", "show", str(led), "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    pp = {r["release_id"]: r["post_processed"] for r in rep["releases"]}
+    assert pp[second["release_id"]] == [] and rep["post_processed_elsewhere"] == []
+    (got,) = pp[first["release_id"]]
+    assert got["of_release"] == first["release_id"] and got["post_processing"] == clamped["post_processing"]
+    assert got["files"] == {k: clamped[k] for k in ("input", "input_sha256", "output", "output_sha256")}
+    assert got["rows"] == 12 and got["columns"] == ["x"]
+    assert cli.main(["ledger", "show", str(led)]) == 0
+    text = capsys.readouterr().out.splitlines()
+    i1 = next(i for i, t in enumerate(text) if t.startswith(f"  1. {first['release_id']}"))
+    i2 = next(i for i, t in enumerate(text) if t.startswith(f"  2. {second['release_id']}"))
+    (k,) = [i for i, t in enumerate(text) if "post-processed (1): clamp to [0, 11]" in t]
+    assert i1 < k < i2 and "no privacy cost" in text[k]
+    assert text[k + 2].split() == ["to:", clamped["output"], clamped["output_sha256"]]

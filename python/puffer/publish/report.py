@@ -42,10 +42,17 @@ when one changes meaning. Version 1:
       ``fit_on_release``: for a Theta fitted from traces, whether the fit was private (its eps
       and id: counted in the totals) or shared units with the release (``allowed``: by
       ``allow_fit_on_release``), null otherwise.
+    * ``post_processed``: the post-processing recorded of its published file (``puffer clamp``,
+      :func:`puffer.io.clamp_file`), in ledger order: ``time``, ``signer``, ``columns``, ``rows``,
+      ``post_processing`` (the steps, as a release's), ``files`` (``input``, ``input_sha256``,
+      ``output``, ``output_sha256``); it adds nothing to any total;
     * ``unit_registry``: the release's check against the ledger's registry of units
       (:mod:`puffer.publish.registry`: ``registered``, ``new``, ``learned``, ``declared_new``,
       ``absent``, and ``warning`` when its units were mostly new while registered ones were
       absent), null for releases of rows that name no unit or recorded before the registry.
+``post_processed_elsewhere``
+    ``post_processed`` entries whose ``of_release`` is no release of the ledger (each with its
+    ``of_release``); empty in a ledger puffer wrote.
 ``populations``
     one object per population of units: ``label`` (the unit columns of its releases),
     ``unit_columns``, ``units`` (how many units have exactly this set of releases, or "all"),
@@ -121,6 +128,14 @@ def _release(e: dict[str, Any], status: str, counted: bool) -> dict[str, Any]:
     }
 
 
+def _post_processed(e: dict[str, Any]) -> dict[str, Any]:
+    """A ``post_processed`` entry (``puffer clamp``) as the report lists it under its release."""
+    return {"of_release": e.get("of_release"), "time": e.get("time"),
+            "signer": (e.get("signer") or {}).get("key_id"), "columns": e.get("columns"), "rows": e.get("rows"),
+            "post_processing": e.get("post_processing") or [],
+            "files": {k: e.get(k) for k in ("input", "input_sha256", "output", "output_sha256")}}
+
+
 def ledger_report(path: str | os.PathLike[str], *, pub: Any = None, checkpoint: Any = None) -> dict[str, Any]:
     """What ``puffer ledger show --json`` prints (see the module docstring): verification,
     releases, totals per population. ``pub``/``checkpoint`` as for :func:`~puffer.publish.verify`."""
@@ -134,12 +149,22 @@ def ledger_report(path: str | os.PathLike[str], *, pub: Any = None, checkpoint: 
     roots = {rid: (st["entry"].get("rerun_of") or rid) for rid, st in release_states(entries).items()}
     rel = [_release(st["entry"], st["status"], roots[rid] in counted and (st["status"] != "aborted"))
            for rid, st in release_states(entries).items()]
+    # post-processing of a published file (puffer clamp), listed under the release it processed
+    by_id = {r["release_id"]: r for r in rel}
+    for r in rel:
+        r["post_processed"] = []
+    elsewhere = []
+    for e in entries:
+        if e.get("event") == "post_processed":
+            pp = _post_processed(e)
+            (by_id[pp["of_release"]]["post_processed"] if pp["of_release"] in by_id else elsewhere).append(pp)
     units = unit_totals(entries, ledger=led.path)
     pops = [{"label": label, **t} for label, t in units.items()]
     from .series import series_status
 
-    return {"puffer_ledger_report": REPORT_VERSION, "verify": ver, "releases": rel, "populations": pops,
-            "units": units, "series": series_status(entries, units)}
+    return {"puffer_ledger_report": REPORT_VERSION, "verify": ver, "releases": rel,
+            "post_processed_elsewhere": elsewhere, "populations": pops, "units": units,
+            "series": series_status(entries, units)}
 
 
 def verify_lines(v: dict[str, Any]) -> list[str]:
@@ -248,7 +273,33 @@ def _release_lines(k: int, r: dict[str, Any]) -> list[str]:
     out.append(f"     input:  {f['input'] or '(in memory)'} {f['input_sha256']}")
     out.append(f"     output: {f['output'] or '(in memory)'} {f['output_sha256']}")
     out.append(f"     key id {r['key']['key_id']} ({r['key']['source']}), nonce {r['nonce']}")
+    for j, pp in enumerate(r.get("post_processed") or [], 1):
+        out.extend(_post_lines(f"     post-processed ({j}):", pp))
     return out
+
+
+def _post_lines(head: str, pp: dict[str, Any]) -> list[str]:
+    """A ``post_processed`` entry's lines: what was done, of which file, into which (no privacy cost)."""
+    steps = "; ".join(_step_text(s) for s in pp["post_processing"]) or "-"
+    signed = f"signed by key {pp['signer']}" if pp["signer"] else "unsigned"
+    f = pp["files"]
+    pad = " " * (len(head) - len(head.lstrip()) + 2)
+    return [f"{head} {steps} of columns {pp['columns']}, {pp['rows']} rows, {pp['time']}, {signed} "
+            "(post-processing: no privacy cost, counted in no total)",
+            f"{pad}from: {f['input']} {f['input_sha256']}",
+            f"{pad}to:   {f['output']} {f['output_sha256']}"]
+
+
+def _step_text(s: Any) -> str:
+    if isinstance(s, dict) and s.get("step") == "range":
+        parts = []
+        if s.get("clamp") is not None:
+            lo, hi = s["clamp"]
+            parts.append(f"clamp to [{'-inf' if lo is None else _num(lo)}, {'inf' if hi is None else _num(hi)}]")
+        if s.get("lattice") is not None:
+            parts.append(f"round to the lattice {json.dumps(s['lattice'], default=str)}")
+        return " and ".join(parts) + (f" ({s['source']})" if s.get("source") else "")
+    return json.dumps(s, default=str)
 
 
 def print_report(rep: dict[str, Any], out: Any) -> None:
@@ -257,6 +308,10 @@ def print_report(rep: dict[str, Any], out: Any) -> None:
     print(f"releases ({len(rep['releases'])}):", file=out)
     for k, r in enumerate(rep["releases"], 1):
         print("\n".join(_release_lines(k, r)), file=out)
+    if rep.get("post_processed_elsewhere"):
+        print(f"post-processing of no release in this ledger ({len(rep['post_processed_elsewhere'])}):", file=out)
+        for pp in rep["post_processed_elsewhere"]:
+            print("\n".join(_post_lines(f"  of release {pp['of_release']}:", pp)), file=out)
     print(f"populations of units ({len(rep['populations'])}): the total guarantee of every unit in each", file=out)
     for p in rep["populations"]:
         units = "every unit" if p["units"] == "all" else f"{p['units']} unit(s)"
