@@ -31,7 +31,7 @@ def is_the_command() -> bool:
     argv = getattr(sys, "argv", None) or [""]
     if os.path.basename(str(argv[0])) in ("puffer", "puffer.exe", "puffer-script.py"):
         return True
-    orig = list(getattr(sys, "orig_argv", ()))
+    orig = [str(a) for a in getattr(sys, "orig_argv", ())]
     for i, a in enumerate(orig[1:], 1):
         if a == "-m" and i + 1 < len(orig):
             return orig[i + 1] == "puffer"

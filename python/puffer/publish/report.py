@@ -153,7 +153,7 @@ def ledger_report(path: str | os.PathLike[str], *, pub: Any = None, checkpoint: 
     by_id = {r["release_id"]: r for r in rel}
     for r in rel:
         r["post_processed"] = []
-    elsewhere = []
+    elsewhere: list[dict[str, Any]] = []
     for e in entries:
         if e.get("event") == "post_processed":
             pp = _post_processed(e)
