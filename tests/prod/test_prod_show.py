@@ -24,7 +24,7 @@ MARKOV = {"name": "smart meters", "model": {"kind": "markov_chain", "T": 4,
 RELEASE_KEYS = {"release_id", "status", "counted", "rerun_of", "time", "engine", "signer", "framework", "mechanism",
                 "sensitivity", "noise", "scale", "guarantee", "theorem", "post_processing", "unit", "units",
                 "columns", "rows", "files", "key", "nonce", "allow_uncomposed", "budget",
-                "noise_lattice", "float_noise", "fit_on_release", "unit_registry"}
+                "noise_lattice", "float_noise", "fit_on_release", "unit_registry", "post_processed"}
 
 
 def sha(path):
@@ -54,7 +54,8 @@ def test_show_for_a_privacy_officer(tmp_path, capsys):
     assert cli.main(["ledger", "show", str(led), "--pub", str(tmp_path / "s.key.pub"), "--json"]) == 0
     rep = json.loads(capsys.readouterr().out)
     assert rep["puffer_ledger_report"] == 1 and set(rep) == {"puffer_ledger_report", "verify", "releases",
-                                                             "populations", "units", "series"}
+                                                             "post_processed_elsewhere", "populations", "units",
+                                                             "series"}
     assert rep["verify"]["authenticated"] and rep["verify"]["signer"] == signer.key_id
     assert len(rep["releases"]) == 2
     for r, name in zip(rep["releases"], ("north", "south")):
