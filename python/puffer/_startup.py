@@ -27,7 +27,11 @@ EXIT_INTERRUPT = 130
 
 def is_the_command() -> bool:
     """True when this process runs the ``puffer`` command: the console script (``argv[0]`` named
-    ``puffer``) or ``python -m puffer`` (the interpreter's own ``-m puffer`` arguments)."""
+    ``puffer``) or ``python -m puffer`` (the interpreter's own ``-m puffer`` arguments); never in
+    a worker process multiprocessing started (a spawned child gets its parent's ``argv``)."""
+    mp = sys.modules.get("multiprocessing.process")
+    if mp is not None and mp.parent_process() is not None:
+        return False
     argv = getattr(sys, "argv", None) or [""]
     if os.path.basename(str(argv[0])) in ("puffer", "puffer.exe", "puffer-script.py"):
         return True
