@@ -47,6 +47,7 @@ PRECISE: dict[tuple[str, str], dict[str, str]] = {
     ("renyi.pyi", "custom_shift_divergence"): {"logpdf: collections.abc.Callable,": f"logpdf: {_LOGPDF},"},
     ("renyi.pyi", "custom_shift_divergence_lipschitz"): {"logpdf: collections.abc.Callable,": f"logpdf: {_LOGPDF},"},
     ("profile.pyi", "custom_hockey_stick"): {"logpdf: collections.abc.Callable,": f"logpdf: {_LOGPDF},"},
+    ("profile.pyi", "custom_hockey_stick_lipschitz"): {"logpdf: collections.abc.Callable,": f"logpdf: {_LOGPDF},"},
     # usable, m, period, omega, reps, lo, hi (cpp/bindings/models.cpp)
     ("models.pyi", "markov_skip_plan"): {"-> dict:": "-> dict[str, typing.Any]:"},
 }

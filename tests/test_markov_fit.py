@@ -250,19 +250,30 @@ def test_framework_file_fit_markov_and_ledger(tmp_path):
     r = subprocess.run([sys.executable, "-m", "puffer", "run", str(tmp_path / "fw.toml")], capture_output=True,
                        text=True, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    assert "Theta fitted from traces (dirichlet, level 0.9, period 3)" in r.stdout
+    assert "Theta fitted from traces (dirichlet, level 0.9 (posterior probability), period 3)" in r.stdout
     from puffer.config import build_framework, load_config
 
     fw = build_framework(load_config(tmp_path / "fw.toml")["model"])
     assert fw.fit.level == 0.9 and fw.fit.n_units == 30
     # a release of the per-unit sums with the fitted framework: the ledger entry has the fit
-    rec = pd.DataFrame({"unit": u, "order": t, "kwh": x[u, t].astype(float)})
+    rec = pd.DataFrame({"unit": u, "order": t, "state": x[u, t].astype(float)})
     rec = rec[rec.order < 6]
     pq.write_table(pa.Table.from_pandas(rec), tmp_path / "week.parquet")
     puffer.io.keygen(tmp_path / "k.key")
-    e = puffer.io.noise_file(tmp_path / "week.parquet", tmp_path / "out.parquet", ["kwh"],
+    with pytest.raises(ParameterError, match="allow_fit_on_release"):   # the fit's units are released
+        puffer.io.noise_file(tmp_path / "week.parquet", tmp_path / "out.parquet", ["state"],
                              puffer.mechanisms.Wasserstein(fw, eps=1.0), key=tmp_path / "k.key", unit="unit",
                              order="order")
+    e = puffer.io.noise_file(tmp_path / "week.parquet", tmp_path / "out.parquet", ["state"],
+                             puffer.mechanisms.Wasserstein(fw, eps=1.0), key=tmp_path / "k.key", unit="unit",
+                             order="order", allow_fit_on_release=True)
+    assert e["fit_on_release"] == {"private": False, "shared_units": 30, "allowed": True}
+    cmd = [sys.executable, "-m", "puffer", "noise", "week.parquet", "out2.parquet", "--column", "state", "--mechanism",
+           "fw.toml", "--key", "k.key", "--unit", "unit", "--order", "order", "--ledger", "l2.jsonl"]
+    r = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path)
+    assert r.returncode != 0 and "allow_fit_on_release" in r.stderr, r.stderr
+    r = subprocess.run(cmd + ["--allow-fit-on-release"], capture_output=True, text=True, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
     assert e["fit"]["method"] == "dirichlet" and e["fit"]["digest"] == fw.fit.digest
     assert np.array_equal(refit(e["fit"], tmp_path / "traces.parquet").transitions, fw.transitions)
     # the exact counts are not in the ledger (issue 38 §8): a keyed digest of them is
@@ -274,3 +285,4 @@ def test_framework_file_fit_markov_and_ledger(tmp_path):
     with pytest.raises(ParameterError, match="model.data"):
         load_config(bad)
     assert math.isfinite(fw.w_inf().value)
+

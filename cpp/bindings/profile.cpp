@@ -66,6 +66,22 @@ PUFFER_BIND_SUBMODULE(profile, m) {
       py::arg("breaks") = std::vector<double>{},
       "Certified upper bound on H_{e^eps}(p(. - u) || p) for a vectorised Python log-density (not renormalized; GIL held).");
 
+  m.def(
+      "custom_hockey_stick_lipschitz",
+      [](py::function logpdf, double eps, double u, double L, double scale_hint, std::vector<double> breaks,
+         double rtol, double atol, std::size_t max_nodes) {
+        auto lp = puffer::bind::wrap_logpdf(logpdf);
+        puffer::renyi::HockeyCertificate info;
+        const double v = puffer::renyi::custom_hockey_stick_lipschitz(lp, eps, u, L, scale_hint, breaks.data(),
+                                                                      breaks.size(), rtol, atol, max_nodes, &info);
+        return py::make_tuple(v, info.lower, info.nodes);
+      },
+      py::arg("logpdf"), py::arg("eps"), py::arg("u"), py::arg("L"), py::arg("scale_hint") = 1.0,
+      py::arg("breaks") = std::vector<double>{}, py::arg("rtol") = 1e-3, py::arg("atol") = 0.0,
+      py::arg("max_nodes") = std::size_t{1} << 20,
+      "(upper bound on H_{e^eps}(p(. - u) || p) certified from |d/dx log p| <= L, the matching lower sum over the "
+      "window, nodes used) for a vectorised Python log-density (not renormalized; GIL held).");
+
   m.def("rdp_to_dp_cks", &puffer::renyi::rdp_to_dp_cks, py::arg("alpha"), py::arg("rho"), py::arg("delta"),
         "eps of (alpha, rho)-Renyi -> (eps, delta) by Canonne, Kamath & Steinke 2020, Prop 12 (rounded up, >= 0).");
   m.def(

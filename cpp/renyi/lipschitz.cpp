@@ -315,4 +315,239 @@ double custom_shift_divergence_lipschitz(const LogPdfBatch& logpdf, double alpha
   return finish_divergence(logJ + margin, kl, beta);
 }
 
+
+// ---- hockey-stick divergence certified from L ------------------------------------------------
+//
+// H = int (P(x) - c Q(x))_+ dx, P(x) = p(x - u), Q(x) = p(x), c = e^eps. Between two nodes at
+// distance h, P lies under its tent min(P_0 e^{L t}, P_1 e^{L (h - t)}) and Q above its valley
+// max(Q_0 e^{-L t}, Q_1 e^{-L (h - t)}) (t from the left node): the integral of (tent - c valley)_+
+// over the gap, exact (both are single exponentials e^{+-L t} between at most two breaks, and the
+// difference of two exponentials changes sign at most once), bounds the gap's part of H from above.
+// The mirrored pair (P's valley, Q's tent) bounds it from below; gaps are halved where the two
+// differ most until sum(upper) - sum(lower) <= rtol sum(lower) + atol (or the node budget is spent:
+// the upper sum is returned as it stands, still a bound).
+namespace {
+
+// int_{s0}^{s1} e^{A + sg L t} dt (s0 <= s1)
+inline double exp_int(double A, int sg, double L, double s0, double s1) {
+  if (!(s1 > s0)) return 0.0;
+  const double d = s1 - s0;
+  const double e0 = std::exp(A + sg * L * s0);
+  if (!(e0 > 0.0)) return 0.0;
+  return e0 * (sg > 0 ? std::expm1(L * d) : -std::expm1(-L * d)) / L;
+}
+
+// int_{s0}^{s1} (e^{A + sf L t} - e^{B + sg L t})_+ dt, and (E) the integral of the first term over
+// the region where the difference is counted (the scale of the cancellation error)
+double diff_pos(double A, int sf, double B, int sg, double L, double s0, double s1, double& E) {
+  E = 0.0;
+  if (!(s1 > s0) || A == -kInf) return 0.0;
+  if (B == -kInf) { E = exp_int(A, sf, L, s0, s1); return E; }
+  if (sf == sg) {
+    if (!(A > B)) return 0.0;
+    E = exp_int(A, sf, L, s0, s1);
+    return -std::expm1(B - A) * E;
+  }
+  const double tc = (B - A) / (2.0 * L * sf);  // the crossing: A + sf L t = B + sg L t
+  double a = s0, b = s1;
+  if (sf > 0) a = std::max(s0, tc); else b = std::min(s1, tc);
+  if (!(b > a)) return 0.0;
+  E = exp_int(A, sf, L, a, b);
+  return std::max(E - exp_int(B, sg, L, a, b), 0.0);
+}
+
+// the log of a tent (up = true: min of the rising line from the left and the falling one from the
+// right) or valley (max of the falling line from the left and the rising one from the right) of
+// slope L on [0, h] through v0 and v1, as pieces (A, sign) on [0, brk] and [brk, h]
+struct Lines { double A0; int s0; double A1; int s1; double brk; };
+inline Lines tent_or_valley(double v0, double v1, double L, double h, bool up) {
+  Lines r;
+  if (up) { r.A0 = v0; r.s0 = +1; r.A1 = v1 + L * h; r.s1 = -1; r.brk = (v1 - v0 + L * h) / (2.0 * L); }
+  else { r.A0 = v0; r.s0 = -1; r.A1 = v1 - L * h; r.s1 = +1; r.brk = (v0 - v1 + L * h) / (2.0 * L); }
+  if (v0 == -kInf) { r.brk = up ? 0.0 : h; }
+  if (v1 == -kInf) { r.brk = up ? h : 0.0; }
+  r.brk = std::min(std::max(r.brk, 0.0), h);
+  return r;
+}
+
+// int over [0, h] of (F - G)_+, F and G given as Lines; E: the integral of F where counted
+double gap_integral(const Lines& F, const Lines& G, double L, double h, double& E) {
+  double cuts[4] = {0.0, std::min(F.brk, G.brk), std::max(F.brk, G.brk), h};
+  double tot = 0.0;
+  E = 0.0;
+  for (int k = 0; k < 3; ++k) {
+    const double s0 = cuts[k], s1 = cuts[k + 1];
+    if (!(s1 > s0)) continue;
+    const double mid = 0.5 * (s0 + s1);
+    const bool fl = mid < F.brk, gl = mid < G.brk;
+    double e;
+    tot += diff_pos(fl ? F.A0 : F.A1, fl ? F.s0 : F.s1, gl ? G.A0 : G.A1, gl ? G.s0 : G.s1, L, s0, s1, e);
+    E += e;
+  }
+  return tot;
+}
+
+// P = p(x - u) on a tail [x0, +-inf) (t >= 0, x = x0 + dir t)
+struct TailP {
+  Evaluator& ev;
+  double x0, dir;
+  mutable std::vector<double> xs, a, b;
+  void operator()(const double* t, std::size_t n, double* out) const {
+    xs.resize(n);
+    a.resize(n);
+    b.resize(n);
+    for (std::size_t i = 0; i < n; ++i) xs[i] = x0 + dir * t[i];
+    ev.eval(xs.data(), n, a.data(), b.data());
+    for (std::size_t i = 0; i < n; ++i) out[i] = a[i];
+  }
+};
+
+}  // namespace
+
+double custom_hockey_stick_lipschitz(const LogPdfBatch& logpdf, double eps, double u, double L, double scale_hint,
+                                     const double* breaks, std::size_t n_breaks, double rtol, double atol,
+                                     std::size_t max_nodes, HockeyCertificate* info) {
+  require(eps >= 0.0 && !std::isnan(eps), "eps", eps, "eps >= 0 (inf allowed)");
+  require(!std::isnan(u), "u", u, "a standardized shift (inf: beyond the float range)");
+  require(L > 0.0 && std::isfinite(L), "log_lipschitz", L, "a finite bound L > 0 on |d/dx log p|");
+  require(rtol > 0.0 && rtol < 1.0, "rtol", rtol, "a relative tolerance in (0, 1)");
+  require(atol >= 0.0 && std::isfinite(atol), "atol", atol, "an absolute tolerance >= 0");
+  if (u == 0.0 || std::isinf(eps)) return 0.0;
+  if (std::isinf(u)) return kInf;
+  Evaluator ev{logpdf, u, L, {}, {}};
+
+  double lo = std::min(0.0, u), hi = std::max(0.0, u);
+  for (std::size_t i = 0; i < n_breaks; ++i) {
+    require(std::isfinite(breaks[i]), "breakpoints", breaks[i], "finite breakpoints");
+    lo = std::min({lo, breaks[i], breaks[i] + u});
+    hi = std::max({hi, breaks[i], breaks[i] + u});
+  }
+  const double margin0 = std::max({4.0 * (scale_hint > 0 ? scale_hint : 1.0), 16.0 / L, 0.25 * (hi - lo)});
+  lo -= margin0;
+  hi += margin0;
+
+  struct Node { double x, a, b; };  // a = log P(x) = log p(x - u), b = log Q(x) = log p(x)
+  std::vector<Node> nd;
+  std::vector<double> gU, gL;  // per gap: upper and lower bounds on its part of H
+  // the bounds of the gap between nd[i] and nd[i + 1]
+  auto gap = [&](std::size_t i, double& up, double& low) {
+    const Node& p = nd[i];
+    const Node& q = nd[i + 1];
+    const double h = q.x - p.x;
+    const double ha = (q.x - u) - (p.x - u);
+    check_claim(L, p.x - u, q.x - u, p.a, q.a);
+    check_claim(L, p.x, q.x, p.b, q.b);
+    const double hh = std::max(h, ha);
+    const double Lu = L * (1.0 + 8.0 * kEps);
+    // rounding of the exponents (a, b, eps, L t): P moved up, Q down by eta (upper bound)
+    const double eta = 16.0 * kEps * (std::fabs(p.a) + std::fabs(q.a) + std::fabs(p.b) + std::fabs(q.b) + eps + L * hh + 1.0) +
+                       4.0 * kEps * L * (std::fabs(p.x) + std::fabs(q.x) + std::fabs(u));
+    double E;
+    const Lines Pt = tent_or_valley(p.a + eta, q.a + eta, Lu, hh, true);
+    const Lines Qv = tent_or_valley(p.b + eps - eta, q.b + eps - eta, Lu, hh, false);
+    const double raw = gap_integral(Pt, Qv, Lu, hh, E);
+    up = raw * (1.0 + 16.0 * kEps) + 16.0 * kEps * E;
+    const Lines Pv = tent_or_valley(p.a, q.a, L, h, false);
+    const Lines Qt = tent_or_valley(p.b + eps, q.b + eps, L, h, true);
+    low = gap_integral(Pv, Qt, L, h, E);
+  };
+  auto merge = [&](std::vector<double> xn) {
+    std::sort(xn.begin(), xn.end());
+    std::vector<double> an(xn.size()), bn(xn.size());
+    ev.eval(xn.data(), xn.size(), an.data(), bn.data());
+    std::vector<Node> m;
+    std::vector<long> old;
+    m.reserve(nd.size() + xn.size());
+    old.reserve(nd.size() + xn.size());
+    std::size_t i = 0, j = 0;
+    while (i < nd.size() || j < xn.size()) {
+      if (j == xn.size() || (i < nd.size() && nd[i].x < xn[j])) { m.push_back(nd[i]); old.push_back(static_cast<long>(i)); ++i; }
+      else if (i < nd.size() && nd[i].x == xn[j]) { ++j; }
+      else { m.push_back({xn[j], an[j], bn[j]}); old.push_back(-1); ++j; }
+    }
+    const std::size_t ng = m.size() - 1;
+    std::vector<double> nU(ng), nL(ng);
+    nd.swap(m);
+    for (std::size_t k = 0; k < ng; ++k) {
+      if (old[k] >= 0 && old[k + 1] == old[k] + 1) {
+        const std::size_t o = static_cast<std::size_t>(old[k]);
+        nU[k] = gU[o]; nL[k] = gL[o];
+      } else {
+        gap(k, nU[k], nL[k]);
+      }
+    }
+    gU.swap(nU); gL.swap(nL);
+  };
+  auto uniform = [&](double from, double to, std::size_t n, bool open_left, bool open_right) {
+    std::vector<double> xs;
+    const double step = (to - from) / static_cast<double>(n);
+    for (std::size_t i = open_left ? 1 : 0; i <= (open_right ? n - 1 : n); ++i) xs.push_back(from + step * static_cast<double>(i));
+    return xs;
+  };
+  {
+    std::vector<double> x0 = uniform(lo, hi, 1024, false, false);
+    for (std::size_t i = 0; i < n_breaks; ++i) x0.insert(x0.end(), {breaks[i], breaks[i] + u});
+    std::sort(x0.begin(), x0.end());
+    x0.erase(std::unique(x0.begin(), x0.end()), x0.end());
+    merge(x0);
+  }
+  // grow the window until P's node values at its outer eighths are e^-40 below its largest
+  for (int it = 0;; ++it) {
+    double M = -kInf, ml = -kInf, mr = -kInf;
+    const double e8 = 0.125 * (hi - lo);
+    for (const Node& q : nd) {
+      M = std::max(M, q.a);
+      if (q.x <= lo + e8) ml = std::max(ml, q.a);
+      if (q.x >= hi - e8) mr = std::max(mr, q.a);
+    }
+    const bool gl = ml > M - 40.0, gr = mr > M - 40.0;
+    if (!gl && !gr) break;
+    const double w = hi - lo;
+    if (it >= 200 || !(w < 1e300) || nd.size() > max_nodes)
+      throw NumericalFailure("lipschitz certificate (hockey stick): the density does not decay within " +
+                             to_str(nd.size()) + " nodes (u=" + to_str(u) + ")");
+    std::vector<double> xn;
+    if (gl) { xn = uniform(lo - w, lo, 512, false, true); lo -= w; }
+    if (gr) { std::vector<double> xr = uniform(hi, hi + w, 512, true, false); xn.insert(xn.end(), xr.begin(), xr.end()); hi += w; }
+    merge(xn);
+  }
+  double SU = 0.0, SL = 0.0;
+  for (int round = 0; round < 2000; ++round) {
+    SU = 0.0; SL = 0.0;
+    for (std::size_t k = 0; k < gU.size(); ++k) { SU += gU[k]; SL += gL[k]; }
+    const double allowed = rtol * SL + atol;
+    if (SU - SL <= allowed || nd.size() >= max_nodes) break;
+    // halve every gap whose excess is above its share of the allowance (and the largest one)
+    const double theta = 0.5 * allowed / static_cast<double>(gU.size());
+    std::size_t top = 0;
+    for (std::size_t k = 0; k < gU.size(); ++k) if (gU[k] - gL[k] > gU[top] - gL[top]) top = k;
+    std::vector<double> xn;
+    const std::size_t cap = max_nodes - nd.size();
+    for (std::size_t k = 0; k < gU.size() && xn.size() < cap; ++k) {
+      if (!(gU[k] - gL[k] > theta) && k != top) continue;
+      const double mid = 0.5 * (nd[k].x + nd[k + 1].x);
+      if (mid > nd[k].x && mid < nd[k + 1].x) xn.push_back(mid);
+    }
+    if (xn.empty()) break;  // gaps at floating-point resolution: the bound as it stands
+    merge(xn);
+  }
+  // the tails of P beyond the window (Gauss-Kronrod with its error estimate: P is e^-40 below its
+  // largest value there; they bound the tails' part of H)
+  double tails = 0.0;
+  for (int side = 0; side < 2; ++side) {
+    TailP f{ev, side == 0 ? hi : lo, side == 0 ? 1.0 : -1.0, {}, {}, {}};
+    LogQuadOptions opt;
+    opt.half_line = true;
+    opt.scale_hint = 0.125 * (hi - lo);
+    LogQuadResult r = integrate_log(f, {}, opt);
+    if (r.unbounded) return kInf;
+    if (r.Q + r.err > 0.0) tails += std::exp(r.M + std::log(r.Q + r.err) + 1e-12 + 64.0 * kEps * (std::fabs(r.M) + 40.0));
+  }
+  // rounding of the sum over the gaps (n terms, each rounded up relative 16 eps)
+  const double n = static_cast<double>(gU.size());
+  double D = (SU + tails) * (1.0 + (n + 8.0) * kEps) + std::numeric_limits<double>::denorm_min();
+  if (info) { info->upper = SU; info->lower = SL; info->tails = tails; info->nodes = nd.size(); }
+  return D;
+}
+
 }  // namespace puffer::renyi

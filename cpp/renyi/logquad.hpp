@@ -336,12 +336,18 @@ class LogIntegrator {
         kr = std::max(kr, k);
         kl = std::min(kl, k);
       }
+      // The stretch from the region's end to the kink keeps growing breakpoints (steps x
+      // PUFFER_GROWTH): one plain piece far longer than the decay length there saw nothing of a
+      // heavy tail (the Student-t hockey stick at nu = 3, u = 1e4, whose loss region ends at
+      // y ~ 4e8: 2.1e-6 of mass missed with a zero error estimate).
       if (kr >= right_end && kr < 1e300) {
+        for (double st = tail_w_r * PUFFER_GROWTH; right_end + st < kr; st *= PUFFER_GROWTH) pts.push_back(right_end + st);
         const double far = kr + std::max(tail_w_r, 1e-300);
         pts.push_back(far);
         right_end = far;
       }
       if (left_tail && kl <= left_end && kl > -1e300) {
+        for (double st = tail_w_l * PUFFER_GROWTH; left_end - st > kl; st *= PUFFER_GROWTH) pts.push_back(left_end - st);
         const double far = kl - std::max(tail_w_l, 1e-300);
         pts.push_back(far);
         left_end = far;

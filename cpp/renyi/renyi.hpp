@@ -85,6 +85,17 @@ double custom_shift_divergence_lipschitz(const LogPdfBatch& logpdf, double alpha
                                          double rtol = 1e-3, std::size_t max_nodes = std::size_t{1} << 21);
 
 // Total mass of exp(logpdf) with its error bound: returns {mass, err}.
+// Upper bound on H_{e^eps}(p(. - u) || p) = int (p(x - u) - e^eps p(x))_+ dx (not renormalized)
+// certified from |d/dx log p| <= L (lipschitz.cpp): p(x - u) under its tent and p(x) above its
+// valley between nodes, the exact integral of the difference per gap, gaps halved until the upper
+// and the matching lower sum are within rtol (relative) + atol; the tails beyond a window where
+// p(x - u) is e^-40 below its largest value by Gauss-Kronrod. The claim is checked at every pair of
+// neighbouring nodes (InvalidArgument "log_lipschitz"). info (optional) receives the sums.
+struct HockeyCertificate { double upper = 0, lower = 0, tails = 0; std::size_t nodes = 0; };
+double custom_hockey_stick_lipschitz(const LogPdfBatch& logpdf, double eps, double u, double L, double scale_hint,
+                                     const double* breaks, std::size_t n_breaks, double rtol, double atol,
+                                     std::size_t max_nodes, HockeyCertificate* info = nullptr);
+
 void custom_mass(const LogPdfBatch& logpdf, double scale_hint, double* mass, double* err,
                  const double* breaks = nullptr, std::size_t n_breaks = 0);
 

@@ -356,7 +356,8 @@ def test_fitted_counts_never_reach_the_ledger_and_its_files_are_private(tmp_path
         pio.keygen(key)
         led = tmp_path / "l.jsonl"
         e = pio.noise_file(src, tmp_path / "out.parquet", "kwh", puffer.mechanisms.Wasserstein(fw, eps=1.0),
-                           key=key, unit="unit", order="order", ledger=led)
+                           key=key, unit="unit", order="order", ledger=led,
+                           allow_fit_on_release=True)   # the fit is on the released units (issue 40)
     finally:
         os.umask(old)
     counts = np.asarray(fw.fit.counts)

@@ -6,10 +6,14 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['custom_hockey_stick', 'hockey_stick', 'hockey_stick1', 'max_shift_hockey', 'rdp_to_dp_cks', 'rdp_to_dp_optimal', 'rdp_to_dp_optimal_batch']
+__all__: list[str] = ['custom_hockey_stick', 'custom_hockey_stick_lipschitz', 'hockey_stick', 'hockey_stick1', 'max_shift_hockey', 'rdp_to_dp_cks', 'rdp_to_dp_optimal', 'rdp_to_dp_optimal_batch']
 def custom_hockey_stick(logpdf: collections.abc.Callable[[numpy.typing.NDArray[numpy.float64]], numpy.typing.ArrayLike], eps: typing.SupportsFloat | typing.SupportsIndex, u: typing.SupportsFloat | typing.SupportsIndex, scale_hint: typing.SupportsFloat | typing.SupportsIndex = 1.0, breaks: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex] = []) -> float:
     """
     Certified upper bound on H_{e^eps}(p(. - u) || p) for a vectorised Python log-density (not renormalized; GIL held).
+    """
+def custom_hockey_stick_lipschitz(logpdf: collections.abc.Callable[[numpy.typing.NDArray[numpy.float64]], numpy.typing.ArrayLike], eps: typing.SupportsFloat | typing.SupportsIndex, u: typing.SupportsFloat | typing.SupportsIndex, L: typing.SupportsFloat | typing.SupportsIndex, scale_hint: typing.SupportsFloat | typing.SupportsIndex = 1.0, breaks: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex] = [], rtol: typing.SupportsFloat | typing.SupportsIndex = 0.001, atol: typing.SupportsFloat | typing.SupportsIndex = 0.0, max_nodes: typing.SupportsInt | typing.SupportsIndex = 1048576) -> tuple[float, float, int]:
+    """
+    (upper bound on H_{e^eps}(p(. - u) || p) certified from |d/dx log p| <= L, the matching lower sum over the window, nodes used) for a vectorised Python log-density (not renormalized; GIL held).
     """
 def hockey_stick(family: typing.SupportsInt | typing.SupportsIndex, k: typing.SupportsFloat | typing.SupportsIndex, nu: typing.SupportsFloat | typing.SupportsIndex, beta: typing.SupportsFloat | typing.SupportsIndex, eps: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], u: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], threads: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.typing.NDArray[numpy.float64]:
     """

@@ -31,7 +31,7 @@ def build_framework(model: dict[str, Any]) -> Framework:
                                    period=model.get("period"))
     if kind == "fit_markov":
         keys = ("period", "groups", "level", "method", "states", "values", "prior", "n_boot", "seed", "min_count",
-                "init")
+                "init", "phase_offset", "private", "clip")
         return models.fit_markov(model["data"], T=model["T"], columns=model.get("columns", ("unit", "order", "state")),
                                  **{k: model[k] for k in keys if k in model})
     if kind == "independent_users":

@@ -29,8 +29,9 @@ Model keys by kind:
   CSV file of records, relative to the description's folder), ``T``; optional ``period``,
   ``columns`` ([unit, order, state] column names), ``groups`` (a column name), ``level``,
   ``method`` ("bootstrap" or "dirichlet"), ``states``, ``values``, ``prior``, ``n_boot``,
-  ``seed``, ``min_count``, ``init``. The fit is printed by ``puffer run`` and stored in the
-  ledger entries of releases made with it.
+  ``seed``, ``min_count``, ``init``, ``phase_offset`` (the order at phase 0), ``private`` (the
+  fit's eps: a private fit, counted in the units' totals) and ``clip``. The fit is printed by
+  ``puffer run`` and stored in the ledger entries of releases made with it.
 * independent_users: ``p`` (list of probabilities), optional ``users``.
 * correlated_pair: optional ``p`` (default 0.5), ``rho`` (default 0.3).
 * joint_counts: ``counts``, ``secrets``, ``x_values``, optional ``pairs``.
@@ -60,7 +61,8 @@ _MODEL = {
                      "values": False, "labels": False, "normalize": False, "period": False},
     "fit_markov": {"kind": True, "data": True, "T": True, "period": False, "columns": False, "groups": False,
                    "level": False, "method": False, "states": False, "values": False, "prior": False,
-                   "n_boot": False, "seed": False, "min_count": False, "init": False},
+                   "n_boot": False, "seed": False, "min_count": False, "init": False, "phase_offset": False,
+                   "private": False, "clip": False},
     "independent_users": {"kind": True, "p": True, "users": False},
     "correlated_pair": {"kind": True, "p": False, "rho": False},
     "joint_counts": {"kind": True, "counts": True, "secrets": True, "x_values": True, "pairs": False},
@@ -109,6 +111,11 @@ def _fit_keys(model: dict[str, Any]) -> None:
         _int_key(model, key, lo)
     if "level" in model and not 0.0 < _number("model.level", model["level"]) < 1.0:
         raise ParameterError("model.level", model["level"], "a probability in (0, 1)")
+    if "phase_offset" in model and (isinstance(model["phase_offset"], bool) or not isinstance(model["phase_offset"], int)):
+        raise ParameterError("model.phase_offset", model["phase_offset"], "an integer (the order at phase 0)")
+    for key in ("private", "clip"):
+        if key in model and not _number(f"model.{key}", model[key]) > 0.0:
+            raise ParameterError(f"model.{key}", model[key], "a number > 0")
     if "prior" in model and not _number("model.prior", model["prior"]) > 0.0:
         raise ParameterError("model.prior", model["prior"], "a pseudo-count > 0")
     if model.get("method", "bootstrap") not in ("bootstrap", "dirichlet"):

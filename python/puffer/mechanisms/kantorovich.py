@@ -250,7 +250,9 @@ def _finish(framework: Framework, recs: list[_Rec], eta: np.ndarray, kind: np.nd
 
 
 def _thm2_markov(framework: Any, eps: float, inv: Callable[[float], float] | None) -> _Result:
-    from ..models import _check_memory
+    from ..models import _check_memory, _theta_only
+
+    _theta_only(framework, "the Kantorovich mechanism")
 
     k, T = framework._k, framework._T
     ab = [(a, b) for a in range(k) for b in range(a + 1, k)]

@@ -716,6 +716,9 @@ class MarkovQuilt(Mechanism):
         # the instance cites the variant it ran
         self.refs = type(self).refs + ((Ref("song2017", "MQMExact"),) if method == "exact"
                                        else (Ref("song2017", "MQMApprox"),))
+        from ..models import _theta_only
+
+        _theta_only(framework, "the Markov Quilt mechanism")
         vals = np.asarray(framework.state_values, dtype=np.float64)
         if lipschitz is None:
             # the difference of two floats, rounded upward exactly

@@ -225,23 +225,62 @@ class GeneralWasserstein(Mechanism):
             return 0.0
         return self.noise.epsilon(V.alpha("alpha", alpha), self._delta)
 
-    def to_pp(self, delta: float) -> PP:
+    def to_pp(self, delta: float, *, lattice: Any = None) -> PP:
         """The least certified eps of (eps, ``delta``)-PP for this noise: from its privacy profile where
         it can be certified (:func:`puffer.noise.profile.eps_at`), else (and never worse than) the
-        RPP curve's conversion (:meth:`RPPCurve.to_pp`, optimised over alpha and the cited conversions)."""
+        RPP curve's conversion (:meth:`RPPCurve.to_pp`, optimised over alpha and the cited conversions).
+
+        ``lattice``: None (the default) describes the noise's *continuous* law, i.e. a
+        floating-point release (``float_noise``); a lattice release (``secure=True``, the publishing
+        engines) draws an integer law instead: pass its :class:`~puffer.lattice.LatticePlan` (or
+        True for :meth:`lattice_plan`). The rounded Laplace keeps the continuous profile (data
+        processing); the discrete Gaussian does not (its hockey stick is larger: sigma = 1 lattice
+        unit, shift 2, continuous delta 1e-9 -> 2.27e-9), so for one coordinate its exact hockey
+        stick is computed (:meth:`puffer.lattice.LatticeLaw.eps_at`: pmf sums, certified tails, at the
+        padded integer shift, the sup over smaller shifts by log-concavity), and for a vector only
+        the Rényi curve's conversion is used (CKS20 Prop 5 bounds its Rényi curve by the continuous
+        one). The provenance note says which law the (eps, delta) describes."""
         pp = self.rpp_curve.to_pp(delta)
         if self.noise is None:
             return pp
         from ..noise import profile
 
+        prov = self.rpp_curve.provenance
+        fam = type(getattr(self.noise, "base", self.noise)).__name__
+        plan = None
+        if lattice is not None and lattice is not False:
+            from ..lattice import LatticePlan
+
+            plan = self.lattice_plan() if lattice is True else lattice
+            if not isinstance(plan, LatticePlan):
+                raise ParameterTypeError("lattice", lattice, "None, True or a puffer.lattice.LatticePlan")
+            if plan.sensitivity is None or plan.sensitivity != self.lattice_sensitivity():
+                raise ParameterError("lattice", repr(plan), f"a lattice plan padded for this mechanism's sensitivity "
+                                     f"{self.lattice_sensitivity()!r} (its lattice_plan())")
+        if plan is not None and plan.family == "gaussian":
+            note = ("(eps, delta) of the discrete Gaussian of the lattice release "
+                    f"(2^{plan.g_exp} Z, sigma {plan.law.scale:.6g} steps)")
+            if plan.n == 1 and plan.padded_sensitivity is not None:
+                from fractions import Fraction
+
+                m = math.floor(plan.padded_sensitivity / Fraction(2) ** plan.g_exp)   # the largest integer shift
+                e = plan.law.eps_at(pp.delta, m)
+                if e < pp.eps:
+                    ref = Ref("canonne2020", "Prop 5", "the discrete Gaussian (its pmf summed exactly)")
+                    return PP(e, pp.delta, prov.cite(ref, notes=note + ": its exact hockey stick at the padded "
+                                                     f"shift {m}") if prov is not None else None)
+            return PP(pp.eps, pp.delta, prov.cite(Ref("canonne2020", "Prop 5"), notes=note + ": its Renyi curve "
+                                                  "(at most the continuous one) converted") if prov is not None else None)
+        law = (f"the rounded Laplace of the lattice release (at most the continuous {fam}'s: data processing)"
+               if plan is not None else f"the continuous {fam} law (a floating-point release; a lattice release: "
+               "to_pp(delta, lattice=True))")
         if profile.supports(self.noise):
             e = profile.eps_at(self.noise, delta, self._delta)
             if e < pp.eps:
-                prov = self.rpp_curve.provenance
                 refs = profile.REFS
-                return PP(e, pp.delta, prov.cite(*refs, notes="(eps, delta) from the noise's privacy profile")
+                return PP(e, pp.delta, prov.cite(*refs, notes=f"(eps, delta) from the privacy profile of {law}")
                           if prov is not None else None)
-        return pp
+        return PP(pp.eps, pp.delta, prov.cite(notes=f"(eps, delta) of {law}") if prov is not None else None)
 
 
 class ApproximateWasserstein(Mechanism):
@@ -402,7 +441,9 @@ def _dagwm_plans_reference(framework: Framework) -> tuple[list[tuple[Any, Any]],
 
 def _dagwm_plan_data_markov(framework: Any) -> _PlanData:
     """The same data from the core, laws and plans built there (no law stored in Python)."""
-    from ..models import _check_memory
+    from ..models import _check_memory, _theta_only
+
+    _theta_only(framework, "the DAGWM plans")
 
     k, T = framework._k, framework._T
     ab = [(a, b) for a in range(k) for b in range(a + 1, k)]

@@ -298,6 +298,16 @@ def _check_memory(what: str, nbytes: float, ways: Any = None) -> None:
                              + (f": {hint}" if hint else ""))
 
 
+def _theta_only(fw: Any, what: str) -> None:
+    """Refuse a computation over Theta's chains on a :meth:`MarkovChainFramework.box_framework`
+    (it would cover the corners only, not the box its name promises)."""
+    if getattr(fw, "_over", "theta") == "box":
+        raise ParameterError("framework", fw.name, f"a framework whose Theta is its finite set of chains: {what} "
+                             "reads the chains themselves, which cover the corners of the box only; calibrate "
+                             "with a W_inf-based mechanism (Wasserstein, GeneralWasserstein), which uses the "
+                             "certified box bound, or on the fitted framework itself")
+
+
 def _gib(b: float) -> str:
     return f"{b / 2**30:.3g} GiB"
 
@@ -589,6 +599,8 @@ class MarkovChainFramework(Framework):
                     lazy=True)
         self._computed = False
         self._fit: Any = None
+        self._over = "theta"           # what w_inf() covers by default ("box": box_framework())
+        self._box: Any = None          # the cached BoxBound
 
     def query_range(self) -> tuple[float, float]:
         """[T min v, T max v] (the sum of T state values; rounded outward): see
@@ -610,6 +622,43 @@ class MarkovChainFramework(Framework):
         """Attach the record of :func:`puffer.models.fit_markov` (once, at construction)."""
         self._fit = rec
         self._name = self._name[:-1] + f", fitted: {rec.method} at level {rec.level:g})"
+
+    def box_bound(self, *, max_boxes: int = 1024, seconds: float = 30.0) -> Any:
+        """The :class:`~puffer.models.box.BoxBound` of a fitted framework: Delta_G certified over
+        every chain of the credible box, beside the corner maximum (computed once, then cached;
+        ``max_boxes`` and ``seconds`` bound the branch and bound, see
+        :func:`puffer.models.box.box_w_inf`)."""
+        from .box import box_w_inf
+
+        if self._box is None or (max_boxes, seconds) != self._box[0]:
+            self._box = ((max_boxes, seconds), box_w_inf(self, max_boxes=max_boxes, seconds=seconds))
+        return self._box[1]
+
+    def _box_sensitivity(self) -> Sensitivity:
+        # the bound computed last (a box framework's own, with the budget it was made with)
+        b = self._box[1] if self._box is not None else self.box_bound()
+        params = {**b.to_dict(), "corner_witness": None if b.corner_witness is None else
+                  [str(b.corner_witness[0]), list(b.corner_witness[1])]}
+        return Sensitivity(b.bound, "w_inf", None, None, (), params)
+
+    def box_framework(self, *, max_boxes: int = 1024, seconds: float = 30.0) -> MarkovChainFramework:
+        """The same fitted framework with Theta = every chain of the credible box: its
+        :meth:`w_inf` is the certified box bound (:meth:`box_bound`), so a W_inf-based mechanism
+        calibrated on it (``Wasserstein``, ``GeneralWasserstein``) covers every adversary whose
+        belief lies in the box; its name and digest say so, and the sensitivity's ``params``
+        record the bound, the corner maximum and their ratio. The conditional laws (law-based
+        mechanisms) exist for Theta's chains only and are refused."""
+        import copy
+
+        from .theta import _fit_of
+
+        _fit_of(self)
+        b = self.box_bound(max_boxes=max_boxes, seconds=seconds)
+        other = copy.copy(self)
+        other._over = "box"
+        other._box = self._box
+        other._name = self._name[:-1] + f"; Theta = the whole credible box: Delta_G <= {b.bound:g}, corners {b.corner_max:g})"
+        return other
 
     @property
     def fit(self) -> Any:
@@ -733,6 +782,10 @@ class MarkovChainFramework(Framework):
     def _ensure_laws(self) -> None:
         if self._computed:
             return
+        if self._over == "box":
+            raise ParameterError("framework", self.name, "a framework whose conditional laws cover its Theta: the "
+                                 "box framework's laws exist for the corners only, so only W_inf-based mechanisms "
+                                 "(Wasserstein, GeneralWasserstein: they use the certified box bound) apply")
         import math
 
         from .._transport_laws import LogDiscreteDist
@@ -875,7 +928,8 @@ class MarkovChainFramework(Framework):
         return Sensitivity(self._to_units(float(W[th, t, pr])), "w_inf", wit, None, recs)
 
     def w_inf(self, norm: float | None = None, *, threads: int | None = None, block: int = 1024,
-              progress: Any = None, method: str = "auto", _reference: bool = False) -> Sensitivity:
+              progress: Any = None, method: str = "auto", over: str | None = None,
+              _reference: bool = False) -> Sensitivity:
         """Delta_G over all priors, positions and state pairs, computed entirely in the core:
         each position's conditional laws are built and fed straight to a 1-D W_inf walk over their
         cumulative levels, priors in parallel, no law stored. Levels closer than their rounding
@@ -909,8 +963,25 @@ class MarkovChainFramework(Framework):
 
         On a cluster, :func:`puffer.dask.w_inf` / :func:`puffer.spark.w_inf` split the priors
         between the workers and return the same Sensitivity.
+
+        ``over``: ``"theta"`` (the default) -- the finite Theta above; ``"box"`` (a framework
+        from :func:`~puffer.models.fit_markov` only) -- a certified upper bound of Delta_G over
+        every chain of the fit's credible box (:mod:`puffer.models.box`), with the corner
+        maximum (Delta_G over Theta, a lower bound of the box's supremum) and how loose it may
+        be in ``params`` (``bound``, ``corner_max``, ``ratio``, ``over``); see
+        :meth:`box_framework` to calibrate with it. None: the framework's own (``"box"`` for a
+        :meth:`box_framework`).
         """
         from .._progress import resolve
+
+        which = self._over if over is None else over
+        if which not in ("theta", "box"):
+            raise ParameterError("over", over, "'theta' (the finite Theta) or 'box' (every chain of a fitted "
+                                 "framework's credible box)")
+        if which == "box":
+            if norm is not None:
+                raise ParameterError("norm", norm, "None for a 1-D query (norms apply to R^d, d > 1)")
+            return self._box_sensitivity()
 
         if norm is not None:
             # the sum of a chain is 1-D: every norm is |x - y|, and accepting one would hide a
@@ -934,7 +1005,14 @@ class MarkovChainFramework(Framework):
             hi = min(lo + block, n)
             blocks.append(self._w_table(lo, hi, thr, None if cb is None else report, _reference, method == "full"))
             done_before[0] += (hi - lo) * T
-        return self._sensitivity_from_table(np.concatenate(blocks, axis=0))
+        sens = self._sensitivity_from_table(np.concatenate(blocks, axis=0))
+        if self._fit is not None:   # a fitted Theta: the guarantee says what it covers
+            import dataclasses
+
+            sens = dataclasses.replace(sens, params={**sens.params, "over": "theta", "covers": (
+                "the chains of Theta (the fit's estimate and the credible box's extreme matrices); every chain of "
+                "the box: w_inf(over='box')")})
+        return sens
 
     def digest(self) -> str:
         import hashlib
@@ -944,6 +1022,8 @@ class MarkovChainFramework(Framework):
         if self._M.ndim == 4:   # (homogeneous chains keep the digest they always had)
             h.update(repr(("time-varying", self._M.shape, self._period)).encode())
         h.update("\x00".join(self._names).encode())
+        if self._over == "box":      # Theta = the whole credible box (a different framework)
+            h.update(repr(("box", self._box[1].bound if self._box else None)).encode())
         return "sha256:" + h.hexdigest()[:32]
 
 

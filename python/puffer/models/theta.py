@@ -77,7 +77,7 @@ def _levels(rows: np.ndarray) -> _Levels:
     return _Levels(F, S, lo, hi)
 
 
-def _holds(Q: _Levels, P: _Levels, z: int) -> bool:
+def _holds(Q: _Levels, P: _Levels, z: int, margin: float = _MARGIN) -> bool:
     """Whether F_Q(s) <= F_P(s + z) at every s of every row, each comparison certified: F_P(s +
     z) = 1 exactly (s + z >= P's largest atom), or the float levels differ by more than the
     margin in log F or in log S (a level closer than the margin counts as not holding, so the
@@ -90,7 +90,7 @@ def _holds(Q: _Levels, P: _Levels, z: int) -> bool:
     s = np.arange(n - z)                          # s + z < n; beyond, F_P = 1
     inside = (s[None, :] >= Q.lo[:, None]) & (s[None, :] < Q.hi[:, None]) & (s[None, :] + z < P.hi[:, None])
     with np.errstate(invalid="ignore"):
-        ok = (P.F[:, z:] - Q.F[:, :n - z] > _MARGIN) | (Q.S[:, :n - z] - P.S[:, z:] > _MARGIN)
+        ok = (P.F[:, z:] - Q.F[:, :n - z] > margin) | (Q.S[:, :n - z] - P.S[:, z:] > margin)
     return bool((ok | ~inside).all())
 
 
@@ -98,14 +98,16 @@ def _rows(L: _Levels, rows: np.ndarray) -> _Levels:
     return _Levels(L.F[rows], L.S[rows], L.lo[rows], L.hi[rows])
 
 
-def _w_inf_rows(P: _Levels, Q: _Levels, below: float = math.inf) -> float:
+def _w_inf_rows(P: _Levels, Q: _Levels, below: float = math.inf, margin: float = _MARGIN) -> float:
     """max over the rows of the certified W_inf (grid steps) between the laws of P and Q (an
     upper bound: exact unless two levels are within the margin); stops as soon as it is known
-    to be >= ``below`` (returns ``below`` then)."""
+    to be >= ``below`` (returns ``below`` then). With ``margin`` = 2 delta + 1e-9 it bounds
+    W_inf between any laws whose levels are within a factor e^delta of these (log F and log S
+    both)."""
     n = P.F.shape[1]
 
     def fits(z: int) -> bool:
-        return _holds(Q, P, z) and _holds(P, Q, z)
+        return _holds(Q, P, z, margin) and _holds(P, Q, z, margin)
 
     if below <= 0:
         return below
@@ -213,7 +215,7 @@ def sample_beliefs(fw: MarkovChainFramework, n: int = 8, corners: int = 8, *, se
     rng = np.random.default_rng(seed)
     est, lo, hi = fit.estimate, fit.lower, fit.upper
     G, P, k, _ = est.shape
-    a = fit.counts + fit.prior
+    a = np.maximum(fit.counts, 0.0) + fit.prior       # (a private fit's noised counts may be < 0)
     out = []
     for i in range(n + corners):
         g = int(rng.integers(G))
@@ -405,6 +407,9 @@ def theta_profile(traces: Any, *, levels: Sequence[float] = (0.5, 0.8, 0.9, 0.95
         raise ParameterError("levels", levels, "at least one level")
     if "level" in fit:
         raise ParameterError("level", fit["level"], "no single level: theta_profile takes levels=")
+    if fit.get("private") is not None:
+        raise ParameterError("private", fit["private"], "None: each level would be a new private fit, a new "
+                             "release of the traces (fit once with private= and compare levels with refit)")
     if fit.get("method", "bootstrap") == "bootstrap" and fit.get("seed") is None:
         from .fit import _fresh_seed
 

@@ -86,6 +86,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help="the unit ids include units never released into this ledger (its registry): declared, "
                         "recorded and counted; without it such a release is refused (re-spelled ids would split "
                         "the totals)")
+    p.add_argument("--allow-fit-on-release", action="store_true",
+                   help="release with a Theta fitted (fit_markov, without private=) on traces of the released "
+                        "units: their exact counts are then a release no total counts (recorded)")
     p.add_argument("--allow-unnoised", action="store_true",
                    help="publish unnoised values when the mechanism needs no noise (sensitivity 0)")
     p.add_argument("--budget", type=float, help="refuse a release that would take a unit's total eps above this")
@@ -282,7 +285,8 @@ def _noise(args: argparse.Namespace) -> int:
                        rerun=args.rerun, allow_uncomposed=args.allow_uncomposed, allow_unnoised=args.allow_unnoised,
                        budget=args.budget, batch_size=args.batch_size, nulls=args.nulls, threads=args.threads,
                        input_format=args.input_format, signing_key=args.sign, clamp=clamp, lattice=args.lattice,
-                       new_units=args.new_units, series=args.series, window=args.window)
+                       new_units=args.new_units, series=args.series, window=args.window,
+                       allow_fit_on_release=args.allow_fit_on_release)
     from .ledger import checkpoint
 
     cp = checkpoint(ledger, signing_key=args.sign)  # (the signing key lets the check use the ledger's index)

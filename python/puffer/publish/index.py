@@ -48,7 +48,7 @@ from ._files import loads, read_regular
 
 __all__ = ["LedgerState", "index_path", "load_state", "save_state", "INDEX_FORMAT"]
 
-INDEX_FORMAT = "puffer-ledger-index-v2"
+INDEX_FORMAT = "puffer-ledger-index-v3"   # v3: a counted release's private fit (issue 40)
 _UNSIGNED_KEY = b"puffer/v1/ledger-index/unsigned"
 
 
@@ -114,7 +114,8 @@ class LedgerState:
         self.releases: dict[str, list[Any]] = {}        # rid -> [status, seq, rerun_of]
         self.nonces: set[str] = set()
         self.guarantees: list[str] = []                 # distinct guarantees (canonical JSON)
-        self.counted: list[list[Any]] = []              # [rid, guarantee index, dim, columns, label, scheme, series]
+        # [rid, guarantee index, dim, columns, label, scheme, series, private fit {"id", "eps"} or None]
+        self.counted: list[list[Any]] = []
         self.root_of: dict[str, int] = {}               # counted root rid -> index in counted
         self.every: list[int] = []                      # counted releases touching every unit
         self.hashes = np.zeros(0, dtype=np.uint64)      # units of the counted releases (sorted)
@@ -179,7 +180,11 @@ class LedgerState:
         scheme = None if hashes is None else [u.get("secret"), u.get("hash")]  # type: ignore[union-attr]
         k = len(self.counted)
         series = e.get("series") if isinstance(e.get("series"), dict) else None  # (a window of a planned series)
-        self.counted.append([rid, gi, e.get("dim"), list(e.get("columns") or [1]), _unit_label(e), scheme, series])
+        fit = e.get("fit") if isinstance(e.get("fit"), dict) else {}
+        pf = fit.get("private") if isinstance(fit.get("private"), dict) else None  # type: ignore[union-attr]
+        private = None if pf is None else {"id": pf.get("id"), "eps": pf.get("eps")}   # counted in the totals
+        self.counted.append([rid, gi, e.get("dim"), list(e.get("columns") or [1]), _unit_label(e), scheme, series,
+                             private])
         self.root_of[rid] = k
         if hashes is None:
             self.every.append(k)
@@ -216,7 +221,7 @@ class LedgerState:
     # ------------------------------------------------------------------ queries
     def record(self, k: int) -> dict[str, Any]:
         """Counted release ``k`` as the totals read it (:func:`puffer.publish.totals._total`)."""
-        rid, gi, dim, cols, label, scheme, series = self.counted[k]
+        rid, gi, dim, cols, label, scheme, series, private = self.counted[k]
         parsed = self.__dict__.setdefault("_parsed", {})
         if gi not in parsed:
             parsed[gi] = json.loads(self.guarantees[gi])
@@ -225,6 +230,8 @@ class LedgerState:
         out["units"] = {"kind": "all"} if scheme is None else {"kind": "ids", "secret": scheme[0], "hash": scheme[1]}
         if series is not None:
             out["series"] = series
+        if private is not None:
+            out["fit"] = {"private": private}
         return out
 
     def populations_with(self, units: np.ndarray | None) -> list[tuple[tuple[int, ...], int | None]]:

@@ -49,6 +49,8 @@ class PublishOptions:
     ``rerun``: a release id of the ledger to reproduce (file engine).
     ``allow_uncomposed``/``budget``: the composition rules (:mod:`puffer.publish.totals`).
     ``allow_unnoised``: publish the values unnoised when the mechanism needs no noise.
+    ``allow_fit_on_release``: release with a Theta fitted without ``private=`` on traces of
+    units this release publishes (:func:`puffer.publish.release.fit_on_release`; recorded).
     ``new_units``: the release's unit ids include units never released into the ledger (its
     registry, :mod:`puffer.publish.registry`): declared, recorded and counted; without it such a
     release is refused (a re-spelled id would split the totals).
@@ -96,9 +98,11 @@ class PublishOptions:
     new_units: bool = False
     series: Any = None
     window: int | None = None
+    allow_fit_on_release: bool = False
 
     def __post_init__(self) -> None:
-        for name in ("per_unit", "allow_uncomposed", "allow_unnoised", "secure", "float_noise", "lattice", "new_units"):
+        for name in ("per_unit", "allow_uncomposed", "allow_unnoised", "secure", "float_noise", "lattice", "new_units",
+                     "allow_fit_on_release"):
             v = getattr(self, name)
             if not isinstance(v, bool):
                 raise ParameterTypeError(name, v, "True or False")

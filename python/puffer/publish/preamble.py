@@ -122,6 +122,7 @@ class Prepared:
                              allow_uncomposed=o.allow_uncomposed, budget=o.budget, secure=o.secure,
                              post_processing=[p.describe() for p in self.post], units=units,
                              unit_hasher=self.hasher, is_busy=is_busy, new_units=o.new_units,
+                             allow_fit_on_release=o.allow_fit_on_release,
                              noise_lattice=None if self.noise_lattice is None else self.noise_lattice.describe(),
                              series=self.series)
 

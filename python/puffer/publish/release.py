@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import ParameterError, ParameterTypeError
+from ..errors import ParameterError, ParameterTypeError, PufferError
 from .digest import output_state
 from .keys import Key, as_key, refuse_seed
 from .ledger import LEDGER_VERSION, Ledger, ledger_path
@@ -261,11 +261,72 @@ def fit_record(fit: dict[str, Any], key: Key) -> dict[str, Any]:
     """The ledger's record of a fitted Theta (:meth:`puffer.models.fit.MarkovFit.to_dict`) with
     its exact transition counts replaced by :func:`fit_counts_digest` (the counts of a Theta
     fitted from the released units are a statistic of their data, published with no noise)."""
+    if fit.get("private") is not None:
+        # a private fit's counts are noised (a DP release of the units, counted in their totals)
+        return dict(fit)
     out = {k: v for k, v in fit.items() if k != "counts"}
     if "counts" in fit:
         out["counts_digest"] = fit_counts_digest(fit["counts"], key)
         out["counts_digest_of"] = FIT_COUNTS_DIGEST
     return out
+
+
+def fit_on_release(fit: Any, units: Any, hasher: UnitHasher | None, allow: bool,
+                   unit_column: str | None = None) -> dict[str, Any] | None:
+    """The rule for a release with a Theta fitted from traces (issue 40): the fit is a release of
+    its units too. A private fit (``fit_markov(private=EPS)``) counts its eps in the totals of
+    the units (:mod:`puffer.publish.totals`) -- EPS per unit of the fit's unit column, so the
+    release must name the same ``unit_column`` (a released unit holding several of the fit's
+    units would carry several times EPS), else it is refused unless ``allow``; a fit on the
+    exact counts of units this release publishes -- or that may be (rows naming no unit, a fit
+    on an array, ids that cannot be compared) -- is refused unless ``allow``
+    (``--allow-fit-on-release``). An allowance is recorded. Returns the entry's
+    ``fit_on_release`` record (None without a fitted framework)."""
+    if not isinstance(allow, bool):
+        raise ParameterTypeError("allow_fit_on_release", allow, "True or False")
+    if fit is None:
+        if allow:
+            raise ParameterError("allow_fit_on_release", True, "False for a release without a fitted Theta "
+                                 "(puffer.models.fit_markov): there is no fit to allow")
+        return None
+    if fit.private is not None:
+        rec = {"private": True, "eps": fit.private, "id": fit.private_fit.id}
+        fit_unit = fit.private_fit.unit
+        if fit_unit is not None and fit_unit == unit_column:
+            if allow:
+                raise ParameterError("allow_fit_on_release", True, f"False: the fit is private (eps {fit.private:g} "
+                                     f"per unit of column {fit_unit!r}, counted in the units' totals)")
+            return rec
+        if not allow:
+            of = "the rows of an array" if fit_unit is None else f"unit column {fit_unit!r}"
+            raise ParameterError("allow_fit_on_release", False,
+                                 f"True to release anyway (--allow-fit-on-release, recorded): the private fit's eps "
+                                 f"{fit.private:g} is per unit of its traces ({of}) and this release's unit column "
+                                 f"is {unit_column!r}; if a released unit holds several of the fit's units, its share "
+                                 "of the fit is that many times eps, more than the total counts. Fit on a table whose "
+                                 "unit column is the release's")
+        return {**rec, "fit_unit": fit_unit, "allowed": True}
+    ids = getattr(fit, "unit_ids", None)
+    shared: int | None = None
+    if units is not None and ids is not None and hasher is not None:
+        try:
+            shared = int(np.intersect1d(hasher.unit_set(list(ids)), np.asarray(units, dtype=np.uint64)).size)
+        except PufferError:
+            shared = None              # ids that cannot be hashed (floats): taken to overlap
+    if shared == 0:
+        if allow:
+            raise ParameterError("allow_fit_on_release", True, "False: the fit's traces share no unit with this "
+                                 "release, nothing to allow")
+        return {"private": False, "shared_units": 0}
+    if not allow:
+        why = (f"{shared} of its units are released here" if shared else
+               "it may share units with this release (the fit's unit ids cannot be compared with the release's)")
+        raise ParameterError("allow_fit_on_release", False,
+                             f"True to release anyway (--allow-fit-on-release, recorded in the entry): Theta was "
+                             f"fitted without private= on traces of the released units ({why}), and the fit's "
+                             "exact counts are a release of those units that no total counts; or fit with "
+                             "fit_markov(..., private=EPS) (its eps is counted) or on other units")
+    return {"private": False, "shared_units": "unknown" if shared is None else shared, "allowed": True}
 
 
 def _config_diff(old: Any, new: Any) -> str | None:
@@ -286,7 +347,8 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
                   post_processing: list[dict[str, Any]] | None = None, signing_key: Any = None,
                   units: Any = None, unit_hasher: UnitHasher | None = None, is_busy: Any = None,
                   noise_lattice: dict[str, Any] | None = None, new_units: bool = False,
-                  series: Any = None) -> Release:
+                  series: Any = None,
+                  allow_fit_on_release: bool = False) -> Release:
     """Validate a release and open it (see the module docstring); nothing is written yet.
 
     ``plan``: the :class:`~puffer.publish.plan.NoisePlan`; ``config``: every option that changes the
@@ -399,6 +461,10 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
     # what the composition rules read now; the full unit set is written with the pending entry
     fields["units"] = dict(ALL) if units is None else {"kind": "ids", "count": int(units.size), "hash": UNIT_HASH,
                                                        "secret": None if unit_hasher is None else unit_hasher.secret_id}
+    on = fit_on_release(getattr(getattr(plan.mechanism, "framework", None), "fit", None), units, unit_hasher,
+                        allow_fit_on_release, (unit or {}).get("column") if isinstance(unit, dict) else None)
+    if on is not None:
+        fields["fit_on_release"] = on
     # refuse early, before any work (checked again under the lock in pending())
     if sfile is not None:
         check_series_release(view.entries(), {**fields, "release_id": None}, units=units, ledger=led.path)

@@ -38,7 +38,10 @@ when one changes meaning. Version 1:
       ("ids": keyed hashes; "all": rows that name no unit) and ``count``;
     * ``columns``, ``rows``, ``files``: ``input``, ``input_sha256``, ``output``,
       ``output_sha256`` (a Spark/Dask digest is over the released columns, ``digests`` says how);
-    * ``key``: ``key_id``, ``source``, ``insecure``; ``nonce``; ``allow_uncomposed``, ``budget``.
+    * ``key``: ``key_id``, ``source``, ``insecure``; ``nonce``; ``allow_uncomposed``, ``budget``;
+      ``fit_on_release``: for a Theta fitted from traces, whether the fit was private (its eps
+      and id: counted in the totals) or shared units with the release (``allowed``: by
+      ``allow_fit_on_release``), null otherwise.
 ``populations``
     one object per population of units: ``label`` (the unit columns of its releases),
     ``unit_columns``, ``units`` (how many units have exactly this set of releases, or "all"),
@@ -107,6 +110,7 @@ def _release(e: dict[str, Any], status: str, counted: bool) -> dict[str, Any]:
                   "output_sha256": e.get("output_sha256"), **({"digests": e["digests"]} if "digests" in e else {})},
         "key": {k: key.get(k) for k in ("key_id", "source", "insecure")}, "nonce": e.get("nonce"),
         "allow_uncomposed": bool(e.get("allow_uncomposed")), "budget": e.get("budget"),
+        "fit_on_release": e.get("fit_on_release"),
         **({"series": {k: e["series"].get(k) for k in ("plan_id", "window", "windows", "positions", "scale")}}
            if isinstance(e.get("series"), dict) else {}),
     }
@@ -185,6 +189,9 @@ def _release_lines(k: int, r: dict[str, Any]) -> list[str]:
     signed = f"signed by key {r['signer']}" if r["signer"] else "unsigned"
     flags = (["re-run of " + str(r["rerun_of"])] if r["rerun_of"] else []) + \
             (["allowed without a total (allow_uncomposed)"] if r["allow_uncomposed"] else []) + \
+            ([("a private fit on other units than the release's" if (r.get("fit_on_release") or {}).get("private")
+               else "Theta fitted on released units without private=") + " (allow_fit_on_release)"]
+             if (r.get("fit_on_release") or {}).get("allowed") else []) + \
             (["INSECURE test key"] if r["key"].get("insecure") else []) + ([] if r["counted"] else ["not counted"])
     out = [f"  {k}. {r['release_id']} {r['status']} {r['time']} ({r['engine']}), {signed}"
            + (f"; {'; '.join(flags)}" if flags else "")]

@@ -34,7 +34,15 @@ releases (one per column for a scalar mechanism):
 * the windows of one planned series (:mod:`puffer.publish.series`) count **once**, with the
   plan's guarantee: the plan certifies all its windows together (:func:`puffer.series.plan`),
   whatever subset of them is published; the series then composes with the population's other
-  releases as one release of that guarantee (so a Pufferfish plan with nothing).
+  releases as one release of that guarantee (so a Pufferfish plan with nothing);
+* a release made with a Theta fitted privately (``fit_markov(private=EPS)``, recorded in the
+  entry's ``fit``) counts the fit as one more release of its units, once however many releases
+  use that fit: EPS-DP in a DP total, and with one pure Pufferfish release (PP, delta = 0)
+  per unit PP(eps + EPS) (the fit is EPS-DP under the replacement of a unit's traces and the
+  release answers each unit from its own data: with units independent under every prior the
+  two compose additively, Kifer & Machanavajjhala 2014); with any other guarantee the total
+  is refused as uncomposed. A fit on the exact counts of released units is refused at the
+  release (:func:`puffer.publish.release.fit_on_release`).
 
 The rule. A release is refused when, after it, a population it belongs to has no total while
 some release of that population claims a guarantee, unless ``allow_uncomposed`` -- recorded in
@@ -55,13 +63,23 @@ from typing import Any
 import numpy as np
 
 from ..errors import ParameterError
+from ..guarantees import round_up
 from .ledger import release_states
 from .unitsets import load_units
 
-__all__ = ["unit_totals", "populations", "check_new_release", "unit_label", "counted_releases"]
+__all__ = ["unit_totals", "populations", "check_new_release", "unit_label", "counted_releases", "private_fits"]
 
 _DP = ("PureDP", "ApproxDP", "ZCDP", "GDP", "RDP")
 _E1 = "parallel composition over disjoint independent units (Pierquin et al. 2024, Prop E.1)"
+# A fit eps_f-DP under the replacement of one unit's traces, then one eps-PP release per unit
+# whose answer for unit i depends on unit i's data and noise only (both chosen after the fit):
+# with units independent under every prior, P(fit, answers | s_i) is, up to the factor
+# max / min over unit i's traces of P(fit | traces) <= e^eps_f, the answers' law given s_i
+# times terms free of s_i, so the pair is (eps_f + eps)-PP (Kifer & Machanavajjhala 2014:
+# differential privacy as Pufferfish with independent records).
+_FIT_THEOREM = ("a private fit (eps_fit-DP per unit, fit_markov(private=)) then one Pufferfish release per unit: "
+                "eps_fit + eps (units independent under every prior; Kifer & Machanavajjhala 2014, DP as "
+                "Pufferfish with independent records)")
 
 
 def unit_label(e: dict[str, Any]) -> str:
@@ -91,6 +109,20 @@ def counted_releases(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if st["status"] != "aborted":
             g["counted"] = True
     return [g["entry"] or g["first"] for g in groups.values() if g["counted"]]
+
+
+def private_fits(items: list[dict[str, Any]]) -> dict[str, float]:
+    """The private fits (``fit_markov(private=EPS)``) of the releases ``items`` made with a
+    fitted Theta: fit id -> its eps. A fit is one release of its units, whatever the number of
+    releases made with it; it is counted in the total of every population of those releases
+    (the safe side: the fit's units are taken to include the released ones)."""
+    out: dict[str, float] = {}
+    for e in items:
+        fit = e.get("fit")
+        pf = fit.get("private") if isinstance(fit, dict) else None
+        if isinstance(pf, dict) and "id" in pf:
+            out[str(pf["id"])] = float(pf["eps"])
+    return out
 
 
 def _collapse_series(items: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -132,8 +164,9 @@ def _series_theorem(found: list[dict[str, Any]]) -> str:
 def _total(items: list[dict[str, Any]]) -> dict[str, Any]:
     """The total over one population's releases: {"guarantee": dict or None, "theorem"/"reason", "releases"}."""
     ids = [e.get("release_id") for e in items]
+    fits = private_fits(items)          # before the series collapse (a window keeps its fit)
     items, found = _collapse_series(items)
-    out = _total_collapsed(items, ids)
+    out = _total_collapsed(items, ids, fits)
     if found:
         out["series"] = found
         if "theorem" in out:
@@ -144,10 +177,10 @@ def _total(items: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _total_collapsed(items: list[dict[str, Any]], ids: list[Any]) -> dict[str, Any]:
+def _total_collapsed(items: list[dict[str, Any]], ids: list[Any], fits: dict[str, float]) -> dict[str, Any]:
     from ..guarantees import guarantee_from_dict
 
-    n = sum(_per_unit(e) for e in items)
+    n = sum(_per_unit(e) for e in items) + len(fits)
     gs = [e.get("guarantee") for e in items]
     if any(g is None for g in gs):
         return {"releases": n, "release_ids": ids, "guarantee": None,
@@ -164,6 +197,8 @@ def _total_collapsed(items: list[dict[str, Any]], ids: list[Any]) -> dict[str, A
                 g = guarantee_from_dict(e["guarantee"])
                 for _ in range(_per_unit(e)):
                     acc.add(g)
+            for eps_fit in fits.values():           # each private fit once (pure eps-DP per unit)
+                acc.add(guarantee_from_dict({"type": "PureDP", "eps": eps_fit}))
             tot = acc.total()
         except (NotComposableError, ParameterError) as exc:
             return {"releases": n, "release_ids": ids, "guarantee": None,
@@ -173,6 +208,11 @@ def _total_collapsed(items: list[dict[str, Any]], ids: list[Any]) -> dict[str, A
                 "theorem": "sequential composition (puffer.accounting, Guerra-Balboa et al. 2024); " + _E1}
     if n == 1:
         return {"releases": 1, "release_ids": ids, "guarantee": gs[0], "theorem": "one release per unit; " + _E1}
+    if fits and n - len(fits) == 1 and gd and gd[0].get("type") == "PP" and float(gd[0].get("delta") or 0.0) == 0.0:
+        # one Pufferfish release per unit made with a Theta from private fits: eps + the fits' eps
+        eps = round_up(float(gd[0]["eps"]) + sum(fits.values()))
+        return {"releases": n, "release_ids": ids, "guarantee": {**gd[0], "eps": eps},
+                "theorem": _FIT_THEOREM + "; " + _E1}
     return {"releases": n, "release_ids": ids, "guarantee": None,
             "reason": f"no total guarantee: {n} releases on the same units; Pufferfish guarantees "
                       f"({', '.join(sorted(t for t in types if t))}) have no known sequential composition "
@@ -363,4 +403,5 @@ from ..refs import Ref  # noqa: E402
 
 REFERENCES = {
     "unit_totals": (Ref("pierquin2024", "Prop E.1"),),
+    "private_fits": (Ref("kifer2014", "DP as Pufferfish with independent records"),),
 }

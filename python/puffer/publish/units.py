@@ -12,7 +12,9 @@ for one. So a framework-calibrated release must say what its rows are:
   the state values; ``order`` is required (for ``T > 1``: without it, a unit with one step twice
   and another missing has ``T`` records and looks complete) and must be an integer, float, date
   or timestamp column whose values are distinct within a unit and equally spaced, one step size
-  in every unit (the chain's time step); the query is the sum.
+  in every unit (the chain's time step); the query is the sum. A framework whose Theta was
+  fitted from a table (``fit_markov``) releases only the column it was fitted on (its record's
+  ``column``).
   The output has one row per unit, sorted by unit id (integers by value, strings by code
   point), on every engine: the unit column and, per noisy column ``c``, the noisy sum
   ``c_sum_noisy`` (a new quantity, so a new name: the input's ``c`` was one record's value).
@@ -198,6 +200,11 @@ def unit_spec(plan: Any, unit: Any, order: Any, per_unit: Any, columns: list[str
                              "yourself and pass per_unit=True")
     if int(fw.dim) != 1:
         raise ParameterError("unit", unit, "a scalar query")
+    fit = getattr(fw, "fit", None)   # Theta fitted from a table's state column: release that column
+    if fit is not None and getattr(fit, "column", None) is not None and list(columns) != [fit.column]:
+        raise ParameterError("columns", list(columns), f"[{fit.column!r}]: the framework's Theta was fitted on the "
+                             f"states of column {fit.column!r} (puffer.models.fit_markov), so its guarantee is for "
+                             "that column's sums; fit Theta on the column you release")
     if order is None and int(fw.length) > 1:
         raise ParameterError("order", None, f"the column of each record's time step: the framework is a Markov "
                              f"chain of T = {int(fw.length)} steps per unit, and without the steps a unit with one "

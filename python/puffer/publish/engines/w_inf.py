@@ -51,6 +51,9 @@ def _check_fw(fw: Any) -> None:
 
     if not isinstance(fw, MarkovChainFramework):
         raise ParameterTypeError("fw", fw, "a MarkovChainFramework (puffer.models.markov_chain)")
+    from ...models import _theta_only
+
+    _theta_only(fw, "a cluster's W_inf over the chains (fw.w_inf() gives the certified box bound)")
 
 
 def _plan(fw: Any, n_tasks: int) -> list[tuple[int, int, int, int, int]]:
