@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
             # the first release into a ledger without an index verifies every entry and writes it
             first = one_release(b, os.path.join(base, "first.parquet"))
             walls, cpus = [], []
-            for r in range(args.repeat):  # then: a release in a fresh process state, index present
+            for _ in range(args.repeat):  # then: a release in a fresh process state, index present
                 work = tempfile.mkdtemp(dir=base)
                 bb = dict(b, ledger=os.path.join(work, "l.jsonl"))
                 for ext in ("", ".checkpoint", ".index"):

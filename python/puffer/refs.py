@@ -78,7 +78,7 @@ PAPERS: dict[str, Paper] = {p.key: p for p in [
     Paper("puffer", "puffer docs", "the puffer developers",
           "Long chains: certified skipping of interior positions", "puffer documentation, page long-chains"),
     Paper("pufferseries", "puffer docs (series)", "the puffer developers",
-          "Publishing a series: the quilted Wasserstein bound for window sums on one chain",
+          "Series plans: what the plan certifies (the quilt decomposition and the exact local loss)",
           "puffer documentation, page series"),
     Paper("asoodeh2021", "Asoodeh et al. 2021",
           "Shahab Asoodeh, Jiachun Liao, Flavio P. Calmon, Oliver Kosut, Lalitha Sankar",

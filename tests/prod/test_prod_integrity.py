@@ -498,3 +498,54 @@ def test_a_release_parses_only_the_new_entries(tmp_path, monkeypatch):
     parsed.clear()
     answers(tmp_path, list(range(0, 5)), "w", ledger=led, allow_uncomposed=True, **kw)
     assert sum(parsed) >= n
+
+
+def test_the_index_follows_an_aborted_release_and_its_rerun(tmp_path, monkeypatch):
+    """A release its own run records aborted leaves the populations; a re-run that publishes it
+    enters them again: the index keeps answering as the full computation, and stays in use."""
+    from puffer.errors import PufferIOError
+    from puffer.publish.engines import file as F
+    from puffer.publish.index import index_path
+    from puffer.publish.ledger import Ledger
+    from puffer.publish.release import LedgerView
+    from puffer.publish.totals import check_new_release
+    from puffer.publish.unitsets import unit_hasher
+
+    led, kw = _index_ledger(tmp_path, n_rel=5)
+    real = os.replace
+
+    def broken(a, b):
+        if str(b).endswith("ab_out.parquet"):
+            raise OSError(5, "Input/output error")
+        return real(a, b)
+
+    key = tmp_path / "k.key"
+    pio.keygen(key)
+    monkeypatch.setattr(F.os, "replace", broken)
+    with pytest.raises(PufferIOError):
+        answers(tmp_path, list(range(0, 20)), "ab", ledger=led, allow_uncomposed=True, key=key, **kw)
+    monkeypatch.setattr(F.os, "replace", real)
+    rid = [e for e in pio.read_ledger(led) if e["event"] == "pending"][-1]["release_id"]
+    assert [e.get("outcome") for e in pio.read_ledger(led) if e["event"] == "resolved"][-1] == "aborted"
+
+    def same(trial_ids):
+        ledger = Ledger(led, signing_key=kw["signing_key"])
+        h = unit_hasher(str(led), ledger.signing_key)
+        entries = pio.read_ledger(led)
+        pend = next(e for e in entries if e["event"] == "pending")
+        view = LedgerView(ledger)
+        assert view.st.exact
+        for ids in trial_ids:
+            units = h.unit_set(np.asarray(ids))
+            new = {**pend, "release_id": "new", "rerun_of": None,
+                   "units": {"kind": "ids", "secret": h.secret_id, "hash": pend["units"]["hash"]}}
+            full = check_new_release(entries, new, allow_uncomposed=True, units=units, ledger=str(led))
+            fast = view.composition(new, allow_uncomposed=True, budget=None, units=units)
+            assert sorted(json.dumps(p, sort_keys=True) for p in fast["populations"]) == \
+                sorted(json.dumps(p, sort_keys=True) for p in full["populations"])
+
+    trials = [list(range(0, 20)), list(range(10, 60)), list(range(0, 5))]
+    same(trials)
+    answers(tmp_path, list(range(0, 20)), "ab", ledger=led, allow_uncomposed=True, key=key, rerun=rid, **kw)
+    assert os.path.exists(index_path(str(led)))
+    same(trials)

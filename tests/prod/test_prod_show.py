@@ -24,7 +24,7 @@ MARKOV = {"name": "smart meters", "model": {"kind": "markov_chain", "T": 4,
 RELEASE_KEYS = {"release_id", "status", "counted", "rerun_of", "time", "engine", "signer", "framework", "mechanism",
                 "sensitivity", "noise", "scale", "guarantee", "theorem", "post_processing", "unit", "units",
                 "columns", "rows", "files", "key", "nonce", "allow_uncomposed", "budget",
-                "noise_lattice", "float_noise", "fit_on_release"}
+                "noise_lattice", "float_noise", "fit_on_release", "unit_registry"}
 
 
 def sha(path):

@@ -17,7 +17,7 @@ P = [[0.9, 0.1], [0.2, 0.8]]
 
 @pytest.fixture(scope="module")
 def fw():
-    return markov_chain(P, T=12)
+    return markov_chain(P, T=8)
 
 
 @pytest.fixture(scope="module")
@@ -27,15 +27,15 @@ def p3(fw):
 
 def test_windows_int_and_list(fw):
     a = plan(fw, 4, eps=1.0)
-    b = plan(fw, [(0, 4), (4, 8), (8, 12)], eps=1.0)
-    assert a.windows == b.windows == ((0, 4), (4, 8), (8, 12))
+    b = plan(fw, [(0, 4), (4, 8)], eps=1.0)
+    assert a.windows == b.windows == ((0, 4), (4, 8))
     assert a == b and a.digest() == b.digest()
 
 
 @pytest.mark.parametrize("windows, name", [
-    ([(0, 4), (3, 8)], "windows[1]"), ([(4, 8), (0, 4)], "windows[1]"), ([(0, 13)], "windows[0]"),
+    ([(0, 4), (3, 8)], "windows[1]"), ([(4, 8), (0, 4)], "windows[1]"), ([(0, 9)], "windows[0]"),
     ([(-1, 3)], "windows[0]"), ([(3, 3)], "windows[0]"), ([], "windows"), (5, "windows"), (0, "windows"),
-    (13, "windows")])
+    (9, "windows")])
 def test_bad_windows_refused(fw, windows, name):
     with pytest.raises(ParameterError) as e:
         plan(fw, windows, eps=1.0)
@@ -63,18 +63,19 @@ def test_plan_fields(fw, p3):
     assert isinstance(p3.guarantee, puffer.PP)
     assert p3.guarantee.eps == 1.0 and p3.guarantee.delta == 0.0
     assert p3.eps_certified <= 1.0
-    assert p3.scales.shape == (3,) and (p3.scales > 0).all()
+    assert p3.scales.shape == (2,) and (p3.scales > 0).all()
     with pytest.raises(ValueError):
         p3.scales[0] = 1.0
     assert p3.framework_digest == fw.digest()
-    assert p3.horizon == 12
+    assert p3.framework == {"digest": fw.digest(), "name": fw.name, "T": 8}
+    assert p3.horizon == 8
     assert p3.theorem and all(isinstance(r, puffer.Ref) for r in p3.theorem)
     assert p3.guarantee.provenance.refs == p3.theorem
     b = p3.binding_secret
-    assert set(b) >= {"prior", "t", "pair", "quilt"} and 0 <= b["t"] < 12
+    assert set(b) >= {"prior", "t", "pair", "quilt"} and 0 <= b["t"] < 8
     assert p3.candidates["mqm"] >= p3.scales[0]
     r = repr(p3)
-    assert "\n" not in r and r.startswith("SeriesPlan(3 windows on T=12")
+    assert "\n" not in r and r.startswith("SeriesPlan(2 windows on T=8")
     with pytest.raises(AttributeError):
         p3._scales = None
 
@@ -128,12 +129,15 @@ def test_mechanism_and_release(p3):
     assert m.noise.scale == p3.scales[1]
     assert m.guarantee == p3.guarantee
     assert m.guarantee.provenance.framework == p3.framework_digest
-    assert m.lattice_sensitivity() == 1.0
+    # the lattice padding quantity: (eps - eps_certified) b / m for a quilt plan (m >= 1 windows)
+    assert m.lattice_sensitivity() == p3.lattice_sensitivity > 0
+    assert p3.lattice_sensitivity <= (p3.guarantee.eps - p3.eps_certified) * p3.scales[1]
+    assert p3.guarantee.eps - p3.eps_certified >= 0.99e-4 * p3.guarantee.eps
     a = p3.release(1, 3.0, rng=7)
     b = m.release(3.0, rng=7)
     assert float(a) == float(b) and float(a) != 3.0
     with pytest.raises(ParameterError, match="window"):
-        p3.mechanism(3)
+        p3.mechanism(2)
     with pytest.raises(ParameterTypeError):
         p3.release("1", 3.0)
 
@@ -153,4 +157,18 @@ def test_release_statistics(p3):
 def test_lattice_release(p3):
     m = p3.mechanism(0)
     lp = m.lattice_plan(bound=100.0)
-    assert lp.sensitivity == 1.0 and lp.inflation >= 1.0
+    assert lp.sensitivity == p3.lattice_sensitivity and lp.inflation >= 1.0
+    mq = plan(markov_chain(P, T=8), 4, eps=1.0, theorem="mqm")
+    assert mq.mechanism(0).lattice_sensitivity() == 1.0      # the MQM's: the state values' span
+
+
+def test_progress_callback_and_tiny_horizons():
+    seen = []
+    fw = markov_chain(P, T=6)
+    p = plan(fw, 3, eps=1.0, progress=lambda d, t: seen.append((d, t)))
+    assert seen and seen[-1][0] == seen[-1][1] and p.guarantee.eps == 1.0
+    for T in (1, 2):
+        q = plan(markov_chain(P, T=T), 1, eps=1.0)
+        assert q.scales.shape == (T,) and q.scales[0] <= q.candidates["mqm"]
+    with pytest.raises(ParameterError, match="progress"):
+        plan(fw, 3, eps=1.0, progress="yes")

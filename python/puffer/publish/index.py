@@ -22,9 +22,10 @@ chain itself:
   nobody without that secret can write an index that is used;
 * entries after those the index covers are verified as every entry was (chain, canonical
   form, hash, signature), and the checkpoint beside the ledger is checked against the file;
-* anything the index cannot update exactly (the abort of a counted release, a re-run that
-  makes an aborted release count, unit sets under several unit secrets) sends the release back
-  to the full computation over every entry.
+* anything the index cannot update exactly (unit sets under several unit secrets, a re-run of
+  a release the ledger does not hold) sends the release back to the full computation over
+  every entry; an aborted release leaves the populations, and a re-run that makes it count
+  enters them again, as :func:`puffer.publish.totals.counted_releases` has it.
 
 So a release's work on its ledger is one read and one SHA-256 of the file plus work on the new
 entries and on the populations its own units belong to (bench/RESULTS.md: the overhead at 10,
@@ -152,10 +153,12 @@ class LedgerState:
                 self.registry[sid] = hashes if old is None else np.union1d(old, hashes)
             root = e.get("rerun_of")
             if root is not None:
-                st = self.releases.get(root)
-                if root not in self.root_of and st is not None:
-                    self.exact = False  # a re-run making an aborted release count
-                return
+                if root in self.root_of:
+                    return  # a re-run of a counted release: the totals do not change
+                if root not in self.releases:
+                    self.exact = False  # (a re-run of a release this ledger does not hold)
+                    return
+                rid = root  # a re-run that makes an aborted release count: it counts as that release
             self._count(rid, e, hashes)
         elif ev in ("completed", "resolved") and rid in self.releases:
             status = "completed" if ev == "completed" else e.get("outcome", "published")
@@ -163,7 +166,32 @@ class LedgerState:
             if status == "aborted":
                 root = self.releases[rid][2] or rid
                 if root in self.root_of and not self._other_live(root, rid):
-                    self.exact = False  # a counted release no longer counts
+                    self._uncount(root)  # recorded aborted by its own run: it counts for nothing
+
+    def _uncount(self, root: str) -> None:
+        """Remove counted release ``root`` from the populations (its record stays, unreferenced)."""
+        k = self.root_of.pop(root)
+        self.counted[k][0] = None
+        if k in self.every:
+            self.every.remove(k)
+            return
+        ids = {m: p for p, m in enumerate(self.pops) if self.pop_count[p] > 0}
+        keep = np.ones(self.hashes.size, dtype=bool)
+        for p in [p for p, c in enumerate(self.pop_count) if c > 0 and k in self.pops[p]]:
+            sel = self.pop_of == p
+            t = tuple(x for x in self.pops[p] if x != k)
+            if not t:  # units no counted release touches any more
+                keep &= ~sel
+            else:
+                q = ids.get(t)
+                if q is None:
+                    q = ids[t] = len(self.pops)
+                    self.pops.append(t)
+                    self.pop_count.append(0)
+                self.pop_of[sel] = q
+                self.pop_count[q] += self.pop_count[p]
+            self.pop_count[p] = 0
+        self.hashes, self.pop_of = self.hashes[keep], self.pop_of[keep]
 
     def _other_live(self, root: str, rid: str) -> bool:
         return any((r == root or st[2] == root) and r != rid and st[0] != "aborted"
@@ -293,7 +321,7 @@ class LedgerState:
         st.nonces = set(nonces) if isinstance(nonces, list) else {nonces[i:i + 32] for i in range(0, len(nonces), 32)}
         st.guarantees = d["guarantees"]
         st.counted = d["counted"]
-        st.root_of = {c[0]: k for k, c in enumerate(st.counted)}
+        st.root_of = {c[0]: k for k, c in enumerate(st.counted) if c[0] is not None}
         st.every = d["every"]
         st.hashes = _unb64(d["hashes"], "<u8").astype(np.uint64)
         st.pop_of = _unb64(d["pop_of"], "<i8").astype(np.int64)

@@ -305,7 +305,8 @@ class Ledger:
         self.signing_key = as_signing_key(signing_key)
         self._fd: int | None = None
         self._depth = 0
-        self._memo: Any = None  # (bytes, LedgerState, their SHA-256) this object verified last (puffer.publish.index)
+        self._memo: Any = None  # (bytes, LedgerState, SHA-256, stamp) this object verified last (puffer.publish.index)
+        self._tail = b""        # the bytes after the last complete line, at the last state()
 
     def __repr__(self) -> str:
         signed = "" if self.signing_key is None else f", signing_key={self.signing_key!r}"
@@ -430,10 +431,11 @@ class Ledger:
         lines): one read of the file, the index used where it matches those bytes, every entry
         it does not cover verified, and the checkpoint beside the ledger checked (what
         :meth:`entries` checks, without re-reading what the index vouches for). ``data``: the
-        file's bytes, read by the caller (under the lock: :meth:`append` and the composition
-        rules of a pending entry always read); without it, a file whose size, inode and
-        modification and change times are those this object recorded after verifying it (or
-        after its own append) is not read again."""
+        file's bytes, read by the caller. Without it, a file whose size, inode and modification
+        and change times are those this object recorded right before verifying it (or right
+        after its own append) is not read again: another release's append changes the size, and
+        an edit made since is no different from one made right after this object's next append
+        (the chain breaks there either way, and ``puffer ledger verify`` names the entry)."""
         from .index import full_lines, load_state
 
         memo = self._memo
@@ -444,6 +446,7 @@ class Ledger:
                 # change times (the kernel sets the change time on every write; no user can set
                 # it back) are those recorded right after that read or this object's append
                 self._trusted(full_lines(memo[1], memo[0]))
+                self._tail = b""
                 return memo[1], memo[0]
             data = self._data()
         else:
@@ -452,7 +455,7 @@ class Ledger:
         why = _tail_problem(data[end:])
         if why is not None:
             raise LedgerError(self.path, data.count(b"\n"), why)
-        complete = data[:end]
+        complete, self._tail = data[:end], data[end:]
         st, h = load_state(self, complete, None if memo is None else memo[:2])
         self._trusted(full_lines(st, complete))  # the ledger extends the checkpoint beside it
         if h is None:  # from this object's own state: its SHA-256, extended (the index records it)
@@ -658,9 +661,8 @@ class Ledger:
             assert fd is not None
             # never append to a broken chain, a forged signature, a cut ledger or a cut entry:
             # every entry verified, or covered by the ledger's index (puffer.publish.index)
-            data = self._data()  # read under the lock: what the chain is extended from
-            st, complete = self.state(data)
-            tail = data[len(complete):]
+            st, complete = self.state()
+            tail = self._tail  # (a torn last line: removed by this append, recorded below)
             local = self._local_checkpoint([])
             s0 = _signer(st.first) if st.first is not None else None
             self.check_signer([st.first] if st.first is not None else [])

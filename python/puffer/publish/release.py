@@ -59,10 +59,9 @@ class LedgerView:
     cannot answer exactly (:attr:`~puffer.publish.index.LedgerState.exact`), every entry is
     parsed and the rules run over them as before."""
 
-    def __init__(self, ledger: Ledger, *, read: bool = False) -> None:
+    def __init__(self, ledger: Ledger) -> None:
         self.ledger = ledger
-        # ``read``: the file read now (under the lock), never the state recorded before
-        self.st, self.data = ledger.state(ledger._data() if read else None)
+        self.st, self.data = ledger.state()
         self._entries: list[dict[str, Any]] | None = None
 
     def entries(self) -> list[dict[str, Any]]:
@@ -169,7 +168,7 @@ class Release:
         e.update(event="pending", release_id=self.release_id, time=_now(), output_sha256=output_sha256,
                  rows=int(rows), output=None if output is None else os.path.abspath(output), **(extra or {}))
         with self.ledger.locked():
-            view = LedgerView(self.ledger, read=True)
+            view = LedgerView(self.ledger)
             record_plan = False
             if self.series is not None:  # (puffer.publish.series) the plan as recorded, the window not released yet
                 from .series import check_series_release

@@ -42,6 +42,10 @@ when one changes meaning. Version 1:
       ``fit_on_release``: for a Theta fitted from traces, whether the fit was private (its eps
       and id: counted in the totals) or shared units with the release (``allowed``: by
       ``allow_fit_on_release``), null otherwise.
+    * ``unit_registry``: the release's check against the ledger's registry of units
+      (:mod:`puffer.publish.registry`: ``registered``, ``new``, ``learned``, ``declared_new``,
+      ``absent``, and ``warning`` when its units were mostly new while registered ones were
+      absent), null for releases of rows that name no unit or recorded before the registry.
 ``populations``
     one object per population of units: ``label`` (the unit columns of its releases),
     ``unit_columns``, ``units`` (how many units have exactly this set of releases, or "all"),
@@ -111,6 +115,7 @@ def _release(e: dict[str, Any], status: str, counted: bool) -> dict[str, Any]:
         "key": {k: key.get(k) for k in ("key_id", "source", "insecure")}, "nonce": e.get("nonce"),
         "allow_uncomposed": bool(e.get("allow_uncomposed")), "budget": e.get("budget"),
         "fit_on_release": e.get("fit_on_release"),
+        "unit_registry": e.get("unit_registry"),
         **({"series": {k: e["series"].get(k) for k in ("plan_id", "window", "windows", "positions", "scale")}}
            if isinstance(e.get("series"), dict) else {}),
     }
@@ -234,6 +239,11 @@ def _release_lines(k: int, r: dict[str, Any]) -> list[str]:
     out.append(f"     unit: {u['column'] or '(row)'} ({u['mode']}: {u['query']}"
                + (f", T={u['records_per_unit']}" if u.get("records_per_unit") else "") + f"); {who}; columns "
                f"{r['columns']}, {r['rows']} output rows")
+    reg = r.get("unit_registry")
+    if isinstance(reg, dict) and reg.get("new"):
+        out.append(f"     units: {reg['new']} new to the ledger ("
+                   + ("its first units" if reg.get("learned") else "declared with --new-units") + ")"
+                   + (f"; WARNING: {reg['warning']}" if reg.get("warning") else ""))
     f = r["files"]
     out.append(f"     input:  {f['input'] or '(in memory)'} {f['input_sha256']}")
     out.append(f"     output: {f['output'] or '(in memory)'} {f['output_sha256']}")

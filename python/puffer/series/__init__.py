@@ -6,10 +6,10 @@ eps-Pufferfish private for the framework's secrets (X_t = s vs X_t = s', every p
 the horizon, every prior of Theta), whatever order they are published in. It takes the least
 noise among the theorems of :mod:`puffer.series.quilt`:
 
-* the quilted Wasserstein bound (puffer's own theorem, proved on the docs page "Publishing a
-  series": ``Ref("pufferseries", "Thm 1")``), whose total does not grow with the number of
-  windows: a secret pays its quilt's influence once and the coupling cost of the windows that
-  meet its nearby part;
+* the quilt decomposition with the exact local loss (puffer's own theorem, proved on the docs
+  page "Series plans: what the plan certifies": ``Ref("pufferseries", "Thm 1")``), whose total
+  does not grow with the number of windows: a secret pays its quilt's influence once and the
+  exact loss of the windows that meet its nearby part;
 * the Markov Quilt Mechanism (Song, Wang, Chaudhuri 2017) on the vector of window sums, which
   is 1-Lipschitz in L1 (the fallback, so a plan is never noisier than the MQM).
 

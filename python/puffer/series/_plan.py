@@ -35,6 +35,8 @@ class Candidate:
     binding: dict[str, Any]
     refs: tuple[Ref, ...]
     summary: str
+    #: the lattice padding quantity of the theorem (see SeriesWindow.lattice_sensitivity)
+    lattice: float = math.inf
 
 
 class SeriesWindow(Mechanism):
@@ -44,11 +46,14 @@ class SeriesWindow(Mechanism):
     The window's release goes through the existing release paths (``release``, ``secure=True``
     lattice releases, the publishing engines).
 
-    The lattice padding (:meth:`lattice_sensitivity`): every theorem of the plan bounds the loss
-    by terms |a - a'| / b over pairs of window sums a != a' (a coupling's support or a range) plus
-    terms that do not depend on the noise; window sums lie on the grid of the state values, so
-    |a - a'| >= L (the grid step) and rounding both to g Z moves |a - a'| by at most g <= (g / L)
-    |a - a'|: the noise scale inflated by (L + g) / L keeps every such term.
+    The lattice padding (:meth:`lattice_sensitivity`, the plan's ``lattice_sensitivity``): a
+    lattice release snaps the window's sum to g Z and adds rounded Laplace noise of the scale
+    inflated by (Delta + g) / Delta. For the MQM plans Delta = L, the state values' span (as
+    :class:`~puffer.mechanisms.MarkovQuilt`). For the quilt plans (docs page "series", Lemma 3)
+    snapping moves each window that meets a quilt's nearby part by at most g / 2, which costs at
+    most g / b' <= Delta / b per such window, and a larger scale never costs more (Laplace(b') is
+    Laplace(b) plus independent noise); the plan is calibrated with a slack eps - eps_certified >=
+    1e-4 eps and Delta = slack * b / m, m the most windows any binding quilt meets.
     """
 
     guarantee: PP
@@ -77,10 +82,7 @@ class SeriesWindow(Mechanism):
         self.group = None
 
     def lattice_sensitivity(self) -> float:
-        if self.plan.grid_step is None:
-            raise ParameterError("secure", True, "a plan whose window sums lie on a known grid (the framework's state "
-                                 "values are not exactly on a common grid, so snapping to a lattice is not covered)")
-        return float(self.plan.grid_step)
+        return float(self.plan.lattice_sensitivity)
 
     def __repr__(self) -> str:
         return f"SeriesWindow(window={self.window}, noise={self.noise!r}, guarantee={self.guarantee!r})"
@@ -98,11 +100,11 @@ class SeriesPlan:
     """
 
     __slots__ = ("_windows", "_scales", "_eps", "_eps_certified", "_guarantee", "_name", "_refs", "_summary",
-                 "_binding", "_fw_digest", "_fw_name", "_T", "_grid", "_candidates", "_digest")
+                 "_binding", "_fw_digest", "_fw_name", "_T", "_lattice", "_candidates", "_digest")
 
     def __init__(self, *, windows: Any, scales: Any, eps: float, eps_certified: float, theorem: str,
                  refs: tuple[Ref, ...], summary: str, binding: dict[str, Any], framework_digest: str,
-                 framework_name: str, T: int, grid_step: float | None, candidates: dict[str, float]):
+                 framework_name: str, T: int, lattice_sensitivity: float, candidates: dict[str, float]):
         T = V.integer("T", T, lo=1)
         ws = check_windows(windows, T)
         sc = np.array(scales, dtype=np.float64).reshape(-1)
@@ -124,8 +126,7 @@ class SeriesPlan:
         refs = tuple(refs)
         if not refs or not all(isinstance(r, Ref) for r in refs):
             raise ParameterTypeError("refs", refs, "a non-empty tuple of puffer.refs.Ref")
-        if grid_step is not None:
-            grid_step = V.positive("grid_step", grid_step)
+        lattice_sensitivity = V.positive("lattice_sensitivity", lattice_sensitivity)
         if not isinstance(candidates, dict) or not all(k in THEOREMS for k in candidates):
             raise ParameterError("candidates", candidates, f"a dict theorem -> scale over {THEOREMS}")
         self._windows = ws
@@ -139,7 +140,7 @@ class SeriesPlan:
         self._fw_digest = framework_digest
         self._fw_name = framework_name
         self._T = T
-        self._grid = grid_step
+        self._lattice = lattice_sensitivity
         self._candidates = {k: float(v) for k, v in candidates.items()}
         self._guarantee = PP(eps, 0.0, Provenance(
             mechanism="SeriesPlan", theorem=summary, witness=self._binding, noise={"family": "laplace",
@@ -209,6 +210,12 @@ class SeriesPlan:
         return dict(self._candidates)
 
     @property
+    def framework(self) -> dict[str, Any]:
+        """The framework planned on: ``{"digest", "name", "T"}`` (the plan holds no framework
+        object: it is rebuilt from JSON anywhere)."""
+        return {"digest": self._fw_digest, "name": self._fw_name, "T": self._T}
+
+    @property
     def framework_digest(self) -> str:
         return self._fw_digest
 
@@ -222,9 +229,9 @@ class SeriesPlan:
         return self._T
 
     @property
-    def grid_step(self) -> float | None:
-        """The grid step of the window sums (for the lattice padding), None if not on a grid."""
-        return self._grid
+    def lattice_sensitivity(self) -> float:
+        """Delta of the lattice padding of every window's release (see :class:`SeriesWindow`)."""
+        return self._lattice
 
     # ------------------------------------------------------------------ releases
     def _k(self, k: Any) -> int:
@@ -251,7 +258,7 @@ class SeriesPlan:
             "eps_certified": self._eps_certified,
             "theorem": {"name": self._name, "summary": self._summary, "refs": [r.to_dict() for r in self._refs]},
             "binding": self._binding,
-            "grid_step": self._grid,
+            "lattice_sensitivity": self._lattice,
             "candidates": dict(self._candidates),
             "guarantee": self._guarantee.to_dict(),
         }
@@ -266,7 +273,7 @@ class SeriesPlan:
         if not isinstance(d, dict):
             raise ParameterTypeError("plan", d, "a dict made by SeriesPlan.to_dict()")
         keys = {"format", "framework", "windows", "scales", "eps", "eps_certified", "theorem", "binding",
-                "grid_step", "candidates", "guarantee"}
+                "lattice_sensitivity", "candidates", "guarantee"}
         for k in d:
             if k not in keys:
                 raise ParameterError(f"plan.{k}", d[k], f"a key of a series plan ({', '.join(sorted(keys))})")
@@ -288,7 +295,7 @@ class SeriesPlan:
         for i, x in enumerate(d["scales"]):
             if isinstance(x, bool) or not isinstance(x, (int, float)):
                 raise ParameterTypeError(f"plan.scales[{i}]", x, "a number")
-        for name in ("eps", "eps_certified"):
+        for name in ("eps", "eps_certified", "lattice_sensitivity"):
             if isinstance(d[name], bool) or not isinstance(d[name], (int, float)):
                 raise ParameterTypeError(f"plan.{name}", d[name], "a number")
         if not isinstance(d["candidates"], dict):
@@ -296,7 +303,8 @@ class SeriesPlan:
         out = cls(windows=[tuple(w) if isinstance(w, list) else w for w in d["windows"]], scales=d["scales"],
                   eps=d["eps"], eps_certified=d["eps_certified"], theorem=th["name"],
                   refs=tuple(Ref.from_dict(r) for r in th["refs"]), summary=th["summary"], binding=d["binding"],
-                  framework_digest=fw["digest"], framework_name=fw["name"], T=fw["T"], grid_step=d["grid_step"],
+                  framework_digest=fw["digest"], framework_name=fw["name"], T=fw["T"],
+                  lattice_sensitivity=d["lattice_sensitivity"],
                   candidates=d["candidates"])
         g = PP.from_dict(d["guarantee"])
         if g != out.guarantee or g.provenance != out.guarantee.provenance:
@@ -336,14 +344,6 @@ class SeriesPlan:
         s = f"{sc[0]:.6g}" if (sc == sc[0]).all() else f"{sc.min():.6g}..{sc.max():.6g}"
         return (f"SeriesPlan({len(self._windows)} windows on T={self._T}, scale {s}, "
                 f"eps={self._eps:g} (certified {self._eps_certified:.6g}), theorem={self._name})")
-
-
-def _grid_step(fw: Any) -> float | None:
-    """The step of the window sums' grid: every difference of two window sums is a multiple of it
-    (None when the state values are only approximately on a grid)."""
-    if fw.grid_error != 0.0:
-        return None
-    return float(fw._step)
 
 
 def plan(fw: Any, windows: Any, eps: float, delta: float = 0.0, *, theorem: str = "best",
@@ -394,4 +394,4 @@ def plan(fw: Any, windows: Any, eps: float, delta: float = 0.0, *, theorem: str 
     return SeriesPlan(windows=ws, scales=[best.scale] * len(ws), eps=eps, eps_certified=best.eps,
                       theorem=best.name, refs=best.refs, summary=best.summary, binding=best.binding,
                       framework_digest=fw.digest(), framework_name=fw.name, T=fw.length,
-                      grid_step=_grid_step(fw), candidates={c.name: c.scale for c in cands})
+                      lattice_sensitivity=best.lattice, candidates={c.name: c.scale for c in cands})

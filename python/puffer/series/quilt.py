@@ -1,41 +1,40 @@
-"""The theorems behind a series plan: the quilted Wasserstein bound and the MQM fallback.
+"""The theorems behind a series plan: the quilted local-loss bound and the MQM fallback.
 
 Setting: one chain X_0 .. X_{T-1} (a :func:`puffer.models.markov_chain` framework, Theta its
 priors), windows W_1 .. W_K (disjoint position ranges), window k's release
-Y_k = F_k(X) + Lap(b_k) with F_k(X) = sum_{i in W_k} v(X_i); secret pairs (X_t = s, X_t = s').
+Y_k = F_k(X) + Lap(b) with F_k(X) = sum_{i in W_k} v(X_i); secret pairs (X_t = s, X_t = s').
+The proofs are on the docs page "Series plans: what the plan certifies" (cited as
+``Ref("pufferseries", ...)``).
 
-* **MQM on the vector of window sums** (Song, Wang, Chaudhuri 2017, Markov Quilt Mechanism):
-  the vector (F_1, .., F_K) changes by at most L = max v - min v in L1 when one record changes,
-  so F + L Lap(sigma)^K with the MQM's sigma is eps-Pufferfish for the whole series.
-  :func:`mqm_candidate`.
-* **Quilted Wasserstein** (puffer's own; proof on the docs page "Publishing a series", cited as
-  ``Ref("pufferseries", "Thm 1")``): for a quilt Q = {X_{t-a}, X_{t+b}} (a side may be absent:
-  the nearby part N then runs to the horizon's end), N the positions strictly between the quilt
-  nodes, rho(x_Q) = log P(X_Q = x_Q | X_t = s) / P(X_Q = x_Q | X_t = s') and W(x_Q) any bound of
-  sum_k |a_k - a'_k| / b_k on the support of a coupling of the laws of the window parts
-  A_k = sum_{i in W_k cap N} v(X_i) given (x_Q, s) and given (x_Q, s'),
+* **Lemma 1 (box lemma)**: for laws mu, nu on an integer box and Laplace kernels, the supremum
+  over real outputs of the ratio of the smoothed laws is a maximum over the integer box.
+* **Theorem 1 (quilt decomposition)**: for a quilt Q = {X_{t-a}, X_{t+b}} (a side may be
+  absent: the nearby part N then runs to the horizon's end), rho(x_Q) = log P(X_Q = x_Q |
+  X_t = s) / P(X_Q = x_Q | X_t = s') and Lambda(x_Q) any bound of the log-ratio of the
+  expected Laplace densities of the windows' parts inside N given (x_Q, s) and (x_Q, s'),
+  uniformly in the outputs: eps_t <= min_Q max_{x_Q} [rho(x_Q) + Lambda(x_Q)], and the series
+  is max_theta max_t max_pairs eps_t -Pufferfish. Q empty (N = the whole chain) is the exact
+  loss itself.
+* **Lemma 2 (local loss)**: Lambda computed exactly by Lemma 1: one window meeting N (the
+  convolution of the two bridge laws around t), two adjacent windows (a mixture over the
+  state at the boundary between them, on the 2-D box), three or more (the joint law by a
+  forward pass, on boxes up to ``_BOX`` points).
+* **MQM on the vector of window sums** (Song, Wang, Chaudhuri 2017): the vector (F_1, .., F_K)
+  changes by at most L = max v - min v in L1 when one record changes, so Laplace(L sigma) per
+  window with the MQM's sigma is eps-Pufferfish for the whole series. :func:`mqm_candidate`.
 
-      eps_t <= min_Q max_{x_Q} [ rho(x_Q) + W(x_Q) ]    (inf where P(x_Q | s') = 0 < P(x_Q | s)),
-
-  and the series is max_theta max_t max_pairs eps_t -Pufferfish. Here W(x_Q) = min_j [
-  W_inf(A_j | x_Q, s ; A_j | x_Q, s') / b_j + sum_{k != j} range_k / b_k ] (the quantile
-  coupling of one window's part, any coupling of the rest; range_k = max |a_k - a'_k| over
-  the two supports). :func:`quilt_candidate`, :func:`series_epsilon`.
-
-Soundness. Bridge laws P(A_j = . , X_t = s | X_{t-a} = u) and the quilt's transition products
+Soundness. Bridge laws P(A = . , X_t = s | X_{t-a} = u) and the quilt's transition products
 are sums of products of non-negative numbers, computed in float64 with a relative error at most
 (n (k + 1) + 2) u for n steps (no cancellation); every probability used is taken with a
-relative margin ``_REL`` = 1e-10 (ample for n (k + 1) <= 10^5) plus an absolute floor for
-underflow, and the exact support of every law comes from a boolean pass (not from the floats).
-rho is rounded outward; W_inf is certified: d grid steps are accepted only where the CDF
-comparisons F_p(x) <= F_q(x + d) hold with the margins, in the CDF or in the survival form (the
-tails are compared relatively), and exactly at the supports' ends; a near tie costs one grid
-step, never a smaller bound. eps(b) is summed with upward rounding; the calibrated scale is
-checked with this certified evaluator (eps_total(b) <= eps) before it is returned. Positions with
-the same surroundings (the windows, the horizon's ends within the quilt cap, the period's phase
-and the support pattern) share one evaluation with the largest marginal ratio P(X_t = s') /
-P(X_t = s) of the class (an upper bound for each member). Capping quilt distances is a choice of
-quilts: every quilt gives a valid bound.
+relative margin ``_REL`` = 1e-8 (ample for n (k + 1) <= 10^7) plus an absolute floor for
+underflow, and the supports come from boolean passes (not from the floats). The Laplace
+smoothing is a two-sided recursion of positive terms; logarithms and sums are rounded up. The
+calibrated scale is checked with the certified evaluator (eps_total(b) <= eps, raised until it
+holds) before it is returned. Positions with the same surroundings (the windows, the horizon's
+ends within the quilt cap, the period's phase and the support pattern) share one evaluation with
+the largest marginal ratio P(X_t = s') / P(X_t = s) of the class (an upper bound for each
+member). Capping quilt distances, the grid of distances and keeping a class's best quilts are
+choices of quilts: every quilt gives a valid bound.
 """
 from __future__ import annotations
 
@@ -52,19 +51,21 @@ from ._plan import Candidate
 __all__ = ["mqm_candidate", "quilt_candidate", "series_epsilon"]
 
 _U = 2.0 ** -53
-_REL = 1e-10            # relative error margin of every probability (see the module docstring)
+_REL = 1e-8             # relative error margin of every probability (see the module docstring)
 _FLOOR = 2.0 ** -990    # absolute floor (underflow)
 _BOX = 4096             # the largest box of a quilt meeting 3 or more windows (else not in the quilt set)
 
 # The results implemented here (read by scripts/theorems.py for docs/theorems.md)
 REFERENCES = {
-    "quilt_candidate": (Ref("pufferseries", "Thm 1", "quilted Wasserstein bound for a series of window sums"),
+    "quilt_candidate": (Ref("pufferseries", "Thm 1", "quilt decomposition of a series of window sums"),
                         Ref("pufferseries", "Lemma 1", "the box lemma (exact loss on the integer box)"),
+                        Ref("pufferseries", "Lemma 2", "the exact local loss of the windows inside a quilt"),
                         Ref("song2017", "max-influence of a Markov quilt")),
-    "series_epsilon": (Ref("pufferseries", "Thm 1", "quilted Wasserstein bound for a series of window sums"),),
+    "series_epsilon": (Ref("pufferseries", "Thm 1", "quilt decomposition of a series of window sums"),
+                       Ref("pufferseries", "Lemma 2", "the exact local loss of the windows inside a quilt")),
     "mqm_candidate": (Ref("song2017", "Markov Quilt Mechanism"), Ref("song2017", "MQMExact")),
 }
-#: the quilted Wasserstein bound (puffer's own, proved on the docs page "Publishing a series")
+#: the quilt decomposition with the exact local loss (puffer's own, proved on the docs page "series")
 QUILT_REFS = REFERENCES["quilt_candidate"]
 #: the MQM (Song et al. 2017) on the vector of window sums
 MQM_REFS = REFERENCES["mqm_candidate"]
@@ -99,7 +100,7 @@ def mqm_candidate(fw: Any, windows: tuple[tuple[int, int], ...], eps: float) -> 
                "quilt": {"a": q["a"], "b": q["b"]}, "card": int(q["card"]), "influence": float(q["influence"])}
     summary = ("Song et al. 2017, Markov Quilt Mechanism on the vector of window sums (L1-Lipschitz with "
                f"L = {m.lipschitz!r}): Laplace(L sigma), sigma = {m.sigma!r}")
-    return Candidate("mqm", scale, eps, binding, MQM_REFS, summary)
+    return Candidate("mqm", scale, eps, binding, MQM_REFS, summary, float(m.lattice_sensitivity()))
 
 
 # ---------------------------------------------------------------------------- the chain
@@ -362,6 +363,8 @@ class _Rows:
     pairs: list[tuple[int, int]]
     quilts: list[tuple[int | None, int | None]]
     k: int
+    #: per quilt: how many windows meet its nearby part
+    nwin: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     #: quilts meeting 3 or more windows, batched by box shape: (quilt index per row, group ids,
     #: joint laws (n, 2, *box))
     rowsN: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=list)
@@ -401,7 +404,7 @@ class _Rows:
                 rN.append((newq[qis[m]], remap(gids[m])[0], J[m]))
         return _Rows(g1, self.pa[m1], self.qa[m1], g2, self.W2[m2], self.A2[m2], self.B2[m2],
                      self.rho[:, quilts], self.left[quilts], self.err, self.pairs, [self.quilts[i] for i in quilts],
-                     self.k, rN)
+                     self.k, self.nwin[quilts], rN)
 
 
 def _smooth(x: np.ndarray, lam: float) -> np.ndarray:
@@ -566,10 +569,12 @@ def _class_rows(ch: _Chain, t: int, windows: tuple[tuple[int, int], ...], wv: np
     rows2: list[tuple[np.ndarray, list[list[slice]], np.ndarray]] = []
     cv = _Convs()
     rowsN: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    nwin = np.zeros(len(quilts), dtype=np.int64)
     for qi, (a, b) in enumerate(quilts):
         lo_n = 0 if a is None else t - a + 1
         hi_n = T - 1 if b is None else t + b - 1
         meet = [i for i, (ws, we) in enumerate(near) if ws <= hi_n and we - 1 >= lo_n]
+        nwin[qi] = len(meet)
         dimsN: list[int] = []
         if len(meet) > 2:
             cnt = [max(0, min(near[j][1] - 1, hi_n) - max(near[j][0], lo_n) + 1) for j in meet]
@@ -582,13 +587,14 @@ def _class_rows(ch: _Chain, t: int, windows: tuple[tuple[int, int], ...], wv: np
         lmb = (Gt.massb(a) if a is not None else lm > 0)
         rmb = (Ht.massb(b) if b is not None else rm > 0)
         for pi, (s, s2) in enumerate(prs):
-            lr = _log_ratio_up(lm[:, s], lm[:, s2])                    # (u,)
-            rr = _log_ratio_up(rm[:, s], rm[:, s2])                    # (w,)
+            lr = _log_ratio_up(lm[:, s], lm[:, s2], lmb[:, s])         # (u,)
+            rr = _log_ratio_up(rm[:, s], rm[:, s2], rmb[:, s])         # (w,)
             live = (okL[a] & lmb[:, s])[:, None] & (okR[b] & rmb[:, s])[None, :]
             # exact zeros: a denominator with an exact zero support is infinite
             lr = np.where(lmb[:, s] & ~lmb[:, s2], np.inf, lr)
             rr = np.where(rmb[:, s] & ~rmb[:, s2], np.inf, rr)
-            r2 = np.where(live, lr[:, None] + rr[None, :], -np.inf)
+            with np.errstate(invalid="ignore"):
+                r2 = np.where(live, lr[:, None] + rr[None, :], -np.inf)
             rho[pi, qi] = r2.reshape(-1)
             fin = np.argwhere(live & np.isfinite(r2))
             if fin.size == 0 or not meet:
@@ -711,12 +717,15 @@ def _class_rows(ch: _Chain, t: int, windows: tuple[tuple[int, int], ...], wv: np
         byshape.setdefault(ent[2].shape[2:], []).append(ent)
     merged = [(np.concatenate([e_[0] for e_ in v]), np.concatenate([e_[1] for e_ in v]),
                np.concatenate([e_[2] for e_ in v])) for v in byshape.values()]
-    return _Rows(gid, pa, qa, gid2, W2, A2s, B2s, rho, left, err, prs, quilts, k, merged)
+    return _Rows(gid, pa, qa, gid2, W2, A2s, B2s, rho, left, err, prs, quilts, k, nwin, merged)
 
 
-def _log_ratio_up(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+def _log_ratio_up(num: np.ndarray, den: np.ndarray, pos: np.ndarray | None = None) -> np.ndarray:
     """Upper bounds of log(num / den) with the relative margins (inf where den may be 0, -inf
-    where num = 0)."""
+    where num = 0; ``pos``: the exact positivity of num, inf where it is positive but underflowed
+    to 0)."""
+    if pos is not None:
+        num = np.where(pos & (num <= 0), np.inf, num)
     hi = num * (1 + _REL) + _FLOOR
     lo = den * (1 - _REL) - _FLOOR
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -786,7 +795,8 @@ def _one_class(n: int) -> tuple[int, _Class | None]:
     if rows is None:
         return n, None
     mem = np.array(members)
-    logR = np.array([float(_log_ratio_up(ch.law[mem, s2], ch.law[mem, s]).max()) for (s, s2) in rows.pairs])
+    logR = np.array([float(_log_ratio_up(ch.law[mem, s2], ch.law[mem, s], ch.pos[mem, s2]).max())
+                     for (s, s2) in rows.pairs])
     b0s, keep, g = w["b0s"], w["keep"], w["g"]
     if b0s and len(rows.quilts) > keep:
         best: set[int] = set()
@@ -798,6 +808,13 @@ def _one_class(n: int) -> tuple[int, _Class | None]:
     if w["eps"] is not None:
         c.scale = _bisect([c], w["eps"], g, (b0s[1] if len(b0s) > 1 else None))
     return n, c
+
+
+def _worker_init() -> None:
+    """Worker processes leave Ctrl-C to the parent (which cancels the pending classes)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _workers(n_jobs: int) -> int:
@@ -841,7 +858,8 @@ def _build(fw: Any, windows: tuple[tuple[int, int], ...], D: int, b0s: list[floa
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor, as_completed
 
-            with ProcessPoolExecutor(nw, mp_context=multiprocessing.get_context("fork")) as ex:
+            with ProcessPoolExecutor(nw, mp_context=multiprocessing.get_context("fork"),
+                                     initializer=_worker_init) as ex:
                 futs = [ex.submit(_one_class, n) for n in range(len(groups))]
                 try:
                     for done, f in enumerate(as_completed(futs)):
@@ -872,6 +890,21 @@ def _eps_of(classes: list[_Class], b: float, g: float) -> tuple[float, tuple[int
             worst = float(val[p])
             wit = (ci, p, int(qi[p]), int(np.argmax(v[p, qi[p]])))
     return worst, wit
+
+
+def _windows_used(classes: list[_Class], b: float, g: float) -> int:
+    """The most windows that meet the nearby part of a quilt chosen (the argmin) at scale b, over
+    every class and pair (at least 1)."""
+    m = 1
+    for c in classes:
+        per_q = c.rows.values(b / g, b, c.logR).max(2)
+        qi = np.argmin(per_q, axis=1)
+        m = max(m, int(c.rows.nwin[qi].max()))
+    return m
+
+
+#: the slack the quilt plans keep for lattice releases: calibrated to eps (1 - _SLACK)
+_SLACK = 1e-4
 
 
 def _cap(fw: Any, cap: int | None) -> int:
@@ -913,13 +946,15 @@ def quilt_candidate(fw: Any, windows: tuple[tuple[int, int], ...], eps: float, *
     D = _cap(fw, cap)
     g = float(fw._step)
     T = int(fw.length)
+    eps_cal = eps * (1 - _SLACK)    # the slack pays for lattice snapping (docs page "series", Lemma 3)
     b0 = None
     if T > 64:
         # a first guess from a coarse quilt set, then every class keeps its best quilts around it
-        coarse = _build(fw, windows, D, [], keep, progress, dists=_dists(D, coarse=True), eps=eps)
+        coarse = _build(fw, windows, D, [], keep, progress, dists=_dists(D, coarse=True), eps=eps_cal)
         b0 = max(c.scale for c in coarse) if coarse else None
         b0 = b0 if b0 is not None and math.isfinite(b0) else None
-    classes = _build(fw, windows, D, [] if b0 is None else [0.75 * b0, b0, 1.33 * b0], keep, progress, eps=eps)
+    classes = _build(fw, windows, D, [] if b0 is None else [0.75 * b0, b0, 1.33 * b0], keep, progress,
+                     eps=eps_cal)
     if not classes:
         raise ParameterError("fw", fw.name, "a chain with at least one possible secret pair")
     # eps_total(b) = max over classes: the least common scale is the largest of the classes' own
@@ -928,9 +963,12 @@ def quilt_candidate(fw: Any, windows: tuple[tuple[int, int], ...], eps: float, *
         return Candidate("quilt", math.inf, math.inf, {}, QUILT_REFS, "quilted bound: no finite scale")
     b = _up(hi, 4)
     val, wit = _eps_of(classes, b, g)
-    while val > eps:          # the certified check: more noise until it holds
+    while val > eps_cal:      # the certified check: more noise until it holds
         b = _up(b * (1 + 1e-9), 4)
         val, wit = _eps_of(classes, b, g)
+    # lattice padding: Delta = (eps - eps_certified) b / m, rounded down (Lemma 3)
+    m_used = _windows_used(classes, b, g)
+    lat = math.nextafter(math.nextafter((eps - val) * b / m_used, 0.0), 0.0)
     assert wit is not None
     c = classes[wit[0]]
     s, s2 = c.rows.pairs[wit[1]]
@@ -941,10 +979,10 @@ def quilt_candidate(fw: Any, windows: tuple[tuple[int, int], ...], eps: float, *
     binding = {"prior": _label(fw.priors[c.prior]), "t": int(c.t), "pair": [names[s], names[s2]],
                "quilt": {"a": qa, "b": qb}, "x_Q": [None if qa is None else names[u], None if qb is None else names[w]],
                "positions_alike": c.members}
-    summary = (f"quilted bound for a series of window sums (puffer docs 'Publishing a series', Thm 1 with the exact "
-               f"local loss of Lemma 1 and the boundary coupling of Lemma 2): common Laplace scale {b!r}, quilt "
-               f"distances up to {D}")
-    return Candidate("quilt", b, val, binding, QUILT_REFS, summary)
+    summary = (f"quilt decomposition of a series of window sums with the exact local loss (puffer docs, 'Series "
+               f"plans: what the plan certifies', Thm 1, Lemmas 1-2): common Laplace scale {b!r}, quilt distances up "
+               f"to {D}")
+    return Candidate("quilt", b, val, binding, QUILT_REFS, summary, lat)
 
 
 def _bisect(classes: list[_Class], eps: float, g: float, start: float | None) -> float:
