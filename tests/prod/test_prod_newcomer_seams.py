@@ -66,6 +66,19 @@ def test_an_answer_off_the_lattice_of_the_query_is_refused_and_a_real_valued_que
                           per_unit=True)["rows"] == 3
 
 
+def test_the_lattice_check_is_exact_for_large_answers():
+    """Near 2^52: 7 (2^49 + 3) is on 7 Z and 7 (2^49 + 3) + 1 is not (Python's integer arithmetic);
+    the check agrees, and a missing value (NaN) is left to nulls=."""
+    from puffer.publish.units import UnitSpec, check_answers
+
+    spec = UnitSpec("answers", None, None, "q", rng=(0.0, 2.0**52), lattice=(7.0, 0.0))
+    on = 7 * (2**49 + 3)
+    assert on % 7 == 0 and (on + 1) % 7 == 1 and float(on + 1) == on + 1
+    check_answers(spec, "x", np.array([float(on), np.nan]), None, 0)
+    with pytest.raises(ParameterError, match=f"{float(on + 1)!r} at row 1"):
+        check_answers(spec, "x", np.array([float(on), float(on + 1)]), None, 0)
+
+
 # -- Ctrl-C while the command starts -----------------------------------------------------------
 
 # The console script pip writes for [project.scripts] puffer = "puffer.cli:main", byte for byte.

@@ -268,8 +268,10 @@ def check_answers(spec: UnitSpec, column: str, vals: np.ndarray, ids: Any, first
                              "each row to be one unit's answer)")
     if spec.lattice is not None:
         step, offset = spec.lattice
-        k = (vals - offset) / step   # exact: integers below 2^52 (in range), step and offset integers
-        bad = np.flatnonzero((k != np.round(k)) & ~nan)
+        # exact: an integer value minus the integer offset is exact below 2^53, and fmod is exact
+        with np.errstate(invalid="ignore"):
+            off = (vals != np.round(vals)) | (np.fmod(vals - offset, step) != 0)
+        bad = np.flatnonzero(off & ~nan)
         if bad.size:
             i = int(bad[0])
             on = "an integer" if step == 1.0 else f"{offset:g} + {step:g} k for an integer k"
