@@ -399,3 +399,23 @@ def test_incommensurate_values_are_planned_or_refused_promptly():
     assert p.theorem_name == "mqm" and set(p.candidates) == {"mqm"}
     exact, _ = _series(fw, p.windows, [0, 1, float(np.pi)]).loss(p.scales)
     assert exact <= p.guarantee.eps
+
+
+def test_windows_of_one_position_on_three_states_plan_soundly():
+    # the review's slow case (> 100 s before the kernel-product smoothing and the secant search
+    # of the scale; timed in bench/suites/series.py, not here): 3 states, a periodic chain, seven
+    # windows of one position, values (0, .25, 1.75) (grid values 0, 1, 7: the joint laws of
+    # Lemma 2 case 3 on boxes of 8^3 and 8^4 points). The plan against the exact loss, and the
+    # quilt's scale never above the MQM's. (The exact optimum common scale is 3.96 here: the
+    # quilts that would reach it meet all seven windows, a box of 8^7 points, out of the search.)
+    rng = np.random.default_rng(2026)
+    rng.dirichlet(np.ones(3), size=3)
+    M3z = np.array([[0.0, 0.6, 0.4], [0.3, 0.0, 0.7], [0.5, 0.5, 0.0]])
+    per3 = np.stack([rng.dirichlet(np.ones(3), size=3), M3z])
+    fw = markov_chain(per3, T=7, init=[0.6, 0.0, 0.4], values=[0, 0.25, 1.75], period=2)
+    seen = []
+    p = plan(fw, 1, eps=1.0, progress=lambda d, t: seen.append((d, t)))
+    assert seen[-1] == (7, 7)                       # progress per class of positions
+    exact, where = _series(fw, p.windows, [0, 0.25, 1.75]).loss(p.scales)
+    assert exact <= p.eps_certified, (exact, where)
+    assert p.theorem_name == "quilt" and p.scales[0] <= p.candidates["mqm"]

@@ -132,6 +132,11 @@ def test_publishing_rechecks_the_bound_once_per_ledger(tmp_path, capsys, monkeyp
         err = capsys.readouterr().err
         assert "its bound does not hold" in err, err
     assert not (tmp_path / "ledger.jsonl").exists() or pio.read_ledger(tmp_path / "ledger.jsonl") == []
+    # `puffer series show` re-derives the bound too
+    assert cli.main(["series", "show", str(tmp_path / "edited.json")]) == 3
+    assert "its bound does not hold" in capsys.readouterr().err
+    assert cli.main(["series", "show", str(tmp_path / "intact.json")]) == 0
+    assert "bound re-derived on its framework: certified eps" in capsys.readouterr().out
     calls = []
     real = SeriesPlan.verify
 

@@ -419,8 +419,8 @@ def _smooth(x: np.ndarray, lam: float) -> np.ndarray:
     two-sided recursion (relative error <= 4 S u)."""
     S = x.shape[-1]
     if S <= _SMALL:
-        i = np.arange(S)
-        K = np.power(lam, np.abs(i[:, None] - i[None, :]).astype(np.float64))
+        ix = np.arange(S)
+        K = np.power(lam, np.abs(ix[:, None] - ix[None, :]).astype(np.float64))
         out_: np.ndarray = np.matmul(x, K)
         return out_
     f = x.copy()
