@@ -23,12 +23,20 @@ The proofs are on the docs page "Series plans: what the plan certifies" (cited a
   changes by at most L = max v - min v in L1 when one record changes, so Laplace(L sigma) per
   window with the MQM's sigma is eps-Pufferfish for the whole series. :func:`mqm_candidate`.
 
+Lattice padding (Lemma 3 (b)): with padding Delta, each quilt's bound plus Delta / b per window
+meeting its nearby part (``series_epsilon(..., lattice_sensitivity=Delta)``, what a plan read
+from a file is re-checked against: :meth:`puffer.series.SeriesPlan.verify`). The laws live on
+the grid of the state values: their size is known before any work (:func:`grid_points`), and
+values without a common step that would need more than :data:`MAX_GRID` points are refused
+(:func:`check_grid`; ``plan(theorem="best")`` then takes the MQM, which needs no grid).
+
 Soundness. Bridge laws P(A = . , X_t = s | X_{t-a} = u) and the quilt's transition products
 are sums of products of non-negative numbers, computed in float64 with a relative error at most
 (n (k + 1) + 2) u for n steps (no cancellation); every probability used is taken with a
 relative margin ``_REL`` = 1e-8 (ample for n (k + 1) <= 10^7) plus an absolute floor for
 underflow, and the supports come from boolean passes (not from the floats). The Laplace
-smoothing is a two-sided recursion of positive terms; logarithms and sums are rounded up. The
+smoothing sums positive terms (a kernel-matrix product on small grids, a two-sided recursion on
+large ones); logarithms and sums are rounded up. The
 calibrated scale is checked with the certified evaluator (eps_total(b) <= eps, raised until it
 holds) before it is returned. Positions with the same surroundings (the windows, the horizon's
 ends within the quilt cap, the period's phase and the support pattern) share one evaluation with
