@@ -50,6 +50,8 @@ PRECISE: dict[tuple[str, str], dict[str, str]] = {
     ("profile.pyi", "custom_hockey_stick_lipschitz"): {"logpdf: collections.abc.Callable,": f"logpdf: {_LOGPDF},"},
     # usable, m, period, omega, reps, lo, hi (cpp/bindings/models.cpp)
     ("models.pyi", "markov_skip_plan"): {"-> dict:": "-> dict[str, typing.Any]:"},
+    # the W_inf table and planned, rounds, representatives, certified, direct (cpp/bindings/models.cpp)
+    ("models.pyi", "markov_w_inf_stats"): {", dict]:": ", dict[str, int]]:"},
 }
 _BARE = re.compile(r"(?<![\w.])(?:tuple|dict|list|collections\.abc\.Callable)(?![\w\[.])")
 

@@ -425,6 +425,80 @@ def test_window_bound_sees_supports_that_alternate():
     check_same(M, init, values, 120)
 
 
+# ---------------------------------------------------------------- persistent chains (issue 41)
+# Household occupancy chains stay put with probability 0.9 - 0.97: second eigenvalue lambda_2 =
+# 1 - a - b of [[1 - a, a], [b, 1 - b]], stationary law (b, a) / (a + b), taken asymmetric.
+PERSISTENT_LAMBDAS = (0.8, 0.85, 0.9, 0.93, 0.95, 0.97, 0.98)
+PERSISTENT_PI0 = (0.1, 0.3, 0.6, 0.85)
+
+
+def persistent_chain(lam, pi0):
+    a, b = (1.0 - pi0) * (1.0 - lam), pi0 * (1.0 - lam)
+    return np.array([[[1.0 - a, a], [b, 1.0 - b]]])
+
+
+@pytest.mark.parametrize("lam", PERSISTENT_LAMBDAS)
+def test_skipping_equals_the_direct_computation_on_persistent_chains(lam):
+    """A grid of persistent chains (lambda_2 0.8 .. 0.98, stationary laws 0.1 .. 0.85) at T = 1500:
+    the automatic plan and windows of 96 and 192 steps (omega ~1e-6 .. 1: representatives certify
+    short stretches, and later rounds place representatives in what the first left uncovered)
+    give the direct computation's table bit for bit."""
+    T, values = 1500, np.array([0, 1], dtype=np.int64)
+    for pi0 in PERSISTENT_PI0:
+        M, init = persistent_chain(lam, pi0), np.array([[0.5, 0.5]])
+        check_same(M, init, values, T, windows=(96, 192))
+
+
+def test_later_rounds_of_representatives_cover_what_the_first_left():
+    """With a window whose drift exceeds the representative's margins the first representative
+    certifies a short stretch; the rounds that follow place representatives in the rest. Over the
+    grid, several chains take more than one round, and the positions they certify are not computed
+    (the counts of what the skipping did add up to T per prior); the tables equal the direct
+    computation's, on one thread and two, with the progress counting every position once."""
+    T, values = 1500, np.array([0, 1], dtype=np.int64)
+    multi = 0
+    for lam in PERSISTENT_LAMBDAS:
+        for pi0 in PERSISTENT_PI0:
+            M, init = persistent_chain(lam, pi0), np.array([[pi0, 1.0 - pi0]])
+            W, st = _core.models.markov_w_inf_stats(M, init, values, T, 1, window=96)
+            m = 96
+            # ends, representatives, certified and direct positions: every position once
+            assert 2 * m + st["representatives"] + st["certified"] + st["direct"] == T, st
+            multi += st["rounds"] > 1
+            if st["rounds"] > 1:
+                assert st["certified"] > 0
+    assert multi >= 3
+    M = np.concatenate([persistent_chain(0.9, 0.3), persistent_chain(0.95, 0.6), persistent_chain(0.97, 0.1)])
+    init = np.full((3, 2), 0.5)
+    W_full, _ = _core.models.markov_w_inf(M, init, values, T, 2, full=True)
+    for threads in (1, 2):
+        seen = []
+        W, _ = _core.models.markov_w_inf(M, init, values, T, threads, window=96,
+                                         progress=lambda d, t: seen.append((d, t)))
+        assert np.array_equal(W, W_full)
+        assert seen[-1] == (3 * T, 3 * T)
+    for th in range(3):     # one prior: its two streams side by side, its representatives in parallel
+        W, _ = _core.models.markov_w_inf(M[th:th + 1], init[th:th + 1], values, T, 2, window=96)
+        assert np.array_equal(W, W_full[th:th + 1])
+
+
+def test_persistent_chains_are_planned_at_a_year_of_half_hours():
+    """T = 17,520: every chain of the grid gets a usable plan. The doubling of the window used to
+    stop when one doubling failed to halve omega (P = [[0.935, 0.065], [0.033, 0.967]]: omega 5.00
+    at m = 8 and 2.58 at m = 16), so such chains fell back to the direct computation (162 CPU s)."""
+    values = np.array([0, 1], dtype=np.int64)
+    issue = np.array([[[0.935, 0.065], [0.033, 0.967]]])
+    om = [_core.models.markov_window_drift(issue, np.array([[0.5, 0.5]]), values, 17520, m, 1).max() for m in (8, 16)]
+    assert om[1] > 0.5 * om[0]          # the old stopping rule's case
+    for M in [issue] + [persistent_chain(lam, pi0) for lam in PERSISTENT_LAMBDAS for pi0 in PERSISTENT_PI0]:
+        plan = _core.models.markov_skip_plan(M, np.array([[0.5, 0.5]]), values, 17520, eta=1e-4)
+        assert plan["usable"], M.tolist()
+        assert 8 <= plan["m"] <= 1280
+        lam = 1.0 - M[0, 0, 1] - M[0, 1, 0]
+        if lam <= 0.95 + 1e-12:   # the drift over the farthest interior position meets the plan's target
+            assert plan["period"] == 1 and plan["omega"].max() * 17520 / 2 <= 1e-4, (M.tolist(), plan)
+
+
 def test_identical_rows_certify_every_interior_position_exactly():
     """Identical rows: the windows are equal exactly (Theorem 7), the levels of the two laws tie
     exactly at every position, and the representative's certified value covers the interior."""

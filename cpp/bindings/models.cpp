@@ -25,6 +25,52 @@ namespace {
 using CArr = py::array_t<double, py::array::c_style | py::array::forcecast>;
 using IArr = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>;
 
+// W_inf of every prior, position and pair (w_inf_all_pairs): the table, the per-prior flags and
+// (with_stats) what the skipping did.
+py::tuple markov_w_inf_job(const CArr& trans, const CArr& init, const IArr& values, std::size_t T, unsigned threads,
+                           double tol, bool reference, const py::object& progress, const py::object& positions,
+                           bool full, std::size_t window, bool with_stats) {
+  MarkovChainSpec spec = puffer::bind::markov_spec(trans, init, values, T);
+  puffer::models::validate(spec, tol);
+  const std::size_t n_pairs = spec.k * (spec.k - 1) / 2;
+  py::array_t<double> W({spec.n_theta, T, n_pairs});
+  double* w = W.mutable_data();
+  std::vector<std::uint8_t> mask;
+  if (!positions.is_none()) {
+    mask.assign(T, 0);
+    const IArr pos = positions.cast<IArr>();
+    puffer::require(pos.ndim() == 1, "positions", pos.ndim(), "a 1-D array of positions");
+    for (py::ssize_t j = 0; j < pos.shape(0); ++j) {
+      const std::int64_t i = pos.data()[j];
+      puffer::require(i >= 0 && static_cast<std::size_t>(i) < T, "positions", i, "positions in [0, T)");
+      mask[static_cast<std::size_t>(i)] = 1;
+    }
+    std::fill(w, w + spec.n_theta * T * n_pairs, std::numeric_limits<double>::quiet_NaN());
+  }
+  std::vector<std::uint8_t> used;
+  puffer::JobControl ctl;
+  ctl.total = spec.n_theta * T;
+  puffer::models::SumLawsOptions opt;
+  opt.arithmetic = reference ? Arithmetic::kLogReference : Arithmetic::kAuto;
+  opt.control = &ctl;
+  opt.positions = mask.empty() ? nullptr : mask.data();
+  opt.skip_interior = !full;
+  opt.skip_window = window;
+  puffer::models::SkipStats st;
+  if (with_stats) opt.skip_stats = &st;
+  puffer::bind::run_job(ctl, progress, [&] { used = puffer::models::w_inf_all_pairs(spec, threads, w, opt); });
+  py::array_t<bool> L(used.size());
+  for (std::size_t j = 0; j < used.size(); ++j) L.mutable_data()[j] = used[j] != 0;
+  if (!with_stats) return py::make_tuple(W, L);
+  py::dict d;
+  d["planned"] = st.planned;
+  d["rounds"] = st.rounds;
+  d["representatives"] = st.representatives;
+  d["certified"] = st.certified;
+  d["direct"] = st.direct;
+  return py::make_tuple(W, L, d);
+}
+
 }  // namespace
 
 PUFFER_BIND_SUBMODULE(models, m) {
@@ -104,36 +150,9 @@ PUFFER_BIND_SUBMODULE(models, m) {
       "markov_w_inf",
       [](const CArr& trans, const CArr& init, const IArr& values, std::size_t T, unsigned threads, double tol,
          bool reference, const py::object& progress, const py::object& positions, bool full, std::size_t window) {
-        MarkovChainSpec spec = puffer::bind::markov_spec(trans, init, values, T);
-        puffer::models::validate(spec, tol);
-        const std::size_t n_pairs = spec.k * (spec.k - 1) / 2;
-        py::array_t<double> W({spec.n_theta, T, n_pairs});
-        double* w = W.mutable_data();
-        std::vector<std::uint8_t> mask;
-        if (!positions.is_none()) {
-          mask.assign(T, 0);
-          const IArr pos = positions.cast<IArr>();
-          puffer::require(pos.ndim() == 1, "positions", pos.ndim(), "a 1-D array of positions");
-          for (py::ssize_t j = 0; j < pos.shape(0); ++j) {
-            const std::int64_t i = pos.data()[j];
-            puffer::require(i >= 0 && static_cast<std::size_t>(i) < T, "positions", i, "positions in [0, T)");
-            mask[static_cast<std::size_t>(i)] = 1;
-          }
-          std::fill(w, w + spec.n_theta * T * n_pairs, std::numeric_limits<double>::quiet_NaN());
-        }
-        std::vector<std::uint8_t> used;
-        puffer::JobControl ctl;
-        ctl.total = spec.n_theta * T;
-        puffer::models::SumLawsOptions opt;
-        opt.arithmetic = reference ? Arithmetic::kLogReference : Arithmetic::kAuto;
-        opt.control = &ctl;
-        opt.positions = mask.empty() ? nullptr : mask.data();
-        opt.skip_interior = !full;
-        opt.skip_window = window;
-        puffer::bind::run_job(ctl, progress, [&] { used = puffer::models::w_inf_all_pairs(spec, threads, w, opt); });
-        py::array_t<bool> L(used.size());
-        for (std::size_t j = 0; j < used.size(); ++j) L.mutable_data()[j] = used[j] != 0;
-        return py::make_tuple(W, L);
+        const py::tuple r =
+            markov_w_inf_job(trans, init, values, T, threads, tol, reference, progress, positions, full, window, false);
+        return py::make_tuple(r[0].cast<py::array_t<double>>(), r[1].cast<py::array_t<bool>>());
       },
       py::arg("trans"), py::arg("init"), py::arg("values"), py::arg("T"), py::arg("threads") = 0,
       py::arg("tol") = 1e-9, py::arg("reference") = false, py::arg("progress") = py::none(),
@@ -145,6 +164,21 @@ PUFFER_BIND_SUBMODULE(models, m) {
       "to compute (the others are NaN). full=True: the direct computation at every position; False (default):\n"
       "interior positions whose value a representative certifies are not computed (docs/long-chains.md;\n"
       "the same values). window: the skipping's window m (0: chosen per prior; tests).");
+
+  m.def(
+      "markov_w_inf_stats",
+      [](const CArr& trans, const CArr& init, const IArr& values, std::size_t T, unsigned threads, bool full,
+         std::size_t window) {
+        const py::tuple r = markov_w_inf_job(trans, init, values, T, threads, 1e-9, false, py::none(), py::none(), full,
+                                             window, true);
+        return py::make_tuple(r[0].cast<py::array_t<double>>(), r[2].cast<py::dict>());
+      },
+      py::arg("trans"), py::arg("init"), py::arg("values"), py::arg("T"), py::arg("threads") = 0,
+      py::arg("full") = false, py::arg("window") = 0,
+      "markov_w_inf (every position) with what the skipping did (docs/long-chains.md): the W_inf table and a\n"
+      "dict: planned (priors with a usable plan), rounds (the most rounds of representatives of one prior),\n"
+      "representatives, certified (interior positions given a representative's value), direct (positions\n"
+      "computed directly). Tests and benchmarks.");
 
   m.def(
       "markov_skip_plan",
@@ -168,9 +202,10 @@ PUFFER_BIND_SUBMODULE(models, m) {
         d["hi"] = plan.hi;
         return d;
       },
-      py::arg("trans"), py::arg("init"), py::arg("values"), py::arg("T"), py::arg("prior") = 0, py::arg("eta") = 1e-6,
+      py::arg("trans"), py::arg("init"), py::arg("values"), py::arg("T"), py::arg("prior") = 0, py::arg("eta") = puffer::models::kSkipDrift,
       py::arg("window") = 0,
-      "The skipping plan of one prior (docs/long-chains.md): usable, window m, period p, omega (p * k: the\n"
+      "The skipping plan of one prior (docs/long-chains.md; eta: the drift target, by default that of\n"
+      "markov_w_inf): usable, window m, period p, omega (p * k: the\n"
       "certified log-oscillation per step of each phase and state), reps (one position per phase), lo / hi\n"
       "(the interior).");
   m.def(

@@ -148,6 +148,15 @@ struct SumLawsOptions {
   bool skip_interior = true;
   // The window m of the skipping (0: chosen per prior; > 0: that window, tests).
   std::size_t skip_window = 0;
+  // w_inf_all_pairs only, when not null: what the skipping did (tests, benchmarks, cost models).
+  struct SkipStats* skip_stats = nullptr;
+};
+
+// What the skipping of w_inf_all_pairs did, over all priors: the priors with a usable plan, the
+// most rounds of representatives one prior took, the representatives computed, the interior
+// positions that got a representative's value, and the positions left to the direct computation.
+struct SkipStats {
+  std::size_t planned = 0, rounds = 0, representatives = 0, certified = 0, direct = 0;
 };
 
 // Calls emit(theta, i, laws) for every theta and position i in [0, T), with laws[a] the law

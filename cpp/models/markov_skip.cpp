@@ -16,6 +16,8 @@ constexpr double kU = 0x1p-53;
 // Largest total exponent range (bits) of two factors convolved in plain doubles: every product
 // of reachable entries is then >= 2^-962 of the largest (normal), as in markov.cpp.
 constexpr std::int64_t kPlainRange = 960;
+// A window whose largest omega is not below this certifies no range worth a representative.
+constexpr double kUsableOmega = 0.05;
 
 struct Poly {  // extended-range polynomial: m[j] 2^e[j], m in [1, 2) (0 with kNoExp: unreachable)
   std::vector<double> m;
@@ -347,7 +349,9 @@ bool choose_window(const MarkovChainSpec& spec, std::size_t th, std::size_t p, d
   const Shape S = shape_of(spec, p);
   const double steps = std::ceil((static_cast<double>(spec.T) / 2.0) / static_cast<double>(p));
   bool have = false;
-  for (std::size_t m = 8; m <= m_max; m *= 2) {
+  std::size_t m_fail = 0;  // the largest window tried whose drift missed the target
+  // m = 8, 16, 32, ..., and m_max last (the largest window the memory estimate provides for)
+  for (std::size_t m = 8; m <= m_max; m = m == m_max ? m_max + 1 : std::min(2 * m, m_max)) {
     if (2 * m + 4 * p > spec.T) break;
     // every window tried counts against the budget, the first one included: on a short chain
     // with many states (k^3 per window against k per position) one window can cost most of
@@ -356,12 +360,39 @@ bool choose_window(const MarkovChainSpec& spec, std::size_t th, std::size_t p, d
     if (ops > budget) break;
     budget -= ops;
     WindowDrift d = window_drift(spec, th, p, m, ctl);
-    const bool improves = !have || d.max_omega() < 0.5 * best.max_omega();
+    // A persistent chain (second eigenvalue 0.9 - 0.98) forgets its start only after tens of
+    // steps: before that, doubling the window may shrink omega by less than half (P = [[0.935,
+    // 0.065], [0.033, 0.967]]: 5.00 at m = 8, 2.58 at 16, 1.3e-4 at 128, 6.9e-10 at 256), so the
+    // doubling goes on while the budget lasts; it stops once omega no longer falls (the rounding
+    // bound, which grows with m, dominates it) and a window is already usable.
+    const bool improves = !have || d.max_omega() < best.max_omega();
     if (improves) {
       best = std::move(d);
       have = true;
     }
-    if (best.max_omega() * steps <= eta_target || !improves) break;
+    if (best.max_omega() * steps <= eta_target) break;
+    m_fail = m;
+    if (!improves && best.max_omega() < kUsableOmega) break;
+  }
+  // The positions near both ends cost ~k m^2 T span^2 (each a short row against a long one),
+  // the most of a persistent chain's computation: bisect twice between the last window that
+  // missed the target and the one that met it (T = 17,520, second eigenvalue 0.93: 384 steps
+  // instead of 512)
+  if (have && m_fail > 0 && best.m > m_fail && best.max_omega() * steps <= eta_target) {
+    std::size_t lo = m_fail, hi = best.m;
+    for (int it = 0; it < 2 && hi - lo >= 16; ++it) {
+      const std::size_t m = (lo + hi) / 2;
+      const double ops = window_operations(spec.k, S.span, p, m);
+      if (ops > budget) break;
+      budget -= ops;
+      WindowDrift d = window_drift(spec, th, p, m, ctl);
+      if (d.max_omega() * steps <= eta_target) {
+        best = std::move(d);
+        hi = m;
+      } else {
+        lo = m;
+      }
+    }
   }
   return have;
 }
@@ -429,7 +460,7 @@ SkipPlan plan_skip(const MarkovChainSpec& spec, std::size_t th, double eta_targe
     if (chosen_eta <= eta_target) break;
   }
   // no window forgets the position well enough for even a short range to be certified
-  if (chosen.omega.empty() || !(chosen.max_omega() < 0.05)) return plan;
+  if (chosen.omega.empty() || !(chosen.max_omega() < kUsableOmega)) return plan;
   return with_reps(spec, std::move(chosen));
 }
 

@@ -48,6 +48,14 @@ void windows_identical(const MarkovChainSpec& spec, std::size_t th, WindowDrift&
 // Multiply-adds of window_drift (for choosing m against the cost of the positions it saves).
 double window_operations(std::size_t k, std::size_t span, std::size_t period, std::size_t m);
 
+// The drift over the farthest interior position that the window of a plan aims at (the plan's
+// eta_target). The representatives' margins are typically 1e-5 .. 1e-3: a drift above a margin
+// only shortens the range a representative certifies, and the next round's representatives
+// cover the rest, while a longer window costs ~k m^2 T span^2 at the ends (T = 17,520, second
+// eigenvalue 0.93, stationary law (0.1, 0.9): 1e-6 took m = 1024 and 7.2 CPU s, 1e-4 m = 512
+// and 4.0 CPU s, every interior position certified by one representative).
+inline constexpr double kSkipDrift = 1e-4;
+
 // The skipping plan of one prior: the window, the positions computed exactly at both ends
 // ([0, m) and (T - 1 - m, T - 1]) and one representative per phase near the middle. Empty
 // (usable == false) when skipping would not pay (short chain, slow mixing, a long period).
@@ -59,10 +67,12 @@ struct SkipPlan {
   std::size_t lo = 0, hi = 0;
 };
 
-// Chooses m by doubling from 8 until the drift over the farthest interior position is
-// <= eta_target (the representative's margins are typically >= 1e-5), or until the windows
-// tried (every period and window together, the first included) would cost more than 5 % of the
-// prior's direct computation: not usable then (a short chain with many states). window > 0:
+// Chooses m by doubling from 8 (m_max last) until the drift over the farthest interior position
+// is <= eta_target, while omega still falls, or until the windows tried (every period and window
+// together, the first included) would cost more than 5 % of the prior's direct computation: not
+// usable then (a short chain with many states); two bisection steps then shorten the window that
+// met the target. A drift above a representative's margins shortens the stretch it certifies;
+// w_inf_all_pairs then places more representatives (markov_walk.cpp). window > 0:
 // that m and the chain's own period, usable whenever every omega is finite (tests: a short
 // window certifies fewer positions).
 SkipPlan plan_skip(const MarkovChainSpec& spec, std::size_t th, double eta_target, const JobControl* control,

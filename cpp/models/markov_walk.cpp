@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -408,15 +409,105 @@ bool certifies(const Levels& P, const Levels& Q, double eta, double V) {
 }
 
 // One prior's skipping: its plan, the exact window identities (computed on first need), the
-// interior positions left to the direct computation.
+// interior positions left to the direct computation. Each representative answers for a stretch
+// of interior positions of its phase (the first round: the whole phase); a stretch its
+// certified D leaves uncovered gets representatives of its own in a later round (streams kept
+// at them only) when that costs less than computing its positions directly.
 struct PriorSkip {
   SkipPlan plan;
   std::mutex mu;
   bool identity_done = false;
   std::vector<std::size_t> left, right;  // end positions to compute (masked), ascending
-  KeptSlices keep;                        // the representatives' slices
+  KeptSlices keep;                        // the representatives' slices (this round)
   std::vector<std::size_t> keep_phase;    // phase of keep.at[j]
+  std::vector<std::size_t> s_lo, s_hi;    // stretch of keep.at[j]: positions of its phase in [s_lo, s_hi]
+  std::vector<std::size_t> keep_D;        // certified D of keep.at[j] (steps of the period)
+  unsigned round = 0;
+  struct Rep {
+    std::size_t r, phi, lo, hi;  // a representative of a later round and its stretch
+  };
+  std::vector<Rep> pending;  // beyond the memory cap of a round: the next round's
 };
+
+// Multiply-adds of the laws of one position (k convolutions of a forward and a backward row).
+double position_operations(std::size_t k, std::size_t T, std::size_t span, std::size_t t) {
+  return static_cast<double>(k) * static_cast<double>((t + 1) * span + 1) * static_cast<double>((T - 1 - t) * span + 1);
+}
+
+// Multiply-adds of the two streams of a round (k^2 steps of a slice per position, both ways).
+double streams_operations(std::size_t k, std::size_t T, std::size_t span) {
+  return static_cast<double>(k * k) * static_cast<double>(T) * static_cast<double>(T * span + 1);
+}
+
+// The next round of representatives of a prior: in every stretch that its representative left
+// partly uncovered (D_j steps certified), representatives spaced 2 D_j + 1 steps apart, each
+// answering for the D_j steps on either side; at most `cap` of them per round (the memory that
+// the streams' kept slices may take; the others wait in ps.pending for the next round), and
+// only when their laws and the two streams cost less than half of the uncovered positions
+// computed directly. Returns whether a round is set up (keep.at, keep_phase and the stretches
+// replaced; the new representatives' todo flags cleared).
+bool next_round(PriorSkip& ps, const MarkovChainSpec& spec, std::uint8_t* todo, std::size_t cap, unsigned max_rounds,
+                const std::function<bool(std::size_t)>& wanted) {
+  const SkipPlan& pl = ps.plan;
+  const std::size_t k = spec.k, T = spec.T, p = pl.drift.period;
+  std::size_t span = 0;
+  {
+    std::int64_t lo = spec.values[0], hi = spec.values[0];
+    for (std::size_t x = 0; x < k; ++x) {
+      lo = std::min(lo, spec.values[x]);
+      hi = std::max(hi, spec.values[x]);
+    }
+    span = static_cast<std::size_t>(hi - lo);
+  }
+  std::vector<PriorSkip::Rep> reps = std::move(ps.pending);
+  ps.pending.clear();
+  auto cover = [&](std::size_t a, std::size_t b, std::size_t phi, std::size_t D) {  // positions a, a + p, .., b
+    if (D == 0) return;  // one representative per position: the direct computation does that
+    const std::size_t step = (2 * D + 1) * p;
+    for (std::size_t lo = a; lo <= b; lo += step) {
+      const std::size_t hi = std::min(b, lo + step - p);
+      reps.push_back(PriorSkip::Rep{std::min(hi, lo + D * p), phi, lo, hi});
+      if (hi + p > b) break;
+    }
+  };
+  for (std::size_t j = 0; j < ps.keep.at.size(); ++j) {
+    const std::size_t r = ps.keep.at[j], D = ps.keep_D[j], phi = ps.keep_phase[j];
+    if (r >= ps.s_lo[j] + (D + 1) * p) cover(ps.s_lo[j], r - (D + 1) * p, phi, D);
+    if (ps.s_hi[j] >= r + (D + 1) * p) cover(r + (D + 1) * p, ps.s_hi[j], phi, D);
+  }
+  if (reps.empty() || ps.round + 1 >= max_rounds) return false;
+  if (ps.round == 0) {
+    // the whole plan against the direct computation of the positions it would cover (later
+    // rounds only finish what this one started)
+    double cost = streams_operations(k, T, span) * std::ceil(static_cast<double>(reps.size()) / static_cast<double>(cap));
+    double uncovered = 0.0;
+    for (const PriorSkip::Rep& q : reps) {
+      cost += position_operations(k, T, span, q.r);
+      for (std::size_t t = q.lo; t <= q.hi; t += p)
+        if (wanted(t)) uncovered += position_operations(k, T, span, t);
+    }
+    if (!(cost <= 0.5 * uncovered)) return false;
+  }
+  if (reps.size() > cap) {
+    ps.pending.assign(reps.begin() + static_cast<std::ptrdiff_t>(cap), reps.end());
+    reps.resize(cap);
+  }
+  std::sort(reps.begin(), reps.end(), [](const PriorSkip::Rep& a, const PriorSkip::Rep& b) { return a.r < b.r; });
+  ps.keep = KeptSlices{};
+  ps.keep_phase.clear();
+  ps.s_lo.clear();
+  ps.s_hi.clear();
+  for (const PriorSkip::Rep& q : reps) {
+    ps.keep.at.push_back(q.r);
+    ps.keep_phase.push_back(q.phi);
+    ps.s_lo.push_back(q.lo);
+    ps.s_hi.push_back(q.hi);
+    todo[q.r] = 0;  // computed from the kept slices
+  }
+  ps.keep_D.assign(reps.size(), 0);
+  ++ps.round;
+  return true;
+}
 
 }  // namespace
 
@@ -453,7 +544,19 @@ std::vector<std::uint8_t> w_inf_all_pairs(const MarkovChainSpec& spec, unsigned 
                                           const SumLawsOptions& options) {
   WalkShared W(spec, options.control);
   if (!options.skip_interior || options.arithmetic != Arithmetic::kAuto || options.prior_positions != nullptr)
+  {
+    if (options.skip_stats != nullptr) {
+      std::size_t n = 0;
+      for (std::size_t th = 0; th < spec.n_theta; ++th)
+        for (std::size_t i = 0; i < spec.T; ++i) {
+          const std::uint8_t* mask = options.prior_positions != nullptr ? options.prior_positions + th * spec.T
+                                                                       : options.positions;
+          n += mask == nullptr || mask[i] != 0;
+        }
+      *options.skip_stats = SkipStats{0, 0, 0, 0, n};
+    }
     return w_inf_direct(spec, threads, out, options, W);
+  }
 
   const std::size_t k = spec.k, T = spec.T, n_pairs = k * (k - 1) / 2, n_theta = spec.n_theta;
   JobControl* ctl = options.control;
@@ -464,12 +567,13 @@ std::vector<std::uint8_t> w_inf_all_pairs(const MarkovChainSpec& spec, unsigned 
   std::unique_ptr<std::atomic<std::uint8_t>[]> flag(new std::atomic<std::uint8_t>[n_theta]);  // extended range used
   for (std::size_t th = 0; th < n_theta; ++th) flag[th] = 0;
   std::vector<std::unique_ptr<PriorSkip>> skip(n_theta);
+  std::atomic<std::size_t> n_planned{0}, n_rounds{0}, n_reps{0}, n_certified{0};
 
   // Plan a prior: the window, the end positions, the representatives (positions masked out are
   // counted done at once).
   auto plan = [&](std::size_t th) {
     auto ps = std::make_unique<PriorSkip>();
-    ps->plan = plan_skip(spec, th, 1e-6, ctl, options.skip_window);
+    ps->plan = plan_skip(spec, th, kSkipDrift, ctl, options.skip_window);
     const SkipPlan& pl = ps->plan;
     std::size_t masked_out = 0;
     for (std::size_t i = 0; i < T; ++i) {
@@ -483,6 +587,7 @@ std::vector<std::uint8_t> w_inf_all_pairs(const MarkovChainSpec& spec, unsigned 
     }
     advance(ctl, masked_out);
     if (pl.usable) {
+      ++n_planned;
       const std::size_t p = pl.drift.period;
       std::vector<std::uint8_t> need(p, 0);
       for (std::size_t i = pl.lo; i <= pl.hi; ++i)
@@ -494,7 +599,12 @@ std::vector<std::uint8_t> w_inf_all_pairs(const MarkovChainSpec& spec, unsigned 
       for (const auto& r : reps) {
         ps->keep.at.push_back(r.first);
         ps->keep_phase.push_back(r.second);
+        // the stretch of the first round: every interior position of the phase
+        const std::size_t first = pl.lo + (r.second + p - pl.lo % p) % p;
+        ps->s_lo.push_back(first);
+        ps->s_hi.push_back(first + (pl.hi - first) / p * p);
       }
+      ps->keep_D.assign(reps.size(), 0);
     }
     skip[th] = std::move(ps);
   };
@@ -512,7 +622,8 @@ std::vector<std::uint8_t> w_inf_all_pairs(const MarkovChainSpec& spec, unsigned 
     PriorSkip& ps = *skip[th];
     const SkipPlan& pl = ps.plan;
     const std::size_t p = pl.drift.period, phi = ps.keep_phase[j], r = ps.keep.at[j];
-    const std::size_t dmax = std::max(r - pl.lo, pl.hi - r) / p;
+    const std::size_t s_lo = ps.s_lo[j], s_hi = ps.s_hi[j];
+    const std::size_t dmax = std::max(r - s_lo, s_hi - r) / p;
     std::size_t D = dmax;
     double* o = out + (th * T + r) * n_pairs;
     std::vector<double> V(n_pairs);
@@ -558,47 +669,81 @@ std::vector<std::uint8_t> w_inf_all_pairs(const MarkovChainSpec& spec, unsigned 
         }
     }))
       flag[th] = 1;
-    if (wanted(r)) std::copy(V.begin(), V.end(), o);
-    advance(ctl);
+    ps.keep_D[j] = D;
     std::size_t covered = 0;
-    for (std::size_t t = pl.lo + (phi + p - pl.lo % p) % p; t <= pl.hi; t += p) {
+    if (wanted(r)) {
+      std::copy(V.begin(), V.end(), o);
+      ++covered;
+    }
+    for (std::size_t t = s_lo; t <= s_hi; t += p) {
       if (t == r || !wanted(t)) continue;
       const std::size_t d = (t > r ? t - r : r - t) / p;
       if (d <= D) {
         std::copy(V.begin(), V.end(), out + (th * T + t) * n_pairs);
+        todo[th * T + t] = 0;
         ++covered;
       } else {
         todo[th * T + t] = 1;
       }
     }
     advance(ctl, covered);
+    ++n_reps;
+    n_certified += covered - (wanted(r) ? 1 : 0);
+  };
+  // Rounds of representatives per prior: at most kMaxRounds (the first included), each keeping
+  // the slices of at most the representatives that peak_bytes provides for.
+  constexpr unsigned kMaxRounds = 6;
+  const std::size_t rep_cap = T / (2 * checkpoint_stride(T) + 1) + 64;
+  auto another_round = [&](std::size_t th) {
+    PriorSkip& ps = *skip[th];
+    if (!ps.plan.usable) return false;
+    const bool more = next_round(ps, spec, todo.data() + th * T, rep_cap, kMaxRounds, wanted);
+    if (!more) {  // the prior's last round
+      std::size_t r = n_rounds.load();
+      while (r < ps.round + 1 && !n_rounds.compare_exchange_weak(r, ps.round + 1)) {
+      }
+    }
+    return more;
   };
 
   auto streams = [&](std::size_t th, int which) {
     PriorSkip& ps = *skip[th];
     if (!ps.plan.usable) return;
-    // the forward stream fills keep.fm / fe, the backward one keep.bm / be
-    if (stream_laws(spec, th, which, which == 0 ? ps.right : ps.left, ps.keep, emit_end, ctl)) flag[th] = 1;
+    // the forward stream fills keep.fm / fe, the backward one keep.bm / be (the end positions
+    // in the first round only)
+    static const std::vector<std::size_t> none;
+    const std::vector<std::size_t>& ends = ps.round > 0 ? none : (which == 0 ? ps.right : ps.left);
+    if (stream_laws(spec, th, which, ends, ps.keep, emit_end, ctl)) flag[th] = 1;
   };
 
   if (n_theta >= hw) {
     // priors in parallel: each worker plans, streams and certifies a prior alone
     parallel_for(n_theta, threads, [&](std::size_t th) {
       plan(th);
-      streams(th, 0);
-      streams(th, 1);
-      for (std::size_t j = 0; j < skip[th]->keep.at.size(); ++j) represent(th, j);
+      do {
+        streams(th, 0);
+        streams(th, 1);
+        for (std::size_t j = 0; j < skip[th]->keep.at.size(); ++j) represent(th, j);
+      } while (another_round(th));
       skip[th].reset();
       W.release(th);
     });
   } else {
     // few priors: the two streams of a prior run side by side, then its representatives
     parallel_for(n_theta, threads, plan);
-    parallel_for(2 * n_theta, threads, [&](std::size_t q) { streams(q / 2, static_cast<int>(q % 2)); });
-    std::vector<std::pair<std::size_t, std::size_t>> reps;
-    for (std::size_t th = 0; th < n_theta; ++th)
-      for (std::size_t j = 0; j < skip[th]->keep.at.size(); ++j) reps.emplace_back(th, j);
-    parallel_for(reps.size(), threads, [&](std::size_t q) { represent(reps[q].first, reps[q].second); });
+    std::vector<std::size_t> live(n_theta);
+    for (std::size_t th = 0; th < n_theta; ++th) live[th] = th;
+    while (!live.empty()) {
+      parallel_for(2 * live.size(), threads, [&](std::size_t q) { streams(live[q / 2], static_cast<int>(q % 2)); });
+      std::vector<std::pair<std::size_t, std::size_t>> reps;
+      for (std::size_t th : live)
+        for (std::size_t j = 0; j < skip[th]->keep.at.size(); ++j) reps.emplace_back(th, j);
+      parallel_for(reps.size(), threads, [&](std::size_t q) { represent(reps[q].first, reps[q].second); });
+      std::vector<std::size_t> next;
+      for (std::size_t th : live)
+        if (another_round(th)) next.push_back(th);
+      live.swap(next);
+    }
     for (std::size_t th = 0; th < n_theta; ++th) W.release(th);
     skip.clear();
   }
@@ -607,7 +752,13 @@ std::vector<std::uint8_t> w_inf_all_pairs(const MarkovChainSpec& spec, unsigned 
   for (std::size_t th = 0; th < n_theta; ++th) used[th] = flag[th];
   // The rest: the direct computation at the positions no representative covers.
   bool any = false;
-  for (std::uint8_t f : todo) any |= f != 0;
+  std::size_t n_direct = 0;
+  for (std::uint8_t f : todo) {
+    any |= f != 0;
+    n_direct += f != 0;
+  }
+  if (options.skip_stats != nullptr)
+    *options.skip_stats = SkipStats{n_planned.load(), n_rounds.load(), n_reps.load(), n_certified.load(), n_direct};
   if (any) {
     SumLawsOptions opt = options;
     opt.positions = nullptr;

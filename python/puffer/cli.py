@@ -39,20 +39,13 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
+from .config.schema import DEMO
+
 if TYPE_CHECKING:
     from .mechanisms._base import Mechanism
 
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_INPUT, EXIT_NUMERIC, EXIT_INTERRUPT = 0, 1, 2, 3, 4, 130
 EXIT_IO, EXIT_LEDGER, EXIT_PIPE, EXIT_TERM = 6, 7, 141, 143
-
-DEMO = {
-    "name": "household activity: 2-state Markov chain (away/home), T = 48 half-hours, 8 x 8 prior grid",
-    "model": {"kind": "markov_chain", "T": 48,
-              "grid": {"stay_away": [0.60, 0.65, 0.70, 0.75, 0.80, 0.85, 0.90, 0.95],
-                       "stay_home": [0.60, 0.65, 0.70, 0.75, 0.80, 0.85, 0.90, 0.95]}},
-    "target": {"eps": 1.0, "delta": 1e-5, "alpha": 2.0},
-    "release": {"values": [31.0, 18.0, 40.0, 27.0, 35.0]},  # fresh OS entropy: no guessable seed
-}
 
 GAIN_NOTE = ("gain = the noise scale group DP needs (same noise family, same target, group "
              "sensitivity) / the row's noise scale")
@@ -202,6 +195,8 @@ _SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "noise": ("puffer.publish.cli", "publish columns of a Parquet/CSV file with calibrated noise (writes Parquet "
               "and a ledger entry)"),
     "keygen": ("puffer.publish.cli", "write a new 256-bit release key file (mode 0600, never overwritten)"),
+    "clamp": ("puffer.publish.cli", "clamp the noisy columns of a published file to a range (post-processing, "
+              "recorded in the ledger)"),
     "ledger": ("puffer.publish.cli", "verify a release ledger or show its per-unit totals"),
     "series": ("puffer.publish.cli", "plan a series of releases on one chain (a signed plan file for `puffer noise "
                "--series`)"),
@@ -217,7 +212,8 @@ def _parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(prog="puffer", description="Calibrated noise for Pufferfish privacy.",
                                      epilog="exit codes: 0 ok, 1 internal error, 2 usage, 3 bad input, "
-                                            "4 numerical failure / unbounded sensitivity, 6 I/O failure, 7 ledger "
+                                            "4 numerical failure / unbounded sensitivity, 5 audit proved a violation, 6 I/O "
+                                            "failure, 7 ledger "
                                             "verification failed, 130 interrupted, 141 broken pipe, 143 terminated")
     parser.add_argument("--version", action="version", version=f"puffer {__version__}")
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -256,7 +252,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         code = run(DEMO, as_json=args.json)
         if args.plot:
             from .plot import demo_figures
-            _progress(f"writing figures to {args.plot}: {', '.join(demo_figures(args.plot, progress=True))}")
+            _progress(f"writing figures to {args.plot}: {', '.join(demo_figures(args.plot, config=DEMO, progress=True))}")
         return code
     if args.cmd == "run":
         from .config import load_config
@@ -315,7 +311,11 @@ class _Signals:
             raise _Terminated()
         raise KeyboardInterrupt()
 
-    def restore(self) -> None:
+    def restore(self, *, then_exit: int | None = None) -> None:
+        """Put the handlers back. ``then_exit``: the process is about to exit with this code (the
+        command line): a SIGINT or SIGTERM from now on exits with it at once, since what the command
+        did is done (a release published and recorded), instead of killing the process (-2/-15)."""
+        import os
         import signal
 
         from . import _deferred
@@ -325,7 +325,10 @@ class _Signals:
         if signal.SIGALRM in self._old:  # only a deferred signal arms the timer (a caller's stays untouched)
             signal.setitimer(signal.ITIMER_REAL, 0)
         for sig, old in self._old.items():
-            signal.signal(sig, old)
+            if then_exit is not None and sig in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(sig, lambda *_: os._exit(then_exit))
+            else:
+                signal.signal(sig, old)
         self._old.clear()
 
     def _poll_soon(self) -> None:
@@ -442,14 +445,26 @@ def quiet_on_broken_pipe(main: Callable[[], int]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import signal
+    """The ``puffer`` command line (``argv``: default ``sys.argv[1:]``, as the installed command
+    runs it: a signal that arrives once the command has returned then exits with its code)."""
     import threading
-
-    from .errors import LedgerError, NumericalError, PufferError, PufferIOError, UnboundedSensitivityError
 
     sigs = _Signals()
     if threading.current_thread() is threading.main_thread():
         sigs.install()
+    code = EXIT_INTERNAL
+    try:
+        code = _main(argv, sigs)
+        return code
+    finally:
+        sigs.restore(then_exit=code if argv is None and sigs._old else None)
+
+
+def _main(argv: list[str] | None, sigs: _Signals) -> int:
+    import signal
+
+    from .errors import LedgerError, NumericalError, PufferError, PufferIOError, UnboundedSensitivityError
+
     try:
         argv = sys.argv[1:] if argv is None else list(argv)
         args = _parser(argv).parse_args(argv)  # exits with 2 on usage errors
@@ -478,5 +493,3 @@ def main(argv: list[str] | None = None) -> int:
             _say("puffer: interrupted")
             return EXIT_INTERRUPT
         raise
-    finally:
-        sigs.restore()

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from ._mpl import _fig_ax
 from .errors import ParameterError, ParameterTypeError
 
 if TYPE_CHECKING:
@@ -29,26 +30,6 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 __all__ = ["transport_plan", "epsilon_curves", "noise_vs_eps", "audit_chart", "save", "demo_figures", "theta_profile"]
-
-
-def _mpl() -> type[Figure]:
-    try:
-        import matplotlib
-    except ModuleNotFoundError as exc:  # an optional extra: say how to get it
-        raise ModuleNotFoundError("puffer.plot needs matplotlib: pip install 'puffer-privacy[plot]'") from exc
-    import sys
-    if "matplotlib.pyplot" not in sys.modules:
-        matplotlib.use("Agg")
-    from matplotlib.figure import Figure
-    return Figure
-
-
-def _fig_ax(ax: Any, size: tuple[float, float]) -> tuple[Figure, Any]:
-    if ax is not None:
-        return ax.figure, ax
-    Figure = _mpl()
-    fig = Figure(figsize=size, layout="constrained")
-    return fig, fig.add_subplot()
 
 
 def save(fig: Any, path: str | os.PathLike[str], *, dpi: int = 110) -> str:
@@ -190,17 +171,7 @@ def theta_profile(profile: Any, *, ax: Any = None, title: str | None = None) -> 
 
     if not isinstance(profile, ThetaProfile):
         raise ParameterTypeError("profile", profile, "a ThetaProfile (puffer.models.theta_profile)")
-    fig, ax = _fig_ax(ax, (5.6, 3.8))
-    x = np.asarray(profile.levels, float) * 100
-    ax.plot(x, profile.delta_g, marker="o", label="Delta_G, Theta fitted at this level")
-    ax.axhline(profile.estimate, color="tab:green", ls=":", lw=1, label="Delta_G, point estimate alone")
-    ax.axhline(profile.group, color="grey", ls="--", lw=1, label="group DP (the whole chain)")
-    ax.set_yscale("log")
-    ax.set_xlabel("level of the fitted Theta (%)")
-    ax.set_ylabel("sensitivity (noise scale x eps)")
-    ax.set_title(title or f"how Delta_G depends on Theta (T = {profile.T})")
-    ax.legend(fontsize=7)
-    return fig
+    return cast("Figure", profile.plot(ax, title=title))
 
 
 def audit_chart(reports: Sequence[tuple[str, Any]] | Mapping[str, Any], *, ax: Any = None,
@@ -247,7 +218,7 @@ def demo_figures(directory: str | os.PathLike[str], *, config: Mapping[str, Any]
     from .config import build_framework, build_mechanisms, validate_config
 
     if config is None:
-        from .cli import DEMO as config
+        from .config.schema import DEMO as config
     config = validate_config(config)
     show = sys.stderr.isatty() if progress is None else bool(progress)
 

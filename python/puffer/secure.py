@@ -60,10 +60,10 @@ import numpy as np
 
 from . import _core
 from . import _validate as V
+from ._streams import KeyedStream, _threads
 from .errors import ParameterError
 from .lattice import LatticePlan, add_lattice_noise, lattice_plan
 from .refs import Ref
-from .sampling import KeyedStream, _threads
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray

@@ -86,10 +86,11 @@ def _executing(client):
 
 
 def test_cancellation_reaches_the_workers(client):
-    # ~10 CPU s per task: without the cancel event the kernels would run on for seconds. A slowly
-    # mixing chain: the certified skipping of interior positions declines it (a quickly mixing
-    # one finishes in a fraction of a second), so every position is computed directly
-    fw = markov_chain([[0.99, 0.01], [0.02, 0.98]], T=9000)
+    # ~10 CPU s per task: without the cancel event the kernels would run on for seconds. A chain
+    # that mixes too slowly for the certified skipping of interior positions (second eigenvalue
+    # 0.997: no window up to the memory cap forgets the start; a quickly mixing one, or a
+    # persistent one up to ~0.98, finishes in a second or two), so every position is computed directly
+    fw = markov_chain([[0.999, 0.001], [0.002, 0.998]], T=9000)
     started = []
 
     def stop(done, total):

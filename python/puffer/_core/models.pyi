@@ -2,7 +2,7 @@ from __future__ import annotations
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['markov_drift_walks', 'markov_peak_bytes', 'markov_prior_operations', 'markov_skip_plan', 'markov_sum_laws', 'markov_w_inf', 'markov_window_drift', 'markov_workspace_bytes', 'poisson_binomial']
+__all__: list[str] = ['markov_drift_walks', 'markov_peak_bytes', 'markov_prior_operations', 'markov_skip_plan', 'markov_sum_laws', 'markov_w_inf', 'markov_w_inf_stats', 'markov_window_drift', 'markov_workspace_bytes', 'poisson_binomial']
 def markov_drift_walks(atoms_a: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], mass_a: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], atoms_b: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], mass_b: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], eta: typing.SupportsFloat | typing.SupportsIndex, T: typing.SupportsInt | typing.SupportsIndex = 1, k: typing.SupportsInt | typing.SupportsIndex = 2) -> tuple[float, float]:
     """
     Tests of the skipping certificate (docs/long-chains.md, Theorem 6): the upper and lower W_inf walks of
@@ -19,9 +19,10 @@ def markov_prior_operations(k: typing.SupportsInt | typing.SupportsIndex, T: typ
     """
     Multiply-adds of the Markov kernel for one prior (convolutions + passes).
     """
-def markov_skip_plan(trans: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], init: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], values: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], T: typing.SupportsInt | typing.SupportsIndex, prior: typing.SupportsInt | typing.SupportsIndex = 0, eta: typing.SupportsFloat | typing.SupportsIndex = 1e-06, window: typing.SupportsInt | typing.SupportsIndex = 0) -> dict[str, typing.Any]:
+def markov_skip_plan(trans: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], init: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], values: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], T: typing.SupportsInt | typing.SupportsIndex, prior: typing.SupportsInt | typing.SupportsIndex = 0, eta: typing.SupportsFloat | typing.SupportsIndex = 0.0001, window: typing.SupportsInt | typing.SupportsIndex = 0) -> dict[str, typing.Any]:
     """
-    The skipping plan of one prior (docs/long-chains.md): usable, window m, period p, omega (p * k: the
+    The skipping plan of one prior (docs/long-chains.md; eta: the drift target, by default that of
+    markov_w_inf): usable, window m, period p, omega (p * k: the
     certified log-oscillation per step of each phase and state), reps (one position per phase), lo / hi
     (the interior).
     """
@@ -40,6 +41,13 @@ def markov_w_inf(trans: typing.Annotated[numpy.typing.ArrayLike, numpy.float64],
     to compute (the others are NaN). full=True: the direct computation at every position; False (default):
     interior positions whose value a representative certifies are not computed (docs/long-chains.md;
     the same values). window: the skipping's window m (0: chosen per prior; tests).
+    """
+def markov_w_inf_stats(trans: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], init: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], values: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], T: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex = 0, full: bool = False, window: typing.SupportsInt | typing.SupportsIndex = 0) -> tuple[numpy.typing.NDArray[numpy.float64], dict[str, int]]:
+    """
+    markov_w_inf (every position) with what the skipping did (docs/long-chains.md): the W_inf table and a
+    dict: planned (priors with a usable plan), rounds (the most rounds of representatives of one prior),
+    representatives, certified (interior positions given a representative's value), direct (positions
+    computed directly). Tests and benchmarks.
     """
 def markov_window_drift(trans: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], init: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], values: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], T: typing.SupportsInt | typing.SupportsIndex, m: typing.SupportsInt | typing.SupportsIndex, period: typing.SupportsInt | typing.SupportsIndex = 1, prior: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.ndarray:
     """

@@ -46,7 +46,7 @@ class MetricForm:
         if g.notion == "pure":
             return out.eps
         if g.notion == "approx":
-            from ..guarantees.dp import _mul_up
+            from ..guarantees._base import _mul_up
             return (_mul_up(g.eps, n), g.group_delta(n))
         if g.notion == "zcdp":
             return out.rho

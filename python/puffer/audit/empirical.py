@@ -225,20 +225,34 @@ def _rpp_direction(t1p: NDArray[np.float64], t1q: NDArray[np.float64], t2p: NDAr
 
 # ---------------------------------------------------------------------------- progress
 class _Progress:
+    """A bar redrawn in place on a terminal; into a pipe or a file, plain lines (one every
+    ``PLAIN_EVERY`` seconds and the last), never carriage-return redraws."""
+
     def __init__(self, total: int, label: str, enabled: bool | None):
+        from .._progress import _isatty
+
         self.total, self.label = total, label
-        self.on = sys.stderr.isatty() if enabled is None else bool(enabled)
+        self.tty = _isatty(sys.stderr)
+        self.on = self.tty if enabled is None else bool(enabled)
         self.k = 0
+        self.last = time.monotonic()
 
     def step(self, what: str = "") -> None:
+        from .._progress import PLAIN_EVERY
+
         self.k += 1
-        if self.on:
+        if not self.on:
+            return
+        if self.tty:
             w = 24
             f = int(w * self.k / max(self.total, 1))
             sys.stderr.write(f"\r  audit {self.label} [{'#' * f}{'.' * (w - f)}] {self.k}/{self.total} {what[:40]:<40}")
             if self.k >= self.total:
                 sys.stderr.write("\n")
-            sys.stderr.flush()
+        elif self.k >= self.total or time.monotonic() - self.last >= PLAIN_EVERY:
+            self.last = time.monotonic()
+            sys.stderr.write(f"  audit {self.label}: {self.k}/{self.total} {what[:40]}\n")
+        sys.stderr.flush()
 
 
 # ---------------------------------------------------------------------------- entry point

@@ -1,4 +1,8 @@
-"""Frameworks and mechanisms from a validated description (see :mod:`puffer.config.schema`)."""
+"""Frameworks and mechanisms from a validated description (see :mod:`puffer.config.schema`).
+
+The rows of mechanisms for a framework and a target are :mod:`puffer.mechanisms.registry`'s (the
+registry of mechanism builders belongs to the mechanisms; the configuration only parses files):
+:func:`build_mechanisms` and :func:`markov_quilt_mechanisms` here are the same functions."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -49,55 +53,14 @@ def build_framework(model: dict[str, Any]) -> Framework:
 
 
 def build_mechanisms(fw: Framework, target: dict[str, Any]) -> list[tuple[str, Callable[[], Mechanism]]]:
-    """(label, constructor) for every mechanism that applies to ``fw`` and the target.
-
-    Rows needing delta appear only when ``target`` has ``delta``, the RPP rows only with ``alpha``
-    (no privacy parameter is ever defaulted). :func:`puffer.mechanisms.best` chooses among these
-    rows (and the Markov quilt rows)."""
-    from .. import mechanisms as M
-    from ..noise import Gaussian, Laplace
-
-    eps = target["eps"]
-    delta, alpha = target.get("delta"), target.get("alpha")
-    out: list[tuple[str, Callable[[], Mechanism]]] = [("Wasserstein (Laplace)", lambda: M.Wasserstein(fw, eps=eps))]
-    if alpha is not None:
-        out.append((f"GWM Gaussian, RPP alpha={alpha:g}",
-                    lambda: M.GeneralWasserstein(fw, Gaussian, alpha=alpha, eps=eps)))
-    if delta is not None:
-        out.append((f"GWM Gaussian, PP delta={delta:g}",
-                    lambda: M.GeneralWasserstein(fw, Gaussian, eps=eps, delta=delta)))
-        out.append((f"GWM Laplace, PP delta={delta:g}",
-                    lambda: M.GeneralWasserstein(fw, Laplace, eps=eps, delta=delta)))
-    if fw.dim == 1:
-        out.append(("Kantorovich Thm 2 (Laplace)", lambda: M.Kantorovich(fw, eps=eps, method="thm2")))
-        if delta is not None:
-            out.append(("Kantorovich Thm 3 Gaussian (tail)",
-                        lambda: M.KantorovichGaussian(fw, eps=eps, delta=delta, variant="tail")))
-            out.append((f"GAWM Laplace, delta={delta:g}",
-                        lambda: M.ApproximateWasserstein(fw, Laplace, delta, eps=eps)))
-        DA = M.DistributionAwareWasserstein
-        if alpha is not None:
-            out.append((f"DAGWM Gaussian, RPP alpha={alpha:g}",
-                        lambda: DA.calibrate(fw, Gaussian(1.0), alpha=alpha, eps=eps)))
-        if delta is not None:
-            out.append((f"DAGWM Gaussian, PP delta={delta:g}",
-                        lambda: DA.calibrate(fw, Gaussian(1.0), delta=delta, eps=eps)))
-    return out
+    """(label, constructor) for every mechanism that applies to ``fw`` and the target:
+    :func:`puffer.mechanisms.registry.build_mechanisms`."""
+    from ..mechanisms.registry import build_mechanisms as rows
+    return rows(fw, target)
 
 
 def markov_quilt_mechanisms(fw: Framework, target: dict[str, Any]) -> list[tuple[str, Callable[[], Mechanism]]]:
-    """(label, constructor) of the Markov Quilt Mechanism rows (Song et al. 2017) that ``puffer
-    run`` and ``puffer audit`` list after :func:`build_mechanisms` for a Markov-chain framework:
-    MQMExact and MQMApprox, Laplace noise for the sum (and every other Lipschitz) query; none
-    for other frameworks (the quilt needs a chain)."""
-    from ..mechanisms import MarkovQuilt
-    from ..models import MarkovChainFramework
-
-    if not isinstance(fw, MarkovChainFramework):
-        return []
-    eps = target["eps"]
-    rows: list[tuple[str, Callable[[], Mechanism]]] = [
-        ("Markov quilt, MQMExact (Laplace)", lambda: MarkovQuilt(fw, eps=eps, method="exact"))]
-    if not fw.time_varying:   # MQMApprox bounds the influence by one matrix's spectral gap
-        rows.append(("Markov quilt, MQMApprox (Laplace)", lambda: MarkovQuilt(fw, eps=eps, method="approx")))
-    return rows
+    """The Markov Quilt Mechanism rows for a Markov-chain framework (none for others):
+    :func:`puffer.mechanisms.registry.markov_quilt_mechanisms`."""
+    from ..mechanisms.registry import markov_quilt_mechanisms as rows
+    return rows(fw, target)

@@ -220,6 +220,24 @@ def load_config(path: str | os.PathLike[str]) -> dict[str, Any]:
             raise ParameterError("file", p, f"valid JSON ({exc})") from None
     cfg = validate_config(cfg)
     m = cfg["model"]
-    if m["kind"] == "fit_markov" and not os.path.isabs(m["data"]):
-        m["data"] = os.path.join(os.path.dirname(p), m["data"])   # relative to the description's folder
+    if m["kind"] == "fit_markov":
+        given = m["data"]
+        if not os.path.isabs(given):
+            m["data"] = os.path.join(os.path.dirname(p), given)   # relative to the description's folder
+        if not os.path.isfile(m["data"]):
+            folder = os.path.abspath(os.path.dirname(p) or os.curdir)
+            where = "" if os.path.isabs(given) else f" (relative paths are resolved against the description's folder {folder})"
+            raise ParameterError("model.data", given, f"an existing Parquet or CSV file: {os.path.abspath(m['data'])} "
+                                 f"does not exist{where}")
     return cfg
+
+
+#: The framework of ``puffer demo`` (and the default of :func:`puffer.plot.demo_figures`).
+DEMO = {
+    "name": "household activity: 2-state Markov chain (away/home), T = 48 half-hours, 8 x 8 prior grid",
+    "model": {"kind": "markov_chain", "T": 48,
+              "grid": {"stay_away": [0.60, 0.65, 0.70, 0.75, 0.80, 0.85, 0.90, 0.95],
+                       "stay_home": [0.60, 0.65, 0.70, 0.75, 0.80, 0.85, 0.90, 0.95]}},
+    "target": {"eps": 1.0, "delta": 1e-5, "alpha": 2.0},
+    "release": {"values": [31.0, 18.0, 40.0, 27.0, 35.0]},  # fresh OS entropy: no guessable seed
+}

@@ -38,6 +38,15 @@ def round_up(x: float, ulps: int = 4) -> float:
     return x
 
 
+def _mul_up(a: float, n: int) -> float:
+    """a * n rounded toward +inf (exact check with fractions: no needless ulp)."""
+    from fractions import Fraction
+    p = a * n
+    if math.isfinite(p) and Fraction(p) < Fraction(a) * n:
+        p = math.nextafter(p, math.inf)
+    return p
+
+
 def encode_number(x: float) -> Any:
     """JSON-safe float: +inf as the string "inf" (JSON has no infinity)."""
     return "inf" if x == math.inf else x

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from .. import _validate as V
 from ..errors import NumericalError, ParameterError, ParameterTypeError
 from ..refs import Ref
-from ._base import Guarantee, register_guarantee, round_up
+from ._base import Guarantee, _mul_up, register_guarantee, round_up
 from .provenance import Provenance, as_provenance
 
 if TYPE_CHECKING:
@@ -57,15 +57,6 @@ def group_factor(n: float, eps: float) -> float:
     eps = V.nonneg("eps", eps)
     from .._core import accounting as _acc
     return float(_acc.group_factor(n, eps))
-
-
-def _mul_up(a: float, n: int) -> float:
-    """a * n rounded toward +inf (exact check with fractions: no needless ulp)."""
-    from fractions import Fraction
-    p = a * n
-    if math.isfinite(p) and Fraction(p) < Fraction(a) * n:
-        p = math.nextafter(p, math.inf)
-    return p
 
 
 def _n(n: Any) -> int:

@@ -15,7 +15,9 @@ Every engine takes one :class:`PublishOptions` (or its fields as keywords).
 * :func:`begin_release` -> :class:`Release` (``.streams(columns)``, ``.pending(digest, rows)``,
   ``.commit()``): the driver-side API the Spark and Dask engines share with :func:`noise_file`;
 * :func:`unit_totals`: per-unit total guarantees;
-* :func:`noise_file` -- Parquet/CSV -> noisy Parquet (``puffer noise``).
+* :func:`noise_file` -- Parquet/CSV -> noisy Parquet (``puffer noise``);
+* :func:`clamp_file` -- a published file's noisy columns clamped to a range, recorded as
+  post-processing of its release (``puffer clamp``).
 
 Experiments (not publication): :func:`column_stream` (seed, column), as ``rng=`` elsewhere.
 
@@ -28,7 +30,7 @@ import sys as _sys
 from ..publish import cli, keys, ledger, plan, release, streams, totals, units
 from ..publish.engines import arrow
 from ..publish.engines import file as files
-from ..publish.engines.file import FORMATS, noise_file
+from ..publish.engines.file import FORMATS, clamp_file, noise_file
 from ..publish.keys import Key, as_key, keygen, load_key
 from ..publish.ledger import Ledger, append_ledger, checkpoint, default_ledger_path, read_ledger, verify
 from ..publish.options import PublishOptions
@@ -43,7 +45,7 @@ for _name, _mod in (("keys", keys), ("streams", streams), ("ledger", ledger), ("
                     ("cli", cli)):
     _sys.modules[f"{__name__}.{_name}"] = _mod  # `import puffer.io.ledger` finds the module it always named
 
-__all__ = ["noise_file", "column_stream", "resolve", "NoisePlan", "read_ledger", "append_ledger", "verify",
+__all__ = ["noise_file", "clamp_file", "column_stream", "resolve", "NoisePlan", "read_ledger", "append_ledger", "verify",
            "Ledger", "default_ledger_path", "FORMATS", "Key", "as_key", "keygen", "load_key", "Release",
            "begin_release", "new_nonce", "release_stream", "unit_positions", "unit_totals", "PublishOptions",
            "checkpoint", "signing_keygen"]

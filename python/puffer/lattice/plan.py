@@ -140,7 +140,7 @@ def lattice_plan(noise: Any, n: int = 1, *, sensitivity: float | None, granulari
     for the Laplace, 'l2' for the Gaussian, or 'coordinate'); ``sensitivity=None`` for a plain
     noise. ``granularity``: a power of two (default: see the module docstring); ``bound``: the
     declared bound on |x|."""
-    from ..sampling import noise_spec
+    from .._streams import noise_spec
 
     kind, params = noise_spec(noise)
     if kind not in ("laplace", "gaussian"):

@@ -31,13 +31,13 @@ from .plan import LatticePlan
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-    from ..sampling import KeyedStream
+    from .._streams import KeyedStream
 
 __all__ = ["add_lattice_noise", "lattice_integers", "check_lattice_values"]
 
 
 def _keyed(rng: Any) -> KeyedStream:
-    from ..sampling import KeyedStream
+    from .._streams import KeyedStream
 
     if not isinstance(rng, KeyedStream):
         raise ParameterTypeError("rng", rng, "a puffer.sampling.KeyedStream (lattice noise is drawn from a keyed "
@@ -66,7 +66,7 @@ def check_lattice_values(values: NDArray[Any], plan: LatticePlan, name: str = "v
 
 def lattice_integers(law: LatticeLaw, size: int, *, rng: Any, threads: int | None = None) -> NDArray[np.int64]:
     """``size`` integers of ``law`` from the keyed stream ``rng`` (advanced by ``size``)."""
-    from ..sampling import _threads
+    from .._streams import _threads
 
     if not isinstance(law, LatticeLaw):
         raise ParameterTypeError("law", law, "a puffer.lattice.LatticeLaw")
@@ -83,7 +83,7 @@ def add_lattice_noise(values: Any, plan: LatticePlan, *, rng: Any, out: np.ndarr
     advances). ``out`` (float64, C-contiguous, the values' shape) may be the values themselves.
     A pandas Series / DataFrame comes back as one; bool values and integers beyond 2^53 are
     refused (:func:`puffer._validate.release_values`)."""
-    from ..sampling import _check_out, _threads
+    from .._streams import _check_out, _threads
 
     if not isinstance(plan, LatticePlan):
         raise ParameterTypeError("plan", plan, "a puffer.lattice.LatticePlan")

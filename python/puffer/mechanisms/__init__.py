@@ -12,9 +12,11 @@
 * :mod:`.close_adversary` — App. A.4 (adversaries outside Theta); also ``Mechanism.close_adversary``.
 * :mod:`.best` — :func:`best`: every applicable mechanism for a framework and target, calibrated,
   and the one with the least noise (variance by default).
+* :mod:`.registry` — the registry of mechanism builders: the rows :func:`best` and ``puffer run``
+  calibrate for a framework and a target (also :func:`puffer.config.build_mechanisms`).
 """
 from ._base import GroupComparison, Mechanism
-from .best import Selection, best
+from .best import Candidate, Selection, best
 from .cauchy import CauchyMechanism, cauchy_epsilon
 from .kantorovich import Kantorovich, KantorovichGaussian
 from .markov_quilt import MarkovQuilt
@@ -22,4 +24,4 @@ from .wasserstein import ApproximateWasserstein, DistributionAwareWasserstein, G
 
 __all__ = ["Mechanism", "GroupComparison", "Wasserstein", "GeneralWasserstein",
            "ApproximateWasserstein", "DistributionAwareWasserstein", "Kantorovich", "KantorovichGaussian",
-           "CauchyMechanism", "cauchy_epsilon", "MarkovQuilt", "best", "Selection"]
+           "CauchyMechanism", "cauchy_epsilon", "MarkovQuilt", "best", "Selection", "Candidate"]

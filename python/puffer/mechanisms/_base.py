@@ -236,9 +236,10 @@ class Mechanism:
             A mechanism whose sensitivity is 0 adds no noise: it refuses to release unless
             ``allow_unnoised=True`` says that publishing the values as they are is intended.
         clamp : bool or (float, float), optional
-            Post-processing (free in privacy, :mod:`puffer.mechanisms.postprocess`): ``True``
-            clamps to the query's range over the framework's conditional laws (a Markov sum:
-            [T min v, T max v]), ``(lo, hi)`` to a range you give; after ``lattice``.
+            Post-processing (no privacy cost, but biased toward the inside of the range:
+            :mod:`puffer.mechanisms.postprocess`): ``True`` clamps to the query's range over the
+            framework's conditional laws (a Markov sum: [T min v, T max v]), ``(lo, hi)`` to a
+            range you give; after ``lattice``.
         lattice : bool
             Post-processing: round to the query's lattice (an integer-valued query: its support's
             gcd step).

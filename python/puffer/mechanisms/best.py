@@ -3,8 +3,8 @@
 Every mechanism that applies to a framework and a privacy target,
 calibrated, and the one whose noise has the smallest error.
 
-:func:`best` calibrates the rows of ``puffer run``'s table (:func:`puffer.config.build_mechanisms`
-and, for a Markov chain, :func:`puffer.config.markov_quilt_mechanisms`): the Wasserstein mechanism
+:func:`best` calibrates the rows of ``puffer run``'s table (:func:`puffer.mechanisms.registry.build_mechanisms`
+and, for a Markov chain, :func:`puffer.mechanisms.registry.markov_quilt_mechanisms`): the Wasserstein mechanism
 (Song et al. 2017), the General Wasserstein Mechanism with Gaussian and Laplace noise (Pierquin et
 al. 2024, Thm 3.3; for (eps, delta) the exact privacy profile, :mod:`puffer.noise.profile`), the
 Kantorovich mechanism (Ding 2022, the better of Theorems 1 and 2; Theorem 3 for Gaussian noise),
@@ -52,8 +52,10 @@ LOSSES = ("variance", "abs")
 
 @dataclass(frozen=True)
 class Candidate:
-    """One row: ``status`` is "chosen", "lost" or "n/a" (did not apply, or failed with a puffer
-    error: ``reason`` says which); ``loss`` is NaN where it was not evaluated."""
+    """One row of a :class:`Selection`: its ``label`` (as ``puffer run`` prints it), the calibrated
+    ``mechanism`` (None where it failed), ``loss``, ``status`` and ``reason``. ``status`` is
+    "chosen", "lost" or "n/a" (did not apply, or failed with a puffer error: ``reason`` says
+    which); ``loss`` is NaN where it was not evaluated."""
 
     label: str
     mechanism: Any
@@ -69,8 +71,9 @@ class Candidate:
 class Selection:
     """The chosen mechanism for a framework and target, with every candidate (see :func:`best`).
 
-    ``mechanism`` and ``label`` are the winner's; ``rows`` every :class:`Candidate` in table order;
-    ``target`` the (eps, delta, alpha) it was chosen for and ``loss_name`` what was minimised.
+    ``mechanism``, ``label`` and ``loss`` are the winner's; ``rows`` every :class:`Candidate` in
+    table order; ``target`` the (eps, delta, alpha) it was chosen for and ``loss_name`` what was
+    minimised.
     ``release(...)`` is the winner's :meth:`~puffer.mechanisms.Mechanism.release`."""
 
     mechanism: Any
@@ -106,9 +109,16 @@ class Selection:
         return "\n".join([fmt(head), *[fmt(x) for x in lines]])
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON-able: the chosen label, the loss's name, the target and every row's label, status,
+        loss (None where not evaluated) and reason."""
         return {"chosen": self.label, "loss": self.loss_name, "target": dict(self.target),
                 "rows": [{"label": r.label, "status": r.status, "loss": None if math.isnan(r.loss) else r.loss,
                           "reason": r.reason} for r in self.rows]}
+
+
+# The function best() has this module's name, so ``puffer.mechanisms.best`` is the function and the
+# module has no page of its own: its types are documented (and pickled) where users import them.
+Candidate.__module__ = Selection.__module__ = "puffer.mechanisms"
 
 
 def _ratio(v: float, best: float) -> str:
@@ -243,11 +253,39 @@ def select(rows: Sequence[tuple[str, Any]], target: dict[str, Any],
 
 def best(framework: Framework, eps: float, delta: float | None = None, alpha: float | None = None, *,
          loss: str | Callable[[Any], float] = "variance") -> Selection:
-    """Every mechanism of ``puffer run``'s table for ``framework`` and the target, and the one with
-    the least ``loss`` (see the module docstring). The target is (eps, delta)-PP with ``delta``,
-    (alpha, eps)-RPP with ``alpha`` (not both), else eps-PP."""
-    from ..config import build_mechanisms, markov_quilt_mechanisms
+    """Every mechanism of ``puffer run``'s table for ``framework`` and the target, calibrated, and
+    the one with the least ``loss``.
+
+    The rows are those of :func:`puffer.mechanisms.registry.build_mechanisms` and, for a Markov
+    chain, :func:`puffer.mechanisms.registry.markov_quilt_mechanisms`. A row *applies* when its
+    guarantee implies the target: (eps, delta)-PP with ``delta``, (alpha, eps)-RPP with ``alpha``,
+    eps-PP otherwise (eps-PP implies both). Among the rows that apply the smallest ``loss`` of the
+    calibrated noise wins; ties keep the table's order (the earlier row). The result lists every
+    row with why it lost or did not apply (:meth:`Selection.table`).
+
+    Parameters
+    ----------
+    framework : Framework
+        The framework (secrets, secret pairs and the adversary's beliefs Theta).
+    eps : float
+        The target's eps (> 0).
+    delta : float, optional
+        The target's delta, in (0, 1): the target is (eps, delta)-PP.
+    alpha : float, optional
+        A Rényi order > 1: the target is (alpha, eps)-RPP (not with ``delta``).
+    loss : {"variance", "abs"} or callable
+        What is minimised: ``"variance"`` (default: the variance of the noise added to the query,
+        summed over its d coordinates), ``"abs"`` (the expected absolute error, summed likewise) or
+        a callable ``loss(noise) -> float`` of the noise object (``None`` for a row that adds none).
+
+    Returns
+    -------
+    Selection
+        The chosen mechanism (``.mechanism``, ``.label``, ``.loss``) and every row
+        (``.rows``, :class:`Candidate`; ``.table()`` prints them).
+    """
     from ..framework import Framework
+    from .registry import build_mechanisms, markov_quilt_mechanisms
 
     if not isinstance(framework, Framework):
         raise ParameterTypeError("framework", framework, "a puffer.Framework")

@@ -4,7 +4,12 @@ Post-processing of a noisy release to the query's range: rounding to the query's
 clamping to its range. Both are functions of the released value alone (the range and the lattice
 come from the framework, which is public, or from the user), so they cost no privacy (the
 post-processing property of Pufferfish privacy, Pierquin et al. 2024, Prop 2.1; of every
-(eps, delta) guarantee likewise).
+(eps, delta) guarantee likewise). They are not free in accuracy: the noise has mean zero, so a
+noisy value is an unbiased estimate of the true one, but a clamped value is biased toward the
+inside of the range (near a bound the noise is cut off on one side only), and so is an average of
+clamped values. Estimate means and sums from the unclamped release (unbiased up to the lattice
+rounding, for noise with a mean); clamp what is shown value by value (``puffer clamp`` writes a
+clamped copy of a published file and keeps the original).
 
 :class:`RangePost` is what :meth:`Mechanism.release <puffer.mechanisms.Mechanism.release>` applies
 for ``clamp=`` / ``lattice=`` and what a publishing engine records in the ledger entry's

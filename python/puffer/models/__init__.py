@@ -861,31 +861,76 @@ class MarkovChainFramework(Framework):
 
         return threads or (os.cpu_count() or 1)
 
-    def cost(self, *, threads: int | None = None) -> Cost:
-        """Estimated cost of :meth:`w_inf` before computing it: multiply-adds of the passes and
-        of the k T^3 span^2 / 6 convolutions per prior, the peak memory (an upper bound of what
-        the core allocates as it schedules the priors: checkpoints, per-worker buffers, exact
-        images, cpp/models/markov.hpp, plus the W table) and seconds on an unloaded machine
-        (per-thread throughputs calibrated in bench/RESULTS.md, "Markov cost calibration"; a
-        machine shared with other jobs takes longer).
+    #: priors whose skipping plan :meth:`cost` computes (evenly spaced; the others are taken alike)
+    _COST_PLANS = 8
+
+    def _auto_operations(self, th: int) -> tuple[float, int] | None:
+        """Multiply-adds of ``w_inf(method="auto")`` for prior ``th`` by its skipping plan (the
+        plan that w_inf computes: cpp/models/markov_skip.hpp), and the positions whose laws it
+        computes; None where the plan declines (the direct computation then runs). The parts, as
+        docs/long-chains.md lists them: the windows tried (a doubling: about twice the last), the
+        two streams without checkpoints (k^2 T (T span + 1)), the laws of the m positions at each
+        end and of one representative per phase (k convolutions of a forward and a backward row
+        each). Positions the certificate leaves to later rounds or to the direct computation are
+        not predicted (persistent chains at T = 17,520: none or a few percent)."""
+        k, T = self._k, self._T
+        span = int(self._vals.max() - self._vals.min())
+        plan = _core.models.markov_skip_plan(self._M[th:th + 1], self._pi[th:th + 1], self._vals, T)
+        if not plan["usable"]:
+            return None
+        m, p = int(plan["m"]), int(plan["period"])
+        t = np.arange(T, dtype=np.float64)
+        laws = k * ((t + 1) * span + 1) * ((T - 1 - t) * span + 1)
+        mid = (m + T - 1 - m) // 2
+        L1, L2 = m * span + 1.0, (m + p) * span + 1.0
+        windows = 2.0 * p * (2.0 * k ** 3 * L1 * L2 + k ** 3 * L2 * (m + p))
+        streams = float(k * k) * T * (T * span + 1)
+        ops = windows + streams + float(laws[:m].sum() + laws[T - m:].sum()) + p * float(laws[mid])
+        return ops, 2 * m + p
+
+    def cost(self, *, threads: int | None = None, method: str = "auto") -> Cost:
+        """Estimated cost of :meth:`w_inf` with ``method`` before computing it: multiply-adds,
+        the peak memory (an upper bound of what the core allocates as it schedules the priors:
+        checkpoints, per-worker buffers, exact images, cpp/models/markov.hpp, plus the W table)
+        and seconds on an unloaded machine (per-thread throughputs calibrated in
+        bench/RESULTS.md, "Markov cost calibration"; a machine shared with other jobs takes
+        longer).
+
+        ``method="full"``: every position, k T^3 span^2 / 6 multiply-adds of convolutions per
+        prior plus the passes. ``method="auto"`` (the default, as for :meth:`w_inf`): the
+        operations of the certified skipping where its plan is usable (the windows, two streams,
+        the positions near both ends and the representatives: :meth:`_auto_operations`; the plans
+        of up to eight evenly spaced priors are computed, milliseconds each, and the other
+        priors are taken alike), the direct computation where it declines.
 
         >>> fw = markov_chain([[0.9, 0.1], [0.2, 0.8]], T=2000)
-        >>> c = fw.cost(threads=2)
+        >>> c = fw.cost(threads=2, method="full")
         >>> f"{c.operations:.3g}", 10e6 < c.peak_bytes < 48e6
         ('2.71e+09', True)
+        >>> fw.cost(threads=2).operations < c.operations / 10    # the skipping computes ~90 positions
+        True
         """
         thr = self._threads if threads is None else V.threads(threads)
+        if method not in ("auto", "full"):
+            raise ParameterError("method", method, "'auto' (certified skipping of interior positions) or 'full'")
         k, T, n = self._k, self._T, len(self._thetas)
         span = int(self._vals.max() - self._vals.min())
         R = T * span + 1
         per_prior = _core.models.markov_prior_operations(k, T, span)
-        w_ops = float(T * k * (k - 1) // 2 * 2 * R)
+        w_per_position = float(k * (k - 1) // 2 * 2 * R)
+        full_prior = (per_prior, T)
+        prior_ops = [full_prior]
+        if method == "auto":
+            sample = sorted({round(j * (n - 1) / max(1, self._COST_PLANS - 1)) for j in range(min(n, self._COST_PLANS))})
+            prior_ops = [self._auto_operations(th) or full_prior for th in sample]
+        ops = n * float(np.mean([o for o, _ in prior_ops]))
+        positions = n * float(np.mean([q for _, q in prior_ops]))
         workers = self._threads_used(thr)   # priors, or the positions of fewer priors, in parallel
         peak = _resident_bytes(_core.models.markov_peak_bytes(k, T, span, n, thr, period=self._core_period)) \
             + 8.0 * n * T * (k * (k - 1) // 2)
-        seconds = n * (per_prior / _MARKOV_OPS_PER_SECOND + w_ops / _MARKOV_W_ATOMS_PER_SECOND
-                       + T * k / _MARKOV_LAWS_PER_SECOND) / workers
-        return Cost(n * (per_prior + w_ops), peak, seconds)
+        seconds = (ops / _MARKOV_OPS_PER_SECOND + positions * w_per_position / _MARKOV_W_ATOMS_PER_SECOND
+                   + positions * k / _MARKOV_LAWS_PER_SECOND) / workers
+        return Cost(ops + positions * w_per_position, peak, seconds)
 
     def _w_table(self, lo: int, hi: int, threads: int, report: Any = None, reference: bool = False,
                  full: bool = False) -> np.ndarray:

@@ -384,15 +384,43 @@ class ThetaProfile:
     T: int
 
     def summary(self) -> str:
-        rows = [f"  level {lv:>5.0%}: Delta_G = {d:g} (gain over group DP {self.group / d:.3g}x)"
+        rows = [f"  level {_percent(lv):>6}: Delta_G = {d:g} (gain over group DP {self.group / d:.3g}x)"
                 for lv, d in zip(self.levels, self.delta_g)]
         return "\n".join([f"Theta profile (T = {self.T}; group DP {self.group:g}; point estimate alone "
                           f"{self.estimate:g}):"] + rows)
 
-    def plot(self, ax: Any = None) -> Any:
-        from .. import plot
+    def plot(self, ax: Any = None, *, title: str | None = None) -> Any:
+        """Delta_G against the level (a matplotlib Figure, or drawn on ``ax``), with the point
+        estimate's Delta_G and group DP's sensitivity as horizontal references (log scale: the gain
+        over group DP is the gap). Also :func:`puffer.plot.theta_profile`."""
+        from .._mpl import _fig_ax
 
-        return plot.theta_profile(self, ax=ax)
+        fig, ax = _fig_ax(ax, (5.6, 3.8))
+        x = np.asarray(self.levels, float) * 100
+        ax.plot(x, self.delta_g, marker="o", label="Delta_G, Theta fitted at this level")
+        ax.axhline(self.estimate, color="tab:green", ls=":", lw=1, label="Delta_G, point estimate alone")
+        ax.axhline(self.group, color="grey", ls="--", lw=1, label="group DP (the whole chain)")
+        ax.set_yscale("log")
+        # plain numbers on the log axis (matplotlib's default labels a short range "6x10^0")
+        from matplotlib.ticker import FuncFormatter
+
+        plain = FuncFormatter(lambda y, _: f"{y:g}")
+        ax.yaxis.set_major_formatter(plain)
+        ax.yaxis.set_minor_formatter(plain)
+        ax.set_xlabel("level of the fitted Theta (%)")
+        ax.set_ylabel("sensitivity (noise scale x eps)")
+        ax.set_title(title or f"how Delta_G depends on Theta (T = {self.T})")
+        ax.legend(fontsize=7)
+        return fig
+
+
+def _percent(level: float) -> str:
+    """``level`` as a percentage with the digits it needs (0.999: "99.9%", never "100%")."""
+    for digits in range(10):   # the fewest decimals that do not round a level in (0, 1) to 0 % or 100 %
+        text = f"{100 * level:.{digits}f}"
+        if 0.0 < float(text) < 100.0:
+            return (text.rstrip("0").rstrip(".") if "." in text else text) + "%"
+    return f"{100 * level:g}%"
 
 
 def theta_profile(traces: Any, *, levels: Sequence[float] = (0.5, 0.8, 0.9, 0.95, 0.99), **fit: Any) -> ThetaProfile:

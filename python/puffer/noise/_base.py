@@ -31,6 +31,14 @@ if TYPE_CHECKING:
 _EPS = np.finfo(np.float64).eps
 _ALPHA_MAX = 2.0 ** 16
 
+# What the convenience methods of NoiseFamily (and IID) forward to in the modules above this one,
+# registered by those modules as they load: puffer.noise.product puts "IID",
+# puffer.noise.profile "hockey_stick", "delta_at" and "calibrate_eps_delta". The methods stay where
+# users look for them while the imports run one way (product and profile import this module, never
+# the reverse). puffer/noise/__init__.py imports both, and importing this module runs that
+# __init__ first, so the table is complete before any method is called.
+_ABOVE: dict[str, Any] = {}
+
 
 def _alpha_array(name: str, alpha: Any, *, allow_one: bool = False) -> np.ndarray:
     """alpha as a float64 array; every entry > 1 (>= 1 if allow_one), NaN rejected, inf allowed."""
@@ -420,8 +428,7 @@ class NoiseFamily(abc.ABC):
         if delta is not None:
             if alpha is not None:
                 raise ParameterError("alpha", alpha, "None when delta is given (the order is optimised)")
-            from .profile import calibrate_eps_delta
-            fam: NoiseFamily = calibrate_eps_delta(self, eps=eps, delta=delta, sensitivity=sensitivity)[0]
+            fam: NoiseFamily = _ABOVE["calibrate_eps_delta"](self, eps=eps, delta=delta, sensitivity=sensitivity)[0]
             return fam
         if alpha is None:
             raise ParameterError("alpha", None, "a Renyi order > 1 (or give delta for (eps, delta)-PP)")
@@ -500,20 +507,18 @@ class NoiseFamily(abc.ABC):
     def hockey_stick(self, eps: Any, v: Any) -> Any:
         """H_{e^eps}(N + v || N), the exact (eps, delta) of the noise at shift v, as a certified upper
         bound (:mod:`puffer.noise.profile`)."""
-        from .profile import hockey_stick
-        return hockey_stick(self, eps, v)
+        return _ABOVE["hockey_stick"](self, eps, v)
 
     def privacy_profile(self, eps: float, sensitivity: float) -> float:
         """delta(eps) = sup over |v| <= sensitivity of :meth:`hockey_stick`: this noise gives
         (eps, delta(eps))-PP at that sensitivity (:mod:`puffer.noise.profile`)."""
-        from .profile import delta_at
-        return delta_at(self, eps, sensitivity)
+        return float(_ABOVE["delta_at"](self, eps, sensitivity))
 
     # -- products -------------------------------------------------------------------------
     def iid(self, d: int) -> IID:
         """d-dimensional noise with iid coordinates (Pierquin et al. 2024 additivity, Lemma B.1)."""
-        from .product import IID
-        return IID(self, d)
+        out: IID = _ABOVE["IID"](self, d)
+        return out
 
 
 def _two_point_bound(alpha: float, x: float) -> float:

@@ -31,6 +31,7 @@ from .. import _validate as V
 from ..errors import ParameterError
 from ..guarantees import Provenance, RPPCurve, default_orders, round_up
 from ._base import (
+    _ABOVE,
     NoiseFamily,
     _alpha_array,
     _broadcast,
@@ -259,8 +260,7 @@ class IID:
                 raise ParameterError("alpha", alpha, "None when delta is given (the order is optimised)")
             # the privacy profile for Gaussian (rotation invariant) and d = 1; Laplace/l1 through its
             # Renyi curve (Lemma B.1); refused for the others
-            from .profile import calibrate_eps_delta
-            fam: IID = calibrate_eps_delta(self, eps=eps, delta=delta, sensitivity=sensitivity)[0]
+            fam: IID = _ABOVE["calibrate_eps_delta"](self, eps=eps, delta=delta, sensitivity=sensitivity)[0]
             return fam
         if self.d == 1 or type(self.base).__name__ in _EXACT:
             return IID(self.base.calibrate(eps=eps, sensitivity=sensitivity, alpha=alpha, delta=delta), self.d)
@@ -284,14 +284,15 @@ class IID:
     def privacy_profile(self, eps: float, sensitivity: float) -> float:
         """delta(eps) over the ball of radius ``sensitivity`` (natural norm); Gaussian and d = 1 only
         (:mod:`puffer.noise.profile`)."""
-        from .profile import delta_at
-        return delta_at(self, eps, sensitivity)
+        return float(_ABOVE["delta_at"](self, eps, sensitivity))
 
     def _sampler_spec(self) -> tuple[str, dict[str, float]]:
         # i.i.d. coordinates: one draw of the base law per element of the (..., d) values (the
         # samplers reject unknown keys, so a "d" here made every release in R^d fail; found by
         # the empirical auditor)
         return self.base._sampler_spec()
+
+_ABOVE["IID"] = IID   # NoiseFamily.iid (see puffer.noise._base._ABOVE)
 
 # The paper results implemented here (read by scripts/theorems.py for docs/theorems.md).
 from ..refs import Ref  # noqa: E402

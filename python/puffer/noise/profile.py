@@ -61,6 +61,7 @@ import numpy as np
 from .. import _validate as V
 from ..errors import NumericalError, ParameterError, ParameterTypeError
 from ..refs import Ref
+from ._base import _ABOVE
 
 if TYPE_CHECKING:
     from ._base import NoiseFamily
@@ -383,3 +384,8 @@ def calibrate_eps_delta(noise: Any, *, eps: float, delta: float, sensitivity: fl
             return IID(noise.base.calibrate_pp(eps=eps, delta=delta, sensitivity=sensitivity), noise.d), "rpp"
         raise ParameterError("delta", delta, "None for this product noise (calibrate at a fixed alpha instead)")
     return noise.calibrate_pp(eps=eps, delta=delta, sensitivity=sensitivity), "rpp"
+
+
+# the methods NoiseFamily.hockey_stick / privacy_profile / calibrate(delta=) and IID's forward here
+# (see puffer.noise._base._ABOVE: this module imports the families, they do not import it)
+_ABOVE.update(hockey_stick=hockey_stick, delta_at=delta_at, calibrate_eps_delta=calibrate_eps_delta)

@@ -186,9 +186,10 @@ def delta_z(framework: Any, *, norm: Any = None, rich: bool = False) -> float:
     (Lemma 12): a value < 1 then indicates a modelling error and raises.
     """
     from ..framework import Framework
-    from .frameworks import TPFramework
 
-    fw = framework.framework if isinstance(framework, TPFramework) else framework
+    # a TPFramework is read through its ``framework`` (not imported: puffer.partial.frameworks is the
+    # layer above this one, built on these sensitivities)
+    fw = framework if isinstance(framework, Framework) else getattr(framework, "framework", framework)
     if not isinstance(fw, Framework):
         raise ParameterTypeError("framework", framework, "a puffer.partial.TPFramework or puffer.Framework")
     val = float(fw.w_inf(norm).value)

@@ -1,4 +1,4 @@
-"""``puffer noise``, ``puffer keygen`` and ``puffer ledger verify|checkpoint|show``.
+"""``puffer noise``, ``puffer clamp``, ``puffer keygen`` and ``puffer ledger verify|checkpoint|show``.
 
 ``puffer noise IN OUT --column C (--mechanism FILE | --noise KIND --scale S) [--key PATH]
 [--sign PATH] [--ledger L] [--unit COL [--order COL] | --per-unit] [--rerun ID] [--granularity G]``
@@ -23,6 +23,9 @@ positions tiling it) and writes the plan file, signed with ``--sign``
 PLAN.json --window K [--mechanism FRAMEWORK]`` publishes window K (from 0) with the plan's noise;
 ``puffer series show PLAN.json [--json]`` verifies a plan file (digest, signature, and its bound
 re-derived on its framework) and prints it.
+
+``puffer clamp IN OUT --range A,B`` clamps the noisy columns of a published file, recorded in the
+ledger as post-processing of its release.
 """
 from __future__ import annotations
 
@@ -40,7 +43,7 @@ _ONE_PARAM = {"laplace": "b", "gaussian": "sigma", "cauchy": "gamma", "logistic"
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``puffer noise``, ``puffer keygen`` and ``puffer ledger`` and their options."""
+    """Register ``puffer noise``, ``puffer clamp``, ``puffer keygen`` and ``puffer ledger`` and their options."""
     p = sub.add_parser("noise", help="publish columns of a Parquet/CSV file with calibrated noise (writes Parquet "
                                      "and a ledger entry)")
     p.add_argument("input", help="input .parquet/.pq or .csv file")
@@ -116,6 +119,22 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     k.add_argument("--signing", metavar="PATH", help="write an Ed25519 signing key to PATH (mode 0600) and its "
                                                      "public key to PATH.pub, instead of a release key")
 
+    cl = sub.add_parser("clamp", help="clamp the noisy columns of a published file to a range (post-processing, "
+                                      "recorded in the ledger)",
+                        description="Write OUT: the published file IN with its noisy columns clamped to [A, B], "
+                                    "recorded in the ledger as post-processing of IN's release (no privacy cost). "
+                                    "Clamped values are biased toward the inside of the range: keep IN for "
+                                    "estimates (an average of clamped noisy values is not the data's average).")
+    cl.add_argument("input", help="a Parquet file published by `puffer noise`")
+    cl.add_argument("output", help="the clamped Parquet file (IN is kept)")
+    cl.add_argument("--range", required=True, metavar="A,B", dest="clamp_range",
+                    help="the range (either end may be empty: unbounded on that side)")
+    cl.add_argument("--column", action="append", dest="columns",
+                    help="a noisy column to clamp (repeat for several; default: every noisy column of the release)")
+    cl.add_argument("--ledger", help="the release's ledger (default: puffer-ledger.jsonl beside IN)")
+    cl.add_argument("--sign", metavar="PATH", help="the ledger's signing key (required for a signed ledger)")
+    cl.add_argument("--json", action="store_true", help="print the ledger entry as JSON")
+
     led = sub.add_parser("ledger", help="verify a release ledger or show its per-unit totals")
     lsub = led.add_subparsers(dest="ledger_cmd", required=True)
     v = lsub.add_parser("verify", help="check the chain, the signatures and the checkpoints (exit 0 intact, 7 "
@@ -160,13 +179,15 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run ``puffer noise``, ``keygen`` or ``ledger``; returns the exit code."""
+    """Run ``puffer noise``, ``clamp``, ``keygen`` or ``ledger``; returns the exit code."""
     if args.cmd == "keygen":
         return _keygen(args)
     if args.cmd == "ledger":
         return _ledger(args)
     if args.cmd == "series":
         return _series(args)
+    if args.cmd == "clamp":
+        return _clamp(args)
     return _noise(args)
 
 
@@ -196,6 +217,35 @@ def _series(args: argparse.Namespace) -> int:
           + (f"signed by key {sf.signer}" if sf.signer else "unsigned")
           + ("" if sf.verified is None else f"; bound re-derived on its framework: certified eps "
              f"{sf.verified['eps']:.6g} <= {env['guarantee']['eps']}"))
+    return 0
+
+
+def _range(text: str, name: str) -> tuple[float | None, float | None]:
+    """LO,HI (numbers; either may be empty: unbounded) of ``--clamp`` / ``--range``."""
+    parts = text.split(",")
+    try:
+        out = tuple(None if p.strip() == "" else float(p) for p in parts)
+    except ValueError:
+        raise ParameterError(name, text, "LO,HI (numbers; either may be empty: unbounded)") from None
+    if len(out) != 2:
+        raise ParameterError(name, text, "LO,HI (two numbers separated by a comma)")
+    return out[0], out[1]
+
+
+def _clamp(args: argparse.Namespace) -> int:
+    from .engines.file import clamp_file
+    from .ledger import canonical
+
+    entry = clamp_file(args.input, args.output, _range(args.clamp_range, "--range"), columns=args.columns,
+                       ledger=args.ledger, signing_key=args.sign)
+    if args.json:
+        sys.stdout.write(canonical(entry).decode("ascii") + "\n")
+    else:
+        lo, hi = entry["post_processing"][0]["clamp"]
+        print(f"puffer clamp: {entry['rows']} rows of {args.output}, columns {entry['columns']} clamped to "
+              f"[{'-inf' if lo is None else lo}, {'inf' if hi is None else hi}]: post-processing of release "
+              f"{entry['of_release']}, recorded in the ledger (no privacy cost; clamped values are biased, keep "
+              f"{args.input} for estimates)")
     return 0
 
 
@@ -277,13 +327,7 @@ def _noise(args: argparse.Namespace) -> int:
     if args.clamp == "framework":
         clamp = True
     elif args.clamp is not None:
-        parts = args.clamp.split(",")
-        try:
-            clamp = tuple(None if p.strip() == "" else float(p) for p in parts)
-        except ValueError:
-            raise ParameterError("--clamp", args.clamp, "LO,HI (numbers; either may be empty: unbounded)") from None
-        if len(clamp) != 2:
-            raise ParameterError("--clamp", args.clamp, "LO,HI (two numbers separated by a comma)")
+        clamp = _range(args.clamp, "--clamp")
     entry = noise_file(args.input, args.output, args.columns, mechanism, key=args.key, secure=args.secure,
                        granularity=args.granularity, float_noise=args.float_noise,
                        select=args.select, ledger=args.ledger, unit=args.unit, order=args.order, per_unit=args.per_unit,

@@ -88,6 +88,16 @@ _NO_CHECKPOINT = ("a signed ledger without its checkpoint file: it was deleted (
                   "(`puffer ledger checkpoint L --sign KEY`)")
 
 
+def _no_checkpoint(path: str, signing_key: Any) -> str:
+    """:data:`_NO_CHECKPOINT` with the commands spelt out for this ledger and signing key."""
+    import shlex
+
+    key = getattr(signing_key, "path", None) or "KEY"
+    return (_NO_CHECKPOINT.replace("verify L ", f"verify {shlex.quote(path)} ")
+            .replace("checkpoint L --sign KEY", f"checkpoint {shlex.quote(path)} --sign {shlex.quote(str(key))}")
+            + ". Until then every release into it is refused")
+
+
 def canonical(obj: Any) -> bytes:
     """The bytes an entry is hashed and written as (sorted keys, compact, ASCII, no NaN)."""
     try:
@@ -361,7 +371,7 @@ class Ledger:
             raise ParameterError("signing_key", sk.key_id, f"the ledger's signing key (key id {s0.get('key_id')}): "
                                  "its entries are signed by that key only")
         if need_checkpoint and s0 is not None and not os.path.exists(self.checkpoint_path):
-            raise LedgerError(self.path, count - 1, _NO_CHECKPOINT)
+            raise LedgerError(self.path, count - 1, _no_checkpoint(self.path, sk))
 
     # ------------------------------------------------------------------ lock
     @contextlib.contextmanager
@@ -667,7 +677,7 @@ class Ledger:
             s0 = _signer(st.first) if st.first is not None else None
             self.check_signer([st.first] if st.first is not None else [])
             if s0 is not None and local is None:
-                raise LedgerError(self.path, st.n - 1, _NO_CHECKPOINT)
+                raise LedgerError(self.path, st.n - 1, _no_checkpoint(self.path, self.signing_key))
             head = st.head
             e = {k: v for k, v in entry.items() if k not in ("seq", "prev", "hash", "sig", "signer")}
             if tail:

@@ -199,8 +199,9 @@ def _scalar_spec(noise: Any, dim: int) -> tuple[str, dict[str, Any]]:
         noise = noise.base
     spec = getattr(noise, "_sampler_spec", None)
     if not callable(spec) and not isinstance(noise, tuple):
-        raise ParameterTypeError("mechanism", repr(noise), "a mechanism whose noise is i.i.d. per coordinate "
-                                 "(Laplace, Gaussian, ... or their .iid(d)); K-norm noise is not row-separable")
+        raise ParameterTypeError("mechanism", repr(noise), "a Mechanism, a Selection of puffer.mechanisms.best, a "
+                                 "framework file or a plain noise, whose noise is i.i.d. per coordinate (Laplace, "
+                                 "Gaussian, ... or their .iid(d)); K-norm noise is not row-separable")
     return noise_spec(noise)
 
 
@@ -240,10 +241,15 @@ def resolve(mechanism: Any, *, select: str | None = None, lattice: bool = False)
     'gaussian'
     """
     from ..mechanisms._base import Mechanism
+    from ..mechanisms.best import Selection
     from ..sampling import _params
 
     if isinstance(mechanism, NoisePlan):
         return mechanism
+    if isinstance(mechanism, Selection):   # puffer.mechanisms.best(...): its chosen mechanism
+        if select is not None:
+            raise ParameterError("select", select, "None when a Selection is given (it has chosen its mechanism)")
+        return _from_mechanism(mechanism.mechanism, mechanism.label, "object")
     if isinstance(mechanism, Mechanism):
         if select is not None:
             raise ParameterError("select", select, "None when a Mechanism object is given")

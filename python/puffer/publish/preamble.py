@@ -16,8 +16,9 @@ and the :class:`~puffer.publish.options.PublishOptions`, before anything is read
    of fewer than :data:`~puffer.publish.values.RESOLUTION` steps of the ``granularity`` given
    needs ``allow_unnoised``), or with ``float_noise`` no ``granularity`` and a noise without a
    lattice law (Laplace and Gaussian noise, which have one, are refused with it);
-6. the key (:func:`puffer.publish.keys.as_key`): a bad key file is refused before any work; no
-   key, and no ``rerun``, in secure mode;
+6. the key (:func:`puffer.publish.keys.as_key`, checked before the mechanism is resolved, which
+   may fit a model and calibrate): a bad key file is refused before any work; no key, and no
+   ``rerun``, in secure mode;
 7. the configuration recorded in the ledger entry (what a re-run must match) and the framework
    description embedded in it;
 8. with ``series``/``window`` (:mod:`puffer.publish.series`): the plan file verified (digest,
@@ -31,8 +32,10 @@ nonce, composition rules) once the engine knows the input's digest, and
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -103,6 +106,36 @@ class Prepared:
     hasher: UnitHasher | None = None
     post: tuple[PostStep, ...] = field(default=())
     series: Any = None   # (SeriesFile, window) of a series window release
+    #: the unit secret file this release created (an unsigned ledger's first release with a unit
+    #: column), else None: removed again by :meth:`unit_secret_kept_if_recorded` if no entry uses it
+    created_secret: str | None = None
+
+    @contextlib.contextmanager
+    def unit_secret_kept_if_recorded(self) -> Iterator[None]:
+        """Around an engine's work: when it ends, the unit secret this release created is removed
+        unless an entry of the ledger names it (checked under the ledger's lock), so a refused or
+        failed release leaves no ``L.unit-secret`` behind. Nothing else has been hashed under that
+        secret by then except a release running at the same moment, still unrecorded: its unit
+        set then names a secret that is gone, and a set under an unknown secret is taken to
+        overlap every other (the safe side, :mod:`puffer.publish.unitsets`)."""
+        try:
+            yield
+        finally:
+            if self.created_secret is not None and self.hasher is not None:
+                # best effort, never masking the release's own error: a file left is only clutter
+                with contextlib.suppress(Exception):
+                    self._remove_unused_secret(self.created_secret, self.hasher.secret_id)
+
+    def _remove_unused_secret(self, path: str, secret_id: str) -> None:
+        if not os.path.exists(self.ledger.path):  # no ledger: no entry (and locking would create one)
+            if _secret_id(path) == secret_id:
+                os.remove(path)
+            return
+        with self.ledger.locked():
+            used = any(isinstance(e.get("units"), dict) and e["units"].get("secret") == secret_id
+                       for e in self.ledger.entries(check=False))
+            if not used and _secret_id(path) == secret_id:
+                os.remove(path)
 
     def begin(self, *, input_sha256: str, path_kind: str, input: str | None = None, units: Any = None,
               is_busy: Any = None) -> Release:
@@ -203,10 +236,14 @@ def _check_own_files(led_path: str, o: PublishOptions, avoid: tuple[str, ...]) -
 
 
 def prepare(mechanism: Any, columns: Any, options: PublishOptions, *, default_ledger: str,
-            avoid: tuple[str, ...] = (), config: dict[str, Any] | None = None) -> Prepared:
+            avoid: tuple[str, ...] = (), config: dict[str, Any] | None = None,
+            check_input: Callable[[], None] | None = None) -> Prepared:
     """Validate a release before any work (see the module docstring). ``default_ledger``: the
     engine's default ledger path; ``avoid``: paths the ledger must not be (input, output);
-    ``config``: the engine's own options that change the output (recorded, checked on re-run)."""
+    ``config``: the engine's own options that change the output (recorded, checked on re-run);
+    ``check_input``: the engine's checks of its input's columns (no rows read), run once the paths
+    and the ledger are checked and before the key and the mechanism, which may fit a model and
+    calibrate."""
     o = options
     refuse_seed(o.seed)
     cols = as_columns(columns)
@@ -217,6 +254,18 @@ def prepare(mechanism: Any, columns: Any, options: PublishOptions, *, default_le
     led = Ledger(led_path, signing_key=o.signing_key)
     led.check_writable()  # a read-only or missing ledger folder: refused before any work
     led.check_signer()    # a broken chain or forged signature, a missing or other signing key: refused now
+    if check_input is not None:
+        check_input()
+    key: Key | None = None
+    # the key (a file read, no computation) before the mechanism, which may fit a model and calibrate
+    if o.secure:
+        if o.key is not None or o.insecure_seed is not None:
+            raise ParameterError("key", "given", "no key in secure mode (its lattice noise comes from OS entropy "
+                                 "only and is never reproducible)")
+        if o.rerun is not None:
+            raise ParameterError("rerun", o.rerun, "None in secure mode (nothing is reproducible there)")
+    else:
+        key = as_key(o.key, insecure_seed=o.insecure_seed)  # a bad key file: refused before any work
     series = None
     if o.series is not None:
         from .series import SeriesFile
@@ -255,7 +304,6 @@ def prepare(mechanism: Any, columns: Any, options: PublishOptions, *, default_le
         spec = series[0].unit_spec(series[1], o.unit, o.order, o.per_unit, cols)
     else:
         spec = unit_spec(plan, o.unit, o.order, o.per_unit, cols)
-    key: Key | None = None
     if not o.float_noise and plan.kind is not None:
         # refuse an impossible lattice, a noise without a lattice law, a mechanism not certified
         # on a lattice, before any work
@@ -272,14 +320,6 @@ def prepare(mechanism: Any, columns: Any, options: PublishOptions, *, default_le
                                  f"is {lat.law.scale:.3g} lattice units (below {RESOLUTION}), so many values would "
                                  f"come out as the rounded input. Use a granularity of at most scale/{RESOLUTION} "
                                  "(the default), or pass allow_unnoised=True / --allow-unnoised if that is intended")
-    if o.secure:
-        if o.key is not None or o.insecure_seed is not None:
-            raise ParameterError("key", "given", "no key in secure mode (its lattice noise comes from OS entropy "
-                                 "only and is never reproducible)")
-        if o.rerun is not None:
-            raise ParameterError("rerun", o.rerun, "None in secure mode (nothing is reproducible there)")
-    else:
-        key = as_key(o.key, insecure_seed=o.insecure_seed)  # a bad key file: refused before any work
     cfg = {"nulls": o.nulls, "select": o.select, "granularity": o.granularity, "allow_unnoised": o.allow_unnoised,
            "noise": "float" if o.float_noise else "lattice", **(config or {})}
     post: tuple[PostStep, ...] = ()
@@ -293,13 +333,16 @@ def prepare(mechanism: Any, columns: Any, options: PublishOptions, *, default_le
             post = (step,)
         cfg["clamp"] = o.clamp if not isinstance(o.clamp, tuple) else list(o.clamp)
         cfg["lattice"] = o.lattice
+    secret = secret_file(led.path)
+    created = spec.column is not None and led.signing_key is None and not os.path.exists(secret)
     hasher = None if spec.column is None else unit_hasher(led.path, led.signing_key)
     if series is not None:
         cfg["series"] = {"plan_id": series[0].plan_id, "digest": series[0].digest, "window": series[1]}
         fdesc = series[0].framework_description()
     else:
         fdesc = framework_description(mechanism, plan)
-    return Prepared(o, cols, plan, spec, led, key, cfg, fdesc, hasher, post, series)
+    return Prepared(o, cols, plan, spec, led, key, cfg, fdesc, hasher, post, series,
+                    secret if created else None)
 
 
 def _ledger_signer(led: Ledger) -> dict[str, Any] | None:
@@ -312,3 +355,12 @@ def _ledger_signer(led: Ledger) -> dict[str, Any] | None:
         return s
     # a new ledger signed by this release's key
     return None if first or led.signing_key is None else led.signing_key.public.describe()
+
+
+def _secret_id(path: str) -> str | None:
+    """The id a unit secret file holds (None if it cannot be read)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return str(json.load(f).get("id"))
+    except (OSError, ValueError, AttributeError):
+        return None

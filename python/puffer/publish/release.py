@@ -423,9 +423,12 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
             raise ParameterError("key", k.source, f"the kind of key release {rerun} used ({old['key']['source']})")
         why = _config_diff(old.get("config"), cfg)
         if why is not None:
+            afterwards = why.startswith(("clamp:", "lattice:", "post_processing:"))
             raise ParameterError("rerun", rerun, f"the same inputs and configuration as the recorded release (a "
                                  f"re-run reuses its nonce, so different data would publish exact differences); "
-                                 f"differs in {why}")
+                                 f"differs in {why}" + ("; to clamp what it published, run `puffer clamp "
+                                                        "PUBLISHED OUT --range A,B` on its output (post-processing, "
+                                                        "recorded)" if afterwards else ""))
         nonce = check_nonce(old["nonce"])
         rerun_of = old
     else:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -15,6 +15,7 @@ from ..framework import Sensitivity
 from ..guarantees import PP, Provenance
 from ..mechanisms._base import Mechanism
 from ..refs import Ref
+from ._candidate import Candidate
 from ._windows import check_windows
 
 __all__ = ["SeriesPlan", "SeriesWindow", "plan", "THEOREMS"]
@@ -24,19 +25,6 @@ THEOREMS = ("mqm", "quilt")
 _FORMAT = "puffer.series.plan/1"
 
 
-@dataclass(frozen=True)
-class Candidate:
-    """One theorem's calibration: the common scale, the certified eps of the whole series at it
-    (rounded up), the binding secret, the theorem's name and its references."""
-
-    name: str
-    scale: float
-    eps: float
-    binding: dict[str, Any]
-    refs: tuple[Ref, ...]
-    summary: str
-    #: the lattice padding quantity of the theorem (see SeriesWindow.lattice_sensitivity)
-    lattice: float = math.inf
 
 
 class SeriesWindow(Mechanism):

@@ -54,7 +54,7 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..refs import Ref
-from ._plan import Candidate
+from ._candidate import Candidate
 
 __all__ = ["mqm_candidate", "quilt_candidate", "series_epsilon", "check_grid", "grid_problem", "grid_points",
            "MAX_GRID"]

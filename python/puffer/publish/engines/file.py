@@ -4,8 +4,8 @@ Order of operations (what makes a killed run harmless, :mod:`puffer.publish.rele
 
 1. validate everything: paths, the key, the mechanism, the privacy unit, the ledger (writable
    folder, intact chain) and the composition rules; take the output's lock (one writer per
-   output: ``.NAME.puffer-lock`` beside it) and remove the staging files of killed runs in the
-   whole folder (:mod:`puffer.publish.engines.staging`);
+   output: ``.NAME.puffer-lock`` beside it, removed when the release ends) and remove the staging
+   files of killed runs in the whole folder (:mod:`puffer.publish.engines.staging`);
 2. hash the input; write the output to its staging file ``.NAME.puffer-incomplete-PID-RANDOM``
    (mode 0600) in record batches (memory bounded by the batch size; Parquet page checksums
    verified on read, written on output), hashing it as it is written, every byte XOR-masked by
@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ... import _validate as V
 from ..._deferred import raise_deferred
-from ...errors import ParameterError, PufferIOError
+from ...errors import ParameterError, ParameterTypeError, PufferIOError
 from ..digest import sha256_file
 from ..keys import refuse_seed
 from ..ledger import default_ledger_path
@@ -105,21 +105,36 @@ def _lock_path(dst: str) -> str:
 
 @contextlib.contextmanager
 def _output_lock(dst: str) -> Iterator[None]:
-    """One writer per output path (non-blocking: a second writer gets a PufferIOError)."""
+    """One writer per output path (non-blocking: a second writer gets a PufferIOError). The lock
+    file is removed when the release ends, while still locked: a writer that opened it before the
+    removal finds, once it holds the lock, that the path no longer names its file, and starts over
+    on a new one (so two writers never hold locks on two different files of one path)."""
     lp = _lock_path(dst)
-    try:
-        fd = os.open(lp, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError as exc:
-        raise PufferIOError(dst, "locking the output", exc.strerror or exc) from None
-    try:
+    while True:
+        try:
+            fd = os.open(lp, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise PufferIOError(dst, "locking the output", exc.strerror or exc) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
+            os.close(fd)
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
                 raise PufferIOError(dst, "locking the output", "another puffer process is writing it") from None
             raise PufferIOError(dst, "locking the output", exc.strerror or exc) from None
+        try:
+            st = os.stat(lp)
+        except FileNotFoundError:
+            st = None
+        mine = os.fstat(fd)
+        if st is not None and (st.st_dev, st.st_ino) == (mine.st_dev, mine.st_ino):
+            break
+        os.close(fd)  # removed by the writer that held it: take the new file's lock
+    try:
         yield
     finally:
+        with contextlib.suppress(OSError):
+            os.remove(lp)
         os.close(fd)
 
 
@@ -206,22 +221,32 @@ def noise_file(input: str | os.PathLike[str], output: str | os.PathLike[str], co
     row_group_size = V.integer("row_group_size", row_group_size, lo=1)
     thr = threads_arg(threads)
     format_out = {"compression": compression, "row_group_size": row_group_size}
-    prep = prepare(mechanism, cols, opts, default_ledger=default_ledger_path(dst), avoid=(src, dst),
-                   config={"format_out": format_out})
-    spec, nulls = prep.spec, opts.nulls
     pa = pyarrow()
+    opened: list[Any] = []
 
-    try:
-        schema, total, batches = _batches(src, fmt, batch_size)
-    except (pa.ArrowInvalid, OSError) as exc:
-        raise ParameterError("input", src, f"a readable {fmt} file ({exc})") from None
-    check_schema(schema, cols)
-    for name in [c for c in (spec.column, spec.order) if c is not None]:
-        if name not in schema.names:
-            raise ParameterError("unit" if name == spec.column else "order", repr(name),
-                                 f"a column of the input; it has {list(schema.names)}")
-    prep.check_input_types(lambda c: schema.field(c).type)
-    with _output_lock(dst):
+    def check_input() -> None:
+        # the input's columns (its schema: no rows read), checked by prepare() before the mechanism
+        # is resolved, which may fit a model and calibrate: a misspelt column costs no such work
+        try:
+            opened.extend(_batches(src, fmt, batch_size))
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise ParameterError("input", src, f"a readable {fmt} file ({exc})") from None
+        names = list(opened[0].names)
+        check_schema(opened[0], cols)
+        for name, c in (("unit", opts.unit), ("order", opts.order)):
+            if isinstance(c, str) and c not in names:
+                raise ParameterError(name, repr(c), f"a column of the input; it has {names}")
+
+    prep = prepare(mechanism, cols, opts, default_ledger=default_ledger_path(dst), avoid=(src, dst),
+                   config={"format_out": format_out}, check_input=check_input)
+    schema, total, batches = opened
+    spec, nulls = prep.spec, opts.nulls
+    with prep.unit_secret_kept_if_recorded(), _output_lock(dst):
+        for name in [c for c in (spec.column, spec.order) if c is not None]:
+            if name not in schema.names:
+                raise ParameterError("unit" if name == spec.column else "order", repr(name),
+                                     f"a column of the input; it has {list(schema.names)}")
+        prep.check_input_types(lambda c: schema.field(c).type)
         with _io(out_dir, "removing staging files of killed runs"):
             clean_stale(out_dir, dst, _busy)
         with _io(src, "reading the input"):
@@ -412,3 +437,111 @@ def _write_units(src: str, fmt: str, tmp: StagingFile, spec: UnitSpec, cols: lis
             out = pa.RecordBatch.from_arrays(noisy.columns, schema=out_schema)
             writer.write_table(pa.Table.from_batches([out], schema=out_schema), row_group_size=row_group_size)
     return n
+
+
+def clamp_file(input: str | os.PathLike[str], output: str | os.PathLike[str], range: Any, *,
+               columns: Any = None, ledger: str | os.PathLike[str] | None = None, signing_key: Any = None,
+               compression: str = "zstd", row_group_size: int = 1 << 20) -> dict[str, Any]:
+    """Clamp the noisy columns of a published file to ``range`` = (lo, hi) (either may be None:
+    unbounded on that side) into a new Parquet file ``output``, recorded in the ledger as
+    post-processing of its release (``puffer clamp IN OUT --range A,B``); returns the ledger entry.
+
+    ``input`` must be the output of a release recorded in the ledger (default:
+    ``puffer-ledger.jsonl`` beside the input; its SHA-256 names the release); ``columns``: some of
+    that release's noisy columns (default: all of them), the others are copied unchanged. The input
+    is left as it is. Clamping is post-processing: it costs no privacy (Pierquin et al. 2024, Prop
+    2.1), and the entry (``"event": "post_processed"``, ``of_release``, the input's and the output's
+    SHA-256 and the step in the form of a release's ``post_processing``) adds nothing to any total.
+    It biases what it clamps, toward the inside of the range: an average of clamped noisy values is
+    not the average of the data (see :mod:`puffer.mechanisms.postprocess`), so keep the input for
+    estimates.
+
+    >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq, puffer.io
+    >>> from puffer.publish.engines.file import clamp_file
+    >>> d = tempfile.mkdtemp()
+    >>> pq.write_table(pa.table({"x": [0.0, 5.0, 10.0]}), os.path.join(d, "in.parquet"))
+    >>> _ = puffer.io.noise_file(os.path.join(d, "in.parquet"), os.path.join(d, "noisy.parquet"), ["x"],
+    ...                          ("laplace", {"b": 1.0}), key=puffer.io.keygen(os.path.join(d, "k.key")))
+    >>> e = clamp_file(os.path.join(d, "noisy.parquet"), os.path.join(d, "clamped.parquet"), (0.0, 10.0))
+    >>> e["event"], e["post_processing"][0]["clamp"]
+    ('post_processed', [0.0, 10.0])
+    >>> x = pq.read_table(os.path.join(d, "clamped.parquet"))["x"].to_numpy()
+    >>> bool(((0.0 <= x) & (x <= 10.0)).all())
+    True
+    """
+    from ...mechanisms.postprocess import RangePost
+    from ..ledger import LEDGER_VERSION, Ledger, _now, ledger_path, release_states
+    from ..units import ANSWER_SUFFIX
+
+    src, dst = os.path.abspath(os.fspath(input)), os.path.abspath(os.fspath(output))
+    if not os.path.isfile(src):
+        raise ParameterError("input", src, "an existing file published by `puffer noise`")
+    if os.path.realpath(src) == os.path.realpath(dst):
+        raise ParameterError("output", dst, "a path other than the input (the published file is kept: clamped "
+                             "values are biased, the input is what estimates should use)")
+    out_dir = os.path.dirname(dst)
+    if not os.path.isdir(out_dir):
+        raise ParameterError("output", dst, "a path in an existing folder")
+    if not isinstance(range, (tuple, list)) or len(range) != 2:
+        raise ParameterTypeError("range", range, "(lo, hi): two numbers, either may be None (unbounded)")
+    lo, hi = (None if v is None else V.real("range", v) for v in range)
+    if lo is None and hi is None:
+        raise ParameterError("range", list(range), "at least one bound")
+    if lo is not None and hi is not None and lo > hi:
+        raise ParameterError("range", [lo, hi], "lo <= hi")
+    step = RangePost(lo, hi, source="given")
+    led = Ledger(ledger_path(ledger, default_ledger_path(src)), signing_key=signing_key)
+    if not os.path.isfile(led.path):
+        raise ParameterError("ledger", led.path, "the ledger of the release that published the input (give "
+                             "--ledger L when it is not puffer-ledger.jsonl beside the input)")
+    led.check_writable()
+    led.check_signer()
+    with _io(src, "reading the input"):
+        digest = sha256_file(src)
+    states = release_states(led.entries())
+    found = [s["entry"] for s in states.values() if s["entry"].get("output_sha256") == digest
+             and s["status"] in ("completed", "published")]
+    if not found:
+        raise ParameterError("input", src, f"the output of a release recorded in the ledger {led.path}: its "
+                             f"SHA-256 ({digest}) is no completed release's output")
+    rel = found[-1]
+    mode = (rel.get("unit") or {}).get("mode")
+    noisy = [c + ANSWER_SUFFIX if mode == "records" else c for c in rel.get("columns", [])]
+    cols = noisy if columns is None else as_columns(columns)
+    for c in cols:
+        if c not in noisy:
+            raise ParameterError("columns", c, f"a noisy column of release {rel['release_id']}: one of {noisy}")
+    pa = pyarrow()
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(src)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise ParameterError("input", src, f"a readable Parquet file ({exc})") from None
+    for c in cols:
+        col = table.column(c).combine_chunks()
+        vals = step(col.to_numpy(zero_copy_only=False).astype(col.type.to_pandas_dtype(), copy=True))
+        table = table.set_column(table.schema.get_field_index(c), table.schema.field(c),
+                                 pa.array(vals, type=col.type, mask=col.is_null().to_numpy(zero_copy_only=False)))
+    with _output_lock(dst):
+        stage: StagingFile | None = None
+        try:
+            with _io(dst, "creating the output's staging file"):
+                stage = StagingFile(dst)
+            with _io(stage.path, "writing the output"):
+                pq.write_table(table, stage, compression=compression, row_group_size=row_group_size)
+                out_digest = stage.finish()
+            entry = led.append({"puffer_ledger": LEDGER_VERSION, "event": "post_processed",
+                                "of_release": rel["release_id"], "input": src, "input_sha256": digest,
+                                "output": dst, "output_sha256": out_digest, "rows": table.num_rows,
+                                "columns": cols, "post_processing": [step.describe()], "time": _now()})
+            with _io(dst, "publishing the output"):
+                stage.publish()
+        except BaseException:
+            if stage is not None and not stage.published and os.path.exists(stage.path):
+                stage.discard()
+            raise
+        finally:
+            if stage is not None:
+                stage.close_fd()
+    return entry
