@@ -419,3 +419,25 @@ def test_windows_of_one_position_on_three_states_plan_soundly():
     exact, where = _series(fw, p.windows, [0, 0.25, 1.75]).loss(p.scales)
     assert exact <= p.eps_certified, (exact, where)
     assert p.theorem_name == "quilt" and p.scales[0] <= p.candidates["mqm"]
+
+
+def test_quilts_with_large_two_window_boxes_are_left_out_soundly(monkeypatch):
+    # a quilt meeting two windows whose 2-D box exceeds the limit is left out of the search (any
+    # subset of quilts is valid): the plan stays above the exact loss, its scale at least the
+    # full search's; and the bridge laws' memory is estimated before any work
+    from puffer.series import quilt as Q
+
+    fw = markov_chain(P, T=6, values=[0, 0.7])
+    full = plan(fw, [(0, 3), (3, 6)], eps=1.0)
+    monkeypatch.setattr(Q, "_BOX2", 6)         # boxes of (c1 + 1)(c2 + 1) > 6 points left out
+    small = plan(fw, [(0, 3), (3, 6)], eps=1.0)
+    assert small.scales[0] > full.scales[0] * 1.1     # (2.649 -> 4.2 here: the search is smaller)
+    exact, where = _series(fw, small.windows, [0, 0.7]).loss(small.scales)
+    assert exact <= small.eps_certified, (exact, where)
+    monkeypatch.setattr(Q, "_MAX_BYTES", 1000)
+    why = Q.grid_problem(fw, 5, ((0, 3), (3, 6)))
+    assert why is not None and "GiB" in why
+    p = plan(fw, [(0, 3), (3, 6)], eps=1.0)
+    assert p.theorem_name == "mqm" and "not evaluated" in p.theorem_summary
+    with pytest.raises(ParameterError, match="fw.state_values"):
+        plan(fw, [(0, 3), (3, 6)], eps=1.0, theorem="quilt")

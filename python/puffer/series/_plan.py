@@ -425,7 +425,7 @@ def plan(fw: Any, windows: Any, eps: float, delta: float = 0.0, *, theorem: str 
     if theorem == "best":
         # the quilted bound's laws live on the values' grid: too fine a grid is known before any
         # work; the MQM needs no grid (the plan's theorem says the quilt was not evaluated)
-        why = Q.grid_problem(fw, Q._cap(fw, None))
+        why = Q.grid_problem(fw, Q._cap(fw, None), ws)
         if why is not None:
             names = ("mqm",)
             skipped = (f"; the quilted bound was not evaluated: {why} (state values on a common step, e.g. rounded "

@@ -63,6 +63,8 @@ _U = 2.0 ** -53
 _REL = 1e-8             # relative error margin of every probability (see the module docstring)
 _FLOOR = 2.0 ** -990    # absolute floor (underflow)
 _BOX = 4096             # the largest box of a quilt meeting 3 or more windows (else not in the quilt set)
+_BOX2 = 1 << 20         # the largest 2-D box of a quilt meeting two windows (else not in the quilt set)
+_MAX_BYTES = 1 << 30    # the most memory the bridge passes of one position may take (else refused)
 
 # The results implemented here (read by scripts/theorems.py for docs/theorems.md)
 REFERENCES = {
@@ -596,12 +598,14 @@ def _class_rows(ch: _Chain, t: int, windows: tuple[tuple[int, int], ...], wv: np
         meet = [i for i, (ws, we) in enumerate(near) if ws <= hi_n and we - 1 >= lo_n]
         nwin[qi] = len(meet)
         dimsN: list[int] = []
-        if len(meet) > 2:
+        if len(meet) >= 2:
             cnt = [max(0, min(near[j][1] - 1, hi_n) - max(near[j][0], lo_n) + 1) for j in meet]
             dimsN = [span * c + 1 for c in cnt]
-            if int(np.prod(dimsN)) > _BOX:
+            if int(np.prod(dimsN)) > (_BOX if len(meet) > 2 else _BOX2):
                 rho[:, qi] = np.inf        # not in the quilt set (any subset is valid): never chosen
                 continue
+            if len(meet) == 2:
+                dimsN = []
         lm, _ = lpart(a, 0)
         rm, _ = rpart(b, 0)
         lmb = (Gt.massb(a) if a is not None else lm > 0)
@@ -945,21 +949,38 @@ def grid_points(fw: Any, D: int) -> int:
     return span * min(int(fw.length), 2 * D + 1) + 1
 
 
-def grid_problem(fw: Any, D: int) -> str | None:
+def _bridge_bytes(fw: Any, windows: tuple[tuple[int, int], ...], D: int) -> int:
+    """An upper bound of the memory of one position's bridge passes (left, right and one per
+    pair of adjacent windows: float laws and boolean supports of (D, windows, k, k, S))."""
+    starts = np.array([a for a, _ in windows])
+    near = max(int(np.searchsorted(starts, b + 2 * D, side="left")) - j for j, (_, b) in enumerate(windows))
+    near = max(1, min(near, len(windows)))
+    k = int(fw._k)
+    return (2 + near) * max(D, 1) * near * k * k * grid_points(fw, D) * 9
+
+
+def grid_problem(fw: Any, D: int, windows: tuple[tuple[int, int], ...] | None = None) -> str | None:
     """Why the quilted bound cannot run on these state values (their common grid so fine that a
-    law of window parts would exceed :data:`MAX_GRID` points, e.g. values 0, 1, pi), or None."""
+    law of window parts would exceed :data:`MAX_GRID` points, e.g. values 0, 1, pi, or that the
+    bridge passes of one position would take more than 1 GiB), or None."""
     S = grid_points(fw, D)
-    if S <= MAX_GRID:
-        return None
     vals = [float(v) for v in np.asarray(fw.state_values, dtype=np.float64)]
-    return (f"the state values {vals} share the grid step {float(fw._step):.6g} (grid values "
-            f"{[int(x) for x in fw._vals]}), so the laws of the window sums would have {S} grid points (at most "
-            f"{MAX_GRID})")
+    grid = (f"the state values {vals} share the grid step {float(fw._step):.6g} (grid values "
+            f"{[int(x) for x in fw._vals]})")
+    if S > MAX_GRID:
+        return f"{grid}, so the laws of the window sums would have {S} grid points (at most {MAX_GRID})"
+    if windows is not None:
+        m = _bridge_bytes(fw, windows, D)
+        if m > _MAX_BYTES:
+            return (f"{grid}: laws of {S} grid points for {int(fw._k)} states and quilt distances up to {D}, so "
+                    f"the bridge laws of one position would take about {m / 2 ** 30:.1f} GiB (at most "
+                    f"{_MAX_BYTES / 2 ** 30:.0f})")
+    return None
 
 
-def check_grid(fw: Any, D: int) -> None:
+def check_grid(fw: Any, D: int, windows: tuple[tuple[int, int], ...] | None = None) -> None:
     """Refuse, before any work, state values the quilted bound cannot run on (:func:`grid_problem`)."""
-    why = grid_problem(fw, D)
+    why = grid_problem(fw, D, windows)
     if why is not None:
         vals = [float(v) for v in np.asarray(fw.state_values, dtype=np.float64)]
         raise ParameterError("fw.state_values", vals, f"state values on a common grid for the quilted bound: {why}. "
@@ -998,7 +1019,7 @@ def series_epsilon(fw: Any, windows: Any, scale: float, *, cap: int | None = Non
     b = V.positive("scale", scale)
     lat = V.nonneg("lattice_sensitivity", lattice_sensitivity)
     D = _cap(fw, cap)
-    check_grid(fw, D)
+    check_grid(fw, D, ws)
     pad = _up(lat / b) if lat > 0 else 0.0
     return _eps_of(_build(fw, ws, D, [], 0, progress, label=label), b, float(fw._step), pad)[0]
 
@@ -1010,7 +1031,7 @@ def quilt_candidate(fw: Any, windows: tuple[tuple[int, int], ...], eps: float, *
     the ``keep`` best quilts of each class at a first guess of the scale (a subset of quilts:
     the bound stays valid)."""
     D = _cap(fw, cap)
-    check_grid(fw, D)
+    check_grid(fw, D, tuple(windows))
     g = float(fw._step)
     T = int(fw.length)
     eps_cal = eps * (1 - _SLACK)    # the slack pays for lattice snapping (docs page "series", Lemma 3)
