@@ -73,7 +73,8 @@ REFERENCES = {
                         Ref("pufferseries", "Lemma 2", "the exact local loss of the windows inside a quilt"),
                         Ref("song2017", "max-influence of a Markov quilt")),
     "series_epsilon": (Ref("pufferseries", "Thm 1", "quilt decomposition of a series of window sums"),
-                       Ref("pufferseries", "Lemma 2", "the exact local loss of the windows inside a quilt")),
+                       Ref("pufferseries", "Lemma 2", "the exact local loss of the windows inside a quilt"),
+                       Ref("pufferseries", "Lemma 3", "more noise, and the lattice padding of the releases")),
     "mqm_candidate": (Ref("song2017", "Markov Quilt Mechanism"), Ref("song2017", "MQMExact")),
 }
 #: the quilt decomposition with the exact local loss (puffer's own, proved on the docs page "series")
