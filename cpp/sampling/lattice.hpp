@@ -54,12 +54,13 @@ struct LatticeTables {
   unsigned lbits = 0;
   std::vector<std::uint64_t> A, B;
   double log_scale = 0.0;  // 1 / log(s): the hint's factor
-  // Gaussian, and Laplace laws of up to 2^17 thresholds: T63[n] = floor(2^63 TH(n)) for n = 0 ..
+  // Gaussian, and Laplace laws of up to 2^19 thresholds: T63[n] = floor(2^63 TH(n)) for n = 0 ..
   // size - 1 (T63[0] unused; the last entry 0), used instead of A, B where present; Gaussian:
   // guide[c] = the smallest |Z| of the uniforms whose top gbits bits are c.
   std::vector<std::uint64_t> T63;
   unsigned gbits = 0;
   std::vector<std::uint32_t> guide;
+  std::vector<std::uint64_t> guide64;  // guide widened (the SIMD inversion gathers 64-bit lanes)
 };
 std::shared_ptr<const LatticeTables> lattice_tables(const LatticeLaw& law);
 

@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "common/errors.hpp"
 #include "sampling/keyed_stream.hpp"
@@ -608,6 +609,89 @@ void RunKeyedLatticeFill(const KeyedKey& key, std::uint64_t j0, std::size_t nb, 
   }
 }
 
+// Lattice inversion on vectors (lattice.cpp: lattice_invert in keyed_stream.hpp). Per lane: u =
+// the word's low 63 bits, the hint n (Laplace: (x + 1) / 2 truncated, x = log_scale log(Fine63(w))
+// as keyed_lattice_fill's hint; Gaussian: guide[u >> (63 - gbits)]), clamped to [0, size];
+// c0: U < TH(n) (n = 0: TH(0) = 1 > U; else u < t63[n]), then up to kInvertSteps steps up while
+// U < TH(n + 1). An index is clamped to size - 1 (t63[size - 1] = 0: u > 0 says U >= TH, u = 0 is
+// undecided, as direct_below's n >= size). A lane is decided only where every comparison it made
+// was strict (u != t63[.]) and it stopped at U >= TH(n + 1): then |Z| = n exactly (the table
+// path's answer); any other lane (hint too high, a tie with a floor, more steps) goes to pending.
+constexpr int kInvertSteps = 4;
+template <class Z>
+std::size_t LatticeInvert(const std::uint64_t* HWY_RESTRICT words, std::size_t n, const std::uint64_t* t63,
+                          std::uint64_t size, const std::uint64_t* guide, unsigned gbits, double log_scale,
+                          Z* HWY_RESTRICT z, std::uint32_t* HWY_RESTRICT pending) {
+  const DU du;
+  const DI di;
+  const DF df;
+  const std::size_t N = hn::Lanes(du);
+  using VI = hn::Vec<DI>;
+  const auto* t = reinterpret_cast<const std::int64_t*>(t63);
+  const auto* gd = reinterpret_cast<const std::int64_t*>(guide);
+  const VU m63 = hn::Set(du, 0x7FFFFFFFFFFFFFFFull);
+  const VI vsize = hn::Set(di, std::int64_t(size)), last = hn::Set(di, std::int64_t(size) - 1);
+  const VI zero = hn::Zero(di), one = hn::Set(di, 1);
+  const VF ls = hn::Set(df, log_scale), f1 = hn::Set(df, 1.0), fh = hn::Set(df, 0.5);
+  const VF f0 = hn::Zero(df), c52 = hn::Set(df, 0x1p52);
+  const VU exp52 = hn::Set(du, 0x4330000000000000ull);
+  std::size_t np = 0;
+  std::size_t i = 0;
+  for (; i + N <= n; i += N) {
+    const VU w = hn::LoadU(du, words + i);
+    const VI u = hn::BitCast(di, hn::And(w, m63));
+    VI nn;
+    if (guide != nullptr) {
+      nn = hn::GatherIndex(di, gd, hn::BitCast(di, hn::ShiftRightSame(hn::BitCast(du, u), int(63 - gbits))));
+    } else {
+      const VF x = hn::Mul(LogU(Fine63(w)), ls);
+      const VF h = hn::Min(hn::Max(hn::Mul(hn::Add(x, f1), fh), f0), c52);  // h <= 0: 0; >= 2^52: 2^52
+      nn = hn::ConvertTo(di, h);                                          // truncation = floor (h >= 0)
+    }
+    nn = hn::Min(nn, vsize);
+    const VI th0 = hn::GatherIndex(di, t, hn::Min(nn, last));
+    auto active = hn::Or(hn::Eq(nn, zero), hn::Lt(u, th0));  // U < TH(n) decided
+    auto done = hn::Not(hn::Eq(zero, zero));
+    done = hn::And(done, hn::Not(done));  // all false
+    for (int step = 0; step < kInvertSteps; ++step) {
+      const VI n1 = hn::Add(nn, one);
+      const VI th1 = hn::GatherIndex(di, t, hn::Min(n1, last));
+      done = hn::Or(done, hn::And(active, hn::Gt(u, th1)));  // U >= TH(n + 1): |Z| = n
+      active = hn::And(active, hn::Lt(u, th1));               // U < TH(n + 1): one more
+      nn = hn::IfThenElse(active, n1, nn);
+      if (hn::AllFalse(di, active)) break;
+    }
+    const VI neg = hn::ShiftRight<63>(hn::BitCast(di, w));  // all ones where bit 63 (the sign) is set
+    if constexpr (std::is_same_v<Z, double>) {
+      // |Z| < 2^52 as a double exactly; a negative sign as 0 - d (so |Z| = 0 stays +0.0)
+      const VF d = hn::Sub(hn::BitCast(df, hn::Or(hn::BitCast(du, nn), exp52)), c52);
+      const VF sd = hn::IfThenElse(hn::RebindMask(df, hn::Ne(neg, zero)), hn::Sub(f0, d), d);
+      hn::StoreU(sd, df, z + i);
+    } else {
+      hn::StoreU(hn::Sub(hn::Xor(nn, neg), neg), di, z + i);
+    }
+    if (!hn::AllTrue(di, done)) {
+      HWY_ALIGN std::int64_t flag[HWY_MAX_BYTES / sizeof(std::int64_t)];
+      hn::Store(hn::VecFromMask(di, done), di, flag);
+      for (std::size_t l = 0; l < N; ++l)
+        if (flag[l] == 0) pending[np++] = std::uint32_t(i + l);
+    }
+  }
+  for (; i < n; ++i) pending[np++] = std::uint32_t(i);  // a tail shorter than a vector: the scalar path
+  return np;
+}
+
+std::size_t RunLatticeInvertI64(const std::uint64_t* words, std::size_t n, const std::uint64_t* t63,
+                                std::uint64_t size, const std::uint64_t* guide, unsigned gbits, double log_scale,
+                                std::int64_t* z, std::uint32_t* pending) {
+  return LatticeInvert<std::int64_t>(words, n, t63, size, guide, gbits, log_scale, z, pending);
+}
+std::size_t RunLatticeInvertF64(const std::uint64_t* words, std::size_t n, const std::uint64_t* t63,
+                                std::uint64_t size, const std::uint64_t* guide, unsigned gbits, double log_scale,
+                                double* z, std::uint32_t* pending) {
+  return LatticeInvert<double>(words, n, t63, size, guide, gbits, log_scale, z, pending);
+}
+
 // Lattice snapping (lattice.cpp): out = (round_half_even(in inv_g) + z) g, all in doubles (exact:
 // see lattice_snap_add); false if a sum leaves [-2^53, 2^53].
 bool RunLatticeSnapAdd(const double* in, const double* z, double* out, std::size_t n, double inv_g, double g) {
@@ -698,6 +782,10 @@ using KF32Fn = void (*)(const KernelParams&, const KeyedKey&, std::uint64_t, std
 using KLFn = void (*)(const KeyedKey&, std::uint64_t, std::size_t, std::uint64_t*, double*, double);
 using SnapFn = bool (*)(const double*, const double*, double*, std::size_t, double, double);
 using BeyondFn = bool (*)(const double*, std::size_t, double);
+using InvIFn = std::size_t (*)(const std::uint64_t*, std::size_t, const std::uint64_t*, std::uint64_t,
+                               const std::uint64_t*, unsigned, double, std::int64_t*, std::uint32_t*);
+using InvFFn = std::size_t (*)(const std::uint64_t*, std::size_t, const std::uint64_t*, std::uint64_t,
+                               const std::uint64_t*, unsigned, double, double*, std::uint32_t*);
 struct Target {
   std::int64_t bit;
   F64Fn f64;
@@ -707,6 +795,8 @@ struct Target {
   KLFn klattice;
   SnapFn snap;
   BeyondFn beyond;
+  InvIFn invi;
+  InvFFn invf;
 };
 
 // Every target compiled into this file, best first.
@@ -715,7 +805,8 @@ const std::vector<Target>& compiled() {
     std::vector<Target> v;
 #define PUFFER_ADD_TARGET(TGT, NS) \
   v.push_back({TGT, &NS::RunF64, &NS::RunF32, &NS::RunKeyedF64, &NS::RunKeyedF32, &NS::RunKeyedLatticeFill, \
-               &NS::RunLatticeSnapAdd, &NS::RunLatticeAnyBeyond});
+               &NS::RunLatticeSnapAdd, &NS::RunLatticeAnyBeyond, &NS::RunLatticeInvertI64,         \
+               &NS::RunLatticeInvertF64});
 #if HWY_TARGETS & HWY_AVX3_DL
     PUFFER_ADD_TARGET(HWY_AVX3_DL, N_AVX3_DL)
 #endif
@@ -876,6 +967,16 @@ bool lattice_snap_add(const double* in, const double* z, double* out, std::size_
   return current().snap(in, z, out, n, inv_g, g);
 }
 bool lattice_any_beyond(const double* in, std::size_t n, double inv_g) { return current().beyond(in, n, inv_g); }
+std::size_t lattice_invert(const std::uint64_t* words, std::size_t n, const std::uint64_t* t63, std::uint64_t size,
+                           const std::uint64_t* guide, unsigned gbits, double log_scale, std::int64_t* z,
+                           std::uint32_t* pending) {
+  return current().invi(words, n, t63, size, guide, gbits, log_scale, z, pending);
+}
+std::size_t lattice_invert(const std::uint64_t* words, std::size_t n, const std::uint64_t* t63, std::uint64_t size,
+                           const std::uint64_t* guide, unsigned gbits, double log_scale, double* z,
+                           std::uint32_t* pending) {
+  return current().invf(words, n, t63, size, guide, gbits, log_scale, z, pending);
+}
 
 std::vector<std::string> simd_targets() {
   std::vector<std::string> names;
