@@ -19,8 +19,11 @@
 // of the thresholds (computed with bigfix.hpp and error bounds; one 64-bit floor per threshold, or
 // for large Laplace laws a product of two), found from a hint (Laplace: the
 // double log(U) / log(s); Gaussian: a guide table on the top bits of u); the hint only decides
-// where to look. A comparison the 63 bits cannot decide (probability below 2^-60 per value) is
-// settled with as many further bits as needed, so the law drawn is the declared law exactly.
+// where to look. With the direct tables (T63 below) a vector of values is inverted at once
+// (keyed_stream.hpp: lattice_invert, SIMD gathers of the floors), each value decided there only by
+// strict comparisons; the others go through the scalar table path. A comparison the 63 bits
+// cannot decide (probability below 2^-60 per value) is settled with as many further bits as
+// needed, so the law drawn is the declared law exactly.
 // Not constant time: the rare path takes longer (as the rejection samplers of secure.hpp do).
 #pragma once
 #include <cstddef>
