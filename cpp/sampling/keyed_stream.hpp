@@ -70,6 +70,19 @@ void keyed_lattice_fill(const KeyedKey& k, std::uint64_t j0, std::size_t nb, std
 bool lattice_snap_add(const double* in, const double* z, double* out, std::size_t n, double inv_g, double g);
 bool lattice_any_beyond(const double* in, std::size_t n, double inv_g);
 
+// SIMD (dispatched) table inversion of lattice.cpp's direct tables (t63[n] = floor(2^63 TH(n)),
+// n < size, t63[size - 1] = 0): for i < n (values), |Z_i| from u = words[i] mod 2^63 and its hint
+// (guide != nullptr: guide[u >> (63 - gbits)], else the Laplace hint from log_scale log(u)), by
+// comparisons with the floors that u decides strictly; z[i] = Z_i (sign = bit 63). The indices i
+// whose comparisons the tables do not settle this way go to pending (the count is returned; their
+// z[i] is unspecified): the caller's scalar table and exact paths decide them.
+std::size_t lattice_invert(const std::uint64_t* words, std::size_t n, const std::uint64_t* t63, std::uint64_t size,
+                           const std::uint64_t* guide, unsigned gbits, double log_scale, std::int64_t* z,
+                           std::uint32_t* pending);
+std::size_t lattice_invert(const std::uint64_t* words, std::size_t n, const std::uint64_t* t63, std::uint64_t size,
+                           const std::uint64_t* guide, unsigned gbits, double log_scale, double* z,
+                           std::uint32_t* pending);
+
 // out[j] = (in ? in[j] : 0) + X_{start + j} for j < n, X the keyed stream of p's kind; in may
 // equal out. threads: 0 = all cores. float32: computed in double, rounded once.
 void fill_keyed_f64(const KernelParams& p, const KeyedKey& key, std::uint64_t start, std::size_t n,

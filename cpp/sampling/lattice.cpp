@@ -21,7 +21,9 @@ constexpr std::uint64_t kMask63 = 0x7FFFFFFFFFFFFFFFull;
 constexpr std::size_t kF0 = 3;          // fraction limbs the tables are computed with (192 bits)
 constexpr std::size_t kMaxF = 64;       // the exact path's precision limit (4096 bits)
 constexpr std::uint64_t kMaxN = std::uint64_t(1) << 52;  // |Z| beyond this: refused
-constexpr std::size_t kLaplaceDirect = std::size_t(1) << 17;  // direct Laplace tables up to 1 MiB
+// direct Laplace tables up to 4 MiB: every law of beta <= 11800 lattice units (noise scales up to
+// 11.5 at the default 1025 steps per unit), so the default path's inversion is the SIMD one
+constexpr std::size_t kLaplaceDirect = std::size_t(1) << 19;
 
 // log(S 2^-64) = log1p(-(2^64 - S) 2^-64) (a hint-quality double).
 double log_param(std::uint64_t S) { return std::log1p(-double(std::uint64_t(0) - S) * 0x1.0p-64); }
@@ -97,9 +99,10 @@ void build_laplace(LatticeTables& T) {
     ea = mul_error(ea, etl, exact);
   }
   T.nmax = std::uint64_t(T.A.size()) * L + 1;  // its q is past the table: TH < 2^-64
-  // Laws of up to kLaplaceDirect thresholds (the default lattices: about 45500 for 1025 steps per
-  // noise scale) also get T63[n] = floor(2^63 TH(n)) directly: one load and one comparison per
-  // threshold instead of a 128-bit product (the same tables as the Gaussian's)
+  // Laws of up to kLaplaceDirect thresholds (the default lattices: about 45500 per unit of noise
+  // scale at 1025 steps per unit) also get T63[n] = floor(2^63 TH(n)) directly: one load and one
+  // comparison per threshold instead of a 128-bit product (the same tables as the Gaussian's), and
+  // the SIMD inversion (keyed_stream.hpp: lattice_invert)
   if (nneed > double(kLaplaceDirect)) return;
   std::vector<std::uint64_t> t63(1, 0);  // T63[0] unused (TH(0) = 1)
   Fix c = s;                             // s^(2n - 1), n = 1
@@ -229,6 +232,7 @@ void build_gaussian(LatticeTables& T) {
       while (n + 1 < T.T63.size() && T.T63[std::size_t(n + 1)] >= bound) ++n;
       T.guide[c] = std::uint32_t(n);
     }
+    T.guide64.assign(T.guide.begin(), T.guide.end());
     return;
   }
   throw NumericalFailure("lattice tables: could not certify the Gaussian thresholds");
@@ -450,15 +454,41 @@ void run_lattice_family(const LatticeTables& T, const KeyedKey& key, std::uint64
     std::uint64_t words[8 * kBlocks];
     double hints[8 * kBlocks];
     Z z[8 * kBlocks];
+    std::uint32_t pending[8 * kBlocks];
     const std::uint64_t p0 = start + task * kTask;
     const std::uint64_t p1 = p0 + std::min<std::uint64_t>(kTask, n - task * kTask);
     std::uint64_t p = p0;
     while (p < p1) {
       const std::uint64_t j0 = p / 8;  // the batch starts at p's block
       const std::uint64_t jend = std::min<std::uint64_t>(j0 + kBlocks, (p1 - 1) / 8 + 1);
-      keyed_lattice_fill(key, j0, std::size_t(jend - j0), words, Mode != kGaussian ? hints : nullptr, T.log_scale);
       const std::uint64_t stop = std::min<std::uint64_t>(p1, jend * 8);
       const std::size_t i0 = std::size_t(p - 8 * j0), i1 = std::size_t(stop - 8 * j0);
+      if constexpr (Mode != kLaplaceAB) {
+        // direct tables: the SIMD inversion decides almost every value; the rest (a hint off by
+        // more than a few steps, a tie with a floor) take the scalar table and exact paths below
+        keyed_lattice_fill(key, j0, std::size_t(jend - j0), words, nullptr, T.log_scale);
+        const std::size_t np = lattice_invert(words, 8 * std::size_t(jend - j0), T.T63.data(), T.T63.size(),
+                                              Mode == kGaussian ? T.guide64.data() : nullptr, T.gbits, T.log_scale,
+                                              z, pending);
+        for (std::size_t k = 0; k < np; ++k) {
+          const std::size_t i = pending[k];
+          if (i < i0 || i >= i1) continue;
+          const std::uint64_t w = words[i];
+          const std::uint64_t u = w & kMask63;
+          double x = 0.0;
+          if constexpr (Mode != kGaussian) x = T.log_scale * std::log((double(u) + 0.5) * 0x1.0p-63);
+          std::uint64_t m = 0;
+          if (!table_magnitude<Mode>(T, u, hint_of<Mode>(T, u, x), m)) {
+            ExactDecider<RareWords> d(T.law, u, RareWords{&key, 8 * j0 + i});
+            m = exact_magnitude(d);
+          }
+          z[i] = Z(signed_of(w, m));
+        }
+        body(p, z + i0, i1 - i0);
+        p = stop;
+        continue;
+      }
+      keyed_lattice_fill(key, j0, std::size_t(jend - j0), words, Mode != kGaussian ? hints : nullptr, T.log_scale);
       for (std::size_t i = i0; i < i1; ++i) {
         const std::uint64_t w = words[i];
         const std::uint64_t u = w & kMask63;

@@ -19,8 +19,11 @@
 // of the thresholds (computed with bigfix.hpp and error bounds; one 64-bit floor per threshold, or
 // for large Laplace laws a product of two), found from a hint (Laplace: the
 // double log(U) / log(s); Gaussian: a guide table on the top bits of u); the hint only decides
-// where to look. A comparison the 63 bits cannot decide (probability below 2^-60 per value) is
-// settled with as many further bits as needed, so the law drawn is the declared law exactly.
+// where to look. With the direct tables (T63 below) a vector of values is inverted at once
+// (keyed_stream.hpp: lattice_invert, SIMD gathers of the floors), each value decided there only by
+// strict comparisons; the others go through the scalar table path. A comparison the 63 bits
+// cannot decide (probability below 2^-60 per value) is settled with as many further bits as
+// needed, so the law drawn is the declared law exactly.
 // Not constant time: the rare path takes longer (as the rejection samplers of secure.hpp do).
 #pragma once
 #include <cstddef>
@@ -54,12 +57,13 @@ struct LatticeTables {
   unsigned lbits = 0;
   std::vector<std::uint64_t> A, B;
   double log_scale = 0.0;  // 1 / log(s): the hint's factor
-  // Gaussian, and Laplace laws of up to 2^17 thresholds: T63[n] = floor(2^63 TH(n)) for n = 0 ..
+  // Gaussian, and Laplace laws of up to 2^19 thresholds: T63[n] = floor(2^63 TH(n)) for n = 0 ..
   // size - 1 (T63[0] unused; the last entry 0), used instead of A, B where present; Gaussian:
   // guide[c] = the smallest |Z| of the uniforms whose top gbits bits are c.
   std::vector<std::uint64_t> T63;
   unsigned gbits = 0;
   std::vector<std::uint32_t> guide;
+  std::vector<std::uint64_t> guide64;  // guide widened (the SIMD inversion gathers 64-bit lanes)
 };
 std::shared_ptr<const LatticeTables> lattice_tables(const LatticeLaw& law);
 

@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "common/errors.hpp"
 #include "sampling/keyed_stream.hpp"
@@ -461,10 +462,9 @@ HWY_INLINE void QuarterRound(V32& a, V32& b, V32& c, V32& d) {
 }
 
 // Lanes(D32) RFC 8439 blocks at once, lane l with input words (w12, w13, w14) = lane l of
-// (c12, c13, c14); x[r * L + l] = output word r of lane l's block.
-HWY_INLINE void ChaChaLanes(const KeyedKey& k, V32 c12, V32 c13, V32 c14, std::uint32_t* HWY_RESTRICT x) {
+// (c12, c13, c14); lane l of o[r] = output word r of lane l's block.
+HWY_INLINE void ChaChaRegs(const KeyedKey& k, V32 c12, V32 c13, V32 c14, V32 (&o)[16]) {
   const D32 d;
-  const std::size_t L = hn::Lanes(d);
   V32 s[16];
   s[0] = hn::Set(d, 0x61707865u);
   s[1] = hn::Set(d, 0x3320646eu);
@@ -487,8 +487,49 @@ HWY_INLINE void ChaChaLanes(const KeyedKey& k, V32 c12, V32 c13, V32 c14, std::u
     QuarterRound(v[2], v[7], v[8], v[13]);
     QuarterRound(v[3], v[4], v[9], v[14]);
   }
-  for (int i = 0; i < 16; ++i) hn::Store(hn::Add(v[i], s[i]), d, x + std::size_t(i) * L);
+  for (int i = 0; i < 16; ++i) o[i] = hn::Add(v[i], s[i]);
 }
+
+// As ChaChaRegs, stored: x[r * L + l] = output word r of lane l's block.
+HWY_INLINE void ChaChaLanes(const KeyedKey& k, V32 c12, V32 c13, V32 c14, std::uint32_t* HWY_RESTRICT x) {
+  const D32 d;
+  const std::size_t L = hn::Lanes(d);
+  V32 o[16];
+  ChaChaRegs(k, c12, c13, c14, o);
+  for (int i = 0; i < 16; ++i) hn::Store(o[i], d, x + std::size_t(i) * L);
+}
+
+#undef PUFFER_CHACHA_TRANSPOSE16  // (this file is compiled once per target)
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+#define PUFFER_CHACHA_TRANSPOSE16 1
+// The 16 x 16 transpose of 32-bit words in registers (two rounds of unpacks within 128-bit
+// blocks, two of 128-bit block shuffles): row l (lane l's block: its words x[0..15], i.e. its
+// eight little-endian 64-bit words W_0..W_7 in order) to dst + 16 l, for the first nl lanes.
+HWY_INLINE void StoreBlocksTransposed(const V32 (&x)[16], std::size_t nl, std::uint32_t* HWY_RESTRICT dst) {
+  __m512i t[16], u[16];
+  for (int p = 0; p < 8; ++p) {
+    t[2 * p] = _mm512_unpacklo_epi32(x[2 * p].raw, x[2 * p + 1].raw);
+    t[2 * p + 1] = _mm512_unpackhi_epi32(x[2 * p].raw, x[2 * p + 1].raw);
+  }
+  // u[4 q + m], block j: (x[4 q], .., x[4 q + 3]) of lane 4 j + m
+  for (int q = 0; q < 4; ++q) {
+    u[4 * q + 0] = _mm512_unpacklo_epi64(t[4 * q], t[4 * q + 2]);
+    u[4 * q + 1] = _mm512_unpackhi_epi64(t[4 * q], t[4 * q + 2]);
+    u[4 * q + 2] = _mm512_unpacklo_epi64(t[4 * q + 1], t[4 * q + 3]);
+    u[4 * q + 3] = _mm512_unpackhi_epi64(t[4 * q + 1], t[4 * q + 3]);
+  }
+  for (int m = 0; m < 4; ++m) {
+    const __m512i a = _mm512_shuffle_i32x4(u[m], u[4 + m], 0x44), b = _mm512_shuffle_i32x4(u[m], u[4 + m], 0xEE);
+    const __m512i c = _mm512_shuffle_i32x4(u[8 + m], u[12 + m], 0x44), e = _mm512_shuffle_i32x4(u[8 + m], u[12 + m], 0xEE);
+    const __m512i row[4] = {_mm512_shuffle_i32x4(a, c, 0x88), _mm512_shuffle_i32x4(a, c, 0xDD),
+                            _mm512_shuffle_i32x4(b, e, 0x88), _mm512_shuffle_i32x4(b, e, 0xDD)};
+    for (std::size_t j = 0; j < 4; ++j) {
+      const std::size_t l = 4 * j + std::size_t(m);
+      if (l < nl) _mm512_storeu_si512(reinterpret_cast<void*>(dst + 16 * l), row[j]);
+    }
+  }
+}
+#endif
 
 // 64-bit word k of lane l's block: x[2k] | x[2k+1] << 32 (little-endian keystream).
 HWY_INLINE std::uint64_t Word64(const std::uint32_t* x, std::size_t L, std::size_t l, std::size_t k) {
@@ -592,9 +633,17 @@ void RunKeyedLatticeFill(const KeyedKey& key, std::uint64_t j0, std::size_t nb, 
     const std::uint64_t j = j0 + b0;
     const V32 lo = hn::Iota(d32, std::uint32_t(j));  // wraps mod 2^32: carry into w13
     const V32 carry = hn::IfThenElseZero(hn::Lt(lo, hn::Set(d32, std::uint32_t(j))), hn::Set(d32, 1u));
+    const std::size_t nl = std::min(L, nb - b0);
+#ifdef PUFFER_CHACHA_TRANSPOSE16
+    V32 o[16];
+    ChaChaRegs(key, lo, hn::Add(hn::Set(d32, std::uint32_t(j >> 32)), carry),
+               hn::Set(d32, kLatticeTag << kKeyedTagShift), o);
+    // (words little-endian: W_k = x[2k] | x[2k+1] << 32 is the pair x[2k], x[2k+1] in memory)
+    StoreBlocksTransposed(o, nl, reinterpret_cast<std::uint32_t*>(words + 8 * b0));
+    continue;
+#endif
     ChaChaLanes(key, lo, hn::Add(hn::Set(d32, std::uint32_t(j >> 32)), carry),
                 hn::Set(d32, kLatticeTag << kKeyedTagShift), x);
-    const std::size_t nl = std::min(L, nb - b0);
     for (std::size_t l = 0; l < nl; ++l)
       for (std::size_t k = 0; k < 8; ++k) words[8 * (b0 + l) + k] = Word64(x, L, l, k);
   }
@@ -606,6 +655,100 @@ void RunKeyedLatticeFill(const KeyedKey& key, std::uint64_t j0, std::size_t nb, 
     const double u = (double(words[i] & 0x7FFFFFFFFFFFFFFFull) + 0.5) * 0x1.0p-63;
     hints[i] = log_scale * std::log(u);
   }
+}
+
+// Lattice inversion on vectors (lattice.cpp: lattice_invert in keyed_stream.hpp). Per lane: u =
+// the word's low 63 bits, the hint n (Laplace: (x + 1) / 2 truncated, x = log_scale log(Fine63(w))
+// as keyed_lattice_fill's hint; Gaussian: guide[u >> (63 - gbits)]), clamped to [0, size];
+// c0: U < TH(n) (n = 0: TH(0) = 1 > U; else u < t63[n]), then up to kInvertSteps steps up while
+// U < TH(n + 1). An index is clamped to size - 1 (t63[size - 1] = 0: u > 0 says U >= TH, u = 0 is
+// undecided, as direct_below's n >= size). A lane is decided only where every comparison it made
+// was strict (u != t63[.]) and it stopped at U >= TH(n + 1): then |Z| = n exactly (the table
+// path's answer); any other lane (hint too high, a tie with a floor, more steps) goes to pending.
+constexpr int kInvertSteps = 4;
+template <class Z>
+std::size_t LatticeInvert(const std::uint64_t* HWY_RESTRICT words, std::size_t n, const std::uint64_t* t63,
+                          std::uint64_t size, const std::uint64_t* guide, unsigned gbits, double log_scale,
+                          Z* HWY_RESTRICT z, std::uint32_t* HWY_RESTRICT pending) {
+  const DU du;
+  const DI di;
+  const DF df;
+  const std::size_t N = hn::Lanes(du);
+  using VI = hn::Vec<DI>;
+  const auto* t = reinterpret_cast<const std::int64_t*>(t63);
+  const auto* gd = reinterpret_cast<const std::int64_t*>(guide);
+  const VU m63 = hn::Set(du, 0x7FFFFFFFFFFFFFFFull);
+  const VI vsize = hn::Set(di, std::int64_t(size)), last = hn::Set(di, std::int64_t(size) - 1);
+  const VI zero = hn::Zero(di), one = hn::Set(di, 1);
+  const VF ls = hn::Set(df, log_scale), f1 = hn::Set(df, 1.0), fh = hn::Set(df, 0.5);
+  const VF f0 = hn::Zero(df), c52 = hn::Set(df, 0x1p52);
+  const VU exp52 = hn::Set(du, 0x4330000000000000ull);
+  std::size_t np = 0;
+  std::size_t i = 0;
+  // two passes per chunk: the hints first, then the table gathers, whose loop is short enough for
+  // the core to keep many of them (L2 misses: a default table is about 1 MiB) in flight
+  constexpr std::size_t kChunk = 512;
+  HWY_ALIGN std::int64_t hint[kChunk];
+  for (std::size_t c0 = 0; c0 + N <= n; c0 += kChunk) {
+  const std::size_t c1 = std::min(n - (n - c0) % N, c0 + kChunk);
+  for (std::size_t k = c0; k < c1; k += N) {
+    VI nn;
+    if (guide != nullptr) {
+      const VU uu = hn::And(hn::LoadU(du, words + k), m63);
+      nn = hn::GatherIndex(di, gd, hn::BitCast(di, hn::ShiftRightSame(uu, int(63 - gbits))));
+    } else {
+      const VF x = hn::Mul(LogU(Fine63(hn::LoadU(du, words + k))), ls);
+      const VF h = hn::Min(hn::Max(hn::Mul(hn::Add(x, f1), fh), f0), c52);  // h <= 0: 0; >= 2^52: 2^52
+      nn = hn::ConvertTo(di, h);                                          // truncation = floor (h >= 0)
+    }
+    hn::Store(hn::Min(nn, vsize), di, hint + (k - c0));
+  }
+  for (i = c0; i < c1; i += N) {
+    const VU w = hn::LoadU(du, words + i);
+    const VI u = hn::BitCast(di, hn::And(w, m63));
+    VI nn = hn::Load(di, hint + (i - c0));
+    const VI th0 = hn::GatherIndex(di, t, hn::Min(nn, last));
+    auto active = hn::Or(hn::Eq(nn, zero), hn::Lt(u, th0));  // U < TH(n) decided
+    auto done = hn::Not(hn::Eq(zero, zero));
+    done = hn::And(done, hn::Not(done));  // all false
+    for (int step = 0; step < kInvertSteps; ++step) {
+      const VI n1 = hn::Add(nn, one);
+      const VI th1 = hn::GatherIndex(di, t, hn::Min(n1, last));
+      done = hn::Or(done, hn::And(active, hn::Gt(u, th1)));  // U >= TH(n + 1): |Z| = n
+      active = hn::And(active, hn::Lt(u, th1));               // U < TH(n + 1): one more
+      nn = hn::IfThenElse(active, n1, nn);
+      if (hn::AllFalse(di, active)) break;
+    }
+    const VI neg = hn::ShiftRight<63>(hn::BitCast(di, w));  // all ones where bit 63 (the sign) is set
+    if constexpr (std::is_same_v<Z, double>) {
+      // |Z| < 2^52 as a double exactly; a negative sign as 0 - d (so |Z| = 0 stays +0.0)
+      const VF d = hn::Sub(hn::BitCast(df, hn::Or(hn::BitCast(du, nn), exp52)), c52);
+      const VF sd = hn::IfThenElse(hn::RebindMask(df, hn::Ne(neg, zero)), hn::Sub(f0, d), d);
+      hn::StoreU(sd, df, z + i);
+    } else {
+      hn::StoreU(hn::Sub(hn::Xor(nn, neg), neg), di, z + i);
+    }
+    if (!hn::AllTrue(di, done)) {
+      HWY_ALIGN std::int64_t flag[HWY_MAX_BYTES / sizeof(std::int64_t)];
+      hn::Store(hn::VecFromMask(di, done), di, flag);
+      for (std::size_t l = 0; l < N; ++l)
+        if (flag[l] == 0) pending[np++] = std::uint32_t(i + l);
+    }
+  }
+  }
+  for (; i < n; ++i) pending[np++] = std::uint32_t(i);  // a tail shorter than a vector: the scalar path
+  return np;
+}
+
+std::size_t RunLatticeInvertI64(const std::uint64_t* words, std::size_t n, const std::uint64_t* t63,
+                                std::uint64_t size, const std::uint64_t* guide, unsigned gbits, double log_scale,
+                                std::int64_t* z, std::uint32_t* pending) {
+  return LatticeInvert<std::int64_t>(words, n, t63, size, guide, gbits, log_scale, z, pending);
+}
+std::size_t RunLatticeInvertF64(const std::uint64_t* words, std::size_t n, const std::uint64_t* t63,
+                                std::uint64_t size, const std::uint64_t* guide, unsigned gbits, double log_scale,
+                                double* z, std::uint32_t* pending) {
+  return LatticeInvert<double>(words, n, t63, size, guide, gbits, log_scale, z, pending);
 }
 
 // Lattice snapping (lattice.cpp): out = (round_half_even(in inv_g) + z) g, all in doubles (exact:
@@ -698,6 +841,10 @@ using KF32Fn = void (*)(const KernelParams&, const KeyedKey&, std::uint64_t, std
 using KLFn = void (*)(const KeyedKey&, std::uint64_t, std::size_t, std::uint64_t*, double*, double);
 using SnapFn = bool (*)(const double*, const double*, double*, std::size_t, double, double);
 using BeyondFn = bool (*)(const double*, std::size_t, double);
+using InvIFn = std::size_t (*)(const std::uint64_t*, std::size_t, const std::uint64_t*, std::uint64_t,
+                               const std::uint64_t*, unsigned, double, std::int64_t*, std::uint32_t*);
+using InvFFn = std::size_t (*)(const std::uint64_t*, std::size_t, const std::uint64_t*, std::uint64_t,
+                               const std::uint64_t*, unsigned, double, double*, std::uint32_t*);
 struct Target {
   std::int64_t bit;
   F64Fn f64;
@@ -707,6 +854,8 @@ struct Target {
   KLFn klattice;
   SnapFn snap;
   BeyondFn beyond;
+  InvIFn invi;
+  InvFFn invf;
 };
 
 // Every target compiled into this file, best first.
@@ -715,7 +864,8 @@ const std::vector<Target>& compiled() {
     std::vector<Target> v;
 #define PUFFER_ADD_TARGET(TGT, NS) \
   v.push_back({TGT, &NS::RunF64, &NS::RunF32, &NS::RunKeyedF64, &NS::RunKeyedF32, &NS::RunKeyedLatticeFill, \
-               &NS::RunLatticeSnapAdd, &NS::RunLatticeAnyBeyond});
+               &NS::RunLatticeSnapAdd, &NS::RunLatticeAnyBeyond, &NS::RunLatticeInvertI64,         \
+               &NS::RunLatticeInvertF64});
 #if HWY_TARGETS & HWY_AVX3_DL
     PUFFER_ADD_TARGET(HWY_AVX3_DL, N_AVX3_DL)
 #endif
@@ -876,6 +1026,16 @@ bool lattice_snap_add(const double* in, const double* z, double* out, std::size_
   return current().snap(in, z, out, n, inv_g, g);
 }
 bool lattice_any_beyond(const double* in, std::size_t n, double inv_g) { return current().beyond(in, n, inv_g); }
+std::size_t lattice_invert(const std::uint64_t* words, std::size_t n, const std::uint64_t* t63, std::uint64_t size,
+                           const std::uint64_t* guide, unsigned gbits, double log_scale, std::int64_t* z,
+                           std::uint32_t* pending) {
+  return current().invi(words, n, t63, size, guide, gbits, log_scale, z, pending);
+}
+std::size_t lattice_invert(const std::uint64_t* words, std::size_t n, const std::uint64_t* t63, std::uint64_t size,
+                           const std::uint64_t* guide, unsigned gbits, double log_scale, double* z,
+                           std::uint32_t* pending) {
+  return current().invf(words, n, t63, size, guide, gbits, log_scale, z, pending);
+}
 
 std::vector<std::string> simd_targets() {
   std::vector<std::string> names;

@@ -193,6 +193,19 @@ class KeyedStream:
         noise of law (code, S) (:mod:`puffer.lattice`; position unchanged)."""
         _C.lattice_add(code, S, g_exp, self._key, self._word, start, values, out, threads)
 
+    def _lattice_add_next(self, code: int, S: int, g_exp: int, values: np.ndarray, out: np.ndarray,
+                          threads: int) -> None:
+        """As :meth:`_lattice_add_at` at the next ``values.size`` positions, which are taken (the
+        position advances) only if the kernel accepts every value: it checks them all before it
+        writes any, so a refused value leaves neither output nor a consumed stream range."""
+        n = values.size
+        with self._lock:   # (a draw of another thread waits: the ranges stay disjoint)
+            start = self._position
+            if start + n >= 1 << 64:
+                raise ParameterError("size", n, "a draw that keeps the stream position below 2^64")
+            _C.lattice_add(code, S, g_exp, self._key, self._word, start, values, out, threads)
+            self._position = start + n
+
     def _lattice_int_at(self, code: int, S: int, start: int, n: int, threads: int) -> np.ndarray:
         """The lattice noise integers ``Z[start : start + n]`` of law (code, S) (position unchanged)."""
         out: np.ndarray = _C.lattice_sample(code, S, self._key, self._word, start, n, threads)

@@ -81,6 +81,25 @@ def test_values_beyond_the_exact_range_and_bad_input_are_refused():
         add_lattice_noise([1.0], LAP, rng=KeyedStream(KEY))
 
 
+def test_a_refused_value_leaves_no_output_and_no_consumed_positions():
+    """The kernel checks every value before it writes one or takes the stream's positions (the
+    Python check runs only to name the value): in place, a bad value far into the array leaves
+    the array as it was and the stream where it was, with the value and its index named."""
+    plan = lattice_plan(LAP, sensitivity=1.0, norm="coordinate", granularity=2**-3)
+    for bad, what in ((np.nan, "nan at flat index 70001"), (2.0**49 + 1, "the lattice.s exact range")):
+        x = np.arange(100_000, dtype=np.float64)
+        x[70_001] = bad
+        before = x.copy()
+        s = KeyedStream(KEY)
+        s.position = 5
+        with pytest.raises(ParameterError, match=what):
+            add_lattice_noise(x, plan, rng=s, out=x)
+        assert np.array_equal(x, before, equal_nan=True) and s.position == 5
+    s = KeyedStream(KEY)
+    add_lattice_noise(np.zeros(10), plan, rng=s)
+    assert s.position == 10
+
+
 def test_plan_padding_default_granularity_and_record():
     p = lattice_plan(LAP, 1001, sensitivity=0.5, granularity=2**-12)       # l1: Delta + n g
     assert p.padded_sensitivity == Fraction(1, 2) + 1001 * Fraction(1, 2**12) and p.norm == "l1"

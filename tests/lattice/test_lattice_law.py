@@ -77,8 +77,9 @@ def test_laplace_tables_are_exact_floors(law):
 
 @pytest.mark.parametrize("law", LAPLACE, ids=lambda x: f"beta={x.scale:.4g}")
 def test_laplace_direct_table_is_the_exact_floor_of_every_threshold(law):
-    """Laws of up to 2^17 thresholds also carry T63[n] = floor(2^63 s^(2n - 1)) (one comparison
-    per threshold); larger ones (beta = 2^20 here) only the product tables."""
+    """Laws of up to 2^19 thresholds (beta up to about 11800) also carry T63[n] = floor(2^63
+    s^(2n - 1)) (one comparison per threshold); larger ones (beta = 2^20 here) only the product
+    tables."""
     t63 = [int(v) for v in C.lattice_tables(0, law.S)["T63"]]
     if law.scale > 2000:
         assert t63 == []

@@ -21,7 +21,8 @@ plans a series over the whole horizon of a Markov-chain framework file (windows 
 positions tiling it) and writes the plan file, signed with ``--sign``
 (:mod:`puffer.publish.series`); ``puffer noise IN OUT --column C --unit U --order POS --series
 PLAN.json --window K [--mechanism FRAMEWORK]`` publishes window K (from 0) with the plan's noise;
-``puffer series show PLAN.json [--json]`` verifies a plan file and prints it.
+``puffer series show PLAN.json [--json]`` verifies a plan file (digest, signature, and its bound
+re-derived on its framework) and prints it.
 
 ``puffer clamp IN OUT --range A,B`` clamps the noisy columns of a published file, recorded in the
 ledger as post-processing of its release.
@@ -165,7 +166,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     sp.add_argument("--sign", metavar="PATH", help="sign the plan with this Ed25519 key (`puffer keygen --signing "
                                                   "PATH`); a signed ledger takes plans signed by its own key only")
     sp.add_argument("--json", action="store_true", help="print the plan file's object as JSON")
-    ss = ssub.add_parser("show", help="verify a plan file (digest, signature, plan) and print it")
+    ss = ssub.add_parser("show", help="verify a plan file (digest, signature, plan, its bound re-derived on its "
+                                      "framework) and print it")
     ss.add_argument("plan", help="the plan file")
     ss.add_argument("--json", action="store_true", help="print the plan file's object as JSON")
     s = lsub.add_parser("show", help="releases and the total guarantee per population of privacy units")
@@ -199,6 +201,7 @@ def _series(args: argparse.Namespace) -> int:
         sf = SeriesFile(args.out)   # read back: what `puffer noise --series` will check
     else:
         sf = SeriesFile(args.plan)
+        sf.verify()                 # the bound re-derived from its framework (a progress line past a second)
         env = sf.data
     if args.json:
         json.dump(env, sys.stdout, indent=1, sort_keys=True)
@@ -211,7 +214,9 @@ def _series(args: argparse.Namespace) -> int:
           f"{env['window_length']} positions over T = {env['horizon']}; Laplace scale per window "
           + (f"{lo:.6g}" if lo == hi else f"{lo:.6g} .. {hi:.6g}") + f"; guarantee of all windows together "
           f"{gtext(env['guarantee'])} by {env['theorem']}; digest {sf.digest}; "
-          + (f"signed by key {sf.signer}" if sf.signer else "unsigned"))
+          + (f"signed by key {sf.signer}" if sf.signer else "unsigned")
+          + ("" if sf.verified is None else f"; bound re-derived on its framework: certified eps "
+             f"{sf.verified['eps']:.6g} <= {env['guarantee']['eps']}"))
     return 0
 
 

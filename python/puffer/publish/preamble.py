@@ -281,6 +281,12 @@ def prepare(mechanism: Any, columns: Any, options: PublishOptions, *, default_le
             raise ParameterError("float_noise", True, "False with a series (its windows are published on the "
                                  "lattice, as every release)")
         sf.check_signer(_ledger_signer(led))
+        # the plan's bound re-derived from its framework, the first time it is used with this
+        # ledger (signed or not; a progress line past a second), before any work
+        from .release import LedgerView
+        from .series import verify_for_ledger
+
+        verify_for_ledger(LedgerView(led).entries(), sf)
         plan = resolve(sf.mechanism(k))
         plan = NoisePlan(plan.kind, plan.params, plan.dim, plan.mechanism,
                          f"series {sf.plan_id} window {k}: {plan.label}", sf.path or "object", plan.noise)

@@ -450,7 +450,7 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
     }
     sfile = None
     if series is not None:
-        from .series import SeriesFile, check_series_release
+        from .series import SeriesFile, check_series_release, verify_for_ledger
 
         sfile, window = series
         if not isinstance(sfile, SeriesFile):
@@ -470,6 +470,7 @@ def begin_release(*, ledger: str | os.PathLike[str] | Ledger, columns: list[str]
     # refuse early, before any work (checked again under the lock in pending())
     if sfile is not None:
         check_series_release(view.entries(), {**fields, "release_id": None}, units=units, ledger=led.path)
+        verify_for_ledger(view.entries(), sfile)   # the plan's bound, re-derived unless the ledger verified it
     view.composition(fields, allow_uncomposed=allow_uncomposed, budget=budget, units=units)
     _registry(view, fields, units, unit_hasher, new_units, warn=False)
     return Release(led, k, nonce, fields, rerun_of, allow_uncomposed, budget, units, unit_hasher, new_units, sfile)

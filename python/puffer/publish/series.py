@@ -28,10 +28,16 @@ the query is the window's sum, its noise the plan's scale for window K (:meth:`S
 on the lattice path as every release. A framework file given as well (``--mechanism``) must
 be the plan's (same digest). With a signed ledger the plan must be signed by the ledger's key.
 
-The ledger (:mod:`puffer.publish.ledger`) records the plan once, in an entry ``{"event":
+The first time a plan is used with a ledger, its bound is re-derived from the embedded
+framework (:func:`verify_for_ledger`, :meth:`puffer.series.SeriesPlan.verify`: the certified
+eps of its windows at its scales and lattice padding, refused unless at most the plan's eps),
+whether the plan is signed or not: a digest or a signature shows who wrote a file, not that its
+scales hold. The ledger records the plan once, in an entry ``{"event":
 "series", "series": SeriesFile.record()}`` written (under the ledger's lock) just before the
 first window's ``pending`` entry: plan id, digest, guarantee, theorem, binding secret, the
-windows and their scales, the framework digest and the plan's signer. Each window's pending
+windows and their scales, the framework digest, the plan's signer and ``verified`` (the
+re-derived eps and the plan digest it holds for); later windows of the plan need only the
+digest to match this record. Each window's pending
 entry carries ``series`` (:meth:`SeriesFile.entry_field`: plan id, digest, window, its
 positions and scale) and, as its ``guarantee``, the window mechanism's
 (:meth:`puffer.series.SeriesPlan.mechanism`), which is the plan's guarantee (type, eps, delta:
@@ -69,7 +75,8 @@ import numpy as np
 from ..errors import ParameterError, ParameterTypeError
 from ._files import loads, read_regular, shown_path, write_new
 
-__all__ = ["SeriesFile", "write_plan", "make_plan", "tile_windows", "check_series_release", "series_record_entries",
+__all__ = ["SeriesFile", "write_plan", "make_plan", "tile_windows", "check_series_release", "verify_for_ledger",
+           "series_record_entries",
            "series_status", "SERIES_DOMAIN", "PLAN_FORMAT"]
 
 #: the signature domain of a series plan file (never valid as a ledger entry's or checkpoint's)
@@ -305,6 +312,21 @@ class SeriesFile:
             raise self._bad(f"windows within the framework's horizon T = {int(self.framework.length)}")
         self.plan = sp
         self.windows = [(a, b) for a, b in wins]
+        #: the re-derived bound (:meth:`verify`), once computed
+        self.verified: dict[str, Any] | None = None
+
+    def verify(self, progress: Any = None) -> dict[str, Any]:
+        """Re-derive the plan's bound from the embedded framework
+        (:meth:`puffer.series.SeriesPlan.verify`: the certified eps of its windows at its scales,
+        refused unless at most the plan's eps), once per object. The digests and a signature
+        show who wrote the file, not that its scales hold: this is run the first time a plan is
+        used with a ledger, whatever its signature (:func:`verify_for_ledger`)."""
+        if self.verified is None:
+            try:
+                self.verified = self.plan.verify(self.framework, progress=progress)
+            except ParameterError as exc:
+                raise self._bad(f"its bound does not hold: {exc}") from None
+        return self.verified
 
     def check_signer(self, ledger_signer: dict[str, Any] | None) -> None:
         """A signed ledger (``ledger_signer``: its first entry's ``signer``) takes plans signed by
@@ -369,7 +391,7 @@ class SeriesFile:
                 "window_length": d.get("window_length"), "windows": len(self.windows),
                 "eps": d.get("eps"), "delta": d.get("delta"), "scales": d.get("scales"),
                 "guarantee": d["guarantee"], "theorem": d["theorem"], "binding_secret": d.get("binding_secret"),
-                "signer": self.signer, "file": self.path}
+                "signer": self.signer, "file": self.path, "verified": self.verify()}
 
     def entry_field(self, k: int) -> dict[str, Any]:
         """The ``series`` field of window ``k``'s pending entry."""
@@ -428,6 +450,28 @@ def series_record_entries(entries: list[dict[str, Any]]) -> dict[str, dict[str, 
     return out
 
 
+def _check_recorded_digest(rec: dict[str, Any] | None, plan_id: str, digest: str) -> None:
+    if rec is not None and rec.get("digest") != digest:
+        raise ParameterError("series", plan_id, f"the plan the ledger recorded for plan id {plan_id} "
+                             f"(entry {rec.get('seq')}, digest {rec.get('digest')}); this plan file has digest "
+                             f"{digest}: it was changed after the series' first release")
+
+
+def verify_for_ledger(entries: list[dict[str, Any]], sfile: SeriesFile, progress: Any = None) -> bool:
+    """Re-derive the bound of ``sfile``'s plan (:meth:`SeriesFile.verify`) unless the ledger
+    (``entries``) already records this plan file (plan id and digest) as verified, with the plan
+    digest it verified. Returns whether it ran. Later windows of a verified plan need only their
+    digest to match the ledger's record (:func:`check_series_release`)."""
+    rec = series_record_entries(entries).get(str(sfile.plan_id))
+    _check_recorded_digest(rec, str(sfile.plan_id), str(sfile.digest))     # (refused first: no re-check)
+    v = None if rec is None else rec.get("verified")
+    if rec is not None and rec.get("digest") == sfile.digest and isinstance(v, dict) \
+            and v.get("plan_digest") == sfile.data.get("plan_digest") == str(sfile.plan.digest()):
+        return False
+    sfile.verify(progress)
+    return True
+
+
 def check_series_release(entries: list[dict[str, Any]], new: dict[str, Any], *, units: Any = None,
                          ledger: str | None = None) -> bool:
     """Refuse window ``new`` (its pending entry's fields with ``series``; ``units``: its sorted unit
@@ -441,10 +485,7 @@ def check_series_release(entries: list[dict[str, Any]], new: dict[str, Any], *, 
     if not isinstance(s, dict):
         return False
     rec = series_record_entries(entries).get(str(s["plan_id"]))
-    if rec is not None and rec.get("digest") != s["digest"]:
-        raise ParameterError("series", s["plan_id"], f"the plan the ledger recorded for plan id {s['plan_id']} "
-                             f"(entry {rec.get('seq')}, digest {rec.get('digest')}); this plan file has digest "
-                             f"{s['digest']}: it was changed after the series' first release")
+    _check_recorded_digest(rec, str(s["plan_id"]), str(s["digest"]))
     root = new.get("rerun_of")
     counted = counted_releases(entries)
     if root is not None and any(e.get("release_id") == root for e in counted):

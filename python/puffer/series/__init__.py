@@ -15,7 +15,9 @@ noise among the theorems of :mod:`puffer.series.quilt`:
 
 The plan (:class:`SeriesPlan`) fixes the scales at planning; ``plan.mechanism(k)`` is window
 k's calibrated mechanism for the existing release paths, ``plan.release(k, value)`` the
-in-memory release. What the plan does not cover: windows chosen adaptively from earlier
+in-memory release. A plan read from a file (:meth:`SeriesPlan.from_json`) is checked for
+consistency only; :meth:`SeriesPlan.verify` re-derives its bound on the framework (publishing
+does this the first time a plan is used with a ledger). What the plan does not cover: windows chosen adaptively from earlier
 outputs, and releases of the same units outside the plan.
 
 >>> import puffer

@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -114,6 +115,10 @@ class SeriesPlan:
         if not refs or not all(isinstance(r, Ref) for r in refs):
             raise ParameterTypeError("refs", refs, "a non-empty tuple of puffer.refs.Ref")
         lattice_sensitivity = V.positive("lattice_sensitivity", lattice_sensitivity)
+        if theorem == "quilt" and not lattice_sensitivity <= (eps - eps_c) * float(sc.min()):
+            # Lemma 3 (b): Delta = (eps - eps_certified) b / m with m >= 1 windows
+            raise ParameterError("lattice_sensitivity", lattice_sensitivity, "the padding of a quilt plan, at most "
+                                 f"(eps - eps_certified) * scale = {(eps - eps_c) * float(sc.min())!r} (Lemma 3)")
         if not isinstance(candidates, dict) or not all(k in THEOREMS for k in candidates):
             raise ParameterError("candidates", candidates, f"a dict theorem -> scale over {THEOREMS}")
         self._windows = ws
@@ -130,8 +135,8 @@ class SeriesPlan:
         self._lattice = lattice_sensitivity
         self._candidates = {k: float(v) for k, v in candidates.items()}
         self._guarantee = PP(eps, 0.0, Provenance(
-            mechanism="SeriesPlan", theorem=summary, witness=self._binding, noise={"family": "laplace",
-                                                                                   "scales": sc.tolist()},
+            mechanism="SeriesPlan", theorem=summary, witness=self._binding,
+            noise={"family": "laplace", "scales": sc.tolist(), "lattice_sensitivity": lattice_sensitivity},
             framework=framework_digest, refs=refs,
             notes=f"{len(ws)} windows on a horizon of T = {T}: the guarantee of all windows together, "
                   f"in any order of publication (certified eps of the series {eps_c!r} <= {eps!r})"))
@@ -219,6 +224,52 @@ class SeriesPlan:
     def lattice_sensitivity(self) -> float:
         """Delta of the lattice padding of every window's release (see :class:`SeriesWindow`)."""
         return self._lattice
+
+    # ------------------------------------------------------------------ re-check
+    def verify(self, fw: Any, *, progress: Any = None) -> dict[str, Any]:
+        """Re-derive the plan's bound from the framework it was planned on, for a plan read from
+        a file (:meth:`from_json` checks that the fields agree, not that the scales hold): the
+        certified eps of all windows at the plan's least scale b, with the lattice padding
+        ``lattice_sensitivity`` (quilt plans: :func:`puffer.series.series_epsilon` with Lemma 3
+        (b); MQM plans: b at least the MQM's scale and the padding at most its own), refused
+        unless it is at most the plan's eps. As costly as a part of the planning (``progress``:
+        :mod:`puffer._progress`). Returns ``{"plan_digest", "theorem", "eps", "scale",
+        "lattice_sensitivity"}`` (``eps``: the re-derived certified eps).
+
+        >>> import puffer
+        >>> fw = puffer.models.markov_chain([[0.9, 0.1], [0.2, 0.8]], T=8)
+        >>> p = SeriesPlan.from_json(puffer.series.plan(fw, 4, eps=1.0).to_json())
+        >>> v = p.verify(fw)
+        >>> v["eps"] <= p.guarantee.eps, v["plan_digest"] == p.digest()
+        (True, True)
+        """
+        from ..models import MarkovChainFramework
+        from . import quilt as Q
+
+        if not isinstance(fw, MarkovChainFramework):
+            raise ParameterTypeError("fw", fw, "the framework the plan was made on (puffer.models.markov_chain)")
+        if fw.digest() != self._fw_digest or int(fw.length) != self._T:
+            raise ParameterError("fw", fw.name, f"the framework the plan was made on (digest {self._fw_digest}, "
+                                 f"T = {self._T}); this one has digest {fw.digest()}, T = {int(fw.length)}")
+        b = float(self._scales.min())      # a larger scale never costs more (Lemma 3 (a))
+        lat = self._lattice
+        if self._name == "quilt":
+            got = Q.series_epsilon(fw, self._windows, b, progress=progress, lattice_sensitivity=lat,
+                                   label="series plan check")
+            ok = got <= self._eps
+            why = (f"the certified eps of its windows at scale {b!r} with lattice padding {lat!r}, re-derived from "
+                   f"the framework (Thm 1, Lemma 3), is {got!r}")
+        else:
+            c = Q.mqm_candidate(fw, self._windows, self._eps)
+            got = c.eps
+            ok = b >= c.scale and lat <= c.lattice
+            why = (f"the MQM needs a scale of at least {c.scale!r} (the plan has {b!r}) and a lattice padding of at "
+                   f"most {c.lattice!r} (the plan has {lat!r})")
+        if not ok:
+            raise ParameterError("plan", self.digest(), f"a plan whose scales certify its eps = {self._eps!r}: {why} "
+                                 "(the plan was edited, or made by another theorem or puffer version)")
+        return {"plan_digest": self.digest(), "theorem": self._name, "eps": float(got), "scale": b,
+                "lattice_sensitivity": lat}
 
     # ------------------------------------------------------------------ releases
     def _k(self, k: Any) -> int:
@@ -370,9 +421,19 @@ def plan(fw: Any, windows: Any, eps: float, delta: float = 0.0, *, theorem: str 
     ws = check_windows(windows, fw.length)
     names = THEOREMS if theorem == "best" else (theorem,)
     cands: list[Candidate] = []
+    skipped = ""
+    if theorem == "best":
+        # the quilted bound's laws live on the values' grid: too fine a grid is known before any
+        # work; the MQM needs no grid (the plan's theorem says the quilt was not evaluated)
+        why = Q.grid_problem(fw, Q._cap(fw, None), ws)
+        if why is not None:
+            names = ("mqm",)
+            skipped = (f"; the quilted bound was not evaluated: {why} (state values on a common step, e.g. rounded "
+                       "to 0.01, allow it)")
     for name in names:
         if name == "mqm":
-            cands.append(Q.mqm_candidate(fw, ws, eps))
+            c = Q.mqm_candidate(fw, ws, eps)
+            cands.append(replace(c, summary=c.summary + skipped) if skipped else c)
         else:
             cands.append(Q.quilt_candidate(fw, ws, eps, progress=progress))
     best = min(cands, key=lambda c: (c.scale, THEOREMS.index(c.name)))

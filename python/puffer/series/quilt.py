@@ -23,12 +23,20 @@ The proofs are on the docs page "Series plans: what the plan certifies" (cited a
   changes by at most L = max v - min v in L1 when one record changes, so Laplace(L sigma) per
   window with the MQM's sigma is eps-Pufferfish for the whole series. :func:`mqm_candidate`.
 
+Lattice padding (Lemma 3 (b)): with padding Delta, each quilt's bound plus Delta / b per window
+meeting its nearby part (``series_epsilon(..., lattice_sensitivity=Delta)``, what a plan read
+from a file is re-checked against: :meth:`puffer.series.SeriesPlan.verify`). The laws live on
+the grid of the state values: their size is known before any work (:func:`grid_points`), and
+values without a common step that would need more than :data:`MAX_GRID` points are refused
+(:func:`check_grid`; ``plan(theorem="best")`` then takes the MQM, which needs no grid).
+
 Soundness. Bridge laws P(A = . , X_t = s | X_{t-a} = u) and the quilt's transition products
 are sums of products of non-negative numbers, computed in float64 with a relative error at most
 (n (k + 1) + 2) u for n steps (no cancellation); every probability used is taken with a
 relative margin ``_REL`` = 1e-8 (ample for n (k + 1) <= 10^7) plus an absolute floor for
 underflow, and the supports come from boolean passes (not from the floats). The Laplace
-smoothing is a two-sided recursion of positive terms; logarithms and sums are rounded up. The
+smoothing sums positive terms (a kernel-matrix product on small grids, a two-sided recursion on
+large ones); logarithms and sums are rounded up. The
 calibrated scale is checked with the certified evaluator (eps_total(b) <= eps, raised until it
 holds) before it is returned. Positions with the same surroundings (the windows, the horizon's
 ends within the quilt cap, the period's phase and the support pattern) share one evaluation with
@@ -48,12 +56,15 @@ from ..errors import ParameterError
 from ..refs import Ref
 from ._candidate import Candidate
 
-__all__ = ["mqm_candidate", "quilt_candidate", "series_epsilon"]
+__all__ = ["mqm_candidate", "quilt_candidate", "series_epsilon", "check_grid", "grid_problem", "grid_points",
+           "MAX_GRID"]
 
 _U = 2.0 ** -53
 _REL = 1e-8             # relative error margin of every probability (see the module docstring)
 _FLOOR = 2.0 ** -990    # absolute floor (underflow)
 _BOX = 4096             # the largest box of a quilt meeting 3 or more windows (else not in the quilt set)
+_BOX2 = 1 << 20         # the largest 2-D box of a quilt meeting two windows (else not in the quilt set)
+_MAX_BYTES = 1 << 30    # the most memory the bridge passes of one position may take (else refused)
 
 # The results implemented here (read by scripts/theorems.py for docs/theorems.md)
 REFERENCES = {
@@ -62,7 +73,8 @@ REFERENCES = {
                         Ref("pufferseries", "Lemma 2", "the exact local loss of the windows inside a quilt"),
                         Ref("song2017", "max-influence of a Markov quilt")),
     "series_epsilon": (Ref("pufferseries", "Thm 1", "quilt decomposition of a series of window sums"),
-                       Ref("pufferseries", "Lemma 2", "the exact local loss of the windows inside a quilt")),
+                       Ref("pufferseries", "Lemma 2", "the exact local loss of the windows inside a quilt"),
+                       Ref("pufferseries", "Lemma 3", "more noise, and the lattice padding of the releases")),
     "mqm_candidate": (Ref("song2017", "Markov Quilt Mechanism"), Ref("song2017", "MQMExact")),
 }
 #: the quilt decomposition with the exact local loss (puffer's own, proved on the docs page "series")
@@ -407,10 +419,21 @@ class _Rows:
                      self.k, self.nwin[quilts], rN)
 
 
+#: grids up to this many points are smoothed by a product with the kernel matrix (one BLAS call)
+_SMALL = 96
+
+
 def _smooth(x: np.ndarray, lam: float) -> np.ndarray:
-    """(x * e^{-|.|/beta}) on the grid, along the last axis (lam = e^{-1/beta}): a two-sided
-    recursion of positive terms."""
+    """(x * e^{-|.|/beta}) on the grid, along the last axis (lam = e^{-1/beta}): sums of positive
+    terms, by a product with the kernel matrix lam^|i - j| (at most ``_SMALL`` points; each
+    entry within 1 ulp of the power of the float lam, so each value within (S + 2) u) or a
+    two-sided recursion (relative error <= 4 S u)."""
     S = x.shape[-1]
+    if S <= _SMALL:
+        ix = np.arange(S)
+        K = np.power(lam, np.abs(ix[:, None] - ix[None, :]).astype(np.float64))
+        out_: np.ndarray = np.matmul(x, K)
+        return out_
     f = x.copy()
     for i in range(1, S):
         f[..., i] += lam * f[..., i - 1]
@@ -576,12 +599,14 @@ def _class_rows(ch: _Chain, t: int, windows: tuple[tuple[int, int], ...], wv: np
         meet = [i for i, (ws, we) in enumerate(near) if ws <= hi_n and we - 1 >= lo_n]
         nwin[qi] = len(meet)
         dimsN: list[int] = []
-        if len(meet) > 2:
+        if len(meet) >= 2:
             cnt = [max(0, min(near[j][1] - 1, hi_n) - max(near[j][0], lo_n) + 1) for j in meet]
             dimsN = [span * c + 1 for c in cnt]
-            if int(np.prod(dimsN)) > _BOX:
+            if int(np.prod(dimsN)) > (_BOX if len(meet) > 2 else _BOX2):
                 rho[:, qi] = np.inf        # not in the quilt set (any subset is valid): never chosen
                 continue
+            if len(meet) == 2:
+                dimsN = []
         lm, _ = lpart(a, 0)
         rm, _ = rpart(b, 0)
         lmb = (Gt.massb(a) if a is not None else lm > 0)
@@ -831,7 +856,8 @@ def _workers(n_jobs: int) -> int:
 
 
 def _build(fw: Any, windows: tuple[tuple[int, int], ...], D: int, b0s: list[float], keep: int,
-           progress: Any, dists: list[int] | None = None, eps: float | None = None) -> list[_Class]:
+           progress: Any, dists: list[int] | None = None, eps: float | None = None,
+           label: str = "series quilts") -> list[_Class]:
     """The classes of positions with their rows; with scales ``b0s``, each class keeps only the
     ``keep`` quilts best at one of them for some pair (a subset: still a valid bound); with
     ``eps``, each class also finds its own least scale (``_Class.scale``). Long horizons run the
@@ -845,7 +871,7 @@ def _build(fw: Any, windows: tuple[tuple[int, int], ...], D: int, b0s: list[floa
     _WORK.update(groups=groups, chains=chains, windows=windows, wv=wv_all - wv_all.min(), e=float(fw.grid_error),
                  D=D, dists=dists if dists is not None else (None if D <= 16 else _dists(D)), b0s=list(b0s),
                  keep=keep, g=float(fw._step), eps=eps)
-    beat = resolve(progress, label=f"series quilts (T={fw.length})")
+    beat = resolve(progress, label=f"{label} (T={fw.length})")
     out: list[_Class | None] = [None] * len(groups)
     nw = _workers(len(groups))
     try:
@@ -876,12 +902,17 @@ def _build(fw: Any, windows: tuple[tuple[int, int], ...], D: int, b0s: list[floa
     return [c for c in out if c is not None]
 
 
-def _eps_of(classes: list[_Class], b: float, g: float) -> tuple[float, tuple[int, int, int, int] | None]:
+def _eps_of(classes: list[_Class], b: float, g: float, pad: float = 0.0
+            ) -> tuple[float, tuple[int, int, int, int] | None]:
     """max over classes and pairs of min over quilts of max over x_Q of the bound (every step
-    rounded upward), with the witness (class, pair, quilt, x_Q)."""
+    rounded upward), with the witness (class, pair, quilt, x_Q). ``pad`` > 0: each quilt's bound
+    plus ``pad`` per window meeting its nearby part (Lemma 3 (b): pad = Delta / b for the
+    lattice releases of padding Delta)."""
     worst, wit = -math.inf, None
     for ci, c in enumerate(classes):
         v = c.rows.values(b / g, b, c.logR)                # (pairs, quilts, x_Q)
+        if pad > 0:
+            v = np.nextafter(v + (c.rows.nwin * pad)[None, :, None], np.inf)
         per_q = v.max(2)
         qi = np.argmin(per_q, axis=1)
         val = per_q[np.arange(per_q.shape[0]), qi]
@@ -905,6 +936,57 @@ def _windows_used(classes: list[_Class], b: float, g: float) -> int:
 
 #: the slack the quilt plans keep for lattice releases: calibrated to eps (1 - _SLACK)
 _SLACK = 1e-4
+#: the most grid points of a law of window parts the quilted bound computes (above: refused
+#: before any work, the MQM needs no grid)
+MAX_GRID = 1 << 15
+
+
+def grid_points(fw: Any, D: int) -> int:
+    """The most grid points of a law of window parts (the sums of the values over a quilt's
+    nearby part, in grid steps) the quilted bound builds with quilt distances up to ``D``
+    (whatever the windows): its size, known before any work."""
+    wv = np.asarray(fw._vals, dtype=np.int64)
+    span = int(wv.max() - wv.min())
+    return span * min(int(fw.length), 2 * D + 1) + 1
+
+
+def _bridge_bytes(fw: Any, windows: tuple[tuple[int, int], ...], D: int) -> int:
+    """An upper bound of the memory of one position's bridge passes (left, right and one per
+    pair of adjacent windows: float laws and boolean supports of (D, windows, k, k, S))."""
+    starts = np.array([a for a, _ in windows])
+    near = max(int(np.searchsorted(starts, b + 2 * D, side="left")) - j for j, (_, b) in enumerate(windows))
+    near = max(1, min(near, len(windows)))
+    k = int(fw._k)
+    return (2 + near) * max(D, 1) * near * k * k * grid_points(fw, D) * 9
+
+
+def grid_problem(fw: Any, D: int, windows: tuple[tuple[int, int], ...] | None = None) -> str | None:
+    """Why the quilted bound cannot run on these state values (their common grid so fine that a
+    law of window parts would exceed :data:`MAX_GRID` points, e.g. values 0, 1, pi, or that the
+    bridge passes of one position would take more than 1 GiB), or None."""
+    S = grid_points(fw, D)
+    vals = [float(v) for v in np.asarray(fw.state_values, dtype=np.float64)]
+    grid = (f"the state values {vals} share the grid step {float(fw._step):.6g} (grid values "
+            f"{[int(x) for x in fw._vals]})")
+    if S > MAX_GRID:
+        return f"{grid}, so the laws of the window sums would have {S} grid points (at most {MAX_GRID})"
+    if windows is not None:
+        m = _bridge_bytes(fw, windows, D)
+        if m > _MAX_BYTES:
+            return (f"{grid}: laws of {S} grid points for {int(fw._k)} states and quilt distances up to {D}, so "
+                    f"the bridge laws of one position would take about {m / 2 ** 30:.1f} GiB (at most "
+                    f"{_MAX_BYTES / 2 ** 30:.0f})")
+    return None
+
+
+def check_grid(fw: Any, D: int, windows: tuple[tuple[int, int], ...] | None = None) -> None:
+    """Refuse, before any work, state values the quilted bound cannot run on (:func:`grid_problem`)."""
+    why = grid_problem(fw, D, windows)
+    if why is not None:
+        vals = [float(v) for v in np.asarray(fw.state_values, dtype=np.float64)]
+        raise ParameterError("fw.state_values", vals, f"state values on a common grid for the quilted bound: {why}. "
+                             "Round the values to a common step (e.g. numpy.round(values, 2), step 0.01), or plan "
+                             "with theorem='mqm' (the Markov Quilt Mechanism works on any values)")
 
 
 def _cap(fw: Any, cap: int | None) -> int:
@@ -916,11 +998,14 @@ def _cap(fw: Any, cap: int | None) -> int:
     return V.integer("cap", cap, lo=1, hi=max(T - 1, 1))
 
 
-def series_epsilon(fw: Any, windows: Any, scale: float, *, cap: int | None = None, progress: Any = None
-                   ) -> float:
+def series_epsilon(fw: Any, windows: Any, scale: float, *, cap: int | None = None, progress: Any = None,
+                   lattice_sensitivity: float = 0.0, label: str = "series quilts") -> float:
     """The certified eps of the whole series (all windows together) with Laplace noise of the
     common ``scale`` on each window, by the quilted bound of this module (an upper bound, rounded
-    up; quilt distances up to ``cap``, default min(T - 1, 32)).
+    up; quilt distances up to ``cap``, default min(T - 1, 32)). With ``lattice_sensitivity``
+    Delta > 0, the eps of the lattice releases padded with Delta (docs page "series", Lemma 3
+    (b): each quilt's bound plus Delta / b per window meeting its nearby part), which also bounds
+    the plain releases. ``label``: the progress line's.
 
     >>> import puffer
     >>> fw = puffer.models.markov_chain([[0.9, 0.1], [0.2, 0.8]], T=12)
@@ -933,8 +1018,11 @@ def series_epsilon(fw: Any, windows: Any, scale: float, *, cap: int | None = Non
 
     ws = check_windows(windows, fw.length)
     b = V.positive("scale", scale)
+    lat = V.nonneg("lattice_sensitivity", lattice_sensitivity)
     D = _cap(fw, cap)
-    return _eps_of(_build(fw, ws, D, [], 0, progress), b, float(fw._step))[0]
+    check_grid(fw, D, ws)
+    pad = _up(lat / b) if lat > 0 else 0.0
+    return _eps_of(_build(fw, ws, D, [], 0, progress, label=label), b, float(fw._step), pad)[0]
 
 
 def quilt_candidate(fw: Any, windows: tuple[tuple[int, int], ...], eps: float, *, cap: int | None = None,
@@ -944,6 +1032,7 @@ def quilt_candidate(fw: Any, windows: tuple[tuple[int, int], ...], eps: float, *
     the ``keep`` best quilts of each class at a first guess of the scale (a subset of quilts:
     the bound stays valid)."""
     D = _cap(fw, cap)
+    check_grid(fw, D, tuple(windows))
     g = float(fw._step)
     T = int(fw.length)
     eps_cal = eps * (1 - _SLACK)    # the slack pays for lattice snapping (docs page "series", Lemma 3)
@@ -968,7 +1057,9 @@ def quilt_candidate(fw: Any, windows: tuple[tuple[int, int], ...], eps: float, *
         val, wit = _eps_of(classes, b, g)
     # lattice padding: Delta = (eps - eps_certified) b / m, rounded down (Lemma 3)
     m_used = _windows_used(classes, b, g)
-    lat = math.nextafter(math.nextafter((eps - val) * b / m_used, 0.0), 0.0)
+    # (1 - 1e-6): headroom for the re-check of a loaded plan (SeriesPlan.verify), whose quilt set
+    # may be larger and whose rounding may differ in the last bits
+    lat = math.nextafter(math.nextafter((eps - val) * b / m_used * (1 - 1e-6), 0.0), 0.0)
     assert wit is not None
     c = classes[wit[0]]
     s, s2 = c.rows.pairs[wit[1]]
@@ -987,21 +1078,55 @@ def quilt_candidate(fw: Any, windows: tuple[tuple[int, int], ...], eps: float, *
 
 def _bisect(classes: list[_Class], eps: float, g: float, start: float | None) -> float:
     """The least scale (to 1e-7 relative, from above) with eps_total <= eps, inf if none below 1e15."""
+    pts: list[tuple[float, float]] = []
+
     def f(b: float) -> float:
-        return _eps_of(classes, b, g)[0]
+        for x, y in pts:
+            if x == b:
+                return y
+        y = _eps_of(classes, b, g)[0]
+        pts.append((b, y))
+        return y
 
     hi = max(start or 1.0, 1e-6)
-    while f(hi) > eps:
+    fhi = f(hi)
+    while fhi > eps:
         hi *= 2.0
         if hi > 1e15:
             return math.inf
+        fhi = f(hi)
     lo = hi / 2.0
-    while lo > 1e-9 and f(lo) <= eps:
-        hi, lo = lo, lo / 2.0
-    while hi - lo > 1e-7 * hi:
-        mid = 0.5 * (lo + hi)
-        if f(mid) <= eps:
-            hi = mid
+    flo = f(lo)
+    while lo > 1e-9 and flo <= eps:
+        hi, fhi, lo = lo, flo, lo / 2.0
+        flo = f(lo)
+    # f(lo) > eps >= f(hi). eps(b) is decreasing and piecewise smooth: the secant root r of the
+    # last two points (else of the bracket), tried just past r on the side that did not move
+    # last (so both ends close on the root: a few evaluations where halving needs ~25); a halving
+    # step when the point is not inside the bracket, a value is not finite, or the bracket did
+    # not halve in two steps. The bracket only shrinks and f(hi) <= eps always.
+    tol = 1e-7
+    widths = [hi - lo]
+    moved_hi = True
+    while hi - lo > tol * hi:
+        w = hi - lo
+        m = 0.5 * (lo + hi)
+        stalled = len(widths) >= 3 and w > 0.5 * widths[-3]
+        if not stalled:
+            (b0, f0), (b1, f1) = pts[-2], pts[-1]
+            for (x0, y0), (x1, y1) in (((b0, f0), (b1, f1)), ((lo, flo), (hi, fhi))):
+                if math.isfinite(y0) and math.isfinite(y1) and y0 != y1:
+                    r = x1 - (y1 - eps) * (x1 - x0) / (y1 - y0)
+                    c = r - 0.4 * tol * hi if moved_hi else r + 0.4 * tol * hi
+                    if lo < c < hi:
+                        m = c
+                        break
         else:
-            lo = mid
+            widths = []
+        fm = f(m)
+        if fm <= eps:
+            hi, fhi, moved_hi = m, fm, True
+        else:
+            lo, flo, moved_hi = m, fm, False
+        widths.append(hi - lo)
     return hi
