@@ -70,3 +70,25 @@ def test_sums_hold_every_partial_sum():
     assert Q._sums((0, 1, 7), 1).tolist() == [0, 1, 7]
     assert Q._sums((0, 1, 7), 2).tolist() == [0, 1, 2, 7, 8, 14]
     assert Q._sums((0, 1, 7), 3).size == 10
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_two_windows_support_points_equal_the_integer_box(seed):
+    # g_s(y1, y2) = sum_z W_z (A_z * lap)(y1) (B_z * lap)(y2): the joint law sum_z W_z A_z(a1) B_z(a2)
+    rng = np.random.default_rng(20 + seed)
+    k, S = 2, 12
+    W = rng.dirichlet(np.ones(k), size=(1, 2))
+    A = np.zeros((1, 2, k, S))
+    B = np.zeros((1, 2, k, S))
+    for s in range(2):
+        for z in range(k):
+            ia = rng.choice([0, 1, 5, 9], size=2, replace=False)
+            ib = rng.choice([0, 3, 4, 11], size=2, replace=False)
+            A[0, s, z, ia] = rng.dirichlet(np.ones(2))
+            B[0, s, z, ib] = rng.dirichlet(np.ones(2))
+    beta = float(rng.uniform(0.7, 3.0))
+    got = float(Q._local_loss2(W, A, B, beta)[0])
+    J = [np.einsum("z,zi,zj->ij", W[0, s], A[0, s], B[0, s]) for s in range(2)]
+    box, real = _brute(J[0], J[1], [np.arange(S), np.arange(S)], beta, rng)
+    assert box <= got <= box + 1e-6
+    assert real <= got
