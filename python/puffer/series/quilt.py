@@ -6,8 +6,9 @@ Y_k = F_k(X) + Lap(b) with F_k(X) = sum_{i in W_k} v(X_i); secret pairs (X_t = s
 The proofs are on the docs page "Series plans: what the plan certifies" (cited as
 ``Ref("pufferseries", ...)``).
 
-* **Lemma 1 (box lemma)**: for laws mu, nu on an integer box and Laplace kernels, the supremum
-  over real outputs of the ratio of the smoothed laws is a maximum over the integer box.
+* **Lemma 1 (box lemma)**: for laws mu, nu on the integers and Laplace kernels, the supremum
+  over real outputs of the ratio of the smoothed laws is a maximum over the product of the
+  coordinates' support values (or any finite superset of them).
 * **Theorem 1 (quilt decomposition)**: for a quilt Q = {X_{t-a}, X_{t+b}} (a side may be
   absent: the nearby part N then runs to the horizon's end), rho(x_Q) = log P(X_Q = x_Q |
   X_t = s) / P(X_Q = x_Q | X_t = s') and Lambda(x_Q) any bound of the log-ratio of the
@@ -18,7 +19,7 @@ The proofs are on the docs page "Series plans: what the plan certifies" (cited a
 * **Lemma 2 (local loss)**: Lambda computed exactly by Lemma 1: one window meeting N (the
   convolution of the two bridge laws around t), two adjacent windows (a mixture over the
   state at the boundary between them, on the 2-D box), three or more (the joint law by a
-  forward pass, on boxes up to ``_BOX`` points).
+  forward pass, on boxes up to ``_BOX`` points, counted on the support values).
 * **MQM on the vector of window sums** (Song, Wang, Chaudhuri 2017): the vector (F_1, .., F_K)
   changes by at most L = max v - min v in L1 when one record changes, so Laplace(L sigma) per
   window with the MQM's sigma is eps-Pufferfish for the whole series. :func:`mqm_candidate`.
@@ -46,6 +47,7 @@ choices of quilts: every quilt gives a valid bound.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -69,7 +71,7 @@ _MAX_BYTES = 1 << 30    # the most memory the bridge passes of one position may 
 # The results implemented here (read by scripts/theorems.py for docs/theorems.md)
 REFERENCES = {
     "quilt_candidate": (Ref("pufferseries", "Thm 1", "quilt decomposition of a series of window sums"),
-                        Ref("pufferseries", "Lemma 1", "the box lemma (exact loss on the integer box)"),
+                        Ref("pufferseries", "Lemma 1", "the box lemma (exact loss on the box of support values)"),
                         Ref("pufferseries", "Lemma 2", "the exact local loss of the windows inside a quilt"),
                         Ref("song2017", "max-influence of a Markov quilt")),
     "series_epsilon": (Ref("pufferseries", "Thm 1", "quilt decomposition of a series of window sums"),
@@ -333,13 +335,17 @@ def _conv_rows(L: np.ndarray, R: np.ndarray, c: np.ndarray) -> np.ndarray:
 def _local_loss(p: np.ndarray, q: np.ndarray, beta: float) -> np.ndarray:
     """Upper bounds of sup_y log (p * lap_beta)(y) / (q * lap_beta)(y) per row (laws on the
     integer grid 0 .. S - 1, noise scale beta in grid steps): by the box lemma the supremum over
-    real y is the maximum over the integer grid. The smoothing is a two-sided recursion of
-    positive terms (relative error <= 4 S u), the laws carry ``_REL``."""
+    real y is the maximum over the support values of the two laws (of all rows together: a
+    superset is still exact). The smoothing at those points is a sum of positive terms (relative
+    error <= 4 S u), the laws carry ``_REL``."""
     B, S = p.shape
     if B == 0:
         return np.zeros(0)
     lam = math.exp(-1.0 / beta)
-    gp, gq = _smooth(p, lam), _smooth(q, lam)
+    pts = np.flatnonzero(p.any(0) | q.any(0))
+    if pts.size == 0:
+        return np.zeros(B)
+    gp, gq = _smooth_at(p[:, pts], pts, lam), _smooth_at(q[:, pts], pts, lam)
     r = _REL + 8 * S * _U
     hi = gp * (1 + r) + _FLOOR
     lo = gq * (1 - r) - _FLOOR
@@ -353,6 +359,10 @@ def _local_loss(p: np.ndarray, q: np.ndarray, beta: float) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------- one position
+
+#: joint-law rows of quilts meeting 3 or more windows (see ``_Rows.rowsN``)
+_RowN = tuple[np.ndarray, np.ndarray, np.ndarray, tuple[np.ndarray, ...]]
+
 
 @dataclass
 class _Rows:
@@ -377,9 +387,9 @@ class _Rows:
     k: int
     #: per quilt: how many windows meet its nearby part
     nwin: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    #: quilts meeting 3 or more windows, batched by box shape: (quilt index per row, group ids,
-    #: joint laws (n, 2, *box))
-    rowsN: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=list)
+    #: quilts meeting 3 or more windows, batched by box: (quilt index per row, group ids,
+    #: joint laws (n, 2, *box), the box's value set per axis)
+    rowsN: list[_RowN] = field(default_factory=list)
 
     def values(self, beta: float, b: float, logR: np.ndarray) -> np.ndarray:
         """(pairs, quilts, x_Q): rho + the local loss bound at scale b (beta = b / grid step)."""
@@ -388,8 +398,8 @@ class _Rows:
             np.maximum.at(flat, self.gid, _local_loss(self.pa, self.qa, beta))
         if self.gid2.size:
             np.maximum.at(flat, self.gid2, _local_loss2(self.W2, self.A2, self.B2, beta))
-        for _, gids, J in self.rowsN:
-            np.maximum.at(flat, gids, _local_lossN(J, beta))
+        for _, gids, J, vals in self.rowsN:
+            np.maximum.at(flat, gids, _local_lossN(J, vals, beta))
         lam = np.nextafter(flat + self.err / b, np.inf)
         rho = self.rho + np.where(self.left, 1.0, 0.0)[None, :, None] * logR[:, None, None]
         v: np.ndarray = np.nextafter(rho + lam.reshape(self.rho.shape), np.inf)
@@ -410,10 +420,10 @@ class _Rows:
         g1, m1 = remap(self.gid)
         g2, m2 = remap(self.gid2)
         rN = []
-        for qis, gids, J in self.rowsN:
+        for qis, gids, J, vals in self.rowsN:
             m = newq[qis] >= 0
             if m.any():
-                rN.append((newq[qis[m]], remap(gids[m])[0], J[m]))
+                rN.append((newq[qis[m]], remap(gids[m])[0], J[m], vals))
         return _Rows(g1, self.pa[m1], self.qa[m1], g2, self.W2[m2], self.A2[m2], self.B2[m2],
                      self.rho[:, quilts], self.left[quilts], self.err, self.pairs, [self.quilts[i] for i in quilts],
                      self.k, self.nwin[quilts], rN)
@@ -423,38 +433,58 @@ class _Rows:
 _SMALL = 96
 
 
-def _smooth(x: np.ndarray, lam: float) -> np.ndarray:
-    """(x * e^{-|.|/beta}) on the grid, along the last axis (lam = e^{-1/beta}): sums of positive
-    terms, by a product with the kernel matrix lam^|i - j| (at most ``_SMALL`` points; each
-    entry within 1 ulp of the power of the float lam, so each value within (S + 2) u) or a
-    two-sided recursion (relative error <= 4 S u)."""
-    S = x.shape[-1]
-    if S <= _SMALL:
-        ix = np.arange(S)
-        K = np.power(lam, np.abs(ix[:, None] - ix[None, :]).astype(np.float64))
+@functools.lru_cache(maxsize=4096)
+def _sums(vals: tuple[int, ...], c: int) -> np.ndarray:
+    """The sorted integers that are sums of at most c of the (integer) values ``vals`` (with
+    repetition; 0 included): a superset of the support of any window part of c positions."""
+    reach = np.zeros(max(vals) * c + 1, dtype=bool)
+    reach[0] = True
+    cur = reach.copy()
+    for _ in range(c):
+        nxt = np.zeros_like(cur)
+        for v in vals:
+            nxt[v:] |= cur[: cur.size - v]
+        cur = nxt
+        reach |= cur
+    out = np.flatnonzero(reach)
+    out.setflags(write=False)      # shared by the cache
+    return out
+
+
+def _smooth_at(x: np.ndarray, pts: np.ndarray, lam: float) -> np.ndarray:
+    """(x * e^{-|.|/beta}) at the sorted integer points ``pts``, along the last axis, for x
+    (..., pts.size) the masses at those points (lam = e^{-1/beta}): sums of positive terms, by a
+    product with the kernel matrix lam^|p_i - p_j| (at most ``_SMALL`` points; each entry within
+    1 ulp of the power of the float lam) or a two-sided recursion with the factors lam^(gap)
+    (each within 1 ulp; relative error <= 4 n u for n points)."""
+    n = x.shape[-1]
+    pf = pts.astype(np.float64)
+    if n <= _SMALL:
+        K = np.power(lam, np.abs(pf[:, None] - pf[None, :]))
         out_: np.ndarray = np.matmul(x, K)
         return out_
+    c = np.power(lam, np.diff(pf))
     f = x.copy()
-    for i in range(1, S):
-        f[..., i] += lam * f[..., i - 1]
+    for i in range(1, n):
+        f[..., i] += c[i - 1] * f[..., i - 1]
     g = x.copy()
-    for i in range(S - 2, -1, -1):
-        g[..., i] += lam * g[..., i + 1]
+    for i in range(n - 2, -1, -1):
+        g[..., i] += c[i] * g[..., i + 1]
     out: np.ndarray = f + g - x
     return out
 
 
 def _local_loss2(W: np.ndarray, A: np.ndarray, B: np.ndarray, beta: float) -> np.ndarray:
     """Upper bounds of sup_{y1, y2} log g_s / g_s' per row, g(y1, y2) = sum_z W_z (A_z *
-    lap)(y1) (B_z * lap)(y2): by the box lemma the maximum over the integer box."""
+    lap)(y1) (B_z * lap)(y2): by the box lemma the maximum over the product of the two
+    coordinates' support values (of all rows together: a superset is still exact)."""
     n, _, k, S = A.shape
     lam = math.exp(-1.0 / beta)
-    # the hull of the supports (outside it the ratio is constant in that coordinate)
     ia = np.flatnonzero(A.any((0, 1, 2)))
     ib = np.flatnonzero(B.any((0, 1, 2)))
-    A = A[..., : (int(ia.max()) + 1 if ia.size else 1)]
-    B = B[..., : (int(ib.max()) + 1 if ib.size else 1)]
-    SA, SB = _smooth(A, lam), _smooth(B, lam)
+    ia = ia if ia.size else np.zeros(1, dtype=np.int64)
+    ib = ib if ib.size else np.zeros(1, dtype=np.int64)
+    SA, SB = _smooth_at(A[..., ia], ia, lam), _smooth_at(B[..., ib], ib, lam)
     out = np.empty(n)
     r = _REL * 2 + 8 * (A.shape[-1] + B.shape[-1] + k) * _U
     step = max(1, int(4e6 // max(1, 2 * k * SA.shape[-1] * SB.shape[-1])))
@@ -470,14 +500,15 @@ def _local_loss2(W: np.ndarray, A: np.ndarray, B: np.ndarray, beta: float) -> np
     return np.maximum(out, 0.0)
 
 
-def _local_lossN(J: np.ndarray, beta: float) -> np.ndarray:
+def _local_lossN(J: np.ndarray, vals: tuple[np.ndarray, ...], beta: float) -> np.ndarray:
     """Upper bounds of sup_y log (J_s * lap)(y) / (J_s' * lap)(y) per row, J (n, 2, *box) the joint
-    laws of the window parts: by the box lemma the maximum over the integer box."""
+    laws of the window parts on the product of the value sets ``vals`` (per axis, sorted grid
+    values, a superset of the supports): by the box lemma the maximum over that product."""
     lam = math.exp(-1.0 / beta)
     G = J
     for ax in range(2, J.ndim):
-        G = np.moveaxis(_smooth(np.moveaxis(G, ax, -1), lam), -1, ax)
-    r = _REL * 2 + 8 * (sum(J.shape[2:]) + J.ndim) * _U
+        G = np.moveaxis(_smooth_at(np.moveaxis(G, ax, -1), vals[ax - 2], lam), -1, ax)
+    r = _REL * 2 + 8 * (sum(int(v[-1]) + 1 for v in vals) + J.ndim) * _U
     gp = G[:, 0] * (1 + r) + _FLOOR
     gq = G[:, 1] * (1 - r) - _FLOOR
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -488,31 +519,38 @@ def _local_lossN(J: np.ndarray, beta: float) -> np.ndarray:
 
 
 def _joint_laws(ch: _Chain, t: int, lo_n: int, hi_n: int, a: int | None, b: int | None,
-                wins: list[tuple[int, int]], wv: np.ndarray, sec: int, dims: list[int]) -> np.ndarray:
-    """The joint law of the window parts (one axis per window of ``wins``) of N = [lo_n, hi_n]
-    given X_{t-a} = u, X_t = sec, X_{t+b} = w: shape (k_u, k_w, *dims) (k_u = 1 without a left
-    node, k_w = 1 without a right node), by a forward pass over N."""
+                wins: list[tuple[int, int]], wv: np.ndarray, sec: int, vals: list[np.ndarray]) -> np.ndarray:
+    """The joint law of the window parts (one axis per window of ``wins``, indexed by the sorted
+    grid values ``vals[j]``: every partial sum of the part's values, 0 included) of N = [lo_n,
+    hi_n] given X_{t-a} = u, X_t = sec, X_{t+b} = w: shape (k_u, k_w, *sizes) (k_u = 1 without a
+    left node, k_w = 1 without a right node), by a forward pass over N."""
     k = ch.k
+    dims = [v.size for v in vals]
     nu = k if a is not None else 1
     T0 = ch.step(t - a) if a is not None else ch.init[None, :]
     P = np.zeros((nu, k, *dims))
     P[(slice(None), slice(None)) + (0,) * len(dims)] = T0
+    # per axis and state: the indices (src, dst) of the values v and v + wv[x] in vals[j]
+    moves: list[list[tuple[np.ndarray, np.ndarray]]] = []
+    for v in vals:
+        mv = []
+        for x in range(k):
+            pos = np.searchsorted(v, v + int(wv[x]))
+            ok = pos < v.size
+            ok[ok] = v[pos[ok]] == v[ok] + int(wv[x])
+            mv.append((np.flatnonzero(ok), pos[ok]))
+        moves.append(mv)
     for i in range(lo_n, hi_n + 1):
         for j, (ws, we) in enumerate(wins):
             if ws <= i < we:
                 ax = 2 + j
                 Q = np.zeros_like(P)
                 for x in range(k):
-                    d = int(wv[x])
-                    n_ = P.shape[ax]
-                    if d >= n_:
-                        continue
-                    src = [slice(None)] * P.ndim
-                    dst = [slice(None)] * P.ndim
-                    src[1] = dst[1] = x  # type: ignore[call-overload]
-                    src[ax] = slice(0, n_ - d)
-                    dst[ax] = slice(d, n_)
-                    Q[tuple(dst)] = P[tuple(src)]
+                    src_i, dst_i = moves[j][x]
+                    Px = np.moveaxis(P[:, x], ax - 1, 0)
+                    Qx = np.moveaxis(Q[:, x], ax - 1, 0)     # a view: writes into Q
+                    # a value leaving the set would carry no mass (the set holds every partial sum)
+                    Qx[dst_i] = Px[src_i]
                 P = Q
         if i == t:
             mask = np.zeros(k)
@@ -543,6 +581,7 @@ def _class_rows(ch: _Chain, t: int, windows: tuple[tuple[int, int], ...], wv: np
     near = [(a, b) for (a, b) in windows if a <= hi_pos and b > lo_pos]
     span = int(wv.max())
     S = span * (hi_pos - lo_pos + 1) + 1
+    wset = tuple(sorted({int(x) for x in wv}))
     la = [a for a in range(1, DL + 1) if dists is None or a in dists or a == DL]
     lb = [b for b in range(1, DR + 1) if dists is None or b in dists or b == DR]
     left_opts: list[int | None] = list(la) + ([None] if noneL else [])
@@ -591,22 +630,23 @@ def _class_rows(ch: _Chain, t: int, windows: tuple[tuple[int, int], ...], wv: np
     rows2_g: list[np.ndarray] = []
     rows2: list[tuple[np.ndarray, list[list[slice]], np.ndarray]] = []
     cv = _Convs()
-    rowsN: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    rowsN: list[_RowN] = []
     nwin = np.zeros(len(quilts), dtype=np.int64)
     for qi, (a, b) in enumerate(quilts):
         lo_n = 0 if a is None else t - a + 1
         hi_n = T - 1 if b is None else t + b - 1
         meet = [i for i, (ws, we) in enumerate(near) if ws <= hi_n and we - 1 >= lo_n]
         nwin[qi] = len(meet)
-        dimsN: list[int] = []
+        valsN: list[np.ndarray] = []
         if len(meet) >= 2:
+            # the box of Lemma 1 on the support values: per window, the sums of its part's values
             cnt = [max(0, min(near[j][1] - 1, hi_n) - max(near[j][0], lo_n) + 1) for j in meet]
-            dimsN = [span * c + 1 for c in cnt]
-            if int(np.prod(dimsN)) > (_BOX if len(meet) > 2 else _BOX2):
+            valsN = [_sums(wset, c) for c in cnt]
+            if int(np.prod([v.size for v in valsN])) > (_BOX if len(meet) > 2 else _BOX2):
                 rho[:, qi] = np.inf        # not in the quilt set (any subset is valid): never chosen
                 continue
             if len(meet) == 2:
-                dimsN = []
+                valsN = []
         lm, _ = lpart(a, 0)
         rm, _ = rpart(b, 0)
         lmb = (Gt.massb(a) if a is not None else lm > 0)
@@ -628,9 +668,10 @@ def _class_rows(ch: _Chain, t: int, windows: tuple[tuple[int, int], ...], wv: np
             gbase = (pi * nQ + qi) * nX + U * k + W
             if len(meet) > 2:
                 wins = [near[j] for j in meet]
-                Js = _joint_laws(ch, t, lo_n, hi_n, a, b, wins, wv, s, dimsN)
-                Js2 = _joint_laws(ch, t, lo_n, hi_n, a, b, wins, wv, s2, dimsN)
-                rowsN.append((np.full(U.size, qi), gbase, np.stack([Js[U, W], Js2[U, W]], axis=1)))
+                Js = _joint_laws(ch, t, lo_n, hi_n, a, b, wins, wv, s, valsN)
+                Js2 = _joint_laws(ch, t, lo_n, hi_n, a, b, wins, wv, s2, valsN)
+                rowsN.append((np.full(U.size, qi), gbase, np.stack([Js[U, W], Js2[U, W]], axis=1),
+                              tuple(valsN)))
                 continue
             if len(meet) == 1:
                 j = meet[0]
@@ -737,11 +778,11 @@ def _class_rows(ch: _Chain, t: int, windows: tuple[tuple[int, int], ...], wv: np
     left = np.array([a is not None for (a, _) in quilts])
     err = 2.0 * 2.0 * (hi_pos - lo_pos + 1) * e       # two window parts, each moved by <= m e per law
     # the joint-law rows batched by box shape
-    byshape: dict[tuple[int, ...], list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
+    byshape: dict[tuple[tuple[int, ...], ...], list[_RowN]] = {}
     for ent in rowsN:
-        byshape.setdefault(ent[2].shape[2:], []).append(ent)
+        byshape.setdefault(tuple(tuple(int(x) for x in v) for v in ent[3]), []).append(ent)
     merged = [(np.concatenate([e_[0] for e_ in v]), np.concatenate([e_[1] for e_ in v]),
-               np.concatenate([e_[2] for e_ in v])) for v in byshape.values()]
+               np.concatenate([e_[2] for e_ in v]), v[0][3]) for v in byshape.values()]
     return _Rows(gid, pa, qa, gid2, W2, A2s, B2s, rho, left, err, prs, quilts, k, nwin, merged)
 
 
