@@ -17,4 +17,12 @@ def client():
         c = Client(cluster)
         yield c
         c.close()
-        cluster.close()
+        try:
+            cluster.close()
+        except KeyError as exc:
+            # distributed's own race at close: its worker-status watcher gets a 'remove' for the
+            # address of a worker the nanny restarted (test_killed_worker_... kills one) that the
+            # cluster's scheduler_info never listed, and _update_worker_status raises KeyError
+            # (seen once in CI, load ~4). The cluster is down either way; anything else is raised.
+            if not str(exc).startswith("'tcp://"):
+                raise
